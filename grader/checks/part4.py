@@ -1,0 +1,186 @@
+"""Part 4 checks: the Hillis-Steele scan, `hillis_steele_scan_forward` and `..._backward`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grader.checks import truth
+from grader.checks.api import Api
+from grader.checks.autograd import custom_function
+from grader.checks.backends import CandidateFault
+from grader.checks.base import Context, Plan, Verdict, check, failed, passed
+from grader.checks.cases import FORWARD_SHAPES, Case, make_case, make_cases
+from grader.checks.common import (
+    Observation,
+    call_each,
+    format_raised,
+    judge_cases,
+    snapshot,
+    unchanged,
+    validation_plan,
+)
+from grader.checks.mistakes import SCAN_BACKWARD_MISTAKES, SCAN_FORWARD_MISTAKES
+from grader.checks.part3 import finite_difference_plan, gradcheck_plan
+
+FORWARD = "hillis_steele_scan_forward"
+BACKWARD = "hillis_steele_scan_backward"
+FORWARD_HINT = ("step = 1, 2, 4, ... while step < N: new[step:] = old[:-step] @ old[step:], "
+                "new[:step] = old[:step], reading only the previous level.")
+BACKWARD_HINT = ("Walk the levels in reverse; for new[i] = old[i-step] @ old[i] with G = "
+                 "grad[i]: old[i-step] gets G @ old[i]^T, old[i] gets old[i-step]^T @ G, "
+                 "and i < step passes grad[i] through.")
+LEVEL_SIZES = (1, 2, 3, 4, 5, 8, 9, 16, 17, 33)
+
+
+def split_forward(api: Api, value: Any) -> tuple[Any, Any]:
+    """(P, levels) from what the forward returned, or a clear fault."""
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise CandidateFault(f"{FORWARD} should return the pair (P, levels); it returned a "
+                             f"{type(value).__name__}")
+    return value[0], value[1]
+
+
+def _forward_p(api: Api, args: tuple[Any, ...], value: Any) -> Any:
+    return api.backend.to_numpy(split_forward(api, value)[0], "P")
+
+
+def _native_w(api: Api, case: Case) -> tuple[Any, ...]:
+    return (api.backend.native(case.W),)
+
+
+def _scan_gradient(api: Api, case: Case) -> Observation:
+    """Forward then backward on one case; the forward's failure is reported as such."""
+    W = api.backend.native(case.W)
+    value, raised = api.call(api.function(FORWARD), W)
+    if raised:
+        return {"value": None, "raised": raised.as_dict(), "stage": "forward"}
+    _, levels = split_forward(api, value)
+    dW, raised = api.call(api.function(BACKWARD), levels, api.backend.native(case.dP))
+    if raised:
+        return {"value": None, "raised": raised.as_dict(), "stage": "backward"}
+    return {"value": api.backend.to_numpy(dW, "dW"), "raised": None, "stage": "backward"}
+
+
+@check("part4.validation", "Forward raises ValueError for a malformed W", 2)
+def validation(ctx: Context) -> Plan:
+    return validation_plan(FORWARD, arity=1, shape_count=3)
+
+
+@check("part4.forward", "Forward equals the sequential products (N powers of two and not)", 7)
+def forward(ctx: Context) -> Plan:
+    cases = make_cases(ctx.rng(), FORWARD_SHAPES)
+
+    def probe(api: Api) -> list[Observation]:
+        return call_each(api, api.function(FORWARD), cases, _native_w, _forward_p)
+
+    def judge(observed: list[Observation]) -> Verdict:
+        return judge_cases(cases, observed, lambda c: truth.forward(c.W), "P",
+                           SCAN_FORWARD_MISTAKES, ctx.seed, "part4", FORWARD_HINT)
+
+    return Plan(probe, judge)
+
+
+@check("part4.levels", "Forward takes ceil(log2 N) levels", 3)
+def levels(ctx: Context) -> Plan:
+    rng = ctx.rng()
+    cases = [make_case(rng, n, 2) for n in LEVEL_SIZES]
+
+    def probe(api: Api) -> list[Observation]:
+        rows = []
+        for case in cases:
+            value, raised = api.call(api.function(FORWARD), api.backend.native(case.W))
+            if raised:
+                return rows + [{"n": case.n, "raised": raised.as_dict()}]
+            found = split_forward(api, value)[1]
+            try:
+                count = len(found)
+            except TypeError as exc:
+                raise CandidateFault(f"levels should be a list, got {type(found).__name__}") \
+                    from exc
+            rows.append({"n": case.n, "raised": None, "levels": count})
+        return rows
+
+    def judge(rows: list[Observation]) -> Verdict:
+        for row in rows:
+            if row["raised"]:
+                return failed(f"N={row['n']}: raised {format_raised(row['raised'])}")
+            want = truth.expected_levels(row["n"])
+            if row["levels"] != want:
+                return failed(f"N={row['n']}: {row['levels']} levels, expected ceil(log2 N) = "
+                              f"{want}",
+                              hint="One entry per level, levels at step = 1, 2, 4, ... while "
+                              "step < N: that is O(log N) depth, the point of the scan.")
+        return passed(f"level counts right for N in {', '.join(map(str, LEVEL_SIZES))}")
+
+    return Plan(probe, judge)
+
+
+@check("part4.backward", "Backward equals the reference dW", 8)
+def backward(ctx: Context) -> Plan:
+    cases = make_cases(ctx.rng(), FORWARD_SHAPES)
+
+    def probe(api: Api) -> list[Observation]:
+        observed = []
+        for case in cases:
+            observed.append(_scan_gradient(api, case))
+            if observed[-1]["raised"]:
+                break
+        return observed
+
+    def judge(observed: list[Observation]) -> Verdict:
+        verdict = judge_cases(cases, observed, lambda c: truth.backward(c.W, c.dP), "dW",
+                              SCAN_BACKWARD_MISTAKES, ctx.seed, "part4", BACKWARD_HINT)
+        if verdict.status == "failed" and observed[-1].get("stage") == "forward":
+            return failed("the forward raised, so the backward could not run: "
+                          + verdict.message, hint="Fix part4.forward first.")
+        return verdict
+
+    return Plan(probe, judge)
+
+
+@check("part4.finite_differences", "Scan dW agrees with central finite differences", 4)
+def finite_differences(ctx: Context) -> Plan:
+    return finite_difference_plan(ctx, _scan_gradient, "part4")
+
+
+@check("part4.gradcheck", "gradcheck passes for an autograd.Function built on your scan", 4)
+def gradcheck(ctx: Context) -> Plan:
+    def make_fn(api: Api) -> Any:
+        backend = api.backend
+        fwd, bwd = api.function(FORWARD), api.function(BACKWARD)
+
+        def forward(W: Any) -> tuple[Any, Any]:
+            P, levels = split_forward(api, fwd(backend.from_tensor(W)))
+            return backend.to_tensor(P, "P"), levels
+
+        return custom_function(api, forward, lambda W, levels, dP: backend.to_tensor(
+            bwd(levels, backend.from_tensor(dP)), "dW"))
+
+    return gradcheck_plan(ctx, make_fn, _scan_gradient)
+
+
+@check("part4.inputs_unchanged", "Leaves W and dP unchanged", 2)
+def inputs_unchanged(ctx: Context) -> Plan:
+    case = make_case(ctx.rng(), 7, 3)
+
+    def probe(api: Api) -> Observation:
+        W, dP = api.backend.native(case.W), api.backend.native(case.dP)
+        value, raised = api.call(api.function(FORWARD), W)
+        if raised:
+            return {"raised": raised.as_dict()}
+        _, raised = api.call(api.function(BACKWARD), split_forward(api, value)[1], dP)
+        return {"raised": raised.as_dict() if raised else None,
+                "W": snapshot(api, W), "dP": snapshot(api, dP)}
+
+    def judge(obs: Observation) -> Verdict:
+        if obs["raised"]:
+            return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}")
+        changed = [n for n, a in (("W", case.W), ("dP", case.dP)) if not unchanged(a, obs[n])]
+        if changed:
+            return failed(f"{case.describe()}: {' and '.join(changed)} modified",
+                          hint="Copy before the first level (cur = W.copy() / W.clone()) and "
+                          "start the backward from a copy of dP.")
+        return passed()
+
+    return Plan(probe, judge)
+

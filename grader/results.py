@@ -1,0 +1,122 @@
+"""Plain result records shared by the worker, the CLI and the renderers.
+
+They cross a process boundary as JSON, so they hold only str, float, bool and None, and know how
+to turn themselves into, and back from, the documented `--json` shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["passed", "failed", "error", "timeout", "skipped"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped")
+
+
+@dataclass
+class CheckResult:
+    """One hidden check's outcome. `output` is what the candidate's code printed during it."""
+
+    id: str
+    title: str
+    status: Status
+    score: float
+    max_score: float
+    message: str = ""
+    hint: str | None = None
+    duration_s: float = 0.0
+    output: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON shape; printed output is folded into the message there."""
+        message = self.message
+        if self.output:
+            message = f"{message}\n--- your code printed ---\n{self.output}".lstrip("\n")
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "score": round(self.score, 4),
+            "max_score": round(self.max_score, 4),
+            "message": message,
+            "hint": self.hint,
+            "duration_s": round(self.duration_s, 4),
+        }
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> CheckResult:
+        """Rebuild from the worker's event (which, unlike to_dict, keeps output apart)."""
+        return cls(**data)
+
+
+@dataclass
+class PartResult:
+    """All checks of one part, in the order they ran."""
+
+    id: str
+    title: str
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.max_score for c in self.checks)
+
+    @property
+    def passed(self) -> bool:
+        """Every check passed or was skipped (a skip is not a pass, but it is not a failure)."""
+        return all(c.status in ("passed", "skipped") for c in self.checks)
+
+    @property
+    def full_marks(self) -> bool:
+        return bool(self.checks) and all(c.status == "passed" for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "max_score": round(self.max_score, 4),
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+
+@dataclass
+class RunResult:
+    """One `grader check` run: a flavor, a seed and the parts that were selected."""
+
+    flavor: str
+    seed: int
+    parts: list[PartResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(p.score for p in self.parts)
+
+    @property
+    def max_score(self) -> float:
+        return sum(p.max_score for p in self.parts)
+
+    @property
+    def all_passed(self) -> bool:
+        return all(p.passed for p in self.parts)
+
+    def first_failure(self) -> CheckResult | None:
+        """The check to show up front: the first one that did not pass and was not skipped."""
+        for part in self.parts:
+            for check in part.checks:
+                if check.status not in ("passed", "skipped"):
+                    return check
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flavor": self.flavor,
+            "seed": self.seed,
+            "score": round(self.score, 4),
+            "max_score": round(self.max_score, 4),
+            "parts": [p.to_dict() for p in self.parts],
+        }

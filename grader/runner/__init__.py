@@ -1,0 +1,104 @@
+"""The runner: the only code that starts processes which run candidate code.
+
+The CLI process stays light (no torch). `run_request` starts one warm worker
+(`python -m grader.runner.worker`), which imports torch once and forks a child per part;
+`WorkerPool` keeps several such workers for batch grading.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from typing import IO, Any
+
+from grader.parts import get_part
+from grader.results import CheckResult, PartResult, RunResult
+from grader.runner.protocol import Request
+
+__all__ = ["GraderCrash", "Request", "Worker", "run_request"]
+
+OnCheck = Callable[[str, CheckResult], None]
+
+
+class GraderCrash(Exception):
+    """The worker itself failed (a grader bug or a broken install), not the candidate's code."""
+
+
+class Worker:
+    """One warm worker process and the requests it has answered."""
+
+    def __init__(self) -> None:
+        # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
+        self._stderr = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grader.runner.worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            text=True, bufsize=1,
+        )
+        self._expect("ready")
+
+    def _events(self) -> Iterable[dict[str, Any]]:
+        stdout: IO[str] = self.process.stdout  # type: ignore[assignment]
+        for line in stdout:
+            yield json.loads(line)
+        self.process.wait()
+        self._stderr.seek(0)
+        err = self._stderr.read()
+        raise GraderCrash(f"the grading worker stopped unexpectedly:\n{err.strip()[-2000:]}")
+
+    def _expect(self, kind: str) -> None:
+        for event in self._events():
+            if event["type"] == kind:
+                return
+
+    def run(self, request: Request, on_check: OnCheck | None = None) -> RunResult:
+        """Send one request and collect its results, calling on_check as each arrives."""
+        stdin: IO[str] = self.process.stdin  # type: ignore[assignment]
+        stdin.write(json.dumps(asdict(request)) + "\n")
+        stdin.flush()
+        result = RunResult(flavor=request.flavor, seed=request.seed)
+        for event in self._events():
+            if event.get("request") != request.id:
+                continue
+            if event["type"] == "part_start":
+                part = get_part(event["part"])
+                result.parts.append(PartResult(id=part.id, title=part.title))
+            elif event["type"] == "check":
+                check = CheckResult.from_wire(event["result"])
+                result.parts[-1].checks.append(check)
+                if on_check:
+                    on_check(event["part"], check)
+            elif event["type"] == "fatal":
+                raise GraderCrash(f"{event['message']}\n{event.get('trace', '')}")
+            elif event["type"] == "done":
+                return result
+        raise GraderCrash("the grading worker ended mid-request")  # pragma: no cover
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            if self.process.stdin:
+                self.process.stdin.close()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout:
+            self.process.stdout.close()
+        self._stderr.close()
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_request(request: Request, on_check: OnCheck | None = None) -> RunResult:
+    """Grade one request in a fresh worker."""
+    with Worker() as worker:
+        return worker.run(request, on_check)

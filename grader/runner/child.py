@@ -1,0 +1,169 @@
+"""The forked child: limits, output capture, importing the candidate's part, running probes.
+
+Everything here runs after os.fork() in a process that will also run candidate code, and ends
+with os._exit, so nothing the candidate does (sys.exit, atexit hooks, a hang, a crash) reaches
+the worker beyond a missing or late frame.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from grader.checks.api import Api, describe_exception
+from grader.checks.backends import CandidateFault, make_backend
+from grader.checks.base import Plan
+from grader.parts import Part
+from grader.runner.protocol import write_frame
+
+OUTPUT_LIMIT = 4000
+FILE_SIZE_LIMIT = 64 * 1024 * 1024
+
+
+class CappedText(io.TextIOBase):
+    """A stdout/stderr stand-in that keeps the first few KB and counts the rest."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(len(text), room)
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def take(self) -> str:
+        """Return and forget what was captured since the last call."""
+        text = "".join(self.parts)
+        if self.dropped:
+            text += f"\n... ({self.dropped} more characters not shown)"
+        self.parts, self.kept, self.dropped = [], 0, 0
+        return text
+
+
+def _virtual_memory_bytes() -> int | None:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def apply_limits(memory_mb: int) -> None:
+    """Cap address space (on top of what torch already maps), file size and core dumps."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+    current = _virtual_memory_bytes()
+    if current is not None and memory_mb > 0:
+        cap = current + memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def _silence_standard_streams() -> None:
+    """Point fds 0-2 at /dev/null so nothing the candidate writes reaches the worker's stdout."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _import_part(root: Path, part: Part) -> Any:
+    for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(root))
+    importlib.invalidate_caches()
+    return importlib.import_module(f"exercises.{part.module}")
+
+
+def describe_import_failure(exc: BaseException, folder: Path) -> str:
+    """A syntax error names file, line and the offending text; anything else, its own line."""
+    if isinstance(exc, SyntaxError):
+        where = Path(exc.filename or "?")
+        shown = where.relative_to(folder.parent) if where.is_relative_to(folder) else where
+        text = (exc.text or "").rstrip()
+        return f"SyntaxError: {exc.msg} ({shown}, line {exc.lineno})" + (
+            f"\n    {text}" if text else ""
+        )
+    raised = describe_exception(exc, folder)
+    return f"{raised.type}: {raised.message}" + (f"\n  at {raised.where}" if raised.where else "")
+
+
+def run_child(
+    fd: int, root: Path, part: Part, flavor: str, plans: list[Plan], start: int, memory_mb: int
+) -> None:
+    """Import the part and run plans[start:], one frame per probe. Never returns."""
+    code = 0
+    try:
+        os.setpgid(0, 0)
+        _silence_standard_streams()
+        apply_limits(memory_mb)
+        capture = CappedText()
+        sys.stdout = sys.stderr = capture
+        if flavor == "torch" or "torch" in sys.modules:
+            import torch
+
+            torch.set_num_threads(1)
+        folder = root / "exercises"
+        try:
+            module = _import_part(root, part)
+        except BaseException as exc:  # noqa: BLE001 - a failed import is a result, not a crash
+            message = describe_import_failure(exc, folder)
+            write_frame(fd, {"kind": "import_error", "message": message,
+                             "output": capture.take()})
+            os._exit(0)
+        write_frame(fd, {"kind": "imported", "output": capture.take()})
+        api = Api(module, make_backend(flavor), folder)
+        for index in range(start, len(plans)):
+            began = time.perf_counter()
+            frame = _run_probe(plans[index], api, folder)
+            frame.update(index=index, duration_s=time.perf_counter() - began,
+                         output=capture.take())
+            try:
+                write_frame(fd, frame)
+            except Exception as exc:  # noqa: BLE001 - e.g. a probe returned an unpicklable value
+                write_frame(fd, {"kind": "error", "index": index, "output": "",
+                                 "duration_s": frame["duration_s"],
+                                 "message": f"the grader could not send this result: {exc}"})
+    except BaseException:  # noqa: BLE001 - last resort: report, then leave without cleanup
+        code = 70
+        try:
+            os.write(fd, b"")
+            sys.__stderr__.write(traceback.format_exc())
+        except Exception:  # noqa: BLE001
+            pass
+    finally:
+        os._exit(code)
+
+
+def _run_probe(plan: Plan, api: Api, folder: Path) -> dict[str, Any]:
+    """One probe's frame: its observation, or why there is none."""
+    try:
+        return {"kind": "observation", "data": plan.probe(api)}
+    except NotImplementedError as exc:
+        return {"kind": "not_implemented", "message": str(exc) or "NotImplementedError"}
+    except CandidateFault as exc:
+        return {"kind": "fault", "message": str(exc)}
+    except MemoryError:
+        return {"kind": "fault", "message": "ran out of memory (the grader caps memory per part)"}
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, anything
+        raised = describe_exception(exc, folder)
+        where = f"\n  at {raised.where}" if raised.where else ""
+        return {"kind": "error", "message": f"{raised.type}: {raised.message}{where}"}

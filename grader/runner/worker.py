@@ -1,0 +1,220 @@
+"""The warm worker: imports torch and numpy once, then grades requests read from stdin.
+
+For each part of a request it builds the checks' plans, forks a child (runner.child) that
+imports the candidate's file and runs the probes, and judges each observation here, where no
+candidate code has run. A child that hangs is killed at the per-check timeout and the part's
+remaining checks are reported as not run; a child that dies mid-check costs that check only (a
+fresh child picks up from the next one). Events go to stdout as JSON lines.
+
+Run as `python -m grader.runner.worker`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TextIO
+
+from grader.checks import checks_for
+from grader.checks.base import Check, Context, Plan, Verdict
+from grader.parts import Part, get_part
+from grader.results import CheckResult
+from grader.runner.child import run_child
+from grader.runner.protocol import FrameTimeout, Request, read_frame
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def _scaled_points(checks: list[Check], weight: float) -> list[float]:
+    """Share a part's weight among its checks in proportion to their points."""
+    total = sum(c.points for c in checks) or 1.0
+    return [weight * c.points / total for c in checks]
+
+
+class _Child:
+    """A forked child running plans[start:] and the read end of its pipe."""
+
+    def __init__(self, request: Request, part: Part, plans: list[Plan], start: int) -> None:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            run_child(write_fd, Path(request.root), part, request.flavor, plans, start,
+                      request.memory_mb)
+        os.close(write_fd)
+        self.pid, self.fd = pid, read_fd
+
+    def next_frame(self, timeout_s: float) -> dict[str, Any] | None:
+        """The next frame; a malformed one reads as an error frame, not a worker crash."""
+        try:
+            frame = read_frame(self.fd, time.monotonic() + timeout_s)
+        except FrameTimeout:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the child wrote, the worker goes on
+            return {"kind": "error", "index": -1, "duration_s": 0.0, "output": "",
+                    "message": f"unreadable result from the child process: {exc}"}
+        if frame is not None and not isinstance(frame, dict):
+            return {"kind": "error", "index": -1, "duration_s": 0.0, "output": "",
+                    "message": "unreadable result from the child process"}
+        return frame
+
+    def end(self, kill: bool) -> str:
+        """Reap the child (killing its process group first if asked); how it ended, in words."""
+        if kill:
+            for target in (lambda: os.killpg(self.pid, signal.SIGKILL),
+                           lambda: os.kill(self.pid, signal.SIGKILL)):
+                try:
+                    target()
+                except (ProcessLookupError, PermissionError):
+                    pass
+        os.close(self.fd)
+        _, status = os.waitpid(self.pid, 0)
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            return f"killed by signal {signal.Signals(sig).name}"
+        return f"exited with code {os.WEXITSTATUS(status)}"
+
+
+def _result(check: Check, max_score: float, verdict: Verdict, duration: float,
+            output: str, status: str | None = None) -> CheckResult:
+    final = status or verdict.status
+    score = max_score * (1.0 if final == "passed" else verdict.fraction if final == "failed"
+                         else 0.0)
+    return CheckResult(
+        id=check.id, title=check.title, status=final,  # type: ignore[arg-type]
+        score=score, max_score=max_score, message=verdict.message, hint=verdict.hint,
+        duration_s=duration, output=output,
+    )
+
+
+def _judge(plan: Plan, frame: dict[str, Any]) -> tuple[Verdict, str | None]:
+    """Turn a child's frame into a verdict (and a status override for errors)."""
+    kind = frame["kind"]
+    if kind == "observation":
+        try:
+            return plan.judge(frame["data"]), None
+        except Exception as exc:  # noqa: BLE001 - odd data from odd candidate code
+            return Verdict("failed", f"could not judge this result: {type(exc).__name__}: "
+                           f"{exc}"), "error"
+    if kind == "not_implemented":
+        return Verdict("failed", f"not implemented yet ({frame['message']})",
+                       "Fill in the stub, then run the check again."), None
+    if kind == "fault":
+        return Verdict("failed", frame["message"]), None
+    return Verdict("failed", frame["message"]), "error"
+
+
+def grade_part(request: Request, part: Part, emit_check: Callable[[CheckResult], None]) -> None:
+    """Grade every check of one part, emitting each result as soon as it is known."""
+    checks = checks_for(part.id, request.flavor)
+    weight = (request.weights or {}).get(part.id, part.weight)
+    points = _scaled_points(checks, weight)
+    plans = [c.plan(Context(request.seed, request.flavor, c.id)) for c in checks]
+    index = 0
+    while index < len(checks):
+        child = _Child(request, part, plans, index)
+        index = _collect(request, part, checks, plans, points, child, index, emit_check)
+
+
+def _not_run(checks: list[Check], points: list[float], start: int, why: str,
+             emit_check: Callable[[CheckResult], None], status: str = "skipped",
+             output: str = "") -> int:
+    """Report checks[start:] with one reason (the printed output goes with the first)."""
+    for i in range(start, len(checks)):
+        emit_check(_result(checks[i], points[i], Verdict("failed", why), 0.0,
+                           output if i == start else "", status))
+    return len(checks)
+
+
+def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan],
+             points: list[float], child: _Child, index: int,
+             emit_check: Callable[[CheckResult], None]) -> int:
+    """Read one child's frames; return the index of the first check still to run."""
+    began = time.perf_counter()
+    try:
+        hello = child.next_frame(request.timeout_s)
+    except FrameTimeout:
+        child.end(kill=True)
+        why = (f"importing {part.file} did not finish within {request.timeout_s:g} s "
+               "(a loop or a long computation at module level?)")
+        emit_check(_result(checks[index], points[index], Verdict("failed", why),
+                           time.perf_counter() - began, "", "timeout"))
+        return _not_run(checks, points, index + 1, "not run: importing the part timed out",
+                        emit_check)
+    if hello is None or hello["kind"] == "import_error":
+        how = child.end(kill=True)
+        why = (f"could not import {part.file}:\n{hello['message']}" if hello
+               else f"the process importing {part.file} {how}")
+        return _not_run(checks, points, index, why, emit_check, status="error",
+                        output=hello["output"] if hello else "")
+    while index < len(checks):
+        began = time.perf_counter()
+        try:
+            frame = child.next_frame(request.timeout_s)
+        except FrameTimeout:
+            child.end(kill=True)
+            why = (f"did not finish within {request.timeout_s:g} s (an infinite loop, or far "
+                   "more work than needed?); the rest of this part was not run")
+            emit_check(_result(checks[index], points[index], Verdict("failed", why),
+                               time.perf_counter() - began, "", "timeout"))
+            return _not_run(checks, points, index + 1,
+                            f"not run: {checks[index].id} timed out", emit_check)
+        if frame is None:
+            how = child.end(kill=True)
+            emit_check(_result(checks[index], points[index], Verdict(
+                "failed", f"the process running your code {how} during this check "
+                "(os._exit, a crash, or the memory cap?)"), time.perf_counter() - began,
+                "", "error"))
+            return index + 1
+        verdict, status = _judge(plans[index], frame)
+        emit_check(_result(checks[index], points[index], verdict, frame["duration_s"],
+                           frame["output"], status))
+        index += 1
+    child.end(kill=False)
+    return index
+
+
+def handle(request: Request, emit: Emit) -> None:
+    """Grade one request, emitting part and check events, then `done`."""
+    for part_id in request.parts:
+        part = get_part(part_id)
+        emit({"type": "part_start", "request": request.id, "part": part.id})
+        grade_part(request, part, lambda result, p=part: emit(
+            {"type": "check", "request": request.id, "part": p.id, "result": asdict(result)}))
+        emit({"type": "part_end", "request": request.id, "part": part.id})
+    emit({"type": "done", "request": request.id})
+
+
+def serve(stdin: TextIO, stdout: TextIO) -> None:
+    """Answer requests (one JSON object per line) until stdin closes."""
+
+    def emit(event: dict[str, Any]) -> None:
+        stdout.write(json.dumps(event) + "\n")
+        stdout.flush()
+
+    import torch  # noqa: F401 - imported once here, inherited by every forked child
+
+    torch.set_num_threads(1)
+    emit({"type": "ready"})
+    for line in stdin:
+        if not line.strip():
+            continue
+        request_id = ""
+        try:
+            data = json.loads(line)
+            request_id = str(data.get("id", ""))
+            handle(Request.from_dict(data), emit)
+        except Exception as exc:  # noqa: BLE001 - a grader bug must not kill the pool
+            emit({"type": "fatal", "request": request_id,
+                  "message": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
+
+
+if __name__ == "__main__":
+    serve(sys.stdin, sys.stdout)

@@ -1,0 +1,68 @@
+"""Small JSON files in a workspace's `.grader/` folder: last results, hints taken.
+
+Written atomically (a temporary file in the same folder, fsync, then rename), so Ctrl-C or a
+crash mid-write leaves either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from grader.results import RunResult
+from grader.workspace import Workspace
+
+LAST_RESULTS = "last.json"
+HINTS = "hints.json"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path, default: Any) -> Any:
+    """The file's data, or `default` when it is missing or unreadable (state is a convenience;
+    a damaged file must never stop a candidate from checking their work)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return default
+
+
+def record_results(workspace: Workspace, result: RunResult, now: datetime | None = None) -> None:
+    """Remember each part's latest score for `grader list`."""
+    path = workspace.state_dir / LAST_RESULTS
+    last = read_json(path, {})
+    when = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
+    for part in result.parts:
+        last[part.id] = {"score": part.score, "max_score": part.max_score,
+                         "full": part.full_marks, "when": when}
+    write_json_atomic(path, last)
+
+
+def last_results(workspace: Workspace) -> dict[str, Any]:
+    return read_json(workspace.state_dir / LAST_RESULTS, {})
+
+
+def take_hint(workspace: Workspace, part_id: str, available: int) -> int:
+    """Count one more hint for the part; the level to show (capped at what exists)."""
+    path = workspace.state_dir / HINTS
+    taken = read_json(path, {})
+    level = min(int(taken.get(part_id, 0)) + 1, available)
+    taken[part_id] = level
+    write_json_atomic(path, taken)
+    return level

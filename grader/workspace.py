@@ -1,0 +1,157 @@
+"""Workspaces: finding one, reading its config, writing fresh stubs into a new one.
+
+A workspace is a folder holding `grader.toml` (which records the flavor) and `exercises/` (the
+candidate's four part files). This repo is itself a torch workspace. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from grader.parts import DEFAULT_FLAVOR, FLAVORS, PARTS, Part
+
+CONFIG_NAME = "grader.toml"
+EXERCISES_DIR = "exercises"
+STATE_DIR = ".grader"
+
+
+class WorkspaceError(Exception):
+    """A workspace problem the user can fix; the CLI prints it without a traceback."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A located workspace and its validated config."""
+
+    root: Path
+    flavor: str
+
+    @property
+    def exercises(self) -> Path:
+        return self.root / EXERCISES_DIR
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    def part_file(self, part: Part) -> Path:
+        return self.exercises / part.file
+
+
+_STUB_VALUES = {
+    "torch": {
+        "flavor": "torch",
+        "array": "torch.Tensor",
+        "import_line": "import torch",
+        "autograd_note": (
+            "\nAutograd must flow from P back to W: P.sum().backward() has to fill W.grad."
+        ),
+    },
+    "numpy": {
+        "flavor": "numpy",
+        "array": "np.ndarray",
+        "import_line": "import numpy as np",
+        "autograd_note": "",
+    },
+}
+
+
+def _stub_template(name: str) -> Template:
+    return Template(resources.files("grader").joinpath("stubs", f"{name}.tmpl").read_text())
+
+
+def render_stub(part: Part, flavor: str) -> str:
+    """The pristine stub of one part in one flavor, from the templates shipped in the package."""
+    return _stub_template(part.file).substitute(_STUB_VALUES[flavor])
+
+
+def pristine_files(flavor: str) -> dict[str, str]:
+    """Every file of a fresh exercises/ folder, relative name -> text."""
+    files = {"__init__.py": _stub_template("__init__.py").substitute(_STUB_VALUES[flavor])}
+    files.update({part.file: render_stub(part, flavor) for part in PARTS})
+    return files
+
+
+def config_text(flavor: str) -> str:
+    return (
+        "# grader workspace settings (see `grader --help`)\n"
+        f'flavor = "{flavor}"\n'
+    )
+
+
+def init_workspace(directory: Path, flavor: str = DEFAULT_FLAVOR) -> Workspace:
+    """Write a fresh workspace at `directory`; refuse to touch one that already has work in it."""
+    if flavor not in FLAVORS:
+        raise WorkspaceError(f"unknown flavor {flavor!r}; choose one of: {', '.join(FLAVORS)}")
+    directory = directory.resolve()
+    if directory.exists() and not directory.is_dir():
+        raise WorkspaceError(f"{directory} exists and is not a folder")
+    taken = [p for p in (directory / CONFIG_NAME, directory / EXERCISES_DIR) if p.exists()]
+    if taken:
+        names = ", ".join(str(p) for p in taken)
+        raise WorkspaceError(
+            f"{names} already exists: not overwriting anyone's work "
+            "(choose an empty folder, or use `grader reset` inside a workspace)"
+        )
+    exercises = directory / EXERCISES_DIR
+    exercises.mkdir(parents=True)
+    for name, text in pristine_files(flavor).items():
+        (exercises / name).write_text(text)
+    (directory / CONFIG_NAME).write_text(config_text(flavor))
+    return Workspace(root=directory, flavor=flavor)
+
+
+def read_config(root: Path) -> dict[str, object]:
+    """Parse grader.toml; a syntax error becomes a WorkspaceError naming the file."""
+    path = root / CONFIG_NAME
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkspaceError(f"{path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise WorkspaceError(f"{path}: cannot read: {exc.strerror}") from exc
+
+
+def load_workspace(root: Path) -> Workspace:
+    """Load the workspace rooted exactly at `root`, validating its config."""
+    root = root.resolve()
+    if not (root / CONFIG_NAME).is_file():
+        raise WorkspaceError(
+            f"{root} is not a grader workspace (no {CONFIG_NAME}); "
+            "create one with `grader init DIR`"
+        )
+    config = read_config(root)
+    flavor = config.get("flavor", DEFAULT_FLAVOR)
+    if flavor not in FLAVORS:
+        raise WorkspaceError(
+            f"{root / CONFIG_NAME}: flavor must be one of {', '.join(FLAVORS)}, got {flavor!r}"
+        )
+    if not (root / EXERCISES_DIR).is_dir():
+        raise WorkspaceError(f"{root} has no {EXERCISES_DIR}/ folder")
+    return Workspace(root=root, flavor=str(flavor))
+
+
+def find_workspace(start: Path | None = None) -> Workspace:
+    """The workspace containing `start` (default: the current folder) or one of its parents."""
+    here = (start or Path(os.getcwd())).resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_NAME).is_file():
+            return load_workspace(folder)
+    raise WorkspaceError(
+        f"no grader workspace here or above {here} (looked for {CONFIG_NAME}); "
+        "run `grader init DIR` to create one, or pass --workspace DIR"
+    )
+
+
+def bundled_path(name: str) -> Path:
+    """A folder shipped with grader: inside the wheel, or at the repo root in a checkout."""
+    package_dir = Path(__file__).resolve().parent
+    for candidate in (package_dir / "_bundled" / name, package_dir.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise WorkspaceError(f"grader is installed without its {name}/ folder; reinstall it")
