@@ -18,7 +18,13 @@ from rich.console import Console
 
 from grader import __version__
 from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, get_part
-from grader.workspace import Workspace, WorkspaceError, find_workspace, init_workspace, load_workspace
+from grader.workspace import (
+    Workspace,
+    WorkspaceError,
+    find_workspace,
+    init_workspace,
+    load_workspace,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

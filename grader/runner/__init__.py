@@ -8,11 +8,13 @@ The CLI process stays light (no torch). `run_request` starts one warm worker
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
+from pathlib import Path
 from typing import IO, Any
 
 from grader.parts import get_part
@@ -28,6 +30,15 @@ class GraderCrash(Exception):
     """The worker itself failed (a grader bug or a broken install), not the candidate's code."""
 
 
+def _worker_environment() -> dict[str, str]:
+    """The worker must import the same grader as this process (a checkout, a worktree, an
+    install), whatever folder the command was started from."""
+    env = dict(os.environ)
+    source = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH")) if p)
+    return env
+
+
 class Worker:
     """One warm worker process and the requests it has answered."""
 
@@ -35,7 +46,7 @@ class Worker:
         # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
         self._stderr = tempfile.TemporaryFile(mode="w+")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.runner.worker"],
+            [sys.executable, "-m", "grader.runner.worker"], env=_worker_environment(),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             text=True, bufsize=1,
         )
