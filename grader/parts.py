@@ -38,8 +38,9 @@ PART1 = Part(
         "Each slot needs only the slot before it, so one pass over i fills P.",
         "Validate first (W.ndim == 3, square, P.shape == W.shape, ValueError otherwise), return P "
         "at once when N == 0, then write with slice assignment `P[i] = ...` so the values land in "
-        "P's own memory. Rebinding the name P (P = something) leaves the caller's buffer untouched. "
-        "When P is W, slot i of W is read by the matmul before the assignment overwrites it.",
+        "P's own memory. Rebinding the name P (P = something) leaves the caller's buffer "
+        "untouched. When P is W, slot i of W is read by the matmul before the assignment "
+        "overwrites it.",
         "P[0] = W[0]\nfor i in range(1, n):\n    P[i] = P[i - 1] @ W[i]\nreturn P\n"
         "For EXPLANATION: autograd saves P[i-1] for the backward of each matmul; writing the "
         "next slot bumps the shared version counter, so backward raises instead of using "
