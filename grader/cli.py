@@ -11,7 +11,7 @@ import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -26,7 +26,11 @@ from grader.workspace import (
     load_workspace,
 )
 
+if TYPE_CHECKING:
+    from grader.runner import Request
+
 F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_TIMEOUT_S = 10.0
 
 CHECK_HELP = """Run the hidden checks on your exercises and print a scorecard.
 
@@ -52,6 +56,26 @@ def resolve_workspace(workspace_dir: Path | None) -> Workspace:
         return load_workspace(workspace_dir) if workspace_dir else find_workspace()
     except WorkspaceError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def build_request(workspace: Workspace, parts: tuple[str, ...], seed: int | None,
+                  timeout_s: float | None, memory_mb: int) -> Request:
+    """The runner request for a check: the selected (or enabled) parts under the settings."""
+    from grader.runner import Request
+
+    settings = workspace.settings
+    disabled = [p for p in parts if p not in settings.enabled]
+    if disabled:
+        raise click.UsageError(f"not enabled in {workspace.root}/grader.toml: "
+                               f"{', '.join(disabled)} "
+                               f"(enabled: {', '.join(settings.enabled)})")
+    selected = list(dict.fromkeys(parts)) or list(settings.enabled)
+    return Request(
+        id="check", root=str(workspace.root), flavor=workspace.flavor, parts=selected,
+        seed=seed if seed is not None else random.randrange(10**6),
+        timeout_s=timeout_s or settings.timeout_s or DEFAULT_TIMEOUT_S, memory_mb=memory_mb,
+        weights={p: settings.weight(get_part(p)) for p in selected},
+    )
 
 
 part_argument = click.argument(
@@ -86,21 +110,19 @@ def init(directory: Path, flavor: str) -> None:
 @part_argument
 @workspace_option
 @click.option("--seed", type=int, help="Seed for the random inputs (default: a fresh one).")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=10.0,
-              show_default=True, help="Seconds each check may run before it is stopped.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1),
+              help="Seconds each check may run before it is stopped (default: grader.toml's "
+              "timeout, else 10).")
 @click.option("--memory-mb", type=click.IntRange(min=64), default=2048, show_default=True,
               help="Extra memory your code may allocate per part.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
-          timeout_s: float, memory_mb: int, as_json: bool) -> None:
+          timeout_s: float | None, memory_mb: int, as_json: bool) -> None:
     from grader import report, state
-    from grader.runner import GraderCrash, Request, run_request
+    from grader.runner import GraderCrash, run_request
 
     workspace = resolve_workspace(workspace_dir)
-    selected = list(dict.fromkeys(parts)) or list(PART_IDS)
-    request = Request(id="check", root=str(workspace.root), flavor=workspace.flavor,
-                      parts=selected, seed=seed if seed is not None else random.randrange(10**6),
-                      timeout_s=timeout_s, memory_mb=memory_mb)
+    request = build_request(workspace, parts, seed, timeout_s, memory_mb)
     out = console()
     try:
         if as_json:

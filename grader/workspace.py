@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from string import Template
 
-from grader.parts import DEFAULT_FLAVOR, FLAVORS, PARTS, Part
+from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, PARTS, Part
 
 CONFIG_NAME = "grader.toml"
 EXERCISES_DIR = "exercises"
@@ -25,11 +25,29 @@ class WorkspaceError(Exception):
 
 
 @dataclass(frozen=True)
+class Settings:
+    """Instructor settings from grader.toml, validated; None means "the registry's default"."""
+
+    timeout_s: float | None = None
+    enabled: tuple[str, ...] = PART_IDS
+    points: dict[str, float] = field(default_factory=dict)
+    budgets_minutes: dict[str, float] = field(default_factory=dict)
+    mock_minutes: float = 75.0
+
+    def weight(self, part: Part) -> float:
+        return self.points.get(part.id, part.weight)
+
+    def budget_minutes(self, part: Part) -> float:
+        return self.budgets_minutes.get(part.id, part.budget_minutes)
+
+
+@dataclass(frozen=True)
 class Workspace:
     """A located workspace and its validated config."""
 
     root: Path
     flavor: str
+    settings: Settings = field(default_factory=Settings)
 
     @property
     def exercises(self) -> Path:
@@ -78,10 +96,28 @@ def pristine_files(flavor: str) -> dict[str, str]:
 
 
 def config_text(flavor: str) -> str:
-    return (
-        "# grader workspace settings (see `grader --help`)\n"
-        f'flavor = "{flavor}"\n'
-    )
+    return f"""\
+# grader workspace settings. Uncomment a line to change it.
+flavor = "{flavor}"
+
+# timeout = 10                                    # seconds each check may run
+# parts = ["part1", "part2", "part3", "part4"]    # the parts graded by default
+
+# [points]            # each part's share of the score
+# part1 = 20
+# part2 = 15
+# part3 = 35
+# part4 = 30
+
+# [budgets]           # minutes per part in a mock interview
+# part1 = 10
+# part2 = 10
+# part3 = 25
+# part4 = 30
+
+# [mock]
+# minutes = 75
+"""
 
 
 def init_workspace(directory: Path, flavor: str = DEFAULT_FLAVOR) -> Workspace:
@@ -133,7 +169,49 @@ def load_workspace(root: Path) -> Workspace:
         )
     if not (root / EXERCISES_DIR).is_dir():
         raise WorkspaceError(f"{root} has no {EXERCISES_DIR}/ folder")
-    return Workspace(root=root, flavor=str(flavor))
+    return Workspace(root=root, flavor=str(flavor), settings=parse_settings(config, root))
+
+
+def _positive_number(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise WorkspaceError(f"{where} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _per_part(config: dict[str, object], table: str, where: str) -> dict[str, float]:
+    raw = config.get(table, {})
+    if not isinstance(raw, dict):
+        raise WorkspaceError(f"{where}: [{table}] must be a table of part = number")
+    unknown = sorted(set(raw) - set(PART_IDS))
+    if unknown:
+        raise WorkspaceError(f"{where}: [{table}] names unknown part(s) {', '.join(unknown)}; "
+                             f"valid parts: {', '.join(PART_IDS)}")
+    return {part: _positive_number(v, f"{where}: {table}.{part}") for part, v in raw.items()}
+
+
+def parse_settings(config: dict[str, object], root: Path) -> Settings:
+    """Validate grader.toml's instructor settings; each bad value gets its own clear error."""
+    where = str(root / CONFIG_NAME)
+    known = {"flavor", "timeout", "parts", "points", "budgets", "mock"}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise WorkspaceError(f"{where}: unknown setting(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(sorted(known))}")
+    timeout = config.get("timeout")
+    enabled = config.get("parts", list(PART_IDS))
+    if not isinstance(enabled, list) or not enabled or any(p not in PART_IDS for p in enabled):
+        raise WorkspaceError(f"{where}: parts must be a non-empty list drawn from "
+                             f"{', '.join(PART_IDS)}, got {enabled!r}")
+    mock = config.get("mock", {})
+    if not isinstance(mock, dict) or set(mock) - {"minutes"}:
+        raise WorkspaceError(f"{where}: [mock] takes only minutes = <number>")
+    return Settings(
+        timeout_s=None if timeout is None else _positive_number(timeout, f"{where}: timeout"),
+        enabled=tuple(p for p in PART_IDS if p in enabled),
+        points=_per_part(config, "points", where),
+        budgets_minutes=_per_part(config, "budgets", where),
+        mock_minutes=_positive_number(mock.get("minutes", 75), f"{where}: mock.minutes"),
+    )
 
 
 def find_workspace(start: Path | None = None) -> Workspace:
