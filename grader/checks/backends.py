@@ -8,7 +8,8 @@ work). These run inside the child, next to candidate code.
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -77,10 +78,12 @@ class NumpyBackend:
 
     def count_matmul_flops(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
         """Wrap the array arguments so every matmul / dot on them (and on what they produce)
-        is counted; a candidate that strips the wrapper (np.asarray) is counted as zero."""
+        is counted. np.asarray and friends would strip the wrapper, so while the call runs
+        they keep it (this is a disposable child process)."""
         _FlopCountingArray.flops = 0
         wrapped = [a.view(_FlopCountingArray) if isinstance(a, np.ndarray) else a for a in args]
-        result = fn(*wrapped)
+        with _keeping_subclass():
+            result = fn(*wrapped)
         if isinstance(result, _FlopCountingArray):
             result = result.view(np.ndarray)
         return result, _FlopCountingArray.flops
@@ -103,6 +106,31 @@ class NumpyBackend:
         finally:
             tracemalloc.stop()
         return result, int(peak)
+
+
+@contextmanager
+def _keeping_subclass() -> Iterator[None]:
+    """Make np.asarray / np.array / np.ascontiguousarray pass a counting array through."""
+    originals = {name: getattr(np, name) for name in ("asarray", "array", "ascontiguousarray")}
+
+    def keep(name: str) -> Callable[..., Any]:
+        original = originals[name]
+
+        def converter(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(obj, *args, **kwargs)
+            if isinstance(obj, _FlopCountingArray) and not isinstance(result, _FlopCountingArray):
+                return result.view(_FlopCountingArray)
+            return result
+
+        return converter
+
+    for name in originals:
+        setattr(np, name, keep(name))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(np, name, original)
 
 
 def _matmul_flops(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> int:

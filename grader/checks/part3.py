@@ -40,7 +40,7 @@ def validation(ctx: Context) -> Plan:
     return validation_plan(FUNCTION, arity=2)
 
 
-@check("part3.correctness", "Matches the reference dW over many shapes and dtypes", 8)
+@check("part3.correctness", "Matches the reference dW over many shapes and dtypes", 9)
 def correctness(ctx: Context) -> Plan:
     cases = make_cases(ctx.rng())
 
@@ -89,7 +89,7 @@ def _candidate_dw(api: Api, case: Case) -> Observation:
     return call_each(api, api.function(FUNCTION), [case], _native_w_dp)[0]
 
 
-@check("part3.finite_differences", "dW agrees with central finite differences (float64)", 5)
+@check("part3.finite_differences", "dW agrees with central finite differences (float64)", 6)
 def finite_differences(ctx: Context) -> Plan:
     return finite_difference_plan(ctx, _candidate_dw, "part3")
 
@@ -126,7 +126,7 @@ def gradcheck_plan(ctx: Context, make_fn: Any, dw: Any) -> Plan:
     return Plan(probe, judge)
 
 
-@check("part3.gradcheck", "gradcheck passes for an autograd.Function using your backward", 5)
+@check("part3.gradcheck", "gradcheck passes for an autograd.Function using your backward", 6)
 def gradcheck(ctx: Context) -> Plan:
     reference_forward = load_reference_part(PART2, "torch").prefix_products
 
@@ -143,7 +143,7 @@ def gradcheck(ctx: Context) -> Plan:
     return gradcheck_plan(ctx, make_fn, _candidate_dw)
 
 
-@check("part3.no_autograd", "Computes dW by hand: no autograd inside", 3)
+@check("part3.no_autograd", "Computes dW by hand: no autograd inside", 4)
 def no_autograd(ctx: Context) -> Plan:
     case = make_case(ctx.rng(), 5, 3)
 
@@ -192,7 +192,7 @@ COMPLEXITY_SIZES = (16, 64)
 COMPLEXITY_D = 4
 
 
-@check("part3.complexity", "Costs O(N * D^3) matmul work, not O(N^2 * D^3)", 5)
+@check("part3.complexity", "Costs O(N * D^3) matmul work, not O(N^2 * D^3)", 6)
 def complexity(ctx: Context) -> Plan:
     rng = ctx.rng()
     cases = [make_case(rng, n, COMPLEXITY_D) for n in COMPLEXITY_SIZES]

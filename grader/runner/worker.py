@@ -32,10 +32,18 @@ from grader.runner.protocol import FrameTimeout, Request, read_frame
 Emit = Callable[[dict[str, Any]], None]
 
 
-def _scaled_points(checks: list[Check], weight: float) -> list[float]:
-    """Share a part's weight among its checks in proportion to their points."""
-    total = sum(c.points for c in checks) or 1.0
-    return [weight * c.points / total for c in checks]
+def scale_to_weight(results: list[CheckResult], weight: float) -> None:
+    """Share a part's weight among its checks in proportion to their points.
+
+    A check its judge skipped (not applicable on this machine, e.g. GPU timing without a GPU)
+    enters with max_score 0, so its share goes to the checks that did run and a perfect part
+    still scores its full weight; checks not run after a hang or crash keep their share.
+    """
+    total = sum(r.max_score for r in results)
+    factor = weight / total if total else 0.0
+    for r in results:
+        r.score *= factor
+        r.max_score *= factor
 
 
 class _Child:
@@ -85,6 +93,8 @@ class _Child:
 def _result(check: Check, max_score: float, verdict: Verdict, duration: float,
             output: str, status: str | None = None) -> CheckResult:
     final = status or verdict.status
+    if final == "skipped" and status is None:
+        max_score = 0.0
     score = max_score * (1.0 if final == "passed" else verdict.fraction if final == "failed"
                          else 0.0)
     return CheckResult(
@@ -111,16 +121,18 @@ def _judge(plan: Plan, frame: dict[str, Any]) -> tuple[Verdict, str | None]:
     return Verdict("failed", frame["message"]), "error"
 
 
-def grade_part(request: Request, part: Part, emit_check: Callable[[CheckResult], None]) -> None:
-    """Grade every check of one part, emitting each result as soon as it is known."""
+def grade_part(request: Request, part: Part) -> list[CheckResult]:
+    """Grade every check of one part; the results' points add up to the part's weight."""
     checks = checks_for(part.id, request.flavor)
-    weight = (request.weights or {}).get(part.id, part.weight)
-    points = _scaled_points(checks, weight)
+    points = [c.points for c in checks]
     plans = [c.plan(Context(request.seed, request.flavor, c.id)) for c in checks]
+    results: list[CheckResult] = []
     index = 0
     while index < len(checks):
         child = _Child(request, part, plans, index)
-        index = _collect(request, part, checks, plans, points, child, index, emit_check)
+        index = _collect(request, part, checks, plans, points, child, index, results.append)
+    scale_to_weight(results, (request.weights or {}).get(part.id, part.weight))
+    return results
 
 
 def _not_run(checks: list[Check], points: list[float], start: int, why: str,
@@ -186,8 +198,9 @@ def handle(request: Request, emit: Emit) -> None:
     for part_id in request.parts:
         part = get_part(part_id)
         emit({"type": "part_start", "request": request.id, "part": part.id})
-        grade_part(request, part, lambda result, p=part: emit(
-            {"type": "check", "request": request.id, "part": p.id, "result": asdict(result)}))
+        for result in grade_part(request, part):
+            emit({"type": "check", "request": request.id, "part": part.id,
+                  "result": asdict(result)})
         emit({"type": "part_end", "request": request.id, "part": part.id})
     emit({"type": "done", "request": request.id})
 
