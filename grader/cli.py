@@ -59,7 +59,7 @@ def resolve_workspace(workspace_dir: Path | None) -> Workspace:
 
 
 def build_request(workspace: Workspace, parts: tuple[str, ...], seed: int | None,
-                  timeout_s: float | None, memory_mb: int) -> Request:
+                  timeout_s: float | None, memory_mb: int, device: str = "auto") -> Request:
     """The runner request for a check: the selected (or enabled) parts under the settings."""
     from grader.runner import Request
 
@@ -74,7 +74,7 @@ def build_request(workspace: Workspace, parts: tuple[str, ...], seed: int | None
         id="check", root=str(workspace.root), flavor=workspace.flavor, parts=selected,
         seed=seed if seed is not None else random.randrange(10**6),
         timeout_s=timeout_s or settings.timeout_s or DEFAULT_TIMEOUT_S, memory_mb=memory_mb,
-        weights={p: settings.weight(get_part(p)) for p in selected},
+        weights={p: settings.weight(get_part(p)) for p in selected}, device=device,
     )
 
 
@@ -115,14 +115,17 @@ def init(directory: Path, flavor: str) -> None:
               "timeout, else 10).")
 @click.option("--memory-mb", type=click.IntRange(min=64), default=2048, show_default=True,
               help="Extra memory your code may allocate per part.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+              show_default=True, help="Where part 4's timing check runs (auto: CUDA when "
+              "available). Without CUDA the timing is shown for information and skipped.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
-          timeout_s: float | None, memory_mb: int, as_json: bool) -> None:
+          timeout_s: float | None, memory_mb: int, device: str, as_json: bool) -> None:
     from grader import report, state
     from grader.runner import GraderCrash, run_request
 
     workspace = resolve_workspace(workspace_dir)
-    request = build_request(workspace, parts, seed, timeout_s, memory_mb)
+    request = build_request(workspace, parts, seed, timeout_s, memory_mb, device)
     out = console()
     try:
         if as_json:

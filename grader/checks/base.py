@@ -62,6 +62,8 @@ class Context:
     seed: int
     flavor: str
     check_id: str
+    device: str = "auto"
+    timeout_s: float = 10.0
 
     def rng(self) -> np.random.Generator:
         """A generator private to this check, so adding a check never shifts another's inputs."""

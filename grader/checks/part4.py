@@ -184,3 +184,137 @@ def inputs_unchanged(ctx: Context) -> Plan:
 
     return Plan(probe, judge)
 
+
+
+TIMING_SIZES = {"cuda": (4096, 32), "cpu": (512, 32)}
+TIMING_BUDGET_S = {"cuda": 0.5, "cpu": 0.2}  # per measurement, after warm-up
+SPEED_LIMIT = 3.0  # the candidate's scan may take up to 3x the reference scan's time
+
+
+def resolve_device(requested: str, flavor: str) -> tuple[str, str | None]:
+    """(device to time on, why it is not CUDA). Asked in the child: CUDA must not be
+    initialised in the worker, or no forked child could use it."""
+    import torch
+
+    if flavor == "numpy":
+        return "cpu", "the numpy flavor runs on the CPU"
+    if requested == "cpu":
+        return "cpu", "--device cpu"
+    if torch.cuda.is_available():
+        return "cuda", None
+    return "cpu", "no CUDA device"
+
+
+@check("part4.timing", "Scan within 3x of the reference scan's time (graded on CUDA)", 3)
+def timing(ctx: Context) -> Plan:
+    import numpy as np
+
+    from grader.checks.cases import well_scaled
+    from grader.parts import PART2, PART4
+    from grader.references import load_reference_part
+    from grader.timing import CudaStopwatch, Stopwatch, TooSlow, measure, scan_flops
+
+    reference_scan = load_reference_part(PART4, "torch")
+    reference_sequential = load_reference_part(PART2, "torch").prefix_products
+    rng = ctx.rng()
+    call_limit = 0.1 * ctx.timeout_s
+
+    def probe(api: Api) -> Observation:
+        import torch
+
+        device, why_not_cuda = resolve_device(ctx.device, api.flavor)
+        n, d = TIMING_SIZES[device]
+        W64 = well_scaled(rng, n, d)
+        W_np, dP_np = W64.astype(np.float32), rng.standard_normal((n, d, d)).astype(np.float32)
+        W_ref, dP_ref = (torch.from_numpy(a).to(device) for a in (W_np, dP_np))
+        W_c, dP_c = (api.backend.native(a) for a in (W_np, dP_np))
+        if api.flavor == "torch":
+            W_c, dP_c = W_c.to(device), dP_c.to(device)
+        stopwatch = CudaStopwatch(torch) if device == "cuda" else Stopwatch()
+        fwd, bwd = api.function(FORWARD), api.function(BACKWARD)
+        figures: dict[str, Any] = {}
+
+        def timed(name: str, fn: Any) -> None:
+            figures[name] = measure(fn, stopwatch, call_limit_s=call_limit,
+                                    budget_s=TIMING_BUDGET_S[device]).as_dict()
+
+        def run_all() -> None:
+            timed("your scan forward", lambda: fwd(W_c))
+            levels = split_forward(api, fwd(W_c))[1]
+            timed("your scan backward", lambda: bwd(levels, dP_c))
+            ref_levels = reference_scan.hillis_steele_scan_forward(W_ref)[1]
+            timed("reference scan forward",
+                  lambda: reference_scan.hillis_steele_scan_forward(W_ref))
+            timed("reference scan backward",
+                  lambda: reference_scan.hillis_steele_scan_backward(ref_levels, dP_ref))
+            timed("reference sequential forward", lambda: reference_sequential(W_ref))
+            sequential = _candidate_sequential()
+            if sequential is not None:
+                try:
+                    timed("your sequential forward", lambda: sequential(W_c))
+                except (NotImplementedError, TooSlow):
+                    pass
+                except Exception:  # noqa: BLE001 - an unfinished part 2 only loses a figure
+                    pass
+
+        _, raised = api.call(run_all)
+        return {"device": device, "why_not_cuda": why_not_cuda, "n": n, "d": d,
+                "device_name": torch.cuda.get_device_name() if device == "cuda" else "CPU",
+                "figures": figures, "raised": raised.as_dict() if raised else None,
+                "flops": scan_flops(n, d)}
+
+    return Plan(probe, judge_timing)
+
+
+def _candidate_sequential() -> Any:
+    """The candidate's Part 2 forward, if their workspace has one that imports."""
+    try:
+        from exercises.part2_out_of_place import prefix_products  # type: ignore[import-not-found]
+    except Exception:  # noqa: BLE001 - Part 2 may be unfinished or broken
+        return None
+    return prefix_products
+
+
+def _figure_lines(obs: Observation) -> list[str]:
+    figures = obs["figures"]
+    lines = [f"{obs['device_name']} ({obs['device']}), N={obs['n']}, D={obs['d']}, float32"]
+    for name, stats in figures.items():
+        rate = ""
+        if "scan forward" in name:
+            rate = f"   {obs['flops'] / stats['median'] / 1e9:.1f} GFLOP/s"
+        spread = (stats["q3"] - stats["q1"]) / stats["median"] * 50 if stats["median"] else 0
+        lines.append(f"  {name:<30} {stats['median'] * 1e3:9.3f} ms  ±{spread:.0f}% "
+                     f"(n={stats['repeats']}){rate}")
+    seq = figures.get("your sequential forward") or figures.get("reference sequential forward")
+    scan = figures.get("your scan forward")
+    if seq and scan:
+        lines.append(f"  scan speedup over sequential forward: "
+                     f"{seq['median'] / scan['median']:.2f}x")
+    return lines
+
+
+def judge_timing(obs: Observation) -> Verdict:
+    from grader.checks.base import skipped
+
+    lines = _figure_lines(obs)
+    raised = obs["raised"]
+    if obs["device"] != "cuda":
+        note = f"{obs['why_not_cuda']}: CPU figures for information"
+        if raised:
+            note += f" (stopped early: {format_raised(raised)})"
+        return skipped("\n".join([note, *lines]))
+    if raised:
+        return failed("\n".join([f"could not time your scan: {format_raised(raised)}", *lines]),
+                      hint="A scan too slow to time is usually a Python loop over i inside "
+                      "each level: one batched matmul per level does the whole level.")
+    figures = obs["figures"]
+    yours = figures["your scan forward"]["median"] + figures["your scan backward"]["median"]
+    reference = (figures["reference scan forward"]["median"]
+                 + figures["reference scan backward"]["median"])
+    ratio = yours / reference
+    summary = f"your scan takes {ratio:.2f}x the reference scan's time (limit {SPEED_LIMIT:g}x)"
+    if ratio > SPEED_LIMIT:
+        return failed("\n".join([summary, *lines]),
+                      hint="Batch each level: new[step:] = old[:-step] @ old[step:] is one "
+                      "call; avoid per-index Python loops and copying every level twice.")
+    return passed("\n".join([summary, *lines]))

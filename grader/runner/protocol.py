@@ -106,6 +106,7 @@ class Request:
     timeout_s: float = 10.0
     memory_mb: int = 2048
     weights: dict[str, float] | None = None
+    device: str = "auto"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:

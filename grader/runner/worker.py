@@ -125,7 +125,8 @@ def grade_part(request: Request, part: Part) -> list[CheckResult]:
     """Grade every check of one part; the results' points add up to the part's weight."""
     checks = checks_for(part.id, request.flavor)
     points = [c.points for c in checks]
-    plans = [c.plan(Context(request.seed, request.flavor, c.id)) for c in checks]
+    plans = [c.plan(Context(request.seed, request.flavor, c.id, request.device,
+                            request.timeout_s)) for c in checks]
     results: list[CheckResult] = []
     index = 0
     while index < len(checks):

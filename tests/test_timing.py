@@ -1,0 +1,86 @@
+"""The timing method, driven by a fake clock: warm-up, repeats, budget, statistics, limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.timing import Stopwatch, TooSlow, measure, scan_flops, summarize
+
+
+class FakeClock:
+    """A clock that each timed call advances by the next scripted duration."""
+
+    def __init__(self, durations: list[float]) -> None:
+        self.now = 0.0
+        self.durations = list(durations)
+        self.calls = 0
+        self.syncs = 0
+        self.flushes = 0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def work(self) -> None:
+        self.calls += 1
+        self.now += self.durations.pop(0) if self.durations else 0.001
+
+    def stopwatch(self) -> Stopwatch:
+        return Stopwatch(clock=self, sync=self._sync, flush=self._flush)
+
+    def _sync(self) -> None:
+        self.syncs += 1
+
+    def _flush(self) -> None:
+        self.flushes += 1
+
+
+def test_summary_median_quartiles_and_outliers() -> None:
+    stats = summarize([1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 9.0])
+    assert stats.median == 1.0
+    assert stats.minimum == 0.9 and stats.maximum == 9.0
+    assert stats.repeats == 7
+    assert stats.outliers == 1
+    assert stats.q1 == pytest.approx(0.975) and stats.q3 == pytest.approx(1.075)
+    assert stats.spread == pytest.approx(0.1)
+
+
+def test_summary_of_one_sample_and_of_none() -> None:
+    one = summarize([0.5])
+    assert (one.median, one.q1, one.q3, one.outliers) == (0.5, 0.5, 0.5, 0)
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_warmup_is_discarded_and_every_call_is_synchronised_and_flushed() -> None:
+    clock = FakeClock([5.0, 5.0] + [0.01] * 10)  # two slow warm-up calls (compilation, caches)
+    stats = measure(clock.work, clock.stopwatch(), warmup=2, min_repeats=10, max_repeats=10,
+                    budget_s=0.0)
+    assert stats.repeats == 10
+    assert stats.maximum == pytest.approx(0.01)
+    assert clock.calls == 12
+    assert clock.syncs == 2 * 12  # before and after every call
+    assert clock.flushes == 12
+
+
+def test_repeats_continue_until_the_budget_then_stop_at_max() -> None:
+    clock = FakeClock([0.125] * 100)
+    stats = measure(clock.work, clock.stopwatch(), warmup=1, min_repeats=3, max_repeats=50,
+                    budget_s=1.0)
+    assert stats.repeats == 8  # 1 s of budget at 0.125 s a call
+    capped = FakeClock([0.001] * 100)
+    assert measure(capped.work, capped.stopwatch(), warmup=1, min_repeats=3, max_repeats=20,
+                   budget_s=10.0).repeats == 20
+
+
+def test_a_call_over_the_limit_stops_before_repeating() -> None:
+    clock = FakeClock([3.0])
+    with pytest.raises(TooSlow) as caught:
+        measure(clock.work, clock.stopwatch(), call_limit_s=1.0)
+    assert caught.value.seconds == pytest.approx(3.0)
+    assert clock.calls == 1
+
+
+def test_scan_flops_counts_each_level() -> None:
+    # N = 5: levels at step 1, 2, 4 multiply 4, 3 and 1 pairs of D x D matrices.
+    assert scan_flops(5, 2) == 2 * 8 * (4 + 3 + 1)
+    assert scan_flops(1, 3) == 0
