@@ -223,11 +223,12 @@ class TorchBackend:
         return str(x.device)
 
     def count_matmul_flops(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-        from torch.utils.flop_counter import FlopCounterMode
-
-        with FlopCounterMode(display=False) as counter:
+        """Matmul flops of every torch call the function makes (a TorchFunctionMode: unlike a
+        dispatch mode, entering it does not pull in torch._dynamo, which costs a second)."""
+        watcher = _torch_watcher(self.torch)()
+        with watcher:
             result = fn(*args)
-        return result, int(counter.get_total_flops())
+        return result, watcher.flops
 
     def from_tensor(self, t: Any) -> Any:
         return t.detach()
@@ -238,36 +239,62 @@ class TorchBackend:
         return x
 
     def extra_memory(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-        """The largest single fresh allocation an aten op made during the call: a scratch copy
-        of the stack shows up as one O(N*D^2) tensor, a per-step temporary as O(D^2)."""
-        tracker = _allocation_tracker(self.torch)()
-        with tracker:
+        """The largest single fresh allocation a torch call made during the call: a scratch
+        copy of the stack shows up as one O(N*D^2) tensor, a per-step temporary as O(D^2)."""
+        watcher = _torch_watcher(self.torch)()
+        with watcher:
             result = fn(*args)
-        return result, tracker.largest
+        return result, watcher.largest
 
 
-def _allocation_tracker(torch: Any) -> type:
-    from torch.utils._python_dispatch import TorchDispatchMode
+def _einsum_flops(equation: str, operands: list[Any]) -> int:
+    """2 x the product of every index size: the cost of the naive contraction."""
+    inputs = equation.replace(" ", "").split("->")[0].split(",")
+    sizes: dict[str, int] = {}
+    for letters, operand in zip(inputs, operands, strict=False):
+        for letter, size in zip(letters, getattr(operand, "shape", ()), strict=False):
+            sizes[letter] = int(size)
+    return 2 * int(np.prod(list(sizes.values()))) if sizes else 0
+
+
+def _torch_watcher(torch: Any) -> type:
+    """A TorchFunctionMode that counts matmul flops and the largest fresh allocation."""
+    from torch.overrides import TorchFunctionMode
     from torch.utils._pytree import tree_flatten
 
-    class AllocationTracker(TorchDispatchMode):
+    T = torch.Tensor
+    matmuls = {torch.matmul, torch.mm, torch.bmm, T.__matmul__, T.matmul, T.mm, T.bmm}
+    rmatmuls = {T.__rmatmul__}
+    with_bias = {torch.addmm, torch.baddbmm, T.addmm, T.baddbmm}
+
+    class TorchCallWatcher(TorchFunctionMode):
         def __init__(self) -> None:
             super().__init__()
+            self.flops = 0
             self.largest = 0
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            out = func(*args, **(kwargs or {}))
-            inputs = {
-                t.untyped_storage().data_ptr()
-                for t in tree_flatten((args, kwargs or {}))[0]
-                if isinstance(t, torch.Tensor)
-            }
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            kwargs = kwargs or {}
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            if func in matmuls and len(tensors) >= 2:
+                self.flops += _matmul_flops(tuple(tensors[0].shape), tuple(tensors[1].shape))
+            elif func in rmatmuls and len(tensors) >= 2:
+                self.flops += _matmul_flops(tuple(tensors[1].shape), tuple(tensors[0].shape))
+            elif func in with_bias and len(tensors) >= 3:
+                self.flops += _matmul_flops(tuple(tensors[1].shape), tuple(tensors[2].shape))
+            elif func is torch.einsum and args and isinstance(args[0], str):
+                operands = list(args[1]) if len(args) == 2 and isinstance(args[1], list | tuple) \
+                    else list(args[1:])
+                self.flops += _einsum_flops(args[0], operands)
+            out = func(*args, **kwargs)
+            inputs = {t.untyped_storage().data_ptr()
+                      for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
             for t in tree_flatten(out)[0]:
                 if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in inputs:
                     self.largest = max(self.largest, int(t.untyped_storage().nbytes()))
             return out
 
-    return AllocationTracker
+    return TorchCallWatcher
 
 
 def make_backend(flavor: str) -> Backend:

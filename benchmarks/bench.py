@@ -1,0 +1,125 @@
+"""Performance figures of grader itself and of the reference scan, printed as markdown tables.
+
+    python benchmarks/bench.py            # everything (about a minute on 2 CPU cores)
+    python benchmarks/bench.py --repeats 3 --skip-scan
+
+Figures: the cost of `grader check part3` against a bare `import torch` (the target is at most
+about 1.5x: torch is imported once per run, not once per check), the time of `grader --help`,
+`grader list` and a full `grader check`, and the reference Hillis-Steele scan against the
+sequential loop at several N and D, on the CPU and on CUDA when a device is present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from grader.references import reference_dir  # noqa: E402
+from grader.workspace import init_workspace  # noqa: E402
+
+
+def wall_time(command: list[str], cwd: Path, repeats: int) -> float:
+    """Median wall time of a command, after one untimed run (disk caches)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
+    samples = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
+        samples.append(time.perf_counter() - began)
+    return statistics.median(samples)
+
+
+def solved_workspace(root: Path) -> Path:
+    workspace = init_workspace(root / "ws", "torch")
+    for source in reference_dir("torch").glob("part*.py"):
+        shutil.copy(source, workspace.exercises / source.name)
+    return workspace.root
+
+
+def cli_figures(repeats: int) -> list[tuple[str, float, str]]:
+    grader = [sys.executable, "-m", "grader"]
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = solved_workspace(Path(tmp))
+        torch_import = wall_time([sys.executable, "-c", "import torch"], ws, repeats)
+        rows = [("python -c 'import torch'", torch_import, "1.00x")]
+        for label, args in (
+            ("grader --help", ["--help"]),
+            ("grader list", ["list"]),
+            ("grader check part3", ["check", "part3", "--seed", "1"]),
+            ("grader check (all parts)", ["check", "--seed", "1"]),
+        ):
+            seconds = wall_time(grader + args, ws, repeats)
+            rows.append((label, seconds, f"{seconds / torch_import:.2f}x"))
+    return rows
+
+
+def scan_figures(devices: list[str]) -> list[tuple[str, int, int, float, float, float]]:
+    import numpy as np
+    import torch
+
+    from grader.checks.cases import well_scaled
+    from grader.parts import PART2, PART4
+    from grader.references import load_reference_part
+    from grader.timing import CudaStopwatch, Stopwatch, measure
+
+    scan = load_reference_part(PART4, "torch")
+    sequential = load_reference_part(PART2, "torch").prefix_products
+    rng = np.random.default_rng(0)
+    rows = []
+    for device in devices:
+        stopwatch = CudaStopwatch(torch) if device == "cuda" else Stopwatch()
+        sizes = ((256, 8), (1024, 32), (4096, 32), (4096, 64)) if device == "cuda" else (
+            (256, 8), (1024, 8), (1024, 32), (4096, 8))
+        for n, d in sizes:
+            W = torch.from_numpy(well_scaled(rng, n, d).astype(np.float32)).to(device)
+            dP = torch.randn(n, d, d, device=device)
+            levels = scan.hillis_steele_scan_forward(W)[1]
+            seq = measure(lambda W=W: sequential(W), stopwatch, budget_s=0.3).median
+            fwd = measure(lambda W=W: scan.hillis_steele_scan_forward(W), stopwatch,
+                          budget_s=0.3).median
+            bwd = measure(lambda lv=levels, g=dP: scan.hillis_steele_scan_backward(lv, g),
+                          stopwatch, budget_s=0.3).median
+            rows.append((device, n, d, seq * 1e3, fwd * 1e3, bwd * 1e3))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--skip-cli", action="store_true")
+    parser.add_argument("--skip-scan", action="store_true")
+    args = parser.parse_args()
+    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, "
+          f"Python {platform.python_version()}")
+    if not args.skip_cli:
+        print("\n| command | median wall time | vs import torch |\n|---|---|---|")
+        for label, seconds, ratio in cli_figures(args.repeats):
+            print(f"| `{label}` | {seconds:.2f} s | {ratio} |")
+    if not args.skip_scan:
+        import torch
+
+        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+        torch.set_num_threads(max(1, (os.cpu_count() or 1)))
+        print(f"\ntorch {torch.__version__}, {torch.get_num_threads()} CPU threads"
+              + (f", {torch.cuda.get_device_name()}" if "cuda" in devices else ", no CUDA"))
+        print("\n| device | N | D | sequential fwd | scan fwd | scan bwd | scan speedup |\n"
+              "|---|---|---|---|---|---|---|")
+        for device, n, d, seq, fwd, bwd in scan_figures(devices):
+            print(f"| {device} | {n} | {d} | {seq:.2f} ms | {fwd:.2f} ms | {bwd:.2f} ms | "
+                  f"{seq / fwd:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
