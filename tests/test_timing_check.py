@@ -1,0 +1,100 @@
+"""part4.timing: graded on CUDA, skipped (with figures) elsewhere. The CUDA verdicts are
+tested here on the CPU by judging observations shaped like the child's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from grader.checks import part4
+from grader.checks.part4 import judge_timing, resolve_device
+
+
+def stats(ms: float) -> dict[str, float]:
+    seconds = ms / 1e3
+    return {"median": seconds, "q1": seconds * 0.98, "q3": seconds * 1.02, "min": seconds * 0.9,
+            "max": seconds * 1.2, "repeats": 20, "outliers": 0}
+
+
+def observation(device: str, scan_ms: float, raised: dict[str, Any] | None = None) -> dict:
+    return {
+        "device": device, "why_not_cuda": None if device == "cuda" else "no CUDA device",
+        "n": 4096, "d": 32, "device_name": "NVIDIA H200" if device == "cuda" else "CPU",
+        "flops": 2 * 32**3 * 4096 * 12, "raised": raised,
+        "figures": {
+            "your scan forward": stats(scan_ms), "your scan backward": stats(2 * scan_ms),
+            "reference scan forward": stats(1.0), "reference scan backward": stats(2.0),
+            "reference sequential forward": stats(30.0), "your sequential forward": stats(40.0),
+        },
+    }
+
+
+def test_cuda_within_three_times_the_reference_passes_with_figures() -> None:
+    verdict = judge_timing(observation("cuda", 2.5))
+    assert verdict.status == "passed"
+    assert "2.50x the reference scan's time (limit 3x)" in verdict.message
+    assert "NVIDIA H200 (cuda), N=4096, D=32, float32" in verdict.message
+    assert "scan speedup over sequential forward: 16.00x" in verdict.message
+    assert "GFLOP/s" in verdict.message
+
+
+def test_cuda_slower_than_three_times_fails_with_a_batching_hint() -> None:
+    verdict = judge_timing(observation("cuda", 4.0))
+    assert verdict.status == "failed"
+    assert "4.00x the reference" in verdict.message
+    assert verdict.hint and "one call" in verdict.hint
+
+
+def test_cuda_run_that_was_too_slow_to_time_fails() -> None:
+    raised = {"type": "TooSlow", "message": "one call took 3.10 s", "where": "", "bases": []}
+    verdict = judge_timing(observation("cuda", 1.0, raised))
+    assert verdict.status == "failed"
+    assert "could not time your scan: TooSlow: one call took 3.10 s" in verdict.message
+
+
+def test_without_cuda_the_check_is_skipped_never_passed() -> None:
+    verdict = judge_timing(observation("cpu", 1.0))
+    assert verdict.status == "skipped"
+    assert verdict.message.startswith("no CUDA device: CPU figures for information")
+    assert "your scan forward" in verdict.message
+    slow = judge_timing(observation("cpu", 100.0))
+    assert slow.status == "skipped"
+
+
+def test_device_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto", "torch") == ("cuda", None)
+    assert resolve_device("cpu", "torch") == ("cpu", "--device cpu")
+    assert resolve_device("auto", "numpy") == ("cpu", "the numpy flavor runs on the CPU")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("cuda", "torch") == ("cpu", "no CUDA device")
+    assert part4.TIMING_SIZES["cuda"] == (4096, 32)
+
+
+def test_reference_scan_on_this_cpu_reports_figures_and_skips(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    import torch
+
+    from grader.references import reference_dir
+    from grader.runner import Request, run_request
+    from grader.workspace import init_workspace
+
+    if torch.cuda.is_available():
+        pytest.skip("covers the path without CUDA")
+    workspace = init_workspace(tmp_path / "ws", "torch")
+    for name in ("part2_out_of_place.py", "part4_scan.py"):
+        shutil.copy(reference_dir("torch") / name, workspace.exercises / name)
+    result = run_request(Request(id="t", root=str(workspace.root), flavor="torch",
+                                 parts=["part4"], seed=3))
+    (timing,) = [c for c in result.parts[0].checks if c.id == "part4.timing"]
+    assert timing.status == "skipped"
+    assert timing.score == 0 and timing.max_score == 0
+    assert timing.message.startswith("no CUDA device: CPU figures for information")
+    for figure in ("your scan forward", "your scan backward", "reference scan forward",
+                   "your sequential forward", "scan speedup over sequential forward"):
+        assert figure in timing.message
+    assert result.parts[0].score == pytest.approx(30.0)
