@@ -19,7 +19,7 @@ from grader.checks.common import (
     validation_plan,
 )
 from grader.checks.compare import find_mismatch
-from grader.checks.mistakes import BACKWARD_MISTAKES
+from grader.checks.mistakes import BACKWARD_MISTAKES, Mistake, diagnose
 from grader.parts import PART2
 from grader.references import load_reference_part
 
@@ -54,7 +54,8 @@ def correctness(ctx: Context) -> Plan:
     return Plan(probe, judge)
 
 
-def finite_difference_plan(ctx: Context, gradient: Any, part: str) -> Plan:
+def finite_difference_plan(ctx: Context, gradient: Any, part: str,
+                           mistakes: tuple[Mistake, ...]) -> Plan:
     """dW from the candidate against central differences of sum(P * dP), float64, eps 1e-6.
 
     `gradient(api, case)` returns the candidate's dW as numpy; the differences are taken here,
@@ -78,8 +79,9 @@ def finite_difference_plan(ctx: Context, gradient: Any, part: str) -> Plan:
                 f"{case.describe()}, loss sum(P * dP), eps 1e-6: dL/dW[{i}] by finite "
                 f"differences is {mismatch.expected:.6g}, yours is {mismatch.yours:.6g} "
                 f"(max abs error {mismatch.max_abs:.3g}; seed {ctx.seed})",
-                hint="Finite differences do not lie: nudge that one entry of W by hand and "
-                f"watch the loss; then compare with your formula. (`grader hint {part}`)")
+                hint=diagnose(case, obs["value"], mistakes) or "Finite differences do not lie: "
+                "nudge that one entry of W by hand and watch the loss; then compare with your "
+                f"formula. (`grader hint {part}`)")
         return passed(f"all {case.W.size} entries of dW agree with central differences")
 
     return Plan(probe, judge)
@@ -91,10 +93,10 @@ def _candidate_dw(api: Api, case: Case) -> Observation:
 
 @check("part3.finite_differences", "dW agrees with central finite differences (float64)", 6)
 def finite_differences(ctx: Context) -> Plan:
-    return finite_difference_plan(ctx, _candidate_dw, "part3")
+    return finite_difference_plan(ctx, _candidate_dw, "part3", BACKWARD_MISTAKES)
 
 
-def gradcheck_plan(ctx: Context, make_fn: Any, dw: Any) -> Plan:
+def gradcheck_plan(ctx: Context, make_fn: Any, dw: Any, mistakes: tuple[Mistake, ...]) -> Plan:
     """gradcheck of a custom Function built by make_fn(api) (in the child), plus the worker's
     own comparison of dw(api, case) with the truth, so a patched gradcheck proves nothing."""
     import torch
@@ -107,16 +109,16 @@ def gradcheck_plan(ctx: Context, make_fn: Any, dw: Any) -> Plan:
                 "dW": dw(api, case)}
 
     def judge(obs: Observation) -> Verdict:
-        result = obs["gradcheck"]
+        result, dW = obs["gradcheck"], obs["dW"]
         if not result["ok"]:
             raised = result["raised"]
             where = f"\n  at {raised['where']}" if raised["where"] else ""
+            named = diagnose(case, dW["value"], mistakes) if dW["value"] is not None else None
             return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
                           f"{first_line(raised['message'])}{where}",
-                          hint="gradcheck compares your backward's Jacobian with finite "
-                          "differences of the forward; 'Jacobian mismatch' means the two "
-                          "disagree. The correctness check shows which entries.")
-        dW = obs["dW"]
+                          hint=named or "gradcheck compares your backward's Jacobian with "
+                          "finite differences of the forward; 'Jacobian mismatch' means the "
+                          "two disagree. The correctness check shows which entries.")
         if dW["raised"] or find_mismatch(dW["value"], truth.backward(case.W, case.dP),
                                          "float64"):
             return failed("gradcheck reported success, but your dW on the same input is wrong",
@@ -140,7 +142,7 @@ def gradcheck(ctx: Context) -> Plan:
                 fn(backend.from_tensor(W), backend.from_tensor(dP)), "dW"),
         )
 
-    return gradcheck_plan(ctx, make_fn, _candidate_dw)
+    return gradcheck_plan(ctx, make_fn, _candidate_dw, BACKWARD_MISTAKES)
 
 
 @check("part3.no_autograd", "Computes dW by hand: no autograd inside", 4)

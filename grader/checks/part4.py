@@ -140,7 +140,7 @@ def backward(ctx: Context) -> Plan:
 
 @check("part4.finite_differences", "Scan dW agrees with central finite differences", 4)
 def finite_differences(ctx: Context) -> Plan:
-    return finite_difference_plan(ctx, _scan_gradient, "part4")
+    return finite_difference_plan(ctx, _scan_gradient, "part4", SCAN_BACKWARD_MISTAKES)
 
 
 @check("part4.gradcheck", "gradcheck passes for an autograd.Function built on your scan", 4)
@@ -156,7 +156,7 @@ def gradcheck(ctx: Context) -> Plan:
         return custom_function(api, forward, lambda W, levels, dP: backend.to_tensor(
             bwd(levels, backend.from_tensor(dP)), "dW"))
 
-    return gradcheck_plan(ctx, make_fn, _scan_gradient)
+    return gradcheck_plan(ctx, make_fn, _scan_gradient, SCAN_BACKWARD_MISTAKES)
 
 
 @check("part4.inputs_unchanged", "Leaves W and dP unchanged", 2)
