@@ -104,14 +104,44 @@ def is_stub(check: CheckResult) -> bool:
     return check.message.startswith(NOT_IMPLEMENTED)
 
 
+def untouched(part: PartResult) -> bool:
+    """Every check failed only because the stub is still a stub."""
+    return bool(part.checks) and all(is_stub(c) for c in part.checks)
+
+
+def untouched_line(part: PartResult) -> Text:
+    return Text.assemble(
+        (f"{part.id} · {part.title}   {_points(part.score, part.max_score)}", "bold"),
+        ("   not implemented yet", "yellow"),
+    )
+
+
+def start_here_panel(part: PartResult) -> Panel:
+    file = f"exercises/{get_part(part.id).file}"
+    return Panel(
+        Text.assemble(f"{file} is still a stub. Read its docstring, fill it in, then run ",
+                      (f"grader check {part.id}", "bold"), ". Stuck? ",
+                      (f"grader hint {part.id}", "bold"), " gives a nudge."),
+        title=Text.assemble(("start here", "bold yellow"), f"  {part.id} · {part.title}"),
+        title_align="left", border_style="yellow",
+    )
+
+
 def render_scorecard(console: Console, result: RunResult) -> None:
-    """The full scorecard: first failure up front, then one table per part, then the score."""
+    """The full scorecard: first failure up front, then one table per part, then the score.
+    A part that is still an untouched stub takes one line, not a table of identical rows."""
     console.print(Text.assemble(("grader", "bold"), f" · {result.flavor} flavor · seed "
                                 f"{result.seed} · hidden checks"))
     failure = result.first_failure()
-    if failure:
+    stub_part = next((p for p in result.parts if failure in p.checks and untouched(p)), None)
+    if stub_part:
+        console.print(start_here_panel(stub_part))
+    elif failure:
         console.print(first_failure_panel(failure))
     for part in result.parts:
+        if untouched(part):
+            console.print(untouched_line(part))
+            continue
         console.print(part_table(part))
         for check in part.checks:
             if check is not failure and _worth_a_panel(check):

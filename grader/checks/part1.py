@@ -226,8 +226,8 @@ def explanation(ctx: Context) -> Plan:
         if text is None:
             return failed(f"EXPLANATION should be a string, found {obs['type']}")
         if not text.strip():
-            return failed("EXPLANATION is empty: write a few sentences on why a naive in-place "
-                          "matmul breaks autograd", hint=_ideas_hint(IDEAS))
+            return failed("not implemented yet: EXPLANATION is empty; write a few sentences on "
+                          "why a naive in-place matmul breaks autograd", hint=_ideas_hint(IDEAS))
         missed = [idea for idea, pattern in IDEAS if not re.search(pattern, text, re.I)]
         covered = len(IDEAS) - len(missed)
         if missed:
