@@ -8,6 +8,7 @@ work). These run inside the child, next to candidate code.
 from __future__ import annotations
 
 import tracemalloc
+import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -210,12 +211,13 @@ class TorchBackend:
         return x
 
     def extra_memory(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-        """The largest single fresh allocation an aten op made during the call: a scratch copy
-        of the stack shows up as one O(N*D^2) tensor, a per-step temporary as O(D^2)."""
+        """Peak bytes of fresh tensor storage alive at once during the call: a scratch copy of
+        the stack, or a list holding every product, adds up to O(N*D^2); a per-step temporary
+        that dies once copied into P stays O(D^2)."""
         tracker = _allocation_tracker(self.torch)()
         with tracker:
             result = fn(*args)
-        return result, tracker.largest
+        return result, tracker.peak
 
 
 def _allocation_tracker(torch: Any) -> type:
@@ -223,9 +225,16 @@ def _allocation_tracker(torch: Any) -> type:
     from torch.utils._pytree import tree_flatten
 
     class AllocationTracker(TorchDispatchMode):
+        """Sees every aten op; counts each new storage an op returns until that storage is
+        freed (a finalizer on the storage, whose Python object lives exactly as long)."""
+
         def __init__(self) -> None:
             super().__init__()
-            self.largest = 0
+            self.live: dict[int, int] = {}
+            self.peak = 0
+
+        def _freed(self, address: int) -> None:
+            self.live.pop(address, None)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             out = func(*args, **(kwargs or {}))
@@ -235,8 +244,14 @@ def _allocation_tracker(torch: Any) -> type:
                 if isinstance(t, torch.Tensor)
             }
             for t in tree_flatten(out)[0]:
-                if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in inputs:
-                    self.largest = max(self.largest, int(t.untyped_storage().nbytes()))
+                if not isinstance(t, torch.Tensor):
+                    continue
+                storage = t.untyped_storage()
+                address = storage.data_ptr()
+                if address and address not in inputs and address not in self.live:
+                    self.live[address] = int(storage.nbytes())
+                    weakref.finalize(storage, self._freed, address)
+            self.peak = max(self.peak, sum(self.live.values()))
             return out
 
     return AllocationTracker
