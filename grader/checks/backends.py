@@ -8,6 +8,7 @@ work). These run inside the child, next to candidate code.
 from __future__ import annotations
 
 import tracemalloc
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -239,12 +240,13 @@ class TorchBackend:
         return x
 
     def extra_memory(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-        """The largest single fresh allocation a torch call made during the call: a scratch
-        copy of the stack shows up as one O(N*D^2) tensor, a per-step temporary as O(D^2)."""
+        """Peak bytes of fresh tensor storage alive at once during the call: a scratch copy of
+        the stack, or a list holding every product, adds up to O(N*D^2); a per-step temporary
+        that dies once copied into P stays O(D^2)."""
         watcher = _torch_watcher(self.torch)()
         with watcher:
             result = fn(*args)
-        return result, watcher.largest
+        return result, watcher.peak
 
 
 def _einsum_flops(equation: str, operands: list[Any]) -> int:
@@ -258,7 +260,7 @@ def _einsum_flops(equation: str, operands: list[Any]) -> int:
 
 
 def _torch_watcher(torch: Any) -> type:
-    """A TorchFunctionMode that counts matmul flops and the largest fresh allocation."""
+    """A TorchFunctionMode that counts matmul flops and the peak of fresh storage alive."""
     from torch.overrides import TorchFunctionMode
     from torch.utils._pytree import tree_flatten
 
@@ -271,7 +273,19 @@ def _torch_watcher(torch: Any) -> type:
         def __init__(self) -> None:
             super().__init__()
             self.flops = 0
-            self.largest = 0
+            self.live: dict[int, int] = {}
+            self.peak = 0
+
+        def _freed(self, address: int) -> None:
+            self.live.pop(address, None)
+
+        def _track(self, storage: Any) -> None:
+            """Count a new storage until it is freed (a finalizer on its Python object, which
+            lives exactly as long as the storage)."""
+            address = storage.data_ptr()
+            if address and address not in self.live:
+                self.live[address] = int(storage.nbytes())
+                weakref.finalize(storage, self._freed, address)
 
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
@@ -291,7 +305,8 @@ def _torch_watcher(torch: Any) -> type:
                       for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
             for t in tree_flatten(out)[0]:
                 if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in inputs:
-                    self.largest = max(self.largest, int(t.untyped_storage().nbytes()))
+                    self._track(t.untyped_storage())
+            self.peak = max(self.peak, sum(self.live.values()))
             return out
 
     return TorchCallWatcher

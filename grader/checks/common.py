@@ -47,6 +47,19 @@ def reproduce(seed: int, part: str) -> str:
     return f"reproduce with `grader check {part} --seed {seed}`"
 
 
+def _wrong_outputs(cases: list[Case], observed: list[Observation],
+                   expected: Callable[[Case], np.ndarray]) -> list[tuple[Case, np.ndarray]]:
+    """Every (case, output) that came back with the right shape but wrong values."""
+    wrong = []
+    for case, obs in zip(cases, observed, strict=False):
+        if obs["raised"] is not None:
+            break
+        actual, truth = obs["value"], expected(case)
+        if actual.shape == truth.shape and find_mismatch(actual, truth, case.dtype):
+            wrong.append((case, actual))
+    return wrong
+
+
 def judge_cases(
     cases: list[Case],
     observed: list[Observation],
@@ -57,7 +70,8 @@ def judge_cases(
     part: str,
     generic_hint: str,
 ) -> Verdict:
-    """Pass when every case matches the truth; else the first bad case's evidence and hint."""
+    """Pass when every case matches the truth; else the first bad case's evidence, and the hint
+    of the known mistake that explains the wrong outputs."""
     for case, obs in zip(cases, observed, strict=False):
         if obs["raised"] is not None:
             return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}",
@@ -71,9 +85,10 @@ def judge_cases(
             )
         mismatch = find_mismatch(actual, truth, case.dtype)
         if mismatch is not None:
+            wrong = _wrong_outputs(cases, observed, expected)
             return failed(
                 f"{case.describe()}: {mismatch.describe(name)} ({reproduce(seed, part)})",
-                hint=diagnose(case, actual, mistakes) or generic_hint,
+                hint=diagnose(wrong, mistakes) or generic_hint,
             )
     return passed(f"{len(cases)} cases matched (N from {min(c.n for c in cases)} to "
                   f"{max(c.n for c in cases)}, D from {min(c.d for c in cases)} to "

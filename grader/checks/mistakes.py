@@ -1,8 +1,8 @@
 """Known wrong answers, so a failing check can name the mistake instead of only showing numbers.
 
 Each Mistake recomputes what a specific slip would produce (in float64, from the same inputs);
-when the candidate's output matches one of them, its hint is the diagnosis. Order matters: the
-first match wins, so the most specific slips come first.
+when the candidate's outputs match one of them, its hint is the diagnosis (see `diagnose`). Order
+matters on ties, so the most specific slips come first.
 """
 
 from __future__ import annotations
@@ -108,6 +108,24 @@ FORWARD_MISTAKES: tuple[Mistake, ...] = (
         "P[i] multiplies the running product P[i-1], not the previous input W[i-1].",
     ),
 )
+
+
+def _never_written(case: Case, actual: np.ndarray) -> bool:
+    """The caller's buffer still holds nothing but its NaN prefill."""
+    return actual.size > 0 and bool(np.isnan(actual).all())
+
+
+# Part 1 reads the answer from the caller's NaN-prefilled P, so "nothing landed in P" is its own
+# slip there (a new array returned instead, or the name P rebound), checked before the rest.
+INPLACE_MISTAKES: tuple[Mistake, ...] = (
+    Mistake(
+        "P never written",
+        _never_written,
+        "P was never written: the caller reads the answer from the buffer it passed in. Fill "
+        "it with slice assignment (P[i] = ...); returning a new array, or rebinding the name "
+        "(P = ...), leaves the caller's P untouched.",
+    ),
+) + FORWARD_MISTAKES
 
 
 def _stale_reads(W: np.ndarray) -> np.ndarray:
@@ -259,9 +277,18 @@ SCAN_BACKWARD_MISTAKES: tuple[Mistake, ...] = (
 )
 
 
-def diagnose(case: Case, actual: np.ndarray, mistakes: tuple[Mistake, ...]) -> str | None:
-    """The hint of the first known mistake that reproduces `actual` on this case, if any."""
+def diagnose(wrong: list[tuple[Case, np.ndarray]], mistakes: tuple[Mistake, ...]) -> str | None:
+    """The hint of the known mistake that reproduces most of the wrong outputs, if it explains
+    more than half of them (ties go to the earlier, more specific one).
+
+    One case alone can mislead: at N = 1 a P that was never written and a P whose first slot
+    was skipped look the same, so the verdict is taken over every case that came out wrong.
+    """
+    best, best_count = None, 0
     for mistake in mistakes:
-        if mistake.reproduces(case, actual):
-            return mistake.hint
-    return None
+        count = sum(mistake.reproduces(case, actual) for case, actual in wrong)
+        if count > best_count:
+            best, best_count = mistake, count
+    if best is None or 2 * best_count <= len(wrong):
+        return None
+    return best.hint

@@ -21,7 +21,7 @@ from grader.checks.common import (
     validation_plan,
 )
 from grader.checks.compare import matches
-from grader.checks.mistakes import FORWARD_MISTAKES
+from grader.checks.mistakes import INPLACE_MISTAKES
 
 FUNCTION = "prefix_products_out"
 GENERIC_HINT = "P[0] = W[0], then P[i] = P[i-1] @ W[i] for i = 1 .. N-1, written into P."
@@ -50,7 +50,7 @@ def correctness(ctx: Context) -> Plan:
         return call_each(api, fn, cases, _into_nan_buffer, _read_buffer)
 
     def judge(observed: list[Observation]) -> Verdict:
-        return judge_cases(cases, observed, lambda c: truth.forward(c.W), "P", FORWARD_MISTAKES,
+        return judge_cases(cases, observed, lambda c: truth.forward(c.W), "P", INPLACE_MISTAKES,
                            ctx.seed, "part1", GENERIC_HINT)
 
     return Plan(probe, judge)

@@ -79,7 +79,7 @@ def finite_difference_plan(ctx: Context, gradient: Any, part: str,
                 f"{case.describe()}, loss sum(P * dP), eps 1e-6: dL/dW[{i}] by finite "
                 f"differences is {mismatch.expected:.6g}, yours is {mismatch.yours:.6g} "
                 f"(max abs error {mismatch.max_abs:.3g}; seed {ctx.seed})",
-                hint=diagnose(case, obs["value"], mistakes) or "Finite differences do not lie: "
+                hint=diagnose([(case, obs["value"])], mistakes) or "Finite differences do not lie: "
                 "nudge that one entry of W by hand and watch the loss; then compare with your "
                 f"formula. (`grader hint {part}`)")
         return passed(f"all {case.W.size} entries of dW agree with central differences")
@@ -113,7 +113,7 @@ def gradcheck_plan(ctx: Context, make_fn: Any, dw: Any, mistakes: tuple[Mistake,
         if not result["ok"]:
             raised = result["raised"]
             where = f"\n  at {raised['where']}" if raised["where"] else ""
-            named = diagnose(case, dW["value"], mistakes) if dW["value"] is not None else None
+            named = diagnose([(case, dW["value"])], mistakes) if dW["value"] is not None else None
             return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
                           f"{first_line(raised['message'])}{where}",
                           hint=named or "gradcheck compares your backward's Jacobian with "

@@ -1,0 +1,66 @@
+"""Fixtures: one warm grading worker for the whole session, and workspaces built from data.
+
+Starting a worker imports torch (a second or two); grading a part in it costs a fork. So the
+buggy-solution matrix shares one worker, and each (solution, flavor) is graded once and the
+result reused by every test that asks about it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.results import RunResult
+from grader.runner import Request, Worker
+
+from helpers import TEST_SEED, TEST_TIMEOUT_S, Solution, write_workspace
+
+
+class Grading:
+    """Grades workspaces through one long-lived worker (restarted if it ever dies)."""
+
+    def __init__(self, tmp: pytest.TempPathFactory) -> None:
+        self._tmp = tmp
+        self._worker: Worker | None = None
+        self._ids = itertools.count()
+        self._graded: dict[tuple[str, str], RunResult] = {}
+
+    @property
+    def worker(self) -> Worker:
+        if self._worker is None or self._worker.process.poll() is not None:
+            self._worker = Worker()
+        return self._worker
+
+    def run(self, root: Path, flavor: str, parts: tuple[str, ...] | list[str], *,
+            seed: int = TEST_SEED, timeout_s: float = TEST_TIMEOUT_S,
+            memory_mb: int = 2048) -> RunResult:
+        request = Request(id=f"test-{next(self._ids)}", root=str(root), flavor=flavor,
+                          parts=list(parts), seed=seed, timeout_s=timeout_s,
+                          memory_mb=memory_mb)
+        return self.worker.run(request)
+
+    def solution(self, solution: Solution, flavor: str) -> RunResult:
+        """Grade a solution folder in one flavor (once per session)."""
+        key = (solution.name, flavor)
+        if key not in self._graded:
+            root = write_workspace(self._tmp.mktemp(f"{solution.name}-{flavor}"), flavor,
+                                   solution.start, solution.files(flavor))
+            self._graded[key] = self.run(root, flavor, solution.parts,
+                                         timeout_s=solution.timeout_s,
+                                         memory_mb=solution.memory_mb)
+        return self._graded[key]
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
+
+@pytest.fixture(scope="session")
+def grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
+    session = Grading(tmp_path_factory)
+    yield session
+    session.close()
+

@@ -1,0 +1,199 @@
+"""Shared test helpers: the known-buggy solution folders as data, workspaces built from them,
+and a validator for the documented `--json` document.
+
+A solution folder under tests/solutions/ holds exercise files and an `expect.toml`:
+
+    about = "what is wrong with this code"
+    flavors = ["numpy", "torch"]   # the flavors it is written for (default: both)
+    start = "reference"            # what the files it does not hold start as: "reference"
+                                   # (the parts it builds on are correct) or "stubs"
+    parts = ["part1"]              # the parts to grade (default: those whose files it holds)
+    timeout = 2                    # optional: seconds per check (default TEST_TIMEOUT_S)
+    memory_mb = 256                # optional: the child's memory cap
+    full_marks = false             # true: every graded check must pass
+
+    [[expect]]                     # one table per check whose outcome is pinned
+    check = "part1.correctness"
+    status = "failed"              # default "failed"
+    hint = "not commutative"       # optional: a substring the hint must contain
+    message = "first wrong entry"  # optional: a regex the message must match
+    flavors = ["torch"]            # optional: pinned in these flavors only
+
+Part files at the top of the folder serve every flavor; files under `torch/` or `numpy/` serve
+that flavor only and take precedence.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.parts import FLAVORS, PART_IDS, PARTS
+from grader.results import STATUSES, CheckResult, RunResult
+from grader.workspace import init_workspace
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SOLUTIONS = TESTS / "solutions"
+REFERENCE = REPO / "reference"
+PART_FILES = {part.file: part.id for part in PARTS}
+TEST_SEED = 20240
+TEST_TIMEOUT_S = 20.0
+MANIFEST = "expect.toml"
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """The outcome one check must have on a solution."""
+
+    check: str
+    status: str = "failed"
+    hint: str | None = None
+    message: str | None = None
+    flavors: tuple[str, ...] = FLAVORS
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A folder of exercise files and what the grader must say about them."""
+
+    name: str
+    folder: Path
+    about: str
+    flavors: tuple[str, ...]
+    start: str
+    parts: tuple[str, ...]
+    expect: tuple[Expectation, ...]
+    full_marks: bool = False
+    timeout_s: float = TEST_TIMEOUT_S
+    memory_mb: int = 2048
+
+    def files(self, flavor: str) -> dict[str, Path]:
+        """Exercise file name -> source, the flavor's own folder overriding the shared files."""
+        found = {p.name: p for p in sorted(self.folder.glob("*.py"))}
+        found.update({p.name: p for p in sorted((self.folder / flavor).glob("*.py"))})
+        return found
+
+
+def load_solution(folder: Path) -> Solution:
+    """Read and validate one solution folder; a mistake in the data fails loudly."""
+    data = tomllib.loads((folder / MANIFEST).read_text())
+    known = {"about", "flavors", "start", "parts", "expect", "full_marks", "timeout",
+             "memory_mb"}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"{folder.name}/{MANIFEST}: unknown keys {sorted(unknown)}")
+    names = {p.name for p in folder.glob("*.py")} | {
+        p.name for flavor in FLAVORS for p in (folder / flavor).glob("*.py")}
+    stray = names - set(PART_FILES) - {"__init__.py"}
+    if stray:
+        raise ValueError(f"{folder.name}: files that are not exercise files: {sorted(stray)}")
+    parts = tuple(data.get("parts") or sorted({PART_FILES[n] for n in names if n in PART_FILES}))
+    return Solution(
+        name=folder.name,
+        folder=folder,
+        about=str(data["about"]),
+        flavors=tuple(data.get("flavors", FLAVORS)),
+        start=str(data.get("start", "reference")),
+        parts=parts,
+        expect=tuple(_expectation(folder.name, e) for e in data.get("expect", [])),
+        full_marks=bool(data.get("full_marks", False)),
+        timeout_s=float(data.get("timeout", TEST_TIMEOUT_S)),
+        memory_mb=int(data.get("memory_mb", 2048)),
+    )
+
+
+def _expectation(name: str, data: dict[str, Any]) -> Expectation:
+    if "flavors" in data:
+        data = {**data, "flavors": tuple(data["flavors"])}
+    try:
+        return Expectation(**data)
+    except TypeError as exc:
+        raise ValueError(f"{name}/{MANIFEST}: bad [[expect]] table {data}: {exc}") from exc
+
+
+def all_solutions() -> list[Solution]:
+    return [load_solution(f) for f in sorted(SOLUTIONS.iterdir()) if (f / MANIFEST).is_file()]
+
+
+def checks_by_id(result: RunResult) -> dict[str, CheckResult]:
+    return {c.id: c for part in result.parts for c in part.checks}
+
+
+def write_workspace(root: Path, flavor: str, start: str = "reference",
+                    files: dict[str, Path] | None = None) -> Path:
+    """A fresh workspace at root: stubs, optionally the flavor's reference on top, then files."""
+    workspace = init_workspace(root, flavor)
+    if start == "reference":
+        for source in sorted((REFERENCE / flavor).glob("part*.py")):
+            shutil.copy(source, workspace.exercises / source.name)
+    for name, source in (files or {}).items():
+        shutil.copy(source, workspace.exercises / name)
+    return workspace.root
+
+
+# ---- the documented JSON document (issue 2, section 6) -------------------------------------
+
+RUN_KEYS = {"flavor", "seed", "score", "max_score", "parts"}
+PART_KEYS = {"id", "title", "score", "max_score", "checks"}
+CHECK_KEYS = {"id", "title", "status", "score", "max_score", "message", "hint", "duration_s"}
+
+
+def _number(value: Any, where: str) -> float:
+    assert isinstance(value, int | float) and not isinstance(value, bool), \
+        f"{where} should be a number, got {value!r}"
+    assert math.isfinite(value), f"{where} is not finite: {value!r}"
+    return float(value)
+
+
+def _keys(obj: Any, keys: set[str], where: str) -> None:
+    assert isinstance(obj, dict), f"{where} should be an object, got {type(obj).__name__}"
+    assert set(obj) == keys, f"{where} keys {sorted(obj)} != {sorted(keys)}"
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-3)
+
+
+def validate_check(check: Any, where: str) -> None:
+    _keys(check, CHECK_KEYS, where)
+    for key in ("id", "title", "message"):
+        assert isinstance(check[key], str), f"{where}.{key} should be a string"
+    assert check["status"] in STATUSES, f"{where}.status {check['status']!r} not allowed"
+    assert check["hint"] is None or isinstance(check["hint"], str), f"{where}.hint"
+    score = _number(check["score"], f"{where}.score")
+    max_score = _number(check["max_score"], f"{where}.max_score")
+    assert _number(check["duration_s"], f"{where}.duration_s") >= 0
+    assert 0 <= score <= max_score + 1e-9, f"{where}: score {score} outside [0, {max_score}]"
+    if check["status"] == "passed":
+        assert _close(score, max_score), f"{where}: passed but scored {score}/{max_score}"
+    elif check["status"] != "failed":
+        assert score == 0, f"{where}: {check['status']} but scored {score}"
+
+
+def validate_run_json(doc: Any) -> None:
+    """Assert that doc has exactly the documented shape, types, statuses and score sums."""
+    _keys(doc, RUN_KEYS, "run")
+    assert doc["flavor"] in FLAVORS, f"flavor {doc['flavor']!r}"
+    assert isinstance(doc["seed"], int) and not isinstance(doc["seed"], bool), "seed"
+    assert isinstance(doc["parts"], list), "parts should be a list"
+    for p, part in enumerate(doc["parts"]):
+        where = f"parts[{p}]"
+        _keys(part, PART_KEYS, where)
+        assert part["id"] in PART_IDS, f"{where}.id {part['id']!r}"
+        assert isinstance(part["title"], str) and part["title"], f"{where}.title"
+        assert isinstance(part["checks"], list) and part["checks"], f"{where}.checks"
+        for c, check in enumerate(part["checks"]):
+            validate_check(check, f"{where}.checks[{c}]")
+            assert check["id"].startswith(part["id"] + "."), f"{check['id']} under {part['id']}"
+        for key in ("score", "max_score"):
+            total = sum(c[key] for c in part["checks"])
+            assert _close(_number(part[key], f"{where}.{key}"), total), \
+                f"{where}.{key} {part[key]} != sum of its checks {total}"
+    for key in ("score", "max_score"):
+        total = sum(p[key] for p in doc["parts"])
+        assert _close(_number(doc[key], key), total), f"{key} {doc[key]} != sum of parts {total}"

@@ -1,0 +1,10 @@
+"""Buggy: no N == 0 case, so P[0] = W[0] indexes past the end."""
+
+
+def prefix_products_out(W, P):
+    if W.ndim != 3 or W.shape[1] != W.shape[2] or P.shape != W.shape:
+        raise ValueError("W and P must both have shape (N, D, D)")
+    P[0] = W[0]
+    for i in range(1, len(W)):
+        P[i] = P[i - 1] @ W[i]
+    return P

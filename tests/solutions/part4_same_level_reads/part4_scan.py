@@ -1,0 +1,13 @@
+"""Buggy: updates one buffer in place, low to high, so a level reads slots it already updated."""
+
+
+def hillis_steele_scan_forward(W):
+    current = W * 1
+    levels = []
+    step = 1
+    while step < len(W):
+        levels.append((step, current * 1))
+        for i in range(step, len(W)):
+            current[i] = current[i - step] @ current[i]
+        step *= 2
+    return current, levels

@@ -1,0 +1,62 @@
+"""The known-buggy solutions under tests/solutions/, each graded by the real grader: the check
+meant to catch each mistake must fail (or time out, or error) with a hint that names it.
+
+The cases are data (see helpers.py for the expect.toml format); this module only turns them into
+tests, one per (solution, flavor).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from grader.checks import checks_for
+from grader.parts import FLAVORS, PART_IDS
+from grader.results import STATUSES
+
+from helpers import Solution, all_solutions, checks_by_id
+
+SOLUTIONS = all_solutions()
+CASES = [pytest.param(s, f, id=f"{s.name}[{f}]") for s in SOLUTIONS for f in s.flavors]
+
+
+def test_the_solution_data_is_well_formed() -> None:
+    """Each manifest names real checks of the parts it grades, in flavors that have them."""
+    assert SOLUTIONS, "no solutions found"
+    for solution in SOLUTIONS:
+        assert solution.about, solution.name
+        assert set(solution.flavors) <= set(FLAVORS), solution.name
+        assert solution.start in ("reference", "stubs"), solution.name
+        assert solution.parts and set(solution.parts) <= set(PART_IDS), solution.name
+        assert solution.expect or solution.full_marks, f"{solution.name} pins nothing"
+        for expect in solution.expect:
+            assert expect.status in STATUSES, (solution.name, expect)
+            for flavor in set(expect.flavors) & set(solution.flavors):
+                ids = {c.id for part in solution.parts for c in checks_for(part, flavor)}
+                assert expect.check in ids, f"{solution.name}: {expect.check} ({flavor})"
+
+
+@pytest.mark.parametrize(("solution", "flavor"), CASES)
+def test_solution_gets_the_pinned_verdicts(grading, solution: Solution, flavor: str) -> None:
+    result = grading.solution(solution, flavor)
+    checks = checks_by_id(result)
+    assert [p.id for p in result.parts] == list(solution.parts)
+    if solution.full_marks:
+        # Only checks that cannot apply here (GPU timing on a CPU) may be skipped.
+        failing = {c.id: f"{c.status}: {c.message}" for c in checks.values()
+                   if c.status != "passed" and not (c.status == "skipped" and c.max_score == 0)}
+        assert not failing, failing
+        assert result.score == pytest.approx(result.max_score)
+    else:
+        assert not result.all_passed, "a buggy solution passed every check"
+    for expect in solution.expect:
+        if flavor not in expect.flavors:
+            continue
+        check = checks[expect.check]
+        shown = f"{check.id}: {check.status}: {check.message!r}, hint {check.hint!r}"
+        assert check.status == expect.status, shown
+        if expect.hint is not None:
+            assert check.hint is not None and expect.hint in check.hint, shown
+        if expect.message is not None:
+            assert re.search(expect.message, check.message), shown
