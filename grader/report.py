@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import date
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -155,22 +156,28 @@ def render_json(result: RunResult) -> str:
     return json.dumps(result.to_dict(), indent=2)
 
 
+def _short_when(when: str, today: date | None = None) -> str:
+    """'2026-11-29 17:13' reads as '17:13' on the day itself."""
+    day = (today or date.today()).isoformat()
+    return when.removeprefix(day).strip() or when
+
+
 def render_part_list(console: Console, last: dict[str, dict[str, float | str]]) -> None:
     """`grader list`: every part with its file, budget and last recorded result."""
-    table = Table(title="The round: P[i] = W[0] @ ... @ W[i]", title_justify="left")
-    for column in ("part", "title", "file", "budget", "last result"):
-        table.add_column(column)
+    table = Table(title=escape("The round: P[i] = W[0] @ ... @ W[i]"), title_justify="left")
+    for column in ("part", "title", "file", "budget", "last result", "checked"):
+        table.add_column(column, no_wrap=column in ("part", "file", "checked"))
     for part in PARTS:
         record = last.get(part.id)
         if record:
             state = "full marks" if record["full"] else "not passing yet"
             shown = Text(f"{_points(float(record['score']), float(record['max_score']))} "
-                         f"{state} ({record['when']})",
-                         style="green" if record["full"] else "yellow")
+                         f"{state}", style="green" if record["full"] else "yellow")
+            when = _short_when(str(record["when"]))
         else:
-            shown = Text("not checked yet", style="dim")
+            shown, when = Text("not checked yet", style="dim"), ""
         table.add_row(part.id, part.title, f"exercises/{part.file}",
-                      f"{part.budget_minutes:g} min", shown)
+                      f"{part.budget_minutes:g} min", shown, when)
     console.print(table)
 
 
