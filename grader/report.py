@@ -165,9 +165,11 @@ def _short_when(when: str, today: date | None = None) -> str:
 def render_part_list(console: Console, last: dict[str, dict[str, float | str]]) -> None:
     """`grader list`: every part with its file, budget and last recorded result."""
     table = Table(title=escape("The round: P[i] = W[0] @ ... @ W[i]"), title_justify="left",
-                  caption="each part's file is exercises/<file>", caption_justify="left")
-    for column in ("part", "title", "file", "budget", "last result", "checked"):
-        table.add_column(column, no_wrap=column != "last result")
+                  caption="files: " + ", ".join(f"exercises/{p.file}" for p in PARTS),
+                  caption_justify="left")
+    for column in ("part", "title", "budget", "last result", "checked"):
+        table.add_column(column, no_wrap=column in ("part", "budget", "checked"),
+                         min_width=24 if column == "last result" else None)
     for part in PARTS:
         record = last.get(part.id)
         if record:
@@ -177,7 +179,7 @@ def render_part_list(console: Console, last: dict[str, dict[str, float | str]]) 
             when = _short_when(str(record["when"]))
         else:
             shown, when = Text("not checked yet", style="dim"), ""
-        table.add_row(part.id, part.title, part.file,
+        table.add_row(part.id, part.title,
                       f"{part.budget_minutes:g} min", shown, when)
     console.print(table)
 
