@@ -28,10 +28,10 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "version-counter",
         "why writing into a tensor autograd saved makes backward fail",
-        "Every tensor's storage has a version counter; each in-place write (x[i] = ..., x += "
-        "..., x.copy_(...), any op ending in _) increments it, and all views of the storage "
-        "share it. When an operation saves a tensor for its backward (matmul saves both "
-        "operands: for Y = A @ B, dA = G @ B^T needs B and dB = A^T @ G needs A) autograd "
+        "Every tensor has a version counter, shared with all of its views; each in-place write "
+        "(x[i] = ..., x += ..., x.copy_(...), any op ending in _) increments it. When an "
+        "operation saves a tensor for its backward (matmul saves both operands: for Y = A @ B, "
+        "dA = G @ B^T needs B and dB = A^T @ G needs A) autograd "
         "records the counter's value. At backward time it compares: if the counter moved, it "
         "raises 'one of the variables needed for gradient computation has been modified by an "
         "inplace operation ... is at version 4; expected version 3' instead of computing a "

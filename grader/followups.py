@@ -247,15 +247,15 @@ def _stale_views(run: dict[str, Any]) -> str:
             f"{run['final_version']}. Backward meets the last matmul first: its saved "
             f"P[{last['slot']}] expected version {last['version']} and found "
             f"{run['final_version']}. P[{last['slot']}]'s values never changed: the counter "
-            "belongs to the whole buffer, shared by every view, so autograd cannot tell which "
-            "slot a write touched and refuses rather than risk a wrong gradient.")
+            "is shared by P and every view of it, so autograd cannot tell which slot a write "
+            "touched and refuses rather than risk a wrong gradient.")
 
 
 VERSION_COUNTER = (
-    "The version counter: every tensor's storage carries a counter that each in-place write "
-    "increments (you can read it as t._version), and every view of that storage shares it. "
-    "When autograd saves a tensor for backward (matmul saves both operands: for Y = A @ B it "
-    "needs A and B to compute B's and A's gradients) it records the counter's value; backward "
+    "The version counter: every tensor carries a counter, shared with all of its views, that "
+    "each in-place write increments (you can read it as t._version). When autograd saves a "
+    "tensor for backward (matmul saves both operands: for Y = A @ B, A's gradient G @ B^T "
+    "needs B and B's gradient A^T @ G needs A) it records the counter's value; backward "
     "compares and raises 'modified by an inplace operation' if it moved. P[i] = P[i-1] @ W[i] "
     "saves P[i-1], a view of P, and the next assignment writes into P again."
 )

@@ -42,8 +42,10 @@ def clock_line(round_: mock.Round, now: float) -> Text:
     """The round's clock in one line: elapsed and left, or how far into overtime."""
     clock = mock.clock(round_, now)
     if not round_.running:
+        over = (f", overtime +{fmt_clock(clock.elapsed_s - clock.limit_s)}" if clock.overtime
+                else "")
         return Text(f"mock round ended after {fmt_clock(clock.elapsed_s)} "
-                    f"({fmt_clock(clock.limit_s)} round)", style="bold")
+                    f"({fmt_clock(clock.limit_s)} round{over})", style="bold")
     if clock.overtime:
         return Text.assemble(("mock round · ", "bold"),
                              (f"OVERTIME +{fmt_clock(clock.elapsed_s - clock.limit_s)}",
@@ -208,8 +210,11 @@ def report_markdown(report: mock.Report) -> str:
                       f"{raised['type']}: {raised['message']}", "```", ""]
             if run.get("line"):
                 lines += [f"at `{run['line']}`", ""]
-        lines += ["**Your answer.** " + (f.answer if not f.skipped
-                                         else "_(skipped: asked without a terminal)_"), ""]
+        if f.skipped:
+            lines += ["**Your answer.** _(skipped)_", ""]
+        else:
+            lines += ["**Your answer.**", ""] + [f"> {line}" for line in f.answer.splitlines()]
+            lines.append("")
         followup = followup_for(f.part, round_.flavor)
         if followup is not None:
             lines += ["**A model answer.**", "", followup.model_answer(f.evidence), ""]
@@ -277,11 +282,13 @@ def render_model_answer(console: Console, text: str, topics: Iterable[str],
 
 def render_solution(console: Console, part_id: str, path: Path, forced: bool) -> None:
     part = get_part(part_id)
-    note = " (shown with --force before you passed)" if forced else ""
     console.print(Panel(Syntax(path.read_text(), "python", line_numbers=True,
                                theme="ansi_dark"),
-                        title=f"{part.id} · {part.title} · reference solution{note}",
+                        title=f"{part.id} · {part.title} · reference solution",
                         title_align="left"))
+    if forced:
+        console.print(Text("Shown with --force before you passed (a mock round counts it as a "
+                           "hint).", style="dim"))
 
 
 def render_topic_list(console: Console, topics: Iterable[tuple[str, str]]) -> None:

@@ -160,12 +160,12 @@ def test_solution_only_after_passing_or_forced(workspace: Workspace, clock: Fake
     run(workspace, "mock", "start")
     forced = run(workspace, "solution", "part3", "--force")
     assert forced.exit_code == 0 and "prefix_products_backward" in forced.output
-    assert "shown with --force" in forced.output
+    assert "Shown with --force" in forced.output
     assert mock.current_round(workspace).hints_for("part3") == 1
 
     state.record_results(workspace, result(("part3", 35.0, True)))
     shown = run(workspace, "solution", "part3")
-    assert shown.exit_code == 0 and "shown with --force" not in shown.output
+    assert shown.exit_code == 0 and "Shown with --force" not in shown.output
     assert mock.current_round(workspace).hints_for("part3") == 1
 
 

@@ -94,6 +94,7 @@ def test_no_round_means_nothing_is_recorded(workspace: Workspace) -> None:
     assert mock.record_check(workspace, result(("part1", 1.0, False)), T0) is None
     assert mock.take_hint(workspace, "part1", 3, T0) is None
     assert mock.record_solution(workspace, "part1", True, T0) is False
+    assert not mock.mock_dir(workspace).exists()
 
 
 def test_overtime_is_marked_and_scored_apart(workspace: Workspace) -> None:
@@ -112,6 +113,7 @@ def test_overtime_is_marked_and_scored_apart(workspace: Workspace) -> None:
     assert report.report.score == 20.0 and report.report.score_at_limit == 10.0
     text = report.markdown_path.read_text()
     assert "overtime: 00:40 past the limit" in text
+    assert "overtime +00:40" in views.clock_line(report.report.round, clock()).plain
     assert "| 01:30 (overtime) |" in text
 
 
