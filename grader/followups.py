@@ -180,14 +180,14 @@ def _part1_probe(api: Api) -> dict[str, Any]:
 
 
 def _annotate(run: dict[str, Any]) -> dict[str, Any]:
-    """Name the known autograd error a run raised, and check a gradient that came back."""
-    from grader.checks.autograd import explain_autograd_error
+    """Name the known autograd error a run raised (by its `grader explain` topic), and check a
+    gradient that came back."""
+    from grader.checks.autograd import autograd_error_topic
 
     out = {k: v for k, v in run.items() if k not in ("grad", "W", "raised")}
     raised = run.get("raised")
     out["raised"] = {k: raised[k] for k in ("type", "message", "where")} if raised else None
-    known = explain_autograd_error(raised["message"]) if raised else None
-    out["error"] = _error_kind(raised["message"]) if known else None
+    out["error"] = autograd_error_topic(raised["message"]) if raised else None
     if raised is None and "grad" in run:
         import numpy as np
 
@@ -198,14 +198,6 @@ def _annotate(run: dict[str, Any]) -> dict[str, Any]:
         out["grad_ok"] = matches(np.array(run["grad"]), truth.backward(W, np.ones_like(W)),
                                  "float64")
     return out
-
-
-def _error_kind(message: str) -> str:
-    if "modified by an inplace operation" in message:
-        return "version-counter"
-    if "leaf Variable" in message:
-        return "leaf-inplace"
-    return "detached"
 
 
 def _part1_interpret(frame: dict[str, Any]) -> Evidence:
@@ -283,7 +275,7 @@ def _part1_answer(evidence: Evidence) -> str:
     pieces += [_stale_views(r) for r in runs if r["error"] == "version-counter"]
     if "leaf-inplace" in kinds:
         pieces.append(LEAF)
-    if "detached" in kinds:
+    if "detached-graph" in kinds:
         pieces.append("The detached error: P never joined W's graph (torch.no_grad, .data, "
                       "detach or a numpy round trip), so there is nothing to differentiate.")
     if evidence["status"] == "textbook" and evidence["yours_ran"]:

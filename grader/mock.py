@@ -34,7 +34,7 @@ from typing import Any
 
 from grader.parts import Part, get_part
 from grader.results import RunResult
-from grader.state import read_json, write_json_atomic
+from grader.state import read_json, write_json_atomic, write_text_atomic
 from grader.workspace import Workspace, render_stub
 
 MOCK_DIR = "mock"
@@ -154,7 +154,7 @@ class Round:
 
 
 @dataclass(frozen=True)
-class Clock:
+class RoundClock:
     """The round's clock at one moment: what `grader check --json` reports as "mock"."""
 
     elapsed_s: float
@@ -167,9 +167,9 @@ class Clock:
                 "overtime": self.overtime}
 
 
-def clock(round_: Round, now: float) -> Clock:
+def clock(round_: Round, now: float) -> RoundClock:
     elapsed = round_.elapsed_s(now)
-    return Clock(elapsed, max(0.0, round_.limit_s - elapsed), elapsed > round_.limit_s,
+    return RoundClock(elapsed, max(0.0, round_.limit_s - elapsed), elapsed > round_.limit_s,
                  round_.limit_s)
 
 
@@ -404,15 +404,9 @@ def end_round(workspace: Workspace, now: float, markdown: Markdown) -> Ended:
     folder = round_dir(workspace, round_)
     folder.mkdir(parents=True, exist_ok=True)
     md_path, json_path = folder / "report.md", folder / "report.json"
-    _write_text_atomic(md_path, markdown(report))
+    write_text_atomic(md_path, markdown(report))
     write_json_atomic(json_path, report.to_json())
     return Ended(report, md_path, json_path, already)
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
 
 
 # --- recording ---------------------------------------------------------------------------------
@@ -423,7 +417,7 @@ class Recorded:
     """What one check added to the running round."""
 
     round: Round
-    clock: Clock
+    clock: RoundClock
     attempts: list[Attempt]
     first_passes: list[str]
 
@@ -446,7 +440,7 @@ def _snapshot(workspace: Workspace, round_: Round, source: Path, digest: str) ->
     target = round_dir(workspace, round_) / "snapshots" / f"{digest[:12]}-{source.name}"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        _write_text_atomic(target, source.read_text())
+        write_text_atomic(target, source.read_text())
     return str(target.relative_to(workspace.root))
 
 
@@ -513,8 +507,3 @@ def record_followup(workspace: Workspace, part: str, question: str, answer: str 
         if round_ is not None:
             round_.followups.append(FollowUpAnswer(
                 round_.elapsed_s(now), part, question, answer or "", answer is None, evidence))
-
-
-def asked(round_: Round, part: str) -> bool:
-    return any(f.part == part for f in round_.followups)
-
