@@ -12,6 +12,7 @@ Layout of `.grader/mock/`:
     <round id>/snapshots/   the exercise file of every attempt, stored once per content
     <round id>/report.md    the report, written when the round ends
     <round id>/report.json
+    <round id>/session.json the ended round's whole record, kept when the next one starts
 
 How a round measures time per part: the interview reveals the parts in order, so a part's clock
 starts at the latest first pass of an earlier part (the round's start for the first part) and
@@ -390,8 +391,9 @@ class Ended:
 
 def end_round(workspace: Workspace, now: float, markdown: Markdown) -> Ended:
     """End the running round (or, if the latest already ended, rewrite its report again) and
-    save the report beside its snapshots. Ending twice is harmless, so a crash mid-way is
-    repaired by running it again."""
+    save the report and the round's whole record beside its snapshots, where the next round
+    cannot overwrite them. Ending twice is harmless, so a crash mid-way is repaired by running
+    it again."""
     with _locked(workspace):
         round_ = load_round(workspace)
         if round_ is None:
@@ -406,6 +408,7 @@ def end_round(workspace: Workspace, now: float, markdown: Markdown) -> Ended:
     md_path, json_path = folder / "report.md", folder / "report.json"
     write_text_atomic(md_path, markdown(report))
     write_json_atomic(json_path, report.to_json())
+    write_json_atomic(folder / SESSION, round_.to_dict())
     return Ended(report, md_path, json_path, already)
 
 
