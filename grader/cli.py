@@ -268,7 +268,7 @@ def explain(topic: str | None, no_demo: bool) -> None:
         return
     chosen = explaining.get_topic(topic)
     demos = [] if no_demo else explaining.run_demos(chosen)
-    views.render_topic(out, f"{chosen.name}: {chosen.summary}", chosen.text, demos)
+    views.render_topic(out, chosen.name, chosen.summary, chosen.text, demos)
 
 
 @cli.command(help=WATCH_HELP)
@@ -316,7 +316,7 @@ def mock_start(minutes: float | None, force: bool, workspace_dir: Path | None) -
             click.confirm(f"A mock round started {elapsed} ago is still running. End it (its "
                           "report is saved) and start a new one?", abort=True)
         ended = guarded(mock.end_round, workspace, now(), views.report_markdown)
-        out.print(f"Ended the running round; its report: {ended.markdown_path}")
+        out.print(f"Ended the running round; its report: {ended.markdown_path}", markup=False)
     views.render_round_started(out, guarded(mock.start_round, workspace, now(), minutes))
 
 

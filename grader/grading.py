@@ -84,7 +84,7 @@ def present(console: Console, workspace: Workspace, graded: Graded, now: Clock,
 
     report.render_scorecard(console, graded.result)
     if graded.warning:
-        console.print(f"[yellow]{graded.warning}[/]")
+        console.print(graded.warning, style="yellow", markup=False)
     if graded.recorded is not None:
         views.render_round(console, graded.recorded.round, now())
     conduct_followups(workspace, graded, now, console, ask)

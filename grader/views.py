@@ -15,7 +15,6 @@ from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -136,7 +135,7 @@ def render_report(console: Console, ended: mock.Ended) -> None:
     for followup in report.round.followups:
         said = "skipped" if followup.skipped else "answered"
         console.print(Text(f"follow-up {followup.part}: {said}", style="dim"))
-    console.print(f"Saved: {ended.markdown_path} and {ended.json_path}")
+    console.print(f"Saved: {ended.markdown_path} and {ended.json_path}", markup=False)
 
 
 # --- the report as markdown --------------------------------------------------------------------
@@ -296,15 +295,18 @@ def render_topic_list(console: Console, topics: Iterable[tuple[str, str]]) -> No
     table.add_column("topic", no_wrap=True, style="bold")
     table.add_column("what it explains")
     for name, summary in topics:
-        table.add_row(name, summary)
+        table.add_row(name, Text(summary))
     console.print(table)
 
 
-def render_topic(console: Console, title: str, text: str,
+def render_topic(console: Console, name: str, summary: str, text: str,
                  demos: Iterable[tuple[str, str]]) -> None:
     """A topic's explanation, then each live demonstration: the code and what it printed."""
-    console.print(Panel(Text(text), title=escape(title), title_align="left",
-                        border_style="cyan"))
-    for code, output in demos:
+    console.print(Panel(Group(Text(summary, style="bold"), Text(""), Text(text)),
+                        title=name, title_align="left", border_style="cyan"))
+    for index, (code, output) in enumerate(demos, 1):
+        console.print(Text(f"live demo {index}", style="bold cyan"))
         console.print(Syntax(code, "python", theme="ansi_dark"))
-        console.print(Text(output.rstrip() or "(no output)", style="dim"))
+        printed = output.rstrip() or "(no output)"
+        console.print(Text("\n".join(f"» {line}" for line in printed.splitlines()),
+                           style="dim"))

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
+
 from grader import grading, mock, views
 
 if TYPE_CHECKING:
@@ -106,13 +108,14 @@ class WatchSession:
             with self.console.status(f"grading ({names})…"):
                 graded = grading.grade(self.workspace, self.request, self.worker, self.now)
         except GraderCrash as exc:  # report it, and carry on with a fresh worker
-            self.console.print(f"[red]the grader itself failed; please report this:[/]\n{exc}")
+            self.console.print(Text(f"the grader itself failed; please report this:\n{exc}",
+                                    style="red"))
             self.worker.close()
             self.worker = self.new_worker()
             self._wait()
             return
         self.console.clear()
-        self.console.print(f"[dim]grader watch · changed: {names}[/]")
+        self.console.print(Text(f"grader watch · changed: {names}", style="dim"))
         grading.present(self.console, self.workspace, graded, self.now, self.ask)
         self._wait()
 
