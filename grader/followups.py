@@ -58,6 +58,14 @@ def _always(question: str) -> Callable[[Evidence], str]:
     return lambda evidence: question
 
 
+def _answer(before: str, measured: Callable[[Evidence], str],
+            after: str) -> Callable[[Evidence], str]:
+    """A model answer with a sentence measured on the candidate's code in the middle, when the
+    demonstration ran."""
+    return lambda evidence: before + (measured(evidence) if evidence["status"] == "measured"
+                                      else "") + after
+
+
 def _observation(frame: dict[str, Any]) -> tuple[dict[str, Any], Evidence | None]:
     """(the probe's data, None), or ({}, evidence saying why there is no demonstration): the
     child failed, or the candidate's function raised where it should not have."""
@@ -320,22 +328,23 @@ PART2_QUESTION = (
 )
 
 
-def _part2_answer(evidence: Evidence) -> str:
-    measured = ""
-    if evidence["status"] == "measured":
-        measured = (f"Measured on your code with N={evidence['n']}, D={evidence['d']} "
-                    f"(float64): autograd saved {evidence['count']} tensors, "
-                    f"{evidence['bytes']} bytes; the textbook loop saves both operands of each "
-                    f"of its N-1 matmuls, 2(N-1) D x D matrices. ")
-    return (
-        "Every product is a new tensor that nothing writes again, so every tensor a matmul saved "
-        "still has the version it was saved at when backward runs; torch.stack copies the "
-        "products into a fresh result. " + measured +
-        "That is O(N D^2) memory held from forward to backward, on top of P itself. To cut it: "
-        "a custom autograd.Function that saves only W and P (the backward of Part 3 needs "
-        "nothing else: the prefixes are P), or recompute the prefixes in backward "
-        "(checkpointing: compute traded for memory)."
-    )
+def _part2_measured(evidence: Evidence) -> str:
+    return (f"Measured on your code with N={evidence['n']}, D={evidence['d']} (float64): "
+            f"autograd saved {evidence['count']} tensors, {evidence['bytes']} bytes; the "
+            "textbook loop saves both operands of each of its N-1 matmuls, 2(N-1) D x D "
+            "matrices. ")
+
+
+_part2_answer = _answer(
+    "Every product is a new tensor that nothing writes again, so every tensor a matmul saved "
+    "still has the version it was saved at when backward runs; torch.stack copies the "
+    "products into a fresh result. ",
+    _part2_measured,
+    "That is O(N D^2) memory held from forward to backward, on top of P itself. To cut it: "
+    "a custom autograd.Function that saves only W and P (the backward of Part 3 needs "
+    "nothing else: the prefixes are P), or recompute the prefixes in backward "
+    "(checkpointing: compute traded for memory).",
+)
 
 
 # --- part 3: why dW[j] collects every later prefix ----------------------------------------------
@@ -376,24 +385,25 @@ PART3_QUESTION = (
 )
 
 
-def _part3_answer(evidence: Evidence) -> str:
-    measured = ""
-    if evidence["status"] == "measured":
-        shown = ", ".join(f"{n:.3g}" for n in evidence["norms"])
-        measured = (f"Live, on your code: with dP zero except at P[{evidence['slot']}], the "
-                    f"norms of your dW[0..{evidence['n'] - 1}] are {shown}: W[j] receives "
-                    f"gradient exactly when j <= {evidence['slot']}, because only "
-                    f"W[0..{evidence['slot']}] appear in P[{evidence['slot']}]. ")
-    return (
-        "W[j] is a factor of every prefix from P[j] on, so the chain rule sums over all of "
-        "them: dW[j] = sum over i >= j of (W[0] ... W[j-1])^T dP[i] (W[j+1] ... W[i])^T, "
-        "the prefix before j transposed on the left and the suffix after j transposed on the "
-        "right (for Y = A @ B: dA = G B^T, dB = A^T G). " + measured +
-        "Evaluated term by term that is O(N^2) matmuls, O(N^2 D^3). The backward sweep keeps "
-        "the adjoint adj = sum over i >= j of dP[i] (W[j+1] ... W[i])^T: going down, "
-        "adj = adj @ W[j]^T + dP[j-1] reuses the previous step, so every dW[j] = P[j-1]^T adj "
-        "costs two matmuls: O(N D^3), the same order as the forward."
-    )
+def _part3_measured(evidence: Evidence) -> str:
+    slot = evidence["slot"]
+    shown = ", ".join(f"{n:.3g}" for n in evidence["norms"])
+    return (f"Live, on your code: with dP zero except at P[{slot}], the norms of your "
+            f"dW[0..{evidence['n'] - 1}] are {shown}: W[j] receives gradient exactly when "
+            f"j <= {slot}, because only W[0..{slot}] appear in P[{slot}]. ")
+
+
+_part3_answer = _answer(
+    "W[j] is a factor of every prefix from P[j] on, so the chain rule sums over all of "
+    "them: dW[j] = sum over i >= j of (W[0] ... W[j-1])^T dP[i] (W[j+1] ... W[i])^T, "
+    "the prefix before j transposed on the left and the suffix after j transposed on the "
+    "right (for Y = A @ B: dA = G B^T, dB = A^T G). ",
+    _part3_measured,
+    "Evaluated term by term that is O(N^2) matmuls, O(N^2 D^3). The backward sweep keeps "
+    "the adjoint adj = sum over i >= j of dP[i] (W[j+1] ... W[i])^T: going down, "
+    "adj = adj @ W[j]^T + dP[j-1] reuses the previous step, so every dW[j] = P[j-1]^T adj "
+    "costs two matmuls: O(N D^3), the same order as the forward.",
+)
 
 
 # --- part 4: work and depth of the scan ---------------------------------------------------------
@@ -436,26 +446,27 @@ PART4_QUESTION = (
 )
 
 
-def _part4_answer(evidence: Evidence) -> str:
-    measured = ""
-    if evidence["status"] == "measured":
-        lines = [f"N={r['n']}: your scan {r['flops']} matmul flops in {r['levels']} levels; "
-                 f"the loop {r['sequential_flops']} flops in {r['sequential_depth']} dependent "
-                 "steps" for r in evidence["rows"]]
-        measured = (f"Measured on your forward (D={evidence['d']}): " + "; ".join(lines) + ". ")
-    return (
-        "Work: level s does N - s matmuls, about N log2 N of them in total, O(N D^3 log N) "
-        "against the loop's N - 1 (O(N D^3)). Depth: ceil(log2 N) levels, each one batched "
-        "matmul whose products are independent, against N - 1 matmuls that each wait for the "
-        "previous one. " + measured +
-        "The scan wins when the loop is latency-bound: long sequences of small matrices, where "
-        "one D x D matmul cannot fill the GPU and the loop pays a kernel launch per step. It "
-        "loses when D is large enough that a single matmul already saturates the device: then "
-        "the extra log N factor of work is paid in full, plus O(N D^2 log N) memory if every "
-        "level is cached for backward. (A work-efficient Blelloch scan does O(N) work in "
-        "2 log N steps.) To measure it: synchronise before reading the clock (CUDA events or "
-        "torch.utils.benchmark), warm up, report the median over many runs."
-    )
+def _part4_measured(evidence: Evidence) -> str:
+    lines = [f"N={r['n']}: your scan {r['flops']} matmul flops in {r['levels']} levels; the "
+             f"loop {r['sequential_flops']} flops in {r['sequential_depth']} dependent steps"
+             for r in evidence["rows"]]
+    return f"Measured on your forward (D={evidence['d']}): " + "; ".join(lines) + ". "
+
+
+_part4_answer = _answer(
+    "Work: level s does N - s matmuls, about N log2 N of them in total, O(N D^3 log N) "
+    "against the loop's N - 1 (O(N D^3)). Depth: ceil(log2 N) levels, each one batched "
+    "matmul whose products are independent, against N - 1 matmuls that each wait for the "
+    "previous one. ",
+    _part4_measured,
+    "The scan wins when the loop is latency-bound: long sequences of small matrices, where "
+    "one D x D matmul cannot fill the GPU and the loop pays a kernel launch per step. It "
+    "loses when D is large enough that a single matmul already saturates the device: then "
+    "the extra log N factor of work is paid in full, plus O(N D^2 log N) memory if every "
+    "level is cached for backward. (A work-efficient Blelloch scan does O(N) work in "
+    "2 log N steps.) To measure it: synchronise before reading the clock (CUDA events or "
+    "torch.utils.benchmark), warm up, report the median over many runs.",
+)
 
 
 FOLLOWUPS: dict[str, FollowUp] = {
