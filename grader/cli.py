@@ -7,8 +7,10 @@ not import torch: `grader --help` and `grader list` stay instant.
 
 from __future__ import annotations
 
+import json
 import random
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -16,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from grader import __version__
+from grader import __version__, mock
+from grader.explain import TOPIC_NAMES
 from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, get_part
 from grader.workspace import (
     Workspace,
@@ -30,7 +33,9 @@ if TYPE_CHECKING:
     from grader.runner import Request
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MEMORY_MB = 2048
 
 CHECK_HELP = """Run the hidden checks on your exercises and print a scorecard.
 
@@ -42,6 +47,31 @@ check passed (skips allowed), 1 otherwise, 2 on a usage error.
 def console() -> Console:
     """Rich respects NO_COLOR and drops colour when stdout is not a terminal."""
     return Console(highlight=False)
+
+
+def now() -> float:
+    """The time for mock rounds, read through the module so tests can fake the clock."""
+    return mock.wall_clock()
+
+
+def is_interactive() -> bool:
+    """Whether a person can answer: questions are asked only on a terminal."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def terminal_ask(out: Console) -> Callable[[], str | None] | None:
+    """How follow-up questions get their answers: the terminal, or not at all."""
+    from grader import views
+
+    return (lambda: views.ask_in_terminal(out)) if is_interactive() else None
+
+
+def guarded(action: Callable[..., T], *args: Any) -> T:
+    """Run a mock-round action; its domain errors become one clear line."""
+    try:
+        return action(*args)
+    except mock.MockError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def workspace_option(func: F) -> F:
@@ -113,7 +143,8 @@ def init(directory: Path, flavor: str) -> None:
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1),
               help="Seconds each check may run before it is stopped (default: grader.toml's "
               "timeout, else 10).")
-@click.option("--memory-mb", type=click.IntRange(min=64), default=2048, show_default=True,
+@click.option("--memory-mb", type=click.IntRange(min=64), default=DEFAULT_MEMORY_MB,
+              show_default=True,
               help="Extra memory your code may allocate per part.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
               show_default=True, help="Where part 4's timing check runs (auto: CUDA when "
@@ -121,28 +152,29 @@ def init(directory: Path, flavor: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
           timeout_s: float | None, memory_mb: int, device: str, as_json: bool) -> None:
-    from grader import report, state
-    from grader.runner import GraderCrash, run_request
+    from grader import grading, report
+    from grader.runner import GraderCrash, Worker
 
     workspace = resolve_workspace(workspace_dir)
     request = build_request(workspace, parts, seed, timeout_s, memory_mb, device)
     out = console()
     try:
-        if as_json:
-            result = run_request(request)
-        else:
-            with out.status("grading…") as status:
-                result = run_request(request, lambda part, c: status.update(
-                    f"grading {part}: {c.id} {c.status}"))
+        with Worker() as worker:
+            if as_json:
+                graded = grading.grade(workspace, request, worker, now)
+            else:
+                with out.status("grading…") as status:
+                    graded = grading.grade(workspace, request, worker, now, lambda part, c:
+                                           status.update(f"grading {part}: {c.id} {c.status}"))
     except GraderCrash as exc:
         raise click.ClickException(f"the grader itself failed; please report this:\n{exc}") \
             from exc
-    state.record_results(workspace, result)
     if as_json:
-        click.echo(report.render_json(result))
+        click.echo(report.render_json(graded.result, mock=graded.mock_json()))
+        grading.conduct_followups(workspace, graded, now, None, None)
     else:
-        report.render_scorecard(out, result)
-    sys.exit(0 if result.all_passed else 1)
+        grading.present(out, workspace, graded, now, terminal_ask(out))
+    sys.exit(0 if graded.result.all_passed else 1)
 
 
 @cli.command("list")
@@ -163,8 +195,169 @@ def hint(part: str, workspace_dir: Path | None) -> None:
     from grader import report, state
 
     workspace = resolve_workspace(workspace_dir)
-    level = state.take_hint(workspace, part, len(get_part(part).hints))
+    available = len(get_part(part).hints)
+    level = guarded(mock.take_hint, workspace, part, available, now())
+    if level is None:
+        level = state.take_hint(workspace, part, available)
     report.render_hint(console(), part, level)
+
+
+SOLUTION_HELP = """Show the reference solution of PART, once your last check of it passed.
+
+With --force it is shown before that; a running mock round records it and counts it as a hint.
+"""
+
+MOCK_HELP = """Rehearse the interview: a timed round with a budget per part, the interviewer's
+follow-up questions, and a report.
+
+`grader mock start` starts the clock; every `grader check` (or `grader watch` run) then records
+an attempt (time, part, score, hints used, a snapshot of the file), and the first full pass of
+a part brings the interviewer's follow-up. `grader mock end` writes the report to
+.grader/mock/<round>/report.md and report.json.
+"""
+
+MOCK_END_HELP = """End the round and show its report (saved as markdown and JSON).
+
+A part's time runs from the previous part's first pass (the start, for the first part) to its
+own first full pass; over_budget means that time exceeded the part's budget. Ending a round that
+already ended shows its report again.
+"""
+
+WATCH_HELP = """Re-run the checks each time an exercise file is saved, and redraw the scorecard.
+
+PARTS as for `grader check` (default: all enabled). The seed stays fixed for the whole watch,
+so a change in the results comes from your code. Shows the mock round's clock when one runs.
+Ctrl-C stops.
+"""
+
+
+@cli.command(help=SOLUTION_HELP)
+@click.argument("part", type=click.Choice(PART_IDS))
+@workspace_option
+@click.option("--force", is_flag=True, help="Show it even though the part has not passed.")
+def solution(part: str, workspace_dir: Path | None, force: bool) -> None:
+    from grader import state, views
+    from grader.references import reference_file
+
+    workspace = resolve_workspace(workspace_dir)
+    last = state.last_results(workspace).get(part)
+    passed = bool(last and last.get("full"))
+    if not passed and not force:
+        seen = (f"your last check scored {last['score']:.1f}/{last['max_score']:.1f}" if last
+                else "it has not been checked yet")
+        raise click.ClickException(
+            f"{part} has not passed yet ({seen}); the reference is shown once it does. Try "
+            f"`grader hint {part}`, or `grader solution {part} --force` (a mock round counts "
+            "that as a hint).")
+    guarded(mock.record_solution, workspace, part, not passed, now())
+    views.render_solution(console(), part, reference_file(get_part(part), workspace.flavor),
+                          forced=not passed)
+
+
+@cli.command()
+@click.argument("topic", required=False, type=click.Choice(TOPIC_NAMES))
+@click.option("--no-demo", is_flag=True, help="Skip the live demonstrations (they need torch).")
+def explain(topic: str | None, no_demo: bool) -> None:
+    """Explain an idea the hints and follow-ups refer to, with live torch demonstrations.
+
+    Without TOPIC, list the topics.
+    """
+    from grader import explain as explaining
+    from grader import views
+
+    out = console()
+    if topic is None:
+        views.render_topic_list(out, [(t.name, t.summary) for t in explaining.TOPICS])
+        return
+    chosen = explaining.get_topic(topic)
+    demos = [] if no_demo else explaining.run_demos(chosen)
+    views.render_topic(out, chosen.name, chosen.summary, chosen.text, demos)
+
+
+@cli.command(help=WATCH_HELP)
+@part_argument
+@workspace_option
+@click.option("--seed", type=int, help="Seed for the random inputs (default: a fresh one).")
+def watch(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None) -> None:
+    from grader import watch as watching
+
+    workspace = resolve_workspace(workspace_dir)
+    request = build_request(workspace, parts, seed, None, DEFAULT_MEMORY_MB)
+    out = console()
+    try:
+        watching.run_watch(workspace, request, out, now, terminal_ask(out))
+    except KeyboardInterrupt:
+        out.print("Stopped watching.")
+
+
+@cli.group("mock", help=MOCK_HELP)
+def mock_group() -> None:
+    pass
+
+
+@mock_group.command("start")
+@click.option("--minutes", type=click.FloatRange(min=1), default=None,
+              help="Length of the round (default: grader.toml's [mock] minutes, else 75); the "
+              "part budgets scale with it.")
+@click.option("--force", is_flag=True,
+              help="End a running round (its report is saved) without asking.")
+@workspace_option
+def mock_start(minutes: float | None, force: bool, workspace_dir: Path | None) -> None:
+    """Start the clock of a mock round."""
+    from grader import views
+
+    workspace = resolve_workspace(workspace_dir)
+    out = console()
+    running = guarded(mock.current_round, workspace)
+    if running is not None:
+        elapsed = views.fmt_clock(running.elapsed_s(now()))
+        if not force and not is_interactive():
+            raise click.ClickException(
+                f"a mock round started {elapsed} ago is still running; end it with `grader "
+                "mock end`, or pass --force to end it and start a new one")
+        if not force:
+            click.confirm(f"A mock round started {elapsed} ago is still running. End it (its "
+                          "report is saved) and start a new one?", abort=True)
+        ended = guarded(mock.end_round, workspace, now(), views.report_markdown)
+        out.print(f"Ended the running round; its report: {ended.markdown_path}", markup=False)
+    views.render_round_started(out, guarded(mock.start_round, workspace, now(), minutes))
+
+
+@mock_group.command("status")
+@click.option("--watch", "live", is_flag=True,
+              help="A live countdown, redrawn every second, until Ctrl-C or the round ends.")
+@workspace_option
+def mock_status(live: bool, workspace_dir: Path | None) -> None:
+    """Show the round's clock and where each part stands against its budget."""
+    from grader import views
+
+    workspace = resolve_workspace(workspace_dir)
+    out = console()
+    round_ = guarded(mock.load_round, workspace)
+    if round_ is None or not round_.running:
+        views.render_no_round(out, round_)
+    elif not live:
+        views.render_round(out, round_, now())
+    else:
+        try:
+            views.countdown(out, lambda: guarded(mock.current_round, workspace), now,
+                            time.sleep)
+        except KeyboardInterrupt:
+            out.print("Stopped.")
+
+
+@mock_group.command("end", help=MOCK_END_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
+@workspace_option
+def mock_end(as_json: bool, workspace_dir: Path | None) -> None:
+    from grader import views
+
+    workspace = resolve_workspace(workspace_dir)
+    ended = guarded(mock.end_round, workspace, now(), views.report_markdown)
+    if as_json:
+        click.echo(json.dumps(ended.report.to_json(), indent=2))
+    else:
+        views.render_report(console(), ended)
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import date
+from typing import Any
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -152,8 +153,12 @@ def render_scorecard(console: Console, result: RunResult) -> None:
     console.print(Text(HONESTY_NOTE, style="dim"))
 
 
-def render_json(result: RunResult) -> str:
-    return json.dumps(result.to_dict(), indent=2)
+def render_json(result: RunResult, mock: dict[str, Any] | None = None) -> str:
+    """The documented JSON; during a mock round it gains the round's clock under "mock"."""
+    data = result.to_dict()
+    if mock is not None:
+        data["mock"] = mock
+    return json.dumps(data, indent=2)
 
 
 def _short_when(when: str, today: date | None = None) -> str:

@@ -15,10 +15,11 @@ import numpy as np
 
 from grader.checks.api import Api
 
-# (pattern, what happened, what to do): matched against torch's message with a regex, since the
-# exact wording (and its "Hint: ..." tail) changes between torch versions.
-AUTOGRAD_ERRORS: tuple[tuple[str, str, str], ...] = (
+# (`grader explain` topic, pattern, what happened, what to do): matched against torch's message
+# with a regex, since the exact wording (and its "Hint: ..." tail) changes between torch versions.
+AUTOGRAD_ERRORS: tuple[tuple[str, str, str, str], ...] = (
     (
+        "version-counter",
         r"modified by an inplace operation",
         "autograd's version-counter error: a tensor that a matmul saved for backward was "
         "written in place afterwards (P[i] = P[i-1] @ W[i] into one preallocated P saves a view "
@@ -28,26 +29,37 @@ AUTOGRAD_ERRORS: tuple[tuple[str, str, str], ...] = (
         "`grader explain version-counter` shows it live.",
     ),
     (
+        "leaf-inplace",
         r"leaf Variable that requires grad is being used in an in-place operation",
         "you wrote in place into W (or a view of it), a leaf tensor that requires grad; "
         "autograd forbids that because W's own gradient would be lost.",
         "Never write into W: allocate the result separately. `grader explain leaf-inplace`.",
     ),
     (
+        "detached-graph",
         r"does not require grad and does not have a grad_fn|element 0 of tensors does not require",
         "the result is not connected to W's autograd graph (a detach(), .data, torch.no_grad or "
         "a numpy round trip cut it).",
-        "Compute P with torch operations on W itself, outside torch.no_grad().",
+        "Compute P with torch operations on W itself, outside torch.no_grad(). "
+        "`grader explain detached-graph`.",
     ),
 )
 
 
+def _known_error(message: str) -> tuple[str, str, str, str] | None:
+    return next((entry for entry in AUTOGRAD_ERRORS if re.search(entry[1], message)), None)
+
+
 def explain_autograd_error(message: str) -> tuple[str, str] | None:
     """(what happened, what to do) for a known autograd error message."""
-    for pattern, what, fix in AUTOGRAD_ERRORS:
-        if re.search(pattern, message):
-            return what, fix
-    return None
+    known = _known_error(message)
+    return (known[2], known[3]) if known else None
+
+
+def autograd_error_topic(message: str) -> str | None:
+    """The `grader explain` topic of a known autograd error message."""
+    known = _known_error(message)
+    return known[0] if known else None
 
 
 def first_line(message: str, limit: int = 300) -> str:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -66,15 +66,24 @@ class Worker:
             if event["type"] == kind:
                 return
 
-    def run(self, request: Request, on_check: OnCheck | None = None) -> RunResult:
-        """Send one request and collect its results, calling on_check as each arrives."""
+    def _replies(self, request: Request) -> Iterable[dict[str, Any]]:
+        """Send one request; its events up to (not including) `done`."""
         stdin: IO[str] = self.process.stdin  # type: ignore[assignment]
         stdin.write(json.dumps(asdict(request)) + "\n")
         stdin.flush()
-        result = RunResult(flavor=request.flavor, seed=request.seed)
         for event in self._events():
             if event.get("request") != request.id:
                 continue
+            if event["type"] == "fatal":
+                raise GraderCrash(f"{event['message']}\n{event.get('trace', '')}")
+            if event["type"] == "done":
+                return
+            yield event
+
+    def run(self, request: Request, on_check: OnCheck | None = None) -> RunResult:
+        """Send one request and collect its results, calling on_check as each arrives."""
+        result = RunResult(flavor=request.flavor, seed=request.seed)
+        for event in self._replies(request):
             if event["type"] == "part_start":
                 part = get_part(event["part"])
                 result.parts.append(PartResult(id=part.id, title=part.title))
@@ -83,11 +92,13 @@ class Worker:
                 result.parts[-1].checks.append(check)
                 if on_check:
                     on_check(event["part"], check)
-            elif event["type"] == "fatal":
-                raise GraderCrash(f"{event['message']}\n{event.get('trace', '')}")
-            elif event["type"] == "done":
-                return result
-        raise GraderCrash("the grading worker ended mid-request")  # pragma: no cover
+        return result
+
+    def follow_up(self, request: Request) -> dict[str, dict[str, Any]]:
+        """Run the follow-up demonstrations of request.parts: evidence by part."""
+        followup = replace(request, kind="followup")
+        return {e["part"]: e["evidence"] for e in self._replies(followup)
+                if e["type"] == "followup"}
 
     def close(self) -> None:
         if self.process.poll() is None:

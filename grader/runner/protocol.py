@@ -96,7 +96,11 @@ def _read_exact(fd: int, size: int, deadline: float) -> bytes | None:
 
 @dataclass(frozen=True)
 class Request:
-    """One grading job. `root` holds exercises/; weights default to the registry's."""
+    """One job for the worker. `root` holds exercises/; weights default to the registry's.
+
+    `kind` is "check" (grade the parts) or "followup" (run each part's follow-up
+    demonstration in a child, like a probe, and send back its evidence).
+    """
 
     id: str
     root: str
@@ -107,6 +111,7 @@ class Request:
     memory_mb: int = 2048
     weights: dict[str, float] | None = None
     device: str = "auto"
+    kind: str = "check"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:

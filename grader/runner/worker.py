@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grader.checks import checks_for
-from grader.checks.base import Check, Context, Plan, Verdict
+from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.parts import Part, get_part
 from grader.results import CheckResult
 from grader.runner.child import run_child
@@ -194,8 +194,52 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
     return index
 
 
+def probe_once(request: Request, part: Part, plan: Plan) -> dict[str, Any]:
+    """Run one probe in a fresh child that imported the part: its frame, or an error frame
+    saying why none came (the import failed, the time ran out, the process died)."""
+    child = _Child(request, part, [plan], 0)
+    try:
+        hello = child.next_frame(request.timeout_s)
+        if hello is None or hello["kind"] == "import_error":
+            how = child.end(kill=True)
+            return {"kind": "error", "message": hello["message"] if hello
+                    else f"the process importing {part.file} {how}"}
+        frame = child.next_frame(request.timeout_s)
+    except FrameTimeout:
+        child.end(kill=True)
+        return {"kind": "error", "message": f"did not finish within {request.timeout_s:g} s"}
+    how = child.end(kill=frame is None)
+    return frame if frame is not None else {
+        "kind": "error", "message": f"the process running your code {how}"}
+
+
+def _not_graded(data: Any) -> Verdict:
+    return skipped("a follow-up demonstration is not graded")
+
+
+def handle_followups(request: Request, emit: Emit) -> None:
+    """Run each part's follow-up demonstration; emit its evidence (interpreted here, where no
+    candidate code ran), then `done`."""
+    from grader.followups import followup_for
+
+    for part_id in request.parts:
+        followup = followup_for(part_id, request.flavor)
+        if followup is None:
+            continue
+        frame = probe_once(request, get_part(part_id), Plan(followup.probe, _not_graded))
+        try:
+            evidence = followup.interpret(frame)
+        except Exception as exc:  # noqa: BLE001 - odd data from odd candidate code
+            evidence = {"status": "unavailable", "why": f"{type(exc).__name__}: {exc}"}
+        emit({"type": "followup", "request": request.id, "part": part_id, "evidence": evidence})
+    emit({"type": "done", "request": request.id})
+
+
 def handle(request: Request, emit: Emit) -> None:
     """Grade one request, emitting part and check events, then `done`."""
+    if request.kind == "followup":
+        handle_followups(request, emit)
+        return
     for part_id in request.parts:
         part = get_part(part_id)
         emit({"type": "part_start", "request": request.id, "part": part.id})

@@ -1,0 +1,86 @@
+"""Watch mode: the loop over change batches, the real watcher reacting to a file write, and
+`grader watch` re-grading on a change while a mock round's clock runs."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mock_support import FakeClock, make_workspace
+from watchfiles import Change
+
+from grader import cli, mock, watch
+
+
+def test_loop_runs_on_exercise_files_and_idles_on_the_rest() -> None:
+    batches = [
+        set(),
+        {(Change.modified, "/ws/exercises/part1_inplace.py")},
+        {(Change.added, "/ws/exercises/__pycache__/part1_inplace.cpython-311.pyc"),
+         (Change.modified, "/ws/exercises/.part2.py.swp")},
+        {(Change.modified, "/ws/exercises/part2_out_of_place.py"),
+         (Change.modified, "/ws/exercises/part3_backward.py")},
+        {(Change.modified, "/ws/exercises/part4_scan.py")},
+    ]
+    changes: list[list[str]] = []
+    idles: list[None] = []
+    runs = watch.watch_loop(batches, changes.append, lambda: idles.append(None), max_runs=2)
+    assert runs == 2 and len(idles) == 2
+    assert changes == [["/ws/exercises/part1_inplace.py"],
+                       ["/ws/exercises/part2_out_of_place.py", "/ws/exercises/part3_backward.py"]]
+
+
+def test_the_real_watcher_reacts_to_a_file_write(tmp_path: Path) -> None:
+    target = tmp_path / "part1_inplace.py"
+    target.write_text("# before\n")
+    stop = threading.Event()
+    guard = threading.Timer(30, stop.set)  # a broken watcher fails the test, never hangs it
+    guard.start()
+    written: list[bool] = []
+
+    def write_once() -> None:  # the first quiet tick proves the watcher is up: now save
+        if not written:
+            target.write_text("# after\n")
+            written.append(True)
+
+    seen: list[list[str]] = []
+    try:
+        runs = watch.watch_loop(watch.exercise_changes(tmp_path, stop, debounce_ms=50,
+                                                       tick_ms=100),
+                                seen.append, write_once, max_runs=1)
+    finally:
+        guard.cancel()
+    assert runs == 1 and not stop.is_set()
+    assert seen == [[str(target)]]
+
+
+def test_grader_watch_regrades_on_save_and_shows_the_clock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace = make_workspace(tmp_path / "ws", solved=("part2",))
+    clock = FakeClock()
+    monkeypatch.setattr(mock, "wall_clock", clock)
+    mock.start_round(workspace, clock())
+    saved = str(workspace.exercises / "part2_out_of_place.py")
+
+    def scripted(folder: Path) -> object:
+        assert folder == workspace.exercises
+        clock.at(90)
+        yield set()
+        clock.at(200)
+        yield {(Change.modified, saved)}
+        raise KeyboardInterrupt  # the candidate presses Ctrl-C
+
+    monkeypatch.setattr(watch, "exercise_changes", scripted)
+    done = CliRunner().invoke(cli.cli, ["watch", "part2", "--seed", "3", "--workspace",
+                                        str(workspace.root)], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    out = done.output
+    assert out.count("part2 · Out-of-place forward") == 2  # graded at start and on the save
+    assert "changed: part2_out_of_place.py" in out
+    assert "mock round · 03:20 elapsed" in out
+    assert out.rstrip().endswith("Stopped watching.")
+    round_ = mock.current_round(workspace)
+    assert round_ is not None and [a.part for a in round_.attempts] == ["part2"]
+    assert round_.followups[0].part == "part2" and round_.followups[0].skipped
