@@ -127,9 +127,13 @@ def render_json(result: RunResult) -> str:
 
 def render_part_list(console: Console, last: dict[str, dict[str, float | str]]) -> None:
     """`grader list`: every part with its file, budget and last recorded result."""
-    table = Table(title="The round: P[i] = W[0] @ ... @ W[i]", title_justify="left")
-    for column in ("part", "title", "file", "budget", "last result"):
-        table.add_column(column)
+    # A Text title: as a str, rich would read "[i]" as markup and print "P = W[0] @ ... @ W".
+    table = Table(title=Text("The round: P[i] = W[0] @ ... @ W[i]"), title_justify="left")
+    table.add_column("part", no_wrap=True)
+    table.add_column("title")
+    table.add_column("file", overflow="fold")  # a narrow terminal breaks the path, not hides it
+    table.add_column("budget", no_wrap=True)
+    table.add_column("last result")
     for part in PARTS:
         record = last.get(part.id)
         if record:
