@@ -10,6 +10,7 @@ from __future__ import annotations
 import tracemalloc
 import weakref
 from collections.abc import Callable
+from functools import cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -255,6 +256,18 @@ def _allocation_tracker(torch: Any) -> type:
             return out
 
     return AllocationTracker
+
+
+@cache
+def warm_dispatch_modes() -> None:
+    """The first torch dispatch mode a process enters imports torch._dynamo and friends (about a
+    second). Plans that measure through one call this in the worker, before the fork, so the
+    children inherit those imports instead of spending their check's time on them."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False):
+        torch.ones((1,)) + 1
 
 
 def make_backend(flavor: str) -> Backend:

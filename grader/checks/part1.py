@@ -9,6 +9,7 @@ import numpy as np
 
 from grader.checks import truth
 from grader.checks.api import Api
+from grader.checks.backends import warm_dispatch_modes
 from grader.checks.base import Context, Plan, Verdict, check, failed, passed
 from grader.checks.cases import Case, make_case, make_cases
 from grader.checks.common import (
@@ -183,6 +184,8 @@ def aliasing(ctx: Context) -> Plan:
 def memory(ctx: Context) -> Plan:
     case = make_case(ctx.rng(), 256, 4)
     stack_bytes = case.W.nbytes
+    if ctx.flavor == "torch":
+        warm_dispatch_modes()
 
     def probe(api: Api) -> Observation:
         W, P = _into_nan_buffer(api, case)
