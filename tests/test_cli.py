@@ -102,6 +102,17 @@ def test_the_scorecard_of_a_passing_workspace(runner: CliRunner, tmp_path: Path)
     assert "\x1b[" not in result.output  # not a terminal: no escape codes
 
 
+def test_a_missing_part_file_is_an_error_naming_it(runner: CliRunner, tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws", "numpy")
+    (root / "exercises" / "part1_inplace.py").unlink()
+    result = invoke(runner, "check", "part1", "--json", "--workspace", root)
+    assert result.exit_code == 1
+    for check in json_of(result)["parts"][0]["checks"]:
+        assert check["status"] == "error"
+        assert "could not import part1_inplace.py" in check["message"]
+        assert "No module named 'exercises.part1_inplace'" in check["message"]
+
+
 def test_selected_parts_are_graded_in_the_order_given(runner: CliRunner, tmp_path: Path) -> None:
     root = write_workspace(tmp_path / "ws", "numpy")
     doc = json_of(invoke(runner, "check", "part2", "part1", "part2", "--json",

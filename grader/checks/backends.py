@@ -26,7 +26,12 @@ class Backend(Protocol):
     def native(self, a: np.ndarray) -> Any: ...
     def is_native(self, x: Any) -> bool: ...
     def to_numpy(self, x: Any, what: str = "the result") -> np.ndarray: ...
-    def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any: ...
+    def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any:
+        """A NaN-filled output buffer; `contiguous=False` lays it out column-major (all strides
+        reversed): the slots interleave and each is stored transposed, so neither the stack nor
+        one slot can be reshaped into a view, and code that assumes a layout writes nowhere."""
+        ...
+
     def address(self, x: Any) -> int: ...
     def strides(self, x: Any) -> tuple[int, ...]: ...
     def shares_memory(self, a: Any, b: Any) -> bool: ...
@@ -57,10 +62,7 @@ class NumpyBackend:
         return np.array(x, copy=True)
 
     def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any:
-        if contiguous:
-            return np.full(shape, np.nan, dtype=dtype)
-        n, d, e = shape
-        return np.full((d, e, n), np.nan, dtype=dtype).transpose(2, 0, 1)
+        return np.full(shape, np.nan, dtype=dtype, order="C" if contiguous else "F")
 
     def address(self, x: Any) -> int:
         return int(x.__array_interface__["data"][0])
@@ -176,8 +178,8 @@ class TorchBackend:
         torch_dtype = getattr(self.torch, dtype)
         if contiguous:
             return self.torch.full(shape, float("nan"), dtype=torch_dtype)
-        n, d, e = shape
-        return self.torch.full((d, e, n), float("nan"), dtype=torch_dtype).permute(2, 0, 1)
+        reversed_dims = tuple(range(len(shape)))[::-1]
+        return self.torch.full(shape[::-1], float("nan"), dtype=torch_dtype).permute(reversed_dims)
 
     def address(self, x: Any) -> int:
         return int(x.data_ptr())

@@ -116,7 +116,7 @@ def storage(ctx: Context) -> Plan:
         }
 
     def judge(obs: Observation) -> Verdict:
-        where = f"{case.describe()}, P a non-contiguous (permuted) buffer"
+        where = f"{case.describe()}, P a non-contiguous (column-major) buffer"
         if obs["raised"]:
             return failed(f"{where}: raised {format_raised(obs['raised'])}",
                           hint="P may be any strided view: index it (P[i] = ...) rather "
