@@ -73,7 +73,7 @@ def test_printed_output_is_captured_trimmed_and_kept_apart(grading) -> None:
 def test_a_crash_costs_only_the_check_it_happened_in(grading) -> None:
     """After os._exit or SIGSEGV a fresh child runs the next check."""
     exited = checks_by_id(graded(grading, "hostile_os_exit"))
-    assert exited["part1.explanation"].message == "EXPLANATION should be a string, found NoneType"
+    assert exited["part1.explanation"].message.startswith("part1_inplace.py has no EXPLANATION")
     crashed = graded(grading, "hostile_segfault", "torch")
     assert set(statuses(crashed, "part2")) == {"error"}
     assert all("SIGSEGV" in c.message for c in crashed.parts[0].checks)
