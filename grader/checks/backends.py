@@ -234,10 +234,11 @@ def _allocation_tracker(torch: Any) -> type:
         def __init__(self) -> None:
             super().__init__()
             self.live: dict[int, int] = {}
+            self.total = 0
             self.peak = 0
 
         def _freed(self, address: int) -> None:
-            self.live.pop(address, None)
+            self.total -= self.live.pop(address, 0)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             out = func(*args, **(kwargs or {}))
@@ -253,8 +254,9 @@ def _allocation_tracker(torch: Any) -> type:
                 address = storage.data_ptr()
                 if address and address not in inputs and address not in self.live:
                     self.live[address] = int(storage.nbytes())
+                    self.total += self.live[address]
                     weakref.finalize(storage, self._freed, address)
-            self.peak = max(self.peak, sum(self.live.values()))
+            self.peak = max(self.peak, self.total)
             return out
 
     return AllocationTracker
