@@ -72,7 +72,11 @@ class PartResult:
 
     @property
     def full_marks(self) -> bool:
-        return bool(self.checks) and all(c.status == "passed" for c in self.checks)
+        """Every check passed, or could not apply here (a judge's skip, worth no points)."""
+        return bool(self.checks) and all(
+            c.status == "passed" or (c.status == "skipped" and c.max_score == 0)
+            for c in self.checks
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -8,6 +8,7 @@ result reused by every test that asks about it.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,17 +21,20 @@ from helpers import TEST_SEED, TEST_TIMEOUT_S, Solution, write_workspace
 
 
 class Grading:
-    """Grades workspaces through one long-lived worker (restarted if it ever dies)."""
+    """Grades workspaces through one long-lived worker."""
 
     def __init__(self, tmp: pytest.TempPathFactory) -> None:
         self._tmp = tmp
         self._worker: Worker | None = None
         self._ids = itertools.count()
         self._graded: dict[tuple[str, str], RunResult] = {}
+        self.seconds: dict[tuple[str, str], float] = {}
 
     @property
     def worker(self) -> Worker:
-        if self._worker is None or self._worker.process.poll() is not None:
+        """Started on first use and never silently replaced: if candidate code ever took the
+        worker down, every later test should say so."""
+        if self._worker is None:
             self._worker = Worker()
         return self._worker
 
@@ -43,14 +47,17 @@ class Grading:
         return self.worker.run(request)
 
     def solution(self, solution: Solution, flavor: str) -> RunResult:
-        """Grade a solution folder in one flavor (once per session)."""
+        """Grade a solution folder in one flavor (once per session; `seconds` keeps how long
+        that took)."""
         key = (solution.name, flavor)
         if key not in self._graded:
             root = write_workspace(self._tmp.mktemp(f"{solution.name}-{flavor}"), flavor,
                                    solution.start, solution.files(flavor))
+            began = time.monotonic()
             self._graded[key] = self.run(root, flavor, solution.parts,
                                          timeout_s=solution.timeout_s,
                                          memory_mb=solution.memory_mb)
+            self.seconds[key] = time.monotonic() - began
         return self._graded[key]
 
     def close(self) -> None:

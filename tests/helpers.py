@@ -38,7 +38,7 @@ from grader.workspace import init_workspace
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-SOLUTIONS = TESTS / "solutions"
+SOLUTIONS_DIR = TESTS / "solutions"
 REFERENCE = REPO / "reference"
 PART_FILES = {part.file: part.id for part in PARTS}
 TEST_SEED = 20240
@@ -117,7 +117,11 @@ def _expectation(name: str, data: dict[str, Any]) -> Expectation:
 
 
 def all_solutions() -> list[Solution]:
-    return [load_solution(f) for f in sorted(SOLUTIONS.iterdir()) if (f / MANIFEST).is_file()]
+    return [load_solution(f) for f in sorted(SOLUTIONS_DIR.iterdir()) if (f / MANIFEST).is_file()]
+
+
+def solution(name: str) -> Solution:
+    return load_solution(SOLUTIONS_DIR / name)
 
 
 def checks_by_id(result: RunResult) -> dict[str, CheckResult]:

@@ -26,7 +26,12 @@ class Backend(Protocol):
     def native(self, a: np.ndarray) -> Any: ...
     def is_native(self, x: Any) -> bool: ...
     def to_numpy(self, x: Any, what: str = "the result") -> np.ndarray: ...
-    def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any: ...
+    def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any:
+        """A NaN-filled output buffer; `contiguous=False` lays it out column-major (all strides
+        reversed): the slots interleave and each is stored transposed, so neither the stack nor
+        one slot can be reshaped into a view, and code that assumes a layout writes nowhere."""
+        ...
+
     def address(self, x: Any) -> int: ...
     def strides(self, x: Any) -> tuple[int, ...]: ...
     def shares_memory(self, a: Any, b: Any) -> bool: ...
@@ -57,10 +62,7 @@ class NumpyBackend:
         return np.array(x, copy=True)
 
     def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any:
-        if contiguous:
-            return np.full(shape, np.nan, dtype=dtype)
-        n, d, e = shape
-        return np.full((d, e, n), np.nan, dtype=dtype).transpose(2, 0, 1)
+        return np.full(shape, np.nan, dtype=dtype, order="C" if contiguous else "F")
 
     def address(self, x: Any) -> int:
         return int(x.__array_interface__["data"][0])
@@ -203,8 +205,8 @@ class TorchBackend:
         torch_dtype = getattr(self.torch, dtype)
         if contiguous:
             return self.torch.full(shape, float("nan"), dtype=torch_dtype)
-        n, d, e = shape
-        return self.torch.full((d, e, n), float("nan"), dtype=torch_dtype).permute(2, 0, 1)
+        reversed_dims = tuple(range(len(shape)))[::-1]
+        return self.torch.full(shape[::-1], float("nan"), dtype=torch_dtype).permute(reversed_dims)
 
     def address(self, x: Any) -> int:
         return int(x.data_ptr())
@@ -274,10 +276,11 @@ def _torch_watcher(torch: Any) -> type:
             super().__init__()
             self.flops = 0
             self.live: dict[int, int] = {}
+            self.total = 0
             self.peak = 0
 
         def _freed(self, address: int) -> None:
-            self.live.pop(address, None)
+            self.total -= self.live.pop(address, 0)
 
         def _track(self, storage: Any) -> None:
             """Count a new storage until it is freed (a finalizer on its Python object, which
@@ -285,6 +288,7 @@ def _torch_watcher(torch: Any) -> type:
             address = storage.data_ptr()
             if address and address not in self.live:
                 self.live[address] = int(storage.nbytes())
+                self.total += self.live[address]
                 weakref.finalize(storage, self._freed, address)
 
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
@@ -306,7 +310,7 @@ def _torch_watcher(torch: Any) -> type:
             for t in tree_flatten(out)[0]:
                 if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in inputs:
                     self._track(t.untyped_storage())
-            self.peak = max(self.peak, sum(self.live.values()))
+            self.peak = max(self.peak, self.total)
             return out
 
     return TorchCallWatcher

@@ -116,7 +116,7 @@ def _never_written(case: Case, actual: np.ndarray) -> bool:
 
 
 # Part 1 reads the answer from the caller's NaN-prefilled P, so "nothing landed in P" is its own
-# slip there (a new array returned instead, or the name P rebound), checked before the rest.
+# slip there (a new array returned instead, or the name P rebound), listed first.
 INPLACE_MISTAKES: tuple[Mistake, ...] = (
     Mistake(
         "P never written",

@@ -115,7 +115,7 @@ def storage(ctx: Context) -> Plan:
         }
 
     def judge(obs: Observation) -> Verdict:
-        where = f"{case.describe()}, P a non-contiguous (permuted) buffer"
+        where = f"{case.describe()}, P a non-contiguous (column-major) buffer"
         if obs["raised"]:
             return failed(f"{where}: raised {format_raised(obs['raised'])}",
                           hint="P may be any strided view: index it (P[i] = ...) rather "
@@ -219,10 +219,14 @@ def explanation(ctx: Context) -> Plan:
     def probe(api: Api) -> Observation:
         text = getattr(api.module, "EXPLANATION", None)
         return {"text": text if isinstance(text, str) else None,
-                "type": type(text).__name__}
+                "type": type(text).__name__ if hasattr(api.module, "EXPLANATION") else None}
 
     def judge(obs: Observation) -> Verdict:
         text = obs["text"]
+        if obs["type"] is None:
+            return failed("part1_inplace.py has no EXPLANATION: add `EXPLANATION = \"...\"` with "
+                          "a few sentences on why a naive in-place matmul breaks autograd",
+                          hint=_ideas_hint(IDEAS))
         if text is None:
             return failed(f"EXPLANATION should be a string, found {obs['type']}")
         if not text.strip():

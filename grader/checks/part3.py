@@ -6,7 +6,13 @@ from typing import Any
 
 from grader.checks import truth
 from grader.checks.api import Api
-from grader.checks.autograd import count_autograd_runs, custom_function, first_line, run_gradcheck
+from grader.checks.autograd import (
+    bound_gradcheck,
+    count_autograd_runs,
+    custom_function,
+    first_line,
+    run_gradcheck,
+)
 from grader.checks.base import Context, Plan, Verdict, check, failed, passed, skipped
 from grader.checks.cases import Case, make_case, make_cases
 from grader.checks.common import (
@@ -99,9 +105,7 @@ def finite_differences(ctx: Context) -> Plan:
 def gradcheck_plan(ctx: Context, make_fn: Any, dw: Any, mistakes: tuple[Mistake, ...]) -> Plan:
     """gradcheck of a custom Function built by make_fn(api) (in the child), plus the worker's
     own comparison of dw(api, case) with the truth, so a patched gradcheck proves nothing."""
-    import torch
-
-    real_gradcheck = torch.autograd.gradcheck
+    real_gradcheck = bound_gradcheck()
     case = make_case(ctx.rng(), 4, 3)
 
     def probe(api: Api) -> Observation:

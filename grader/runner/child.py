@@ -8,6 +8,8 @@ the worker beyond a missing or late frame.
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import io
 import os
 import resource
@@ -85,10 +87,39 @@ def _silence_standard_streams() -> None:
     os.close(devnull)
 
 
+class _FreshSource(importlib.machinery.SourceFileLoader):
+    """Compiles an exercise file from its text as it is on disk now, never via __pycache__.
+
+    A bytecode cache is trusted when the source's mtime (whole seconds) and size match, so an
+    edit of the same size within the same second, or another submission copied in with its
+    timestamps, would otherwise be graded as the old code.
+    """
+
+    def get_code(self, fullname: str) -> Any:
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
+class _ExercisesFinder(importlib.abc.MetaPathFinder):
+    """Finds `exercises` and its modules in the workspace, loading each with _FreshSource; every
+    other import (numpy, torch, ...) goes through the usual finders and caches."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname.partition(".")[0] != "exercises":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path or [self.root])
+        if spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            spec.loader = _FreshSource(fullname, spec.loader.path)
+        return spec
+
+
 def _import_part(root: Path, part: Part) -> Any:
     for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
         del sys.modules[name]
     sys.path.insert(0, str(root))
+    sys.meta_path.insert(0, _ExercisesFinder(root))
     importlib.invalidate_caches()
     return importlib.import_module(f"exercises.{part.module}")
 

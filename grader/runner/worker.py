@@ -167,6 +167,7 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
                else f"the process importing {part.file} {how}")
         return _not_run(checks, points, index, why, emit_check, status="error",
                         output=hello["output"] if hello else "")
+    printed = hello["output"]  # printed while importing: shown under the first check reported
     while index < len(checks):
         began = time.perf_counter()
         try:
@@ -176,7 +177,7 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
             why = (f"did not finish within {request.timeout_s:g} s (an infinite loop, or far "
                    "more work than needed?); the rest of this part was not run")
             emit_check(_result(checks[index], points[index], Verdict("failed", why),
-                               time.perf_counter() - began, "", "timeout"))
+                               time.perf_counter() - began, printed, "timeout"))
             return _not_run(checks, points, index + 1,
                             f"not run: {checks[index].id} timed out", emit_check)
         if frame is None:
@@ -184,11 +185,12 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
             emit_check(_result(checks[index], points[index], Verdict(
                 "failed", f"the process running your code {how} during this check "
                 "(os._exit, a crash, or the memory cap?)"), time.perf_counter() - began,
-                "", "error"))
+                printed, "error"))
             return index + 1
         verdict, status = _judge(plans[index], frame)
         emit_check(_result(checks[index], points[index], verdict, frame["duration_s"],
-                           frame["output"], status))
+                           printed + frame["output"], status))
+        printed = ""
         index += 1
     child.end(kill=False)
     return index

@@ -1,0 +1,4 @@
+"""Hostile: importing this file never finishes."""
+
+while True:
+    pass

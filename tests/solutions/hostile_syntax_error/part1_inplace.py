@@ -1,0 +1,8 @@
+"""Hostile (by accident): a syntax error."""
+
+
+def prefix_products_out(W, P):
+    P[0] = W[0]
+    for i in range(1, len(W))
+        P[i] = P[i - 1] @ W[i]
+    return P

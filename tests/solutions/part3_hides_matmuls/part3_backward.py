@@ -1,0 +1,21 @@
+"""Right, but it strips the inputs down to plain ndarray views, which hides the matmuls from the
+counter (np.asarray is seen through; .view(np.ndarray) is not): the cost cannot be measured, so
+part3.complexity is skipped (and a skip is not a pass)."""
+
+import numpy as np
+
+from .part2_out_of_place import prefix_products
+
+
+def prefix_products_backward(W, dP):
+    W, dP = W.view(np.ndarray), dP.view(np.ndarray)
+    if W.ndim != 3 or W.shape[1] != W.shape[2] or dP.shape != W.shape:
+        raise ValueError("W and dP must both have shape (N, D, D)")
+    P = prefix_products(W)
+    dW = np.empty_like(W)
+    adjoint = np.zeros_like(W[0]) if len(W) else None
+    for i in range(len(W) - 1, -1, -1):
+        adjoint = adjoint + dP[i]
+        dW[i] = adjoint if i == 0 else P[i - 1].T @ adjoint
+        adjoint = adjoint @ W[i].T
+    return dW

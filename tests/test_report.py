@@ -1,0 +1,137 @@
+"""The renderers, on hand-built results: rendered into Console(file=StringIO(), width=100,
+color_system=None) and read as text, as rich's own tests do."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from rich.console import Console
+
+from grader import report
+from grader.results import CheckResult, PartResult, RunResult
+
+from helpers import validate_run_json
+
+EVIDENCE = ("N=3, D=2, float64: first wrong entry P[1, 0, 1]: yours 0.5, expected 1.25; max abs "
+            "error 0.75, max rel error 0.6 (reproduce with `grader check part1 --seed 5`)")
+HINT = "matmul is not commutative: the new factor goes on the right, P[i] = P[i-1] @ W[i]."
+
+
+def check(id: str, status: str, score: float = 0.0, max_score: float = 2.0, **extra) -> CheckResult:
+    return CheckResult(id=id, title=f"title of {id}", status=status, score=score,  # type: ignore[arg-type]
+                       max_score=max_score, **extra)
+
+
+def sample() -> RunResult:
+    """part1 passes but for one skip; part2 fails with evidence, a hint and printed output."""
+    part1 = PartResult("part1", "In-place forward", [
+        check("part1.validation", "passed", 2.0),
+        check("part1.memory", "skipped", message="could not measure memory here"),
+    ])
+    part2 = PartResult("part2", "Out-of-place forward", [
+        check("part2.correctness", "failed", message=EVIDENCE, hint=HINT,
+              output="\n".join(f"debug line {i}" for i in range(40))),
+        check("part2.empty", "timeout", message="did not finish within 10 s"),
+        check("part2.fresh_result", "skipped", message="not run: part2.empty timed out"),
+    ])
+    return RunResult(flavor="numpy", seed=5, parts=[part1, part2])
+
+
+def render(result: RunResult) -> str:
+    console = Console(file=StringIO(), width=100, color_system=None)
+    report.render_scorecard(console, result)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def flat(text: str) -> str:
+    """Text with rich's line wrapping and box borders folded into single spaces."""
+    return " ".join(text.replace("│", " ").split())
+
+
+def test_the_first_failure_comes_first_with_its_evidence_and_hint() -> None:
+    text = render(sample())
+    assert text.index("part2.correctness") < text.index("part1 · In-place forward")
+    assert "yours 0.5, expected 1.25" in flat(text)
+    assert "hint: " + HINT in flat(text)
+    assert "--seed 5" in text
+
+
+def test_skipped_checks_read_as_skipped_never_as_passed() -> None:
+    text = render(sample())
+    memory_row = next(line for line in text.splitlines() if "title of part1.memory" in line)
+    assert "– skipped" in memory_row and "passed" not in memory_row
+    assert "1 passed, 1 failed, 1 timeout, 2 skipped" in text
+    assert "not passing yet" in text
+    assert "A skipped check is not a pass." in flat(text)
+
+
+def test_all_passed_with_a_skip_still_shows_the_skip() -> None:
+    result = sample()
+    result.parts = result.parts[:1]
+    text = render(result)
+    assert "all selected checks passed" in text and "1 passed, 1 skipped" in text
+    assert "Score 2.0/4.0" in text
+
+
+def test_printed_output_is_shown_under_its_check_and_trimmed() -> None:
+    text = render(sample())
+    assert "your code printed:" in text
+    assert "debug line 0" in text and f"debug line {report.OUTPUT_LINES - 1}" in text
+    assert f"debug line {report.OUTPUT_LINES}" not in text
+    assert f"... ({40 - report.OUTPUT_LINES} more lines)" in text
+
+
+def test_a_timeout_gets_its_own_panel_and_status() -> None:
+    text = render(sample())
+    assert "⏱ timeout" in text and "did not finish within 10 s" in text
+
+
+def test_an_untouched_stub_is_one_line_not_a_wall_of_panels() -> None:
+    stub = "not implemented yet (Part 1: write prefix_products_out)"
+    result = RunResult("torch", 1, [PartResult("part1", "In-place forward", [
+        check(f"part1.c{i}", "failed", message=stub, hint="Fill in the stub.") for i in range(4)
+    ])])
+    text = render(result)
+    assert "Traceback" not in text
+    assert "start here" in text and "exercises/part1_inplace.py is still a stub" in text
+    assert text.count("not implemented yet") == 1  # one line for the part, no table of rows
+    assert "hint: Fill in the stub." not in text
+
+
+def test_markup_in_messages_is_printed_literally() -> None:
+    result = RunResult("numpy", 1, [PartResult("part1", "In-place forward", [
+        check("part1.correctness", "failed", message="P[i] differs at [bold]W[0][/bold]",
+              hint="use P[i - 1] @ W[i]"),
+    ])])
+    text = render(result)
+    assert "P[i] differs at [bold]W[0][/bold]" in text and "use P[i - 1] @ W[i]" in text
+
+
+def test_no_color_is_respected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    console = Console(file=StringIO(), width=100, force_terminal=True)
+    report.render_scorecard(console, sample())
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "\x1b[31m" not in text and "\x1b[32m" not in text  # no red, no green
+
+
+def test_the_json_rendering_has_the_documented_shape() -> None:
+    doc = json.loads(report.render_json(sample()))
+    validate_run_json(doc)
+    correctness = doc["parts"][1]["checks"][0]
+    assert correctness["message"].startswith(EVIDENCE)
+    assert "--- your code printed ---\ndebug line 0" in correctness["message"]
+    assert doc["parts"][0]["checks"][1]["hint"] is None
+
+
+def test_the_part_list_and_hints_render_literally() -> None:
+    console = Console(file=StringIO(), width=100, color_system=None)
+    report.render_part_list(console, {"part2": {"score": 15.0, "max_score": 15.0, "full": True,
+                                                "when": "2024-01-01 10:00"}})
+    report.render_hint(console, "part1", 2)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "P[i] = W[0] @ ... @ W[i]" in text
+    assert "15.0/15.0 full marks" in flat(text) and text.count("not checked yet") == 3
+    assert "hint 1/3: nudge" in text and "hint 2/3: approach" in text and "3/3" not in text

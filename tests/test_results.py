@@ -1,0 +1,69 @@
+"""The result records and the JSON document they become; and a check that the JSON validator
+the other tests rely on really rejects what the documented shape forbids."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
+from grader.results import CheckResult, PartResult, RunResult
+
+from helpers import validate_run_json
+
+
+def run() -> RunResult:
+    checks = [CheckResult("part1.a", "A", "passed", 3.0, 3.0, duration_s=0.25),
+              CheckResult("part1.b", "B", "failed", 0.5, 2.0, message="half", hint="try"),
+              CheckResult("part1.c", "C", "skipped", 0.0, 1.0, message="not run")]
+    return RunResult("torch", 11, [PartResult("part1", "In-place forward", checks)])
+
+
+def test_scores_add_up_and_skips_are_neither_pass_nor_failure() -> None:
+    result = run()
+    part = result.parts[0]
+    assert (part.score, part.max_score) == (3.5, 6.0)
+    assert not part.passed and not part.full_marks
+    assert result.first_failure() is part.checks[1]
+    part.checks[1].status = "passed"
+    assert part.passed and not part.full_marks and result.first_failure() is None
+
+
+def test_a_check_round_trips_over_the_wire() -> None:
+    original = CheckResult("part3.x", "X", "error", 0.0, 5.0, "boom", None, 1.5, "printed")
+    assert CheckResult.from_wire(json.loads(json.dumps(asdict(original)))) == original
+
+
+def test_the_json_document_is_valid() -> None:
+    validate_run_json(json.loads(json.dumps(run().to_dict())))
+
+
+Mutation = Callable[[dict[str, Any]], None]
+BROKEN: dict[str, Mutation] = {
+    "extra top-level key": lambda d: d.update(extra=1),
+    "missing seed": lambda d: d.pop("seed"),
+    "seed as string": lambda d: d.update(seed="11"),
+    "unknown flavor": lambda d: d.update(flavor="jax"),
+    "unknown status": lambda d: d["parts"][0]["checks"][0].update(status="ok"),
+    "score as string": lambda d: d["parts"][0]["checks"][0].update(score="3"),
+    "hint as number": lambda d: d["parts"][0]["checks"][1].update(hint=1),
+    "missing duration": lambda d: d["parts"][0]["checks"][0].pop("duration_s"),
+    "part score not the sum": lambda d: d["parts"][0].update(score=9.0),
+    "run max_score not the sum": lambda d: d.update(max_score=99.0),
+    "passed without full points": lambda d: d["parts"][0]["checks"][0].update(score=1.0),
+    "skipped with points": lambda d: d["parts"][0]["checks"][2].update(score=1.0),
+    "unknown part": lambda d: d["parts"][0].update(id="part9"),
+    "check under the wrong part": lambda d: d["parts"][0]["checks"][0].update(id="part2.a"),
+}
+
+
+@pytest.mark.parametrize("mutate", BROKEN.values(), ids=BROKEN.keys())
+def test_the_validator_rejects_what_the_format_forbids(mutate: Mutation) -> None:
+    doc = copy.deepcopy(run().to_dict())
+    mutate(doc)
+    with pytest.raises(AssertionError):
+        validate_run_json(doc)
