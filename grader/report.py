@@ -87,10 +87,18 @@ def part_table(part: PartResult) -> Table:
 
 
 def summary_line(result: RunResult) -> Text:
-    counts = Counter(c.status for p in result.parts for c in p.checks)
+    checks = [c for p in result.parts for c in p.checks]
+    counts = Counter(c.status for c in checks)
     pieces = ", ".join(f"{counts[s]} {s}" for s in STATUS_STYLE if counts[s])
+    not_applicable = sum(1 for c in checks if c.status == "skipped" and c.max_score == 0)
+    if not_applicable:
+        pieces += " (not graded here)" if not_applicable == counts["skipped"] else \
+            f" ({not_applicable} not graded here)"
     style = "bold green" if result.all_passed else "bold red"
-    verdict = "all selected checks passed" if result.all_passed else "not passing yet"
+    if not result.all_passed:
+        verdict = "not passing yet"
+    else:
+        verdict = "every graded check passed" if counts["skipped"] else "all checks passed"
     return Text.assemble(("Score ", "bold"), (_points(result.score, result.max_score), style),
                          f"  ·  {pieces}  ·  ", (verdict, style))
 

@@ -99,7 +99,7 @@ def test_the_scorecard_of_a_passing_workspace(runner: CliRunner, tmp_path: Path)
     result = invoke(runner, "check", "part1", "--workspace", root, "--seed", "3")
     assert result.exit_code == 0
     assert "Score 20.0/20.0" in result.output
-    assert "all selected checks passed" in result.output
+    assert "all checks passed" in result.output
     assert "seed 3" in result.output
     assert "\x1b[" not in result.output  # not a terminal: no escape codes
 

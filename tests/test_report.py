@@ -71,7 +71,7 @@ def test_all_passed_with_a_skip_still_shows_the_skip() -> None:
     result = sample()
     result.parts = result.parts[:1]
     text = render(result)
-    assert "all selected checks passed" in text and "1 passed, 1 skipped" in text
+    assert "every graded check passed" in text and "1 passed, 1 skipped" in text
     assert "Score 2.0/4.0" in text
 
 
