@@ -24,6 +24,11 @@ def format_raised(raised: dict[str, Any]) -> str:
     return f"{raised['type']}: {raised['message']}{where}"
 
 
+def raised_verdict(where: str, raised: dict[str, Any], hint: str | None = None) -> Verdict:
+    """The verdict for candidate code that raised where it should have returned."""
+    return failed(f"{where}: raised {format_raised(raised)}", hint=hint)
+
+
 def read_return(api: Api, args: tuple[Any, ...], value: Any) -> np.ndarray:
     """The usual reading of a call: its return value."""
     return api.backend.to_numpy(value)
@@ -137,3 +142,28 @@ def unchanged(before: np.ndarray, after: np.ndarray) -> bool:
 
 def snapshot(api: Api, x: Any) -> np.ndarray:
     return api.backend.to_numpy(x, "the input")
+
+
+RunOnInputs = Callable[[Api, dict[str, Any]], Any]
+
+
+def inputs_unchanged_plan(case: Case, run: RunOnInputs, hint: str) -> Plan:
+    """Run candidate code on native copies of case.W and case.dP (`run` returns what it raised,
+    or None); pass when neither was modified."""
+
+    def probe(api: Api) -> Observation:
+        inputs = {"W": api.backend.native(case.W), "dP": api.backend.native(case.dP)}
+        raised = run(api, inputs)
+        return {"raised": raised.as_dict() if raised else None,
+                "after": {name: snapshot(api, x) for name, x in inputs.items()}}
+
+    def judge(obs: Observation) -> Verdict:
+        if obs["raised"]:
+            return raised_verdict(case.describe(), obs["raised"])
+        before = {"W": case.W, "dP": case.dP}
+        changed = [n for n, after in obs["after"].items() if not unchanged(before[n], after)]
+        if changed:
+            return failed(f"{case.describe()}: {' and '.join(changed)} modified", hint=hint)
+        return passed()
+
+    return Plan(probe, judge)

@@ -15,9 +15,9 @@ from grader.checks.common import (
     Observation,
     call_each,
     format_raised,
+    inputs_unchanged_plan,
     judge_cases,
-    snapshot,
-    unchanged,
+    raised_verdict,
     validation_plan,
 )
 from grader.checks.compare import matches
@@ -88,7 +88,7 @@ def returns_p(ctx: Context) -> Plan:
 
     def judge(obs: Observation) -> Verdict:
         if obs["raised"]:
-            return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}")
+            return raised_verdict(case.describe(), obs['raised'])
         if not obs["is_p"]:
             return failed(f"{case.describe()}: returned a different {obs['returned']}, not P",
                           hint="Return the caller's buffer itself (`return P`), so "
@@ -136,20 +136,12 @@ def storage(ctx: Context) -> Plan:
 def inputs_unchanged(ctx: Context) -> Plan:
     case = make_case(ctx.rng(), 7, 3)
 
-    def probe(api: Api) -> Observation:
-        W, P = _into_nan_buffer(api, case)
-        _, raised = api.call(api.function(FUNCTION), W, P)
-        return {"raised": raised.as_dict() if raised else None, "W": snapshot(api, W)}
+    def run(api: Api, inputs: dict[str, Any]) -> Any:
+        P = api.backend.nan_buffer(case.W.shape, case.dtype)
+        return api.call(api.function(FUNCTION), inputs["W"], P)[1]
 
-    def judge(obs: Observation) -> Verdict:
-        if obs["raised"]:
-            return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}")
-        if not unchanged(case.W, obs["W"]):
-            return failed(f"{case.describe()}: W was modified (P is a separate buffer here)",
-                          hint="Only P is output; read W, never write it.")
-        return passed()
-
-    return Plan(probe, judge)
+    return inputs_unchanged_plan(case, run, "Only P is output (a separate buffer here); read "
+                                 "W, never write it.")
 
 
 @check("part1.aliasing", "Works when P is W (the input buffer becomes the output)", 3)

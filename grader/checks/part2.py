@@ -22,6 +22,7 @@ from grader.checks.common import (
     call_each,
     format_raised,
     judge_cases,
+    raised_verdict,
     snapshot,
     unchanged,
     validation_plan,
@@ -91,7 +92,7 @@ def fresh_result(ctx: Context) -> Plan:
 
     def judge(obs: Observation) -> Verdict:
         if obs["raised"]:
-            return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}")
+            return raised_verdict(case.describe(), obs['raised'])
         if obs["is_w"] or obs["shares"]:
             return failed(f"{case.describe()}: the result shares memory with W",
                           hint="Out-of-place means a new buffer: allocate P (np.empty_like, "

@@ -18,10 +18,9 @@ from grader.checks.cases import Case, make_case, make_cases
 from grader.checks.common import (
     Observation,
     call_each,
-    format_raised,
+    inputs_unchanged_plan,
     judge_cases,
-    snapshot,
-    unchanged,
+    raised_verdict,
     validation_plan,
 )
 from grader.checks.compare import find_mismatch
@@ -74,7 +73,7 @@ def finite_difference_plan(ctx: Context, gradient: Any, part: str,
 
     def judge(obs: Observation) -> Verdict:
         if obs["raised"]:
-            return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}")
+            return raised_verdict(case.describe(), obs['raised'])
         numeric = truth.finite_differences(case.W, case.dP)
         if obs["value"].shape != numeric.shape:
             return failed(f"{case.describe()}: dW has shape {obs['value'].shape}")
@@ -165,7 +164,7 @@ def no_autograd(ctx: Context) -> Plan:
                           hint="Part 3 is the backward by hand: use only matmuls and "
                           "transposes of W, dP and the forward's prefixes.")
         if obs["raised"]:
-            return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}")
+            return raised_verdict(case.describe(), obs['raised'])
         return passed()
 
     return Plan(probe, judge)
@@ -173,25 +172,12 @@ def no_autograd(ctx: Context) -> Plan:
 
 @check("part3.inputs_unchanged", "Leaves W and dP unchanged", 2)
 def inputs_unchanged(ctx: Context) -> Plan:
-    case = make_case(ctx.rng(), 6, 3)
+    def run(api: Api, inputs: dict[str, Any]) -> Any:
+        return api.call(api.function(FUNCTION), inputs["W"], inputs["dP"])[1]
 
-    def probe(api: Api) -> Observation:
-        W, dP = _native_w_dp(api, case)
-        _, raised = api.call(api.function(FUNCTION), W, dP)
-        return {"raised": raised.as_dict() if raised else None,
-                "W": snapshot(api, W), "dP": snapshot(api, dP)}
-
-    def judge(obs: Observation) -> Verdict:
-        if obs["raised"]:
-            return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}")
-        changed = [n for n, a in (("W", case.W), ("dP", case.dP)) if not unchanged(a, obs[n])]
-        if changed:
-            return failed(f"{case.describe()}: {' and '.join(changed)} modified",
-                          hint="Accumulate into your own adjoint (adj = adj + dP[i]); "
-                          "`+=` on a slice of dP writes into the caller's tensor.")
-        return passed()
-
-    return Plan(probe, judge)
+    return inputs_unchanged_plan(make_case(ctx.rng(), 6, 3), run,
+                                 "Accumulate into your own adjoint (adj = adj + dP[i]); `+=` "
+                                 "on a slice of dP writes into the caller's tensor.")
 
 
 COMPLEXITY_SIZES = (16, 64)

@@ -14,9 +14,8 @@ from grader.checks.common import (
     Observation,
     call_each,
     format_raised,
+    inputs_unchanged_plan,
     judge_cases,
-    snapshot,
-    unchanged,
     validation_plan,
 )
 from grader.checks.mistakes import SCAN_BACKWARD_MISTAKES, SCAN_FORWARD_MISTAKES
@@ -161,28 +160,15 @@ def gradcheck(ctx: Context) -> Plan:
 
 @check("part4.inputs_unchanged", "Leaves W and dP unchanged", 2)
 def inputs_unchanged(ctx: Context) -> Plan:
-    case = make_case(ctx.rng(), 7, 3)
-
-    def probe(api: Api) -> Observation:
-        W, dP = api.backend.native(case.W), api.backend.native(case.dP)
-        value, raised = api.call(api.function(FORWARD), W)
+    def run(api: Api, inputs: dict[str, Any]) -> Any:
+        value, raised = api.call(api.function(FORWARD), inputs["W"])
         if raised:
-            return {"raised": raised.as_dict()}
-        _, raised = api.call(api.function(BACKWARD), split_forward(api, value)[1], dP)
-        return {"raised": raised.as_dict() if raised else None,
-                "W": snapshot(api, W), "dP": snapshot(api, dP)}
+            return raised
+        return api.call(api.function(BACKWARD), split_forward(api, value)[1], inputs["dP"])[1]
 
-    def judge(obs: Observation) -> Verdict:
-        if obs["raised"]:
-            return failed(f"{case.describe()}: raised {format_raised(obs['raised'])}")
-        changed = [n for n, a in (("W", case.W), ("dP", case.dP)) if not unchanged(a, obs[n])]
-        if changed:
-            return failed(f"{case.describe()}: {' and '.join(changed)} modified",
-                          hint="Copy before the first level (cur = W.copy() / W.clone()) and "
-                          "start the backward from a copy of dP.")
-        return passed()
-
-    return Plan(probe, judge)
+    return inputs_unchanged_plan(make_case(ctx.rng(), 7, 3), run,
+                                 "Copy before the first level (cur = W.copy() / W.clone()) and "
+                                 "start the backward from a copy of dP.")
 
 
 
