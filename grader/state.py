@@ -20,18 +20,23 @@ LAST_RESULTS = "last.json"
 HINTS = "hints.json"
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that a reader, or a crash, sees the old file or the new."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=2)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_bytes_atomic(path, json.dumps(data, indent=2).encode())
 
 
 def read_json(path: Path, default: Any) -> Any:

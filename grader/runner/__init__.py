@@ -24,6 +24,7 @@ from grader.runner.protocol import Request
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
 
 OnCheck = Callable[[str, CheckResult], None]
+OnPart = Callable[[PartResult], None]
 
 
 class GraderCrash(Exception):
@@ -66,8 +67,10 @@ class Worker:
             if event["type"] == kind:
                 return
 
-    def run(self, request: Request, on_check: OnCheck | None = None) -> RunResult:
-        """Send one request and collect its results, calling on_check as each arrives."""
+    def run(self, request: Request, on_check: OnCheck | None = None,
+            on_part: OnPart | None = None) -> RunResult:
+        """Send one request and collect its results, calling on_check as each check arrives
+        and on_part as each part finishes (Gradescope's partial results hang on that)."""
         stdin: IO[str] = self.process.stdin  # type: ignore[assignment]
         stdin.write(json.dumps(asdict(request)) + "\n")
         stdin.flush()
@@ -83,11 +86,19 @@ class Worker:
                 result.parts[-1].checks.append(check)
                 if on_check:
                     on_check(event["part"], check)
+            elif event["type"] == "part_end" and on_part:
+                on_part(result.parts[-1])
             elif event["type"] == "fatal":
                 raise GraderCrash(f"{event['message']}\n{event.get('trace', '')}")
             elif event["type"] == "done":
                 return result
         raise GraderCrash("the grading worker ended mid-request")  # pragma: no cover
+
+    def kill(self) -> None:
+        """Stop at once (an interrupted batch); its forked children die with it (see child.py)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.close()
 
     def close(self) -> None:
         if self.process.poll() is None:

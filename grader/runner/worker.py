@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.checks import checks_for
+from grader.checks import checks_for, scaled_points
 from grader.checks.base import Check, Context, Plan, Verdict
 from grader.parts import Part, get_part
 from grader.results import CheckResult
@@ -32,22 +32,17 @@ from grader.runner.protocol import FrameTimeout, Request, read_frame
 Emit = Callable[[dict[str, Any]], None]
 
 
-def _scaled_points(checks: list[Check], weight: float) -> list[float]:
-    """Share a part's weight among its checks in proportion to their points."""
-    total = sum(c.points for c in checks) or 1.0
-    return [weight * c.points / total for c in checks]
-
-
 class _Child:
     """A forked child running plans[start:] and the read end of its pipe."""
 
     def __init__(self, request: Request, part: Part, plans: list[Plan], start: int) -> None:
         read_fd, write_fd = os.pipe()
+        worker_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
             run_child(write_fd, Path(request.root), part, request.flavor, plans, start,
-                      request.memory_mb)
+                      request.memory_mb, worker_pid)
         os.close(write_fd)
         self.pid, self.fd = pid, read_fd
 
@@ -115,7 +110,7 @@ def grade_part(request: Request, part: Part, emit_check: Callable[[CheckResult],
     """Grade every check of one part, emitting each result as soon as it is known."""
     checks = checks_for(part.id, request.flavor)
     weight = (request.weights or {}).get(part.id, part.weight)
-    points = _scaled_points(checks, weight)
+    points = scaled_points(checks, weight)
     plans = [c.plan(Context(request.seed, request.flavor, c.id)) for c in checks]
     index = 0
     while index < len(checks):
