@@ -102,7 +102,8 @@ def render_batch(console: Console, rows: Sequence[Graded], config: GradingConfig
                                     (row.note, ROW_STYLE[row.status] or "yellow")))
     full = sum(1 for r in rows if r.status == "graded" and r.score >= r.max_score - 1e-9)
     broken = sum(1 for r in rows if r.status != "graded")
-    console.print(f"{len(rows)} submissions ({config.flavor} flavor, seed {config.seed}): "
+    noun = "submission" if len(rows) == 1 else "submissions"
+    console.print(f"{len(rows)} {noun} ({config.flavor} flavor, seed {config.seed}): "
                   f"{full} with full marks, {broken} that could not be graded.")
     console.print(Text(HONESTY_NOTE, style="dim"))
 
@@ -130,7 +131,7 @@ class BatchProgress(BatchListener):
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TextColumn("{task.fields[current]}", style="dim"),
-            console=console, transient=True,
+            console=console, transient=True, disable=not console.is_terminal,
         )
         self.parts = max(1, parts_per_submission)
         self.task = self.progress.add_task("grading", total=0, current="")

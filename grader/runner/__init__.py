@@ -95,10 +95,14 @@ class Worker:
         raise GraderCrash("the grading worker ended mid-request")  # pragma: no cover
 
     def kill(self) -> None:
-        """Stop at once (an interrupted batch); its forked children die with it (see child.py)."""
+        """Stop the worker process at once (its forked children die with it, see child.py).
+
+        Safe while another thread is waiting in `run`: that wait ends in GraderCrash, and the
+        thread that owns the worker then closes it.
+        """
         if self.process.poll() is None:
             self.process.kill()
-        self.close()
+            self.process.wait()
 
     def close(self) -> None:
         if self.process.poll() is None:

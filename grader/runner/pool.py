@@ -118,35 +118,40 @@ class WorkerPool:
                     events.put(RequestDone(request.id, result))
                 except (GraderCrash, OSError, ValueError) as exc:
                     if worker is not None:
-                        self._retire(worker, kill=True)
+                        worker.kill()
+                        self._retire(worker)
                     worker = None
                     events.put(RequestDone(request.id, None, f"the grader itself failed: {exc}"))
         finally:
             if worker is not None:
-                self._retire(worker, kill=False)
+                self._retire(worker)
 
     def _enlist(self) -> Worker:
         worker = self._start_worker()
         with self._lock:
             if self._closed:
                 worker.kill()
+                worker.close()
                 raise GraderCrash("grading was interrupted")
             self._workers.append(worker)
         return worker
 
-    def _retire(self, worker: Worker, kill: bool) -> None:
+    def _retire(self, worker: Worker) -> None:
+        """Close a worker this thread owns (gracefully, unless it was killed already)."""
         with self._lock:
             if worker in self._workers:
                 self._workers.remove(worker)
-        _stop(worker, kill)
+        worker.close()
 
     def close(self, kill: bool = False) -> None:
-        """Stop every worker (killing them mid-request when `kill`)."""
+        """Kill every worker mid-request when `kill` (the threads that own them then close
+        them); otherwise the workers are closed by their threads when the batch ends."""
         with self._lock:
             self._closed = self._closed or kill
-            workers, self._workers = self._workers, []
-        for worker in workers:
-            _stop(worker, kill)
+            workers = list(self._workers)
+        if kill:
+            for worker in workers:
+                worker.kill()
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -154,9 +159,3 @@ class WorkerPool:
     def __exit__(self, *exc: object) -> None:
         self.close(kill=exc[0] is not None)
 
-
-def _stop(worker: Worker, kill: bool) -> None:
-    if kill:
-        worker.kill()
-    else:
-        worker.close()
