@@ -34,6 +34,7 @@ class Backend(Protocol):
     def from_tensor(self, t: Any) -> Any: ...
     def to_tensor(self, x: Any, what: str = "the result") -> Any: ...
     def extra_memory(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]: ...
+    def warm_up(self) -> None: ...
 
 
 def _describe_type(x: Any) -> str:
@@ -103,6 +104,9 @@ class NumpyBackend:
         finally:
             tracemalloc.stop()
         return result, int(peak)
+
+    def warm_up(self) -> None:
+        """Nothing to prepare: numpy's measurements cost the same every time."""
 
 
 def _matmul_flops(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> int:
@@ -216,6 +220,14 @@ class TorchBackend:
         with tracker:
             result = fn(*args)
         return result, tracker.largest
+
+    def warm_up(self) -> None:
+        """Use the allocation tracker and the flop counter once on a tiny input. torch's first
+        dispatch mode costs about a second of lazy imports; the runner calls this in the worker
+        before it forks, so every child inherits them instead of paying that second again."""
+        square = self.torch.ones(2, 2)
+        self.extra_memory(lambda x: x @ x, square)
+        self.count_matmul_flops(lambda x: x @ x, square)
 
 
 def _allocation_tracker(torch: Any) -> type:

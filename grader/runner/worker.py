@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grader.checks import checks_for, scaled_points
+from grader.checks.backends import make_backend
 from grader.checks.base import Check, Context, Plan, Verdict
 from grader.parts import Part, get_part
 from grader.results import CheckResult
@@ -176,8 +177,19 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
     return index
 
 
+_WARMED: set[str] = set()
+
+
+def warm_up(flavor: str) -> None:
+    """Pay a flavor's one-time costs here, once per worker, not once per forked child."""
+    if flavor not in _WARMED:
+        make_backend(flavor).warm_up()
+        _WARMED.add(flavor)
+
+
 def handle(request: Request, emit: Emit) -> None:
     """Grade one request, emitting part and check events, then `done`."""
+    warm_up(request.flavor)
     for part_id in request.parts:
         part = get_part(part_id)
         emit({"type": "part_start", "request": request.id, "part": part.id})
