@@ -349,9 +349,7 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     if as_json:
         click.echo(instructor_report.batch_json(rows))
     else:
-        out = console()
-        out.print(f"[dim]settings from {config_path or 'the defaults'}[/dim]")
-        instructor_report.render_batch(out, rows, config)
+        instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
 
 

@@ -93,8 +93,11 @@ def batch_table(rows: Sequence[Graded], config: GradingConfig) -> Table:
     return table
 
 
-def render_batch(console: Console, rows: Sequence[Graded], config: GradingConfig) -> None:
-    """The summary table, what went wrong where, the counts, and the honesty note."""
+def render_batch(console: Console, rows: Sequence[Graded], config: GradingConfig,
+                 settings_from: Path | None) -> None:
+    """Where the settings came from, the summary table, what went wrong where, the counts,
+    and the honesty note."""
+    console.print(Text(f"settings from {settings_from or 'the defaults'}", style="dim"))
     console.print(batch_table(rows, config))
     noted = [(n, row) for n, row in enumerate(rows, start=1) if row.notes]
     for number, row in noted:
