@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from grader.parts import get_part
 from grader.results import CheckResult, PartResult, RunResult
-from grader.runner.protocol import Request
+from grader.runner.protocol import WARM_UP_FLAG, Request
 
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
 
@@ -43,11 +43,14 @@ def _worker_environment() -> dict[str, str]:
 class Worker:
     """One warm worker process and the requests it has answered."""
 
-    def __init__(self) -> None:
+    def __init__(self, warm_up: bool = False) -> None:
+        """Start the worker; `warm_up` makes it pay torch's one-time costs before it is ready
+        (a pool's workers grade many submissions, so they do)."""
         # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
         self._stderr = tempfile.TemporaryFile(mode="w+")
+        flags = [WARM_UP_FLAG] if warm_up else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.runner.worker"], env=_worker_environment(),
+            [sys.executable, "-m", "grader.runner.worker", *flags], env=_worker_environment(),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             text=True, bufsize=1,
         )

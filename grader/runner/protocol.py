@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 _HEADER = struct.Struct("!Q")
+WARM_UP_FLAG = "--warm-up"
+"""The worker's one command-line flag: pay one-time costs before saying ready."""
 MAX_FRAME = 256 * 1024 * 1024
 
 _ALLOWED = {

@@ -25,10 +25,10 @@ from typing import Any, TextIO
 from grader.checks import checks_for, scaled_points
 from grader.checks.backends import make_backend
 from grader.checks.base import Check, Context, Plan, Verdict
-from grader.parts import Part, get_part
+from grader.parts import FLAVORS, Part, get_part
 from grader.results import CheckResult
 from grader.runner.child import run_child
-from grader.runner.protocol import FrameTimeout, Request, read_frame
+from grader.runner.protocol import WARM_UP_FLAG, FrameTimeout, Request, read_frame
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -177,19 +177,8 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
     return index
 
 
-_WARMED: set[str] = set()
-
-
-def warm_up(flavor: str) -> None:
-    """Pay a flavor's one-time costs here, once per worker, not once per forked child."""
-    if flavor not in _WARMED:
-        make_backend(flavor).warm_up()
-        _WARMED.add(flavor)
-
-
 def handle(request: Request, emit: Emit) -> None:
     """Grade one request, emitting part and check events, then `done`."""
-    warm_up(request.flavor)
     for part_id in request.parts:
         part = get_part(part_id)
         emit({"type": "part_start", "request": request.id, "part": part.id})
@@ -199,8 +188,13 @@ def handle(request: Request, emit: Emit) -> None:
     emit({"type": "done", "request": request.id})
 
 
-def serve(stdin: TextIO, stdout: TextIO) -> None:
-    """Answer requests (one JSON object per line) until stdin closes."""
+def serve(stdin: TextIO, stdout: TextIO, warm_up: bool = False) -> None:
+    """Answer requests (one JSON object per line) until stdin closes.
+
+    With `warm_up`, pay each flavor's one-time costs (about a second of torch's lazy imports)
+    before saying ready, so every child forked later inherits them: worth it for a worker that
+    grades many submissions, not for one `grader check`.
+    """
 
     def emit(event: dict[str, Any]) -> None:
         stdout.write(json.dumps(event) + "\n")
@@ -209,6 +203,9 @@ def serve(stdin: TextIO, stdout: TextIO) -> None:
     import torch  # noqa: F401 - imported once here, inherited by every forked child
 
     torch.set_num_threads(1)
+    if warm_up:
+        for flavor in FLAVORS:
+            make_backend(flavor).warm_up()
     emit({"type": "ready"})
     for line in stdin:
         if not line.strip():
@@ -224,4 +221,4 @@ def serve(stdin: TextIO, stdout: TextIO) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.stdin, sys.stdout)
+    serve(sys.stdin, sys.stdout, warm_up=WARM_UP_FLAG in sys.argv[1:])
