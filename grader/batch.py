@@ -88,12 +88,18 @@ class Graded:
         }
 
 
-def unrun_parts(config: GradingConfig, message: str) -> list[PartResult]:
-    """Every check of every enabled part as an error carrying `message` (a broken row)."""
+def unrun_parts(config: GradingConfig, message: str,
+                finished: Sequence[PartResult] = ()) -> list[PartResult]:
+    """The parts of a row that stopped early: those in `finished` as they were graded, every
+    check of the others as an error carrying `message`."""
     from grader.checks import checks_for, scaled_points
 
+    done = {p.id: p for p in finished}
     parts = []
     for part_id, weight in config.weights.items():
+        if part_id in done:
+            parts.append(done[part_id])
+            continue
         part = get_part(part_id)
         checks = checks_for(part_id, config.flavor)
         parts.append(PartResult(part.id, part.title, [
@@ -125,9 +131,12 @@ def graded_row(staged: Staged, config: GradingConfig, result: RunResult) -> Grad
     return Graded(staged.source, "graded", result.parts, config.max_score, notes, result)
 
 
-def broken_row(path: str, config: GradingConfig, problem: str,
-               status: RowStatus = "broken") -> Graded:
-    return Graded(path, status, unrun_parts(config, problem), config.max_score, [problem])
+def broken_row(path: str, config: GradingConfig, problem: str, status: RowStatus = "broken",
+               finished: Sequence[PartResult] = ()) -> Graded:
+    """A row for a submission that could not be staged, or whose grading the grader itself
+    abandoned (then the parts that did finish keep their points)."""
+    return Graded(path, status, unrun_parts(config, problem, finished), config.max_score,
+                  [problem])
 
 
 class BatchListener:
@@ -181,6 +190,7 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
         staged = [stage(path, Path(tmp) / str(i)) for i, path in enumerate(paths)]
         requests: dict[str, int] = {}
+        finished: dict[int, list[PartResult]] = {}
         for index, item in enumerate(staged):
             if item.root is None:
                 rows[index] = broken_row(item.source, config, item.problem or "cannot grade")
@@ -196,11 +206,13 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                     if isinstance(event, CheckDone):
                         listener.check_done(index, event.part_id, event.check)
                     elif isinstance(event, PartDone):
+                        finished.setdefault(index, []).append(event.part)
                         listener.part_done(index, event.part)
                     elif isinstance(event, RequestDone):
                         rows[index] = (graded_row(staged[index], config, event.result)
                                        if event.result is not None else
                                        broken_row(staged[index].source, config,
-                                                  event.error or "grader error", "error"))
+                                                  event.error or "grader error", "error",
+                                                  finished.get(index, ())))
                         listener.finished(index, rows[index])
     return [rows[i] for i in range(len(paths))]

@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from grader import batch, cli
-from grader.runner import GraderCrash
+from grader.results import PartResult
+from grader.runner import GraderCrash, Worker
 from grader.runner.pool import WorkerPool
 from grader.selfcheck import write_exercises
 from grader.submissions import (
@@ -24,6 +25,7 @@ from grader.submissions import (
     find_exercise_folder,
     stage,
 )
+from grader.workspace import Settings
 
 CONFIG = """\
 flavor = "torch"
@@ -226,6 +228,30 @@ def test_grader_failures_are_rows_too_and_exit_1(tmp_path: Path, monkeypatch) ->
     assert len(rows) == 2
     assert all("the worker could not start" in p["checks"][0]["message"]
                for row in rows for p in row["parts"])
+
+
+def test_a_grader_failure_mid_way_keeps_the_parts_that_finished(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    class DiesAfterOnePart(Worker):
+        def run(self, request, on_check=None, on_part=None):  # type: ignore[no-untyped-def]
+            def then_die(part: PartResult) -> None:
+                on_part(part)  # type: ignore[misc]
+                raise GraderCrash("the worker died")
+
+            return super().run(request, on_check, then_die)
+
+    monkeypatch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
+        jobs, start_worker=lambda: DiesAfterOnePart(warm_up=True)))
+    root = write_exercises(tmp_path / "sub", "numpy", "references")
+    config = batch.GradingConfig("numpy", Settings(enabled=("part2", "part4")), seed=1,
+                                 timeout_s=30.0)
+
+    [row] = batch.grade_submissions([root], config, 1)
+
+    assert row.status == "error" and "the worker died" in row.note
+    assert row.parts[0].id == "part2" and row.parts[0].full_marks
+    assert all(c.status == "error" for c in row.parts[1].checks)
+    assert row.score == 15.0 and row.max_score == 45.0
 
 
 def test_bad_settings_stop_before_grading(tmp_path: Path) -> None:
