@@ -90,7 +90,7 @@ def summary_line(result: RunResult) -> Text:
     checks = [c for p in result.parts for c in p.checks]
     counts = Counter(c.status for c in checks)
     pieces = ", ".join(f"{counts[s]} {s}" for s in STATUS_STYLE if counts[s])
-    not_applicable = sum(1 for c in checks if c.status == "skipped" and c.max_score == 0)
+    not_applicable = sum(1 for c in checks if c.not_applicable)
     if not_applicable:
         pieces += " (not graded here)" if not_applicable == counts["skipped"] else \
             f" ({not_applicable} not graded here)"

@@ -27,6 +27,12 @@ class CheckResult:
     duration_s: float = 0.0
     output: str = ""
 
+    @property
+    def not_applicable(self) -> bool:
+        """Skipped by its own judge, so worth nothing here (GPU timing on a machine without
+        CUDA): unlike a check not run after a hang, which keeps its points and scores 0."""
+        return self.status == "skipped" and self.max_score == 0
+
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON shape; printed output is folded into the message there."""
         message = self.message
@@ -73,10 +79,8 @@ class PartResult:
     @property
     def full_marks(self) -> bool:
         """Every check passed, or could not apply here (a judge's skip, worth no points)."""
-        return bool(self.checks) and all(
-            c.status == "passed" or (c.status == "skipped" and c.max_score == 0)
-            for c in self.checks
-        )
+        return bool(self.checks) and all(c.status == "passed" or c.not_applicable
+                                         for c in self.checks)
 
     def to_dict(self) -> dict[str, Any]:
         return {

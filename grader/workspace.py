@@ -18,6 +18,8 @@ from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, PARTS, Part
 CONFIG_NAME = "grader.toml"
 EXERCISES_DIR = "exercises"
 STATE_DIR = ".grader"
+DEFAULT_TIMEOUT_S = 10.0
+GRADESCOPE_VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
 class WorkspaceError(Exception):
@@ -33,9 +35,14 @@ class Settings:
     points: dict[str, float] = field(default_factory=dict)
     budgets_minutes: dict[str, float] = field(default_factory=dict)
     mock_minutes: float = 75.0
+    gradescope_visibility: str = "visible"
 
     def weight(self, part: Part) -> float:
         return self.points.get(part.id, part.weight)
+
+    def timeout(self, override: float | None = None) -> float:
+        """Seconds per check: a command-line override, else grader.toml, else the default."""
+        return override or self.timeout_s or DEFAULT_TIMEOUT_S
 
     def budget_minutes(self, part: Part) -> float:
         return self.budgets_minutes.get(part.id, part.budget_minutes)
@@ -117,6 +124,9 @@ flavor = "{flavor}"
 
 # [mock]
 # minutes = 75
+
+# [gradescope]        # when candidates see their results on Gradescope
+# visibility = "visible"    # or "hidden", "after_due_date", "after_published"
 """
 
 
@@ -142,9 +152,8 @@ def init_workspace(directory: Path, flavor: str = DEFAULT_FLAVOR) -> Workspace:
     return Workspace(root=directory, flavor=flavor)
 
 
-def read_config(root: Path) -> dict[str, object]:
-    """Parse grader.toml; a syntax error becomes a WorkspaceError naming the file."""
-    path = root / CONFIG_NAME
+def read_config(path: Path) -> dict[str, object]:
+    """Parse a grader.toml; a syntax error becomes a WorkspaceError naming the file."""
     try:
         return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
@@ -153,23 +162,32 @@ def read_config(root: Path) -> dict[str, object]:
         raise WorkspaceError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
-def load_workspace(root: Path) -> Workspace:
-    """Load the workspace rooted exactly at `root`, validating its config."""
+def load_config(path: Path) -> tuple[str, Settings]:
+    """The flavor and validated settings of one grader.toml: a workspace's, or an instructor's
+    file on its own (batch grading and Gradescope read one without any exercises/ beside it)."""
+    config = read_config(path)
+    flavor = config.get("flavor", DEFAULT_FLAVOR)
+    if flavor not in FLAVORS:
+        raise WorkspaceError(f"{path}: flavor must be one of {', '.join(FLAVORS)}, got {flavor!r}")
+    return str(flavor), _parse_settings(config, str(path))
+
+
+def load_workspace(root: Path, require_exercises: bool = True) -> Workspace:
+    """Load the workspace rooted exactly at `root`, validating its config.
+
+    `require_exercises=False` is for `grader reset`, which must be able to bring back an
+    exercises/ folder that was deleted.
+    """
     root = root.resolve()
     if not (root / CONFIG_NAME).is_file():
         raise WorkspaceError(
             f"{root} is not a grader workspace (no {CONFIG_NAME}); "
             "create one with `grader init DIR`"
         )
-    config = read_config(root)
-    flavor = config.get("flavor", DEFAULT_FLAVOR)
-    if flavor not in FLAVORS:
-        raise WorkspaceError(
-            f"{root / CONFIG_NAME}: flavor must be one of {', '.join(FLAVORS)}, got {flavor!r}"
-        )
-    if not (root / EXERCISES_DIR).is_dir():
+    flavor, settings = load_config(root / CONFIG_NAME)
+    if require_exercises and not (root / EXERCISES_DIR).is_dir():
         raise WorkspaceError(f"{root} has no {EXERCISES_DIR}/ folder")
-    return Workspace(root=root, flavor=str(flavor), settings=parse_settings(config, root))
+    return Workspace(root=root, flavor=flavor, settings=settings)
 
 
 def _positive_number(value: object, where: str) -> float:
@@ -190,9 +208,24 @@ def _per_part(config: dict[str, object], table: str, where: str) -> dict[str, fl
 
 
 def parse_settings(config: dict[str, object], root: Path) -> Settings:
+    """Validate the instructor settings of the workspace at `root`."""
+    return _parse_settings(config, str(root / CONFIG_NAME))
+
+
+def _gradescope_visibility(config: dict[str, object], where: str) -> str:
+    table = config.get("gradescope", {})
+    if not isinstance(table, dict) or set(table) - {"visibility"}:
+        raise WorkspaceError(f"{where}: [gradescope] takes only visibility = <string>")
+    visibility = table.get("visibility", "visible")
+    if visibility not in GRADESCOPE_VISIBILITIES:
+        raise WorkspaceError(f"{where}: gradescope.visibility must be one of "
+                             f"{', '.join(GRADESCOPE_VISIBILITIES)}, got {visibility!r}")
+    return str(visibility)
+
+
+def _parse_settings(config: dict[str, object], where: str) -> Settings:
     """Validate grader.toml's instructor settings; each bad value gets its own clear error."""
-    where = str(root / CONFIG_NAME)
-    known = {"flavor", "timeout", "parts", "points", "budgets", "mock"}
+    known = {"flavor", "timeout", "parts", "points", "budgets", "mock", "gradescope"}
     unknown = sorted(set(config) - known)
     if unknown:
         raise WorkspaceError(f"{where}: unknown setting(s) {', '.join(unknown)}; "
@@ -211,19 +244,29 @@ def parse_settings(config: dict[str, object], root: Path) -> Settings:
         points=_per_part(config, "points", where),
         budgets_minutes=_per_part(config, "budgets", where),
         mock_minutes=_positive_number(mock.get("minutes", 75), f"{where}: mock.minutes"),
+        gradescope_visibility=_gradescope_visibility(config, where),
     )
 
 
-def find_workspace(start: Path | None = None) -> Workspace:
-    """The workspace containing `start` (default: the current folder) or one of its parents."""
+def find_config(start: Path | None = None) -> Path | None:
+    """The grader.toml in `start` (default: the current folder) or its nearest parent."""
     here = (start or Path(os.getcwd())).resolve()
     for folder in (here, *here.parents):
         if (folder / CONFIG_NAME).is_file():
-            return load_workspace(folder)
-    raise WorkspaceError(
-        f"no grader workspace here or above {here} (looked for {CONFIG_NAME}); "
-        "run `grader init DIR` to create one, or pass --workspace DIR"
-    )
+            return folder / CONFIG_NAME
+    return None
+
+
+def find_workspace(start: Path | None = None, require_exercises: bool = True) -> Workspace:
+    """The workspace containing `start` (default: the current folder) or one of its parents."""
+    config = find_config(start)
+    if config is None:
+        here = (start or Path(os.getcwd())).resolve()
+        raise WorkspaceError(
+            f"no grader workspace here or above {here} (looked for {CONFIG_NAME}); "
+            "run `grader init DIR` to create one, or pass --workspace DIR"
+        )
+    return load_workspace(config.parent, require_exercises)
 
 
 def bundled_path(name: str) -> Path:

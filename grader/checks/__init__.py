@@ -9,3 +9,9 @@ from grader.checks.base import REGISTRY, Check
 def checks_for(part_id: str, flavor: str) -> list[Check]:
     """The checks of one part that apply to a flavor, in run order."""
     return [c for c in REGISTRY if c.part_id == part_id and flavor in c.flavors]
+
+
+def scaled_points(checks: list[Check], weight: float) -> list[float]:
+    """Share a part's weight among its checks in proportion to their points."""
+    total = sum(c.points for c in checks) or 1.0
+    return [weight * c.points / total for c in checks]

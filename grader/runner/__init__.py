@@ -24,6 +24,7 @@ from grader.runner.protocol import Request
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
 
 OnCheck = Callable[[str, CheckResult], None]
+OnPart = Callable[[PartResult], None]
 
 
 class GraderCrash(Exception):
@@ -80,8 +81,10 @@ class Worker:
                 return
             yield event
 
-    def run(self, request: Request, on_check: OnCheck | None = None) -> RunResult:
-        """Send one request and collect its results, calling on_check as each arrives."""
+    def run(self, request: Request, on_check: OnCheck | None = None,
+            on_part: OnPart | None = None) -> RunResult:
+        """Send one request and collect its results, calling on_check as each check arrives
+        and on_part as each part finishes (Gradescope's partial results hang on that)."""
         result = RunResult(flavor=request.flavor, seed=request.seed)
         for event in self._replies(request):
             if event["type"] == "part_start":
@@ -92,6 +95,8 @@ class Worker:
                 result.parts[-1].checks.append(check)
                 if on_check:
                     on_check(event["part"], check)
+            elif event["type"] == "part_end" and on_part:
+                on_part(result.parts[-1])
         return result
 
     def follow_up(self, request: Request) -> dict[str, dict[str, Any]]:
@@ -99,6 +104,16 @@ class Worker:
         followup = replace(request, kind="followup")
         return {e["part"]: e["evidence"] for e in self._replies(followup)
                 if e["type"] == "followup"}
+
+    def kill(self) -> None:
+        """Stop the worker process at once (its forked children die with it, see child.py).
+
+        Safe while another thread is waiting in `run`: that wait ends in GraderCrash, and the
+        thread that owns the worker then closes it.
+        """
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
     def close(self) -> None:
         if self.process.poll() is None:

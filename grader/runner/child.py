@@ -7,12 +7,14 @@ the worker beyond a missing or late frame.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import importlib.abc
 import importlib.machinery
 import io
 import os
 import resource
+import signal
 import sys
 import time
 import traceback
@@ -79,6 +81,18 @@ def apply_limits(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
+def _die_with_worker(worker_pid: int | None) -> None:
+    """Ask Linux to kill this child when the worker dies (an interrupted or killed batch), so a
+    candidate's endless loop cannot outlive the grader; elsewhere the timeout must do."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if worker_pid is not None and os.getppid() != worker_pid:
+        os._exit(1)  # the worker died before the request took effect
+
+
 def _silence_standard_streams() -> None:
     """Point fds 0-2 at /dev/null so nothing the candidate writes reaches the worker's stdout."""
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -138,12 +152,14 @@ def describe_import_failure(exc: BaseException, folder: Path) -> str:
 
 
 def run_child(
-    fd: int, root: Path, part: Part, flavor: str, plans: list[Plan], start: int, memory_mb: int
+    fd: int, root: Path, part: Part, flavor: str, plans: list[Plan], start: int, memory_mb: int,
+    worker_pid: int | None = None,
 ) -> None:
     """Import the part and run plans[start:], one frame per probe. Never returns."""
     code = 0
     try:
         os.setpgid(0, 0)
+        _die_with_worker(worker_pid)
         _silence_standard_streams()
         apply_limits(memory_mb)
         capture = CappedText()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 _HEADER = struct.Struct("!Q")
+"""The worker's one command-line flag: pay one-time costs before saying ready."""
 MAX_FRAME = 256 * 1024 * 1024
 
 _ALLOWED = {

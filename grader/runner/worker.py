@@ -51,11 +51,12 @@ class _Child:
 
     def __init__(self, request: Request, part: Part, plans: list[Plan], start: int) -> None:
         read_fd, write_fd = os.pipe()
+        worker_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
             run_child(write_fd, Path(request.root), part, request.flavor, plans, start,
-                      request.memory_mb)
+                      request.memory_mb, worker_pid)
         os.close(write_fd)
         self.pid, self.fd = pid, read_fd
 

@@ -1,0 +1,124 @@
+"""Batch grading versus one `grader check` per submission, on this machine.
+
+    python benchmarks/bench_grade.py [--submissions 8] [--jobs 2] [--rounds 3]
+
+Builds N torch workspaces (half full-marks references, the rest wrong, half-broken or with a
+syntax error, so the checks take the paths real batches take), then times, round after round
+and interleaved so that background load hits both alike:
+
+  separate: `python -m grader check --json` run in each workspace, one after another;
+  batch:    one `python -m grader grade WS... --jobs J --json`.
+
+It prints the median wall time of each, their ratio (batch / separate; the issue's target is
+<= 0.6 for 8 submissions with --jobs 2 on a 2-core machine) and submissions per minute, and
+checks that both ways gave every submission the same score (same seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from grader.selfcheck import write_exercises  # noqa: E402 - after the path is set
+
+TARGET_RATIO = 0.6
+SEED = "12345"
+BREAKAGES = (
+    None,
+    ("part1_inplace.py", "P[i - 1] @ W[i]", "W[i] @ P[i - 1]"),
+    None,
+    ("part3_backward.py", "import torch", "import torch\nimport this_module_does_not_exist"),
+    None,
+    ("part2_out_of_place.py", "return torch.stack(products)", "return torch.stack(products"),
+    None,
+    ("part4_scan.py", "step *= 2", "step *= 3"),
+)
+
+
+def make_workspaces(folder: Path, count: int) -> list[Path]:
+    """`count` torch workspaces, every other one broken in its own way."""
+    workspaces = []
+    for index in range(count):
+        root = write_exercises(folder / f"candidate{index}", "torch", "references")
+        (root / "grader.toml").write_text('flavor = "torch"\n')
+        breakage = BREAKAGES[index % len(BREAKAGES)]
+        if breakage:
+            name, old, new = breakage
+            path = root / "exercises" / name
+            path.write_text(path.read_text().replace(old, new, 1))
+        workspaces.append(root)
+    return workspaces
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, str]:
+    began = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=environment(), capture_output=True, text=True)
+    elapsed = time.perf_counter() - began
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
+    return elapsed, done.stdout
+
+
+def separate_checks(workspaces: list[Path]) -> tuple[float, list[float]]:
+    total, scores = 0.0, []
+    for root in workspaces:
+        elapsed, out = timed([sys.executable, "-m", "grader", "check", "--json", "--seed", SEED],
+                             root)
+        total += elapsed
+        scores.append(json.loads(out)["score"])
+    return total, scores
+
+
+def one_batch(workspaces: list[Path], jobs: int) -> tuple[float, list[float]]:
+    elapsed, out = timed([sys.executable, "-m", "grader", "grade", *map(str, workspaces),
+                          "--jobs", str(jobs), "--json", "--seed", SEED], workspaces[0].parent)
+    return elapsed, [row["score"] for row in json.loads(out)["submissions"]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=8)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
+        workspaces = make_workspaces(Path(tmp), args.submissions)
+        separate, batch = [], []
+        for round_number in range(1, args.rounds + 1):
+            seconds, check_scores = separate_checks(workspaces)
+            separate.append(seconds)
+            seconds, batch_scores = one_batch(workspaces, args.jobs)
+            batch.append(seconds)
+            if check_scores != batch_scores:
+                raise SystemExit(f"scores differ: check {check_scores} vs grade {batch_scores}")
+            print(f"round {round_number}: {args.submissions} x grader check "
+                  f"{separate[-1]:6.1f} s   grader grade --jobs {args.jobs} {batch[-1]:6.1f} s")
+
+    sep, bat = statistics.median(separate), statistics.median(batch)
+    ratio = bat / sep
+    print(f"\nmachine: {os.cpu_count()} CPUs; scores per submission: {batch_scores}")
+    print(f"separate `grader check` runs: median {sep:.1f} s "
+          f"({60 * args.submissions / sep:.1f} submissions/min)")
+    print(f"`grader grade --jobs {args.jobs}`:     median {bat:.1f} s "
+          f"({60 * args.submissions / bat:.1f} submissions/min)")
+    verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
+    print(f"ratio grade/check: {ratio:.2f} (target <= {TARGET_RATIO}: {verdict})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Rendering for the instructor commands: reset plans, backups, batch rows, the self-check.
+
+Like report.py (whose status styles it shares), every renderer takes the Console to print on
+and holds no logic beyond layout, so tests can render into a StringIO and compare the text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from grader.backups import Backup, Change, Outcome
+from grader.batch import BatchListener, Graded, GradingConfig
+from grader.report import HONESTY_NOTE, STATUS_STYLE, status_text
+from grader.results import CheckResult, PartResult
+from grader.selfcheck import SOURCES, SelfcheckReport
+
+ACTION_STYLE = {"create": "green", "overwrite": "yellow", "remove": "red"}
+ROW_STYLE = {"graded": "", "broken": "red", "error": "bold red"}
+
+
+def render_changes(console: Console, title: str, changes: Sequence[Change]) -> None:
+    """The files a reset or restore would write or remove."""
+    if not changes:
+        console.print(f"{title}: nothing to change.")
+        return
+    console.print(f"{title}:")
+    for change in changes:
+        console.print(Text.assemble(("  " + change.action.ljust(10), ACTION_STYLE[change.action]),
+                                    change.rel))
+
+
+def render_outcome(console: Console, verb: str, outcome: Outcome, root: Path) -> None:
+    """What was done, where the backup went, and the command that undoes it."""
+    if outcome.backup is None:
+        console.print(f"Nothing to {verb}: the files already match.")
+        return
+    where = outcome.backup.path.relative_to(root)
+    console.print(Text.assemble("Backed up the previous files to ", (str(where), "bold")))
+    touched = ", ".join(c.rel for c in outcome.changes)
+    console.print(f"{verb.capitalize()}: {touched}")
+    console.print(Text(f"Undo with: grader restore {outcome.backup.name}", style="cyan"))
+
+
+def render_backups(console: Console, backups: Sequence[Backup], folder: Path) -> None:
+    """`grader backups`: every backup, newest last, with the parts that held work."""
+    if not backups:
+        console.print(f"No backups yet (they go to {folder}).")
+        return
+    table = Table(title=f"Backups in {folder}", title_justify="left")
+    for column in ("backup", "created", "reason", "files", "parts with work"):
+        table.add_column(column)
+    for backup in backups:
+        work = ", ".join(backup.changed_parts) or Text("none (pristine stubs)", style="dim")
+        name = Text(backup.name, style="bold")
+        if backup is backups[-1]:
+            name.append("  (latest)", style="cyan")
+        table.add_row(name, backup.created.replace("T", " "), backup.reason,
+                      str(len(backup.digests)), work)
+    console.print(table)
+    console.print(Text("Bring one back with `grader restore NAME` (default: the latest); the "
+                       "current files are backed up first.", style="dim"))
+
+
+def _cell(part: PartResult | None) -> Text:
+    if part is None:
+        return Text("-", style="dim")
+    style = "green" if part.full_marks else "yellow" if part.score > 0 else "red"
+    return Text(f"{part.score:.1f}", style=style)
+
+
+def batch_table(rows: Sequence[Graded], config: GradingConfig) -> Table:
+    """One row per submission: each part's points and the total (out of the header's max)."""
+    table = Table(title="Batch results", title_justify="left")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("submission", overflow="fold")
+    for part_id, weight in config.weights.items():
+        table.add_column(f"{part_id}\n/{weight:g}", justify="right", no_wrap=True)
+    table.add_column(f"total\n/{config.max_score:g}", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for number, row in enumerate(rows, start=1):
+        table.add_row(str(number), row.path, *(_cell(row.part(p)) for p in config.parts),
+                      Text(f"{row.score:.1f}", style="bold"),
+                      Text(row.status, style=ROW_STYLE[row.status] or "green"))
+    return table
+
+
+def render_batch(console: Console, rows: Sequence[Graded], config: GradingConfig,
+                 settings_from: Path | None) -> None:
+    """Where the settings came from, the summary table, what went wrong where, the counts,
+    and the honesty note."""
+    console.print(Text(f"settings from {settings_from or 'the defaults'}", style="dim"))
+    console.print(batch_table(rows, config))
+    noted = [(n, row) for n, row in enumerate(rows, start=1) if row.notes]
+    for number, row in noted:
+        console.print(Text.assemble((f"{number:>3} ", "bold"), (row.path, "bold"), ": ",
+                                    (row.note, ROW_STYLE[row.status] or "yellow")))
+    full = sum(1 for r in rows if r.status == "graded" and r.score >= r.max_score - 1e-9)
+    broken = sum(1 for r in rows if r.status != "graded")
+    noun = "submission" if len(rows) == 1 else "submissions"
+    console.print(f"{len(rows)} {noun} ({config.flavor} flavor, seed {config.seed}): "
+                  f"{full} with full marks, {broken} that could not be graded.")
+    console.print(Text(HONESTY_NOTE, style="dim"))
+
+
+def batch_json(rows: Sequence[Graded]) -> str:
+    return json.dumps({"submissions": [row.to_dict() for row in rows]}, indent=2)
+
+
+def batch_csv(rows: Sequence[Graded], part_ids: Sequence[str]) -> str:
+    """One line per submission, for a gradebook: scores per part, total, status, notes."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["path", "status", "score", "max_score", *part_ids, "notes"])
+    for row in rows:
+        scores = [f"{p.score:.4g}" if (p := row.part(part_id)) else "" for part_id in part_ids]
+        writer.writerow([row.path, row.status, f"{row.score:.4g}", f"{row.max_score:.4g}",
+                         *scores, row.note])
+    return buffer.getvalue()
+
+
+class BatchProgress(BatchListener):
+    """A rich progress bar over submissions, advancing a share of a row per finished part."""
+
+    def __init__(self, console: Console, parts_per_submission: int) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("{task.fields[current]}", style="dim"),
+            console=console, transient=True, disable=not console.is_terminal,
+        )
+        self.parts = max(1, parts_per_submission)
+        self.task = self.progress.add_task("grading", total=0, current="")
+        self._credited: dict[int, float] = {}
+        self._paths: list[str] = []
+
+    def started(self, paths: Sequence[str]) -> None:
+        self._paths = list(paths)
+        self.progress.update(self.task, total=len(paths))
+
+    def check_done(self, index: int, part_id: str, check: CheckResult) -> None:
+        self.progress.update(self.task, current=f"{Path(self._paths[index]).name}: {check.id}")
+
+    def part_done(self, index: int, part: PartResult) -> None:
+        self._advance(index, 1.0 / self.parts)
+
+    def finished(self, index: int, row: Graded) -> None:
+        self._advance(index, 1.0 - self._credited.get(index, 0.0))
+
+    def _advance(self, index: int, amount: float) -> None:
+        self._credited[index] = self._credited.get(index, 0.0) + amount
+        self.progress.advance(self.task, amount)
+
+    def __enter__(self) -> BatchProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+
+def render_selfcheck(console: Console, report: SelfcheckReport) -> None:
+    """One line per graded run, then every violation, then the verdict."""
+    table = Table(title=f"grader selfcheck · seed {report.seed}", title_justify="left")
+    for column in ("flavor", "source", "checks", "passed", "score", "rule"):
+        table.add_column(column)
+    for (flavor, source), result in sorted(report.runs.items(),
+                                           key=lambda kv: (kv[0][0], SOURCES.index(kv[0][1]))):
+        checks = [c for p in result.parts for c in p.checks]
+        passed = sum(c.status == "passed" for c in checks)
+        rule = "every check fails" if source == "stubs" else "every check passes"
+        table.add_row(flavor, source, str(len(checks)), str(passed),
+                      f"{result.score:.1f}/{result.max_score:.1f}", rule)
+    console.print(table)
+    if report.ok:
+        console.print(Text("selfcheck passed: every stub fails every check and every reference "
+                           "passes every check.", style="bold green"))
+        return
+    console.print(Text(f"selfcheck FAILED: {len(report.violations)} violation(s)",
+                       style="bold red"))
+    for v in report.violations:
+        expected = "should fail" if v.source == "stubs" else "should pass"
+        status = status_text(v.status) if v.status in STATUS_STYLE else Text(v.status)
+        console.print(Text.assemble(f"  {v.flavor} {v.source}: ", (v.check_id, "bold"),
+                                    f" {expected} but is ", status, f"  {v.message}"[:200]))
+

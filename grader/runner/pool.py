@@ -1,0 +1,166 @@
+"""A pool of warm workers for batch grading and the self-check.
+
+Each worker imports torch once and then grades request after request, forking a fresh child for
+every part of every request, so a batch pays the torch import N times (N = jobs), not once per
+submission, and a submission's hang or crash still costs that part alone. Worker threads only
+shuttle events: everything the caller sees arrives, in order of arrival, on the thread that
+iterates `WorkerPool.grade`, so rendering and file writes need no locks.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from grader.results import CheckResult, PartResult, RunResult
+from grader.runner import GraderCrash, Worker
+from grader.runner.protocol import Request
+
+
+@dataclass(frozen=True)
+class CheckDone:
+    """One check of one request has a result."""
+
+    request_id: str
+    part_id: str
+    check: CheckResult
+
+
+@dataclass(frozen=True)
+class PartDone:
+    """Every check of one part of one request has a result."""
+
+    request_id: str
+    part: PartResult
+
+
+@dataclass(frozen=True)
+class RequestDone:
+    """A request is finished: its result, or why the grader itself could not produce one."""
+
+    request_id: str
+    result: RunResult | None
+    error: str | None = None
+
+
+PoolEvent = CheckDone | PartDone | RequestDone
+_STOP = None
+
+
+def warm_worker() -> Worker:
+    """A worker that pays torch's one-time costs before its first submission, not in each."""
+    return Worker()
+
+
+class WorkerPool:
+    """`jobs` warm workers grading requests from a shared queue.
+
+    A worker that crashes (a grader bug, a killed process) costs its current request only: that
+    request is reported with the error and a fresh worker takes the next one.
+    """
+
+    def __init__(self, jobs: int, start_worker: Callable[[], Worker] | None = None) -> None:
+        if jobs < 1:
+            raise ValueError("a pool needs at least one job")
+        self.jobs = jobs
+        self._start_worker = start_worker or warm_worker
+        self._workers: list[Worker] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def grade(self, requests: Iterable[Request]) -> Iterator[PoolEvent]:
+        """Grade every request; yield events as they happen, ending after the last RequestDone.
+
+        Leaving the loop early (an exception, Ctrl-C, a break) kills the workers.
+        """
+        pending: queue.Queue[Request | None] = queue.Queue()
+        events: queue.Queue[PoolEvent] = queue.Queue()
+        count = 0
+        for request in requests:
+            pending.put(request)
+            count += 1
+        threads = [threading.Thread(target=self._serve, args=(pending, events), daemon=True)
+                   for _ in range(min(self.jobs, count))]
+        for _ in threads:
+            pending.put(_STOP)
+        for thread in threads:
+            thread.start()
+        finished = False
+        try:
+            done = 0
+            while done < count:
+                event = events.get()
+                if isinstance(event, RequestDone):
+                    done += 1
+                yield event
+            finished = True
+        finally:
+            if not finished:
+                self.close(kill=True)
+            for thread in threads:
+                thread.join(timeout=5)
+
+    def _serve(self, pending: queue.Queue[Request | None],
+               events: queue.Queue[PoolEvent]) -> None:
+        """One thread: take requests until the stop mark, through one (replaceable) worker."""
+        worker: Worker | None = None
+        try:
+            while (request := pending.get()) is not _STOP:
+                assert request is not None
+                if self._closed:
+                    events.put(RequestDone(request.id, None, "grading was interrupted"))
+                    continue
+                try:
+                    worker = worker or self._enlist()
+                    result = worker.run(
+                        request,
+                        on_check=lambda part, check, rid=request.id: events.put(
+                            CheckDone(rid, part, check)),
+                        on_part=lambda part, rid=request.id: events.put(PartDone(rid, part)),
+                    )
+                    events.put(RequestDone(request.id, result))
+                except (GraderCrash, OSError, ValueError) as exc:
+                    if worker is not None:
+                        worker.kill()
+                        self._retire(worker)
+                    worker = None
+                    events.put(RequestDone(request.id, None, f"the grader itself failed: {exc}"))
+        finally:
+            if worker is not None:
+                self._retire(worker)
+
+    def _enlist(self) -> Worker:
+        worker = self._start_worker()
+        with self._lock:
+            if self._closed:
+                worker.kill()
+                worker.close()
+                raise GraderCrash("grading was interrupted")
+            self._workers.append(worker)
+        return worker
+
+    def _retire(self, worker: Worker) -> None:
+        """Close a worker this thread owns (gracefully, unless it was killed already)."""
+        with self._lock:
+            if worker in self._workers:
+                self._workers.remove(worker)
+        worker.close()
+
+    def close(self, kill: bool = False) -> None:
+        """Kill every worker mid-request when `kill` (the threads that own them then close
+        them); otherwise the workers are closed by their threads when the batch ends."""
+        with self._lock:
+            self._closed = self._closed or kill
+            workers = list(self._workers)
+        if kill:
+            for worker in workers:
+                worker.kill()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close(kill=exc[0] is not None)
+

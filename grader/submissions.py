@@ -1,0 +1,249 @@
+"""Turning what candidates hand in into folders the runner can grade.
+
+A submission is a workspace folder, a folder holding the four exercise files, or a .zip of
+either (possibly wrapped in one more folder, the way "compress this folder" makes them). Each
+one is copied into a private staging folder as `<stage>/exercises/`: grading never writes into
+a submission (not even __pycache__), and a zip is never extracted wholesale. Only the files
+below the one folder that holds the exercise files are taken, each checked for an unsafe path
+(absolute, `..`, a link) and capped in size while it is read, so a hostile or broken archive
+becomes a clear one-line problem for its own row instead of a crash or a full disk.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from grader.parts import PARTS
+from grader.workspace import CONFIG_NAME, EXERCISES_DIR
+
+PART_FILES = tuple(part.file for part in PARTS)
+MAX_DEPTH = 4
+MAX_FILES = 200
+MAX_FILE_BYTES = 1 << 20
+MAX_TOTAL_BYTES = 16 << 20
+MAX_ZIP_MEMBERS = 20_000
+IGNORED_DIRS = {"__pycache__", "__MACOSX", "node_modules", "site-packages"}
+INIT_TEXT = '"""Submitted exercises."""\n'
+
+
+class SubmissionError(Exception):
+    """Why a submission cannot be graded at all, in one line for its row."""
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A submission made ready for the runner, or the reason it cannot be."""
+
+    source: str
+    root: Path | None
+    problem: str | None = None
+    notes: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    declared_flavor: str | None = None
+
+
+def _ignored(name: str) -> bool:
+    return name.startswith(".") or name in IGNORED_DIRS
+
+
+def _holds_exercises(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in PART_FILES)
+
+
+def is_single_submission(folder: Path) -> bool:
+    """A workspace, or a folder with the exercise files in it or in its exercises/."""
+    return ((folder / CONFIG_NAME).is_file() or _holds_exercises(folder)
+            or _holds_exercises(folder / EXERCISES_DIR))
+
+
+def expand(path: Path) -> list[Path]:
+    """A folder of submissions becomes its entries (subfolders and .zip files); anything else
+    is one submission, even when it turns out to be broken."""
+    if not path.is_dir() or is_single_submission(path):
+        return [path]
+    entries = sorted(p for p in path.iterdir() if not _ignored(p.name)
+                     and (p.is_dir() or p.suffix.lower() == ".zip"))
+    return entries or [path]
+
+
+def _safe_relative(name: str) -> PurePosixPath:
+    """A zip member's path, refused when it could land outside the staging folder."""
+    rel = PurePosixPath(name.replace("\\", "/"))
+    if rel.is_absolute() or ".." in rel.parts or (rel.parts and ":" in rel.parts[0]):
+        raise SubmissionError(f"unsafe path in the zip: {name!r}; nothing was extracted")
+    return rel
+
+
+def find_exercise_folder(files: Iterable[PurePosixPath]) -> PurePosixPath:
+    """The one folder holding exercise files: the shallowest, `exercises` winning a tie."""
+    files = list(files)
+    holders = Counter(f.parent for f in files if f.name in PART_FILES)
+    if not holders:
+        found = sorted({f.name for f in files if f.suffix == ".py"})[:5]
+        seen = f"; found only: {', '.join(found)}" if found else ""
+        raise SubmissionError(f"no exercise files found (expected {', '.join(PART_FILES)}, "
+                              f"or a workspace with {EXERCISES_DIR}/){seen}")
+    depth = min(len(folder.parts) for folder in holders)
+    shallowest = sorted(f for f in holders if len(f.parts) == depth)
+    if len(shallowest) == 1:
+        return shallowest[0]
+    named = [f for f in shallowest if f.name == EXERCISES_DIR]
+    if len(named) == 1:
+        return named[0]
+    raise SubmissionError("exercise files in several folders "
+                          f"({', '.join(str(f) or '.' for f in shallowest)}); hand in one set")
+
+
+class _Budget:
+    """The caps on what one submission may put in its staging folder."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.total = 0
+
+    def admit(self, rel: PurePosixPath, size: int) -> None:
+        self.files += 1
+        self.total += size
+        if size > MAX_FILE_BYTES:
+            raise SubmissionError(f"{rel} is larger than {MAX_FILE_BYTES >> 20} MiB")
+        if self.files > MAX_FILES or self.total > MAX_TOTAL_BYTES:
+            raise SubmissionError(f"too much to grade: more than {MAX_FILES} files or "
+                                  f"{MAX_TOTAL_BYTES >> 20} MiB next to the exercises")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A file of a submission, not read yet: its size as declared, and how to read it."""
+
+    size: int
+    read: Callable[[], bytes]
+
+
+def _below(rel: PurePosixPath, folder: PurePosixPath) -> PurePosixPath | None:
+    if folder == PurePosixPath("."):
+        return rel
+    return rel.relative_to(folder) if rel.is_relative_to(folder) else None
+
+
+def _declared_flavor(text: bytes | None) -> str | None:
+    """The flavor a submitted grader.toml names, if it is readable (only ever a note)."""
+    if text is None:
+        return None
+    try:
+        flavor = tomllib.loads(text.decode()).get("flavor")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return flavor if isinstance(flavor, str) else None
+
+
+def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry]) -> Staged:
+    """Copy the files below the exercise folder into dest/exercises/, within the caps."""
+    folder = find_exercise_folder(listing)
+    exercises = dest / EXERCISES_DIR
+    exercises.mkdir(parents=True)
+    budget = _Budget()
+    config: bytes | None = None
+    for rel, entry in listing.items():
+        inner = _below(rel, folder)
+        if rel == folder.parent / CONFIG_NAME:
+            config = entry.read()
+        if inner is None:
+            continue
+        budget.admit(rel, entry.size)
+        target = exercises / inner
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(entry.read())
+    if not (exercises / "__init__.py").exists():
+        (exercises / "__init__.py").write_text(INIT_TEXT)
+    missing = tuple(name for name in PART_FILES if not (exercises / name).is_file())
+    notes = (f"missing {', '.join(missing)}",) if missing else ()
+    return Staged(source, dest, None, notes, missing, _declared_flavor(config))
+
+
+def _walk(folder: Path) -> dict[PurePosixPath, _Entry]:
+    """Regular files below `folder`, skipping links, hidden and tool folders, and anything
+    deeper than MAX_DEPTH."""
+    listing: dict[PurePosixPath, _Entry] = {}
+    for current, dirs, files in os.walk(folder):
+        here = Path(current)
+        depth = len(here.relative_to(folder).parts)
+        dirs[:] = sorted(d for d in dirs if not _ignored(d) and depth < MAX_DEPTH)
+        for name in sorted(files):
+            path = here / name
+            if _ignored(name) or path.is_symlink() or not path.is_file():
+                continue
+            rel = PurePosixPath(path.relative_to(folder).as_posix())
+            listing[rel] = _Entry(path.stat().st_size, path.read_bytes)
+    return listing
+
+
+def _stage_folder(source: Path, dest: Path) -> Staged:
+    listing = _walk(source)
+    zips = [rel for rel in listing if len(rel.parts) == 1 and rel.suffix.lower() == ".zip"]
+    if len(zips) == 1 and not any(rel.name in PART_FILES for rel in listing):
+        return _stage_zip(source / zips[0], dest, shown=str(source))
+    return _collect(str(source), dest, listing)
+
+
+def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo,
+                   rel: PurePosixPath) -> Callable[[], bytes]:
+    def read() -> bytes:
+        if info.flag_bits & 0x1:
+            raise SubmissionError("the zip is password-protected")
+        try:
+            with archive.open(info) as handle:
+                # Never trust the declared size: read one byte past the cap at most.
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+            raise SubmissionError(f"cannot read {info.filename} from the zip ({exc})") from exc
+        if len(data) > MAX_FILE_BYTES:
+            raise SubmissionError(f"{rel} is larger than {MAX_FILE_BYTES >> 20} MiB")
+        return data
+
+    return read
+
+
+def _stage_zip(source: Path, dest: Path, shown: str | None = None) -> Staged:
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise SubmissionError(f"not a readable zip file ({exc})") from exc
+    with archive:
+        members = archive.infolist()
+        if len(members) > MAX_ZIP_MEMBERS:
+            raise SubmissionError(f"the zip holds {len(members)} entries; at most "
+                                  f"{MAX_ZIP_MEMBERS} are read")
+        listing: dict[PurePosixPath, _Entry] = {}
+        for info in members:
+            rel = _safe_relative(info.filename)
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise SubmissionError(f"the zip holds a symbolic link ({info.filename}); "
+                                      "nothing was extracted")
+            if info.is_dir() or any(_ignored(p) for p in rel.parts) \
+                    or len(rel.parts) > MAX_DEPTH + 1:
+                continue
+            listing[rel] = _Entry(info.file_size, _member_reader(archive, info, rel))
+        return _collect(shown or str(source), dest, listing)
+
+
+def stage(source: Path, dest: Path) -> Staged:
+    """Copy one submission's exercise files into `dest`/exercises/, or say why not."""
+    try:
+        if not source.exists():
+            raise SubmissionError("no such file or folder")
+        if source.is_dir():
+            return _stage_folder(source, dest)
+        if zipfile.is_zipfile(source) or source.suffix.lower() == ".zip":
+            return _stage_zip(source, dest)
+        raise SubmissionError("not a folder or a .zip file")
+    except SubmissionError as exc:
+        return Staged(str(source), None, str(exc))
+    except OSError as exc:
+        return Staged(str(source), None, f"cannot read it: {exc.strerror or exc}")

@@ -1,0 +1,254 @@
+"""Reset, backups and restore: byte-identical round trips, and no sequence loses work."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader import backups, cli
+from grader.workspace import Workspace, init_workspace, load_workspace, pristine_files
+
+NOW = datetime(2025, 3, 1, 9, 30, 0)
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Workspace:
+    return init_workspace(tmp_path / "ws")
+
+
+def tree(workspace: Workspace) -> dict[str, bytes]:
+    """Every file a candidate owns, as bytes (what a round trip must preserve exactly)."""
+    return backups.current_contents(workspace)
+
+
+def candidate_work(workspace: Workspace) -> None:
+    """Awkward bytes on purpose: CRLF, no final newline, non-UTF-8, a subfolder, progress."""
+    ex = workspace.exercises
+    (ex / "part1_inplace.py").write_bytes(b"def prefix_products_out(W, P):\r\n    return P")
+    (ex / "part3_backward.py").write_bytes(b"# caf\xe9 \x00 binary-ish\n")
+    (ex / "scratch").mkdir()
+    (ex / "scratch" / "notes.txt").write_bytes(b"try the scan first\n")
+    workspace.state_dir.mkdir(exist_ok=True)
+    (workspace.state_dir / "hints.json").write_text(json.dumps({"part1": 2, "part3": 1}))
+    (workspace.state_dir / "last.json").write_text(json.dumps({"part1": {"score": 3.0}}))
+
+
+def pristine_tree(workspace: Workspace) -> dict[str, bytes]:
+    return {f"exercises/{n}": t.encode() for n, t in pristine_files(workspace.flavor).items()}
+
+
+def run(args: list[str], input: str | None = None):  # noqa: A002 - click's own name
+    return CliRunner().invoke(cli.cli, args, input=input, env={"COLUMNS": "200"})
+
+
+def test_reset_all_then_restore_is_byte_identical(workspace: Workspace) -> None:
+    candidate_work(workspace)
+    before = tree(workspace)
+
+    outcome = backups.reset(workspace, None, NOW)
+
+    assert tree(workspace) == pristine_tree(workspace)
+    assert not (workspace.exercises / "scratch").exists()
+    assert outcome.backup is not None
+    assert backups.read_backup(outcome.backup) == before
+    assert set(outcome.backup.changed_parts) == {"part1", "part3"}
+
+    backups.restore(workspace, backups.find_backup(workspace, outcome.backup.name), NOW)
+    assert tree(workspace) == before
+
+
+def test_reset_one_part_keeps_the_others_and_their_progress(workspace: Workspace) -> None:
+    candidate_work(workspace)
+    before = tree(workspace)
+
+    backups.reset(workspace, ["part1"], NOW)
+
+    after = tree(workspace)
+    assert after["exercises/part1_inplace.py"] == pristine_tree(workspace)[
+        "exercises/part1_inplace.py"]
+    assert after["exercises/part3_backward.py"] == before["exercises/part3_backward.py"]
+    assert after["exercises/scratch/notes.txt"] == before["exercises/scratch/notes.txt"]
+    assert json.loads(after[".grader/hints.json"]) == {"part3": 1}
+    assert ".grader/last.json" not in after
+
+    backups.restore(workspace, backups.find_backup(workspace), NOW)
+    assert tree(workspace) == before
+
+
+def test_nothing_to_change_takes_no_backup(workspace: Workspace) -> None:
+    outcome = backups.reset(workspace, None, NOW)
+    assert outcome.backup is None and outcome.changes == ()
+    assert backups.list_backups(workspace) == []
+
+
+def test_backups_in_the_same_second_get_distinct_names_and_order(workspace: Workspace) -> None:
+    names = []
+    for text in ("one", "two", "three"):
+        (workspace.exercises / "part2_out_of_place.py").write_text(text)
+        outcome = backups.reset(workspace, ["part2"], NOW)
+        assert outcome.backup is not None
+        names.append(outcome.backup.name)
+    assert names == ["20250301-093000", "20250301-093000-2", "20250301-093000-3"]
+    assert [b.name for b in backups.list_backups(workspace)] == names
+    assert backups.find_backup(workspace).name == names[-1]
+    latest = backups.read_backup(backups.find_backup(workspace))
+    assert latest["exercises/part2_out_of_place.py"] == b"three"
+
+
+def test_find_backup_by_prefix_and_clear_errors(workspace: Workspace) -> None:
+    with pytest.raises(backups.BackupError, match="no backups"):
+        backups.find_backup(workspace)
+    for stamp in (datetime(2025, 3, 1, 9, 0), datetime(2025, 3, 2, 9, 0)):
+        (workspace.exercises / "part4_scan.py").write_text(str(stamp))
+        backups.reset(workspace, ["part4"], stamp)
+    assert backups.find_backup(workspace, "20250302").name == "20250302-090000"
+    with pytest.raises(backups.BackupError, match="several backups"):
+        backups.find_backup(workspace, "202503")
+    with pytest.raises(backups.BackupError, match="no backup called 'nope'"):
+        backups.find_backup(workspace, "nope")
+
+
+def test_a_damaged_backup_is_refused_and_nothing_changes(workspace: Workspace) -> None:
+    candidate_work(workspace)
+    outcome = backups.reset(workspace, None, NOW)
+    assert outcome.backup is not None
+    outcome.backup.file("exercises/part1_inplace.py").write_bytes(b"tampered")
+    before = tree(workspace)
+    count = len(backups.list_backups(workspace))
+
+    with pytest.raises(backups.BackupError, match="damaged"):
+        backups.restore(workspace, outcome.backup, NOW)
+    assert tree(workspace) == before
+    assert len(backups.list_backups(workspace)) == count
+
+
+def test_an_unfinished_backup_folder_is_never_listed(workspace: Workspace) -> None:
+    root = backups.backups_root(workspace)
+    (root / ".incomplete-abc" / "files").mkdir(parents=True)
+    (root / "not-ours").mkdir()
+    assert backups.list_backups(workspace) == []
+
+
+def test_reset_brings_back_a_deleted_exercises_folder(workspace: Workspace) -> None:
+    candidate_work(workspace)
+    before = tree(workspace)
+    for path in sorted(workspace.exercises.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    workspace.exercises.rmdir()
+
+    result = run(["reset", "--all", "--yes", "--workspace", str(workspace.root)])
+
+    assert result.exit_code == 0, result.output
+    assert tree(workspace) == pristine_tree(workspace)
+    # The backup of the gutted workspace holds the progress records, and the one before
+    # still exists: deleting files by hand is the candidate's doing, not ours.
+    assert backups.read_backup(backups.find_backup(workspace))[".grader/hints.json"] == \
+        before[".grader/hints.json"]
+
+
+def test_no_sequence_of_resets_and_restores_loses_work(workspace: Workspace) -> None:
+    """Random edits, resets and restores: every state a reset or restore replaced stays
+    recoverable, on disk or as some backup (edits are the candidate's own doing)."""
+    rng = random.Random(4)
+    replaced: list[dict[str, bytes]] = []
+    parts = ["part1", "part2", "part3", "part4"]
+    for step in range(60):
+        action = rng.choice(["edit", "edit", "reset", "reset_all", "restore"])
+        if action == "edit":
+            name = rng.choice(["part1_inplace.py", "part4_scan.py", "extra.py"])
+            (workspace.exercises / name).write_bytes(f"step {step}\n".encode())
+            continue
+        before = tree(workspace)
+        if action == "reset":
+            backups.reset(workspace, rng.sample(parts, rng.randint(1, 3)), NOW)
+        elif action == "reset_all":
+            backups.reset(workspace, None, NOW)
+        elif backups.list_backups(workspace):
+            backups.restore(workspace, rng.choice(backups.list_backups(workspace)), NOW)
+        if tree(workspace) != before:
+            replaced.append(before)
+    recoverable = [tree(workspace)] + [backups.read_backup(b)
+                                       for b in backups.list_backups(workspace)]
+    assert len(replaced) > 10
+    assert all(state in recoverable for state in replaced)
+
+
+# --- the CLI ---------------------------------------------------------------------------------
+
+def test_reset_without_a_terminal_or_yes_changes_nothing(workspace: Workspace,
+                                                          monkeypatch) -> None:
+    monkeypatch.setattr(cli, "stdin_is_terminal", lambda: False)
+    candidate_work(workspace)
+    before = tree(workspace)
+
+    for args in (["reset", "--all"], ["reset", "part1", "part3"]):
+        result = run([*args, "--workspace", str(workspace.root)])
+        assert result.exit_code == 1
+        assert "no terminal to confirm on, so nothing was changed" in result.output
+        assert "--yes" in result.output
+        assert tree(workspace) == before
+    assert not backups.backups_root(workspace).exists()
+
+
+def test_reset_asks_on_a_terminal(workspace: Workspace, monkeypatch) -> None:
+    monkeypatch.setattr(cli, "stdin_is_terminal", lambda: True)
+    candidate_work(workspace)
+    before = tree(workspace)
+
+    declined = run(["reset", "part1", "--workspace", str(workspace.root)], input="n\n")
+    assert declined.exit_code == 1
+    assert "overwrite exercises/part1_inplace.py" in declined.output
+    assert "nothing was changed" in declined.output
+    assert tree(workspace) == before
+
+    accepted = run(["reset", "part1", "--workspace", str(workspace.root)], input="y\n")
+    assert accepted.exit_code == 0, accepted.output
+    name = backups.find_backup(workspace).name
+    assert f"Undo with: grader restore {name}" in accepted.output
+    assert tree(workspace)["exercises/part1_inplace.py"] != before["exercises/part1_inplace.py"]
+
+
+def test_reset_needs_parts_or_all_but_not_both(workspace: Workspace) -> None:
+    for args in (["reset"], ["reset", "part1", "--all"]):
+        result = run([*args, "--yes", "--workspace", str(workspace.root)])
+        assert result.exit_code == 2
+        assert "name the parts to reset" in result.output
+
+
+def test_cli_round_trip_and_listing(workspace: Workspace) -> None:
+    candidate_work(workspace)
+    before = tree(workspace)
+    where = ["--workspace", str(workspace.root)]
+
+    assert run(["backups", *where]).output.startswith("No backups yet")
+    assert run(["reset", "--all", "--yes", *where]).exit_code == 0
+    listing = run(["backups", *where])
+    assert "before reset of all parts" in listing.output
+    assert "part1, part3" in listing.output and "(latest)" in listing.output
+
+    restored = run(["restore", *where])
+    assert restored.exit_code == 0, restored.output
+    assert tree(workspace) == before
+    # The restore backed up the pristine files it replaced: restoring that undoes it.
+    assert "before restore of" in run(["backups", *where]).output
+    assert run(["restore", *where]).exit_code == 0
+    assert tree(workspace) == pristine_tree(workspace)
+
+
+def test_restore_errors_are_one_clear_line(workspace: Workspace) -> None:
+    result = run(["restore", "20990101", "--workspace", str(workspace.root)])
+    assert result.exit_code == 1
+    assert "Error: no backups in" in result.output
+
+
+def test_reset_uses_the_workspace_flavor(tmp_path: Path) -> None:
+    ws = init_workspace(tmp_path / "np", "numpy")
+    (ws.exercises / "part2_out_of_place.py").write_text("x = 1\n")
+    assert run(["reset", "part2", "--yes", "--workspace", str(ws.root)]).exit_code == 0
+    assert "numpy" in (ws.exercises / "part2_out_of_place.py").read_text()
+    assert load_workspace(ws.root).flavor == "numpy"

@@ -1,0 +1,367 @@
+"""`grader grade`: a batch of correct, wrong and broken submissions gets the right rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from grader import batch, cli
+from grader.results import PartResult
+from grader.runner import GraderCrash, Worker
+from grader.runner.pool import WorkerPool
+from grader.selfcheck import write_exercises
+from grader.submissions import (
+    MAX_FILE_BYTES,
+    SubmissionError,
+    expand,
+    find_exercise_folder,
+    stage,
+)
+from grader.workspace import Settings
+
+CONFIG = """\
+flavor = "torch"
+parts = ["part1", "part2"]
+timeout = 30
+[points]
+part1 = 60
+part2 = 40
+"""
+
+
+def invoke(args: list[str]) -> Result:
+    return CliRunner().invoke(cli.cli, args, env={"COLUMNS": "200"})
+
+
+def reference_workspace(folder: Path) -> Path:
+    """A candidate workspace holding the torch references (full marks)."""
+    write_exercises(folder, "torch", "references")
+    (folder / "grader.toml").write_text('flavor = "torch"\n')
+    return folder
+
+
+def loose_files(folder: Path) -> Path:
+    """The four exercise files straight in a folder, as a candidate might upload them."""
+    write_exercises(folder / "tmp", "torch", "references")
+    for path in (folder / "tmp" / "exercises").glob("part*.py"):
+        shutil.move(path, folder / path.name)
+    shutil.rmtree(folder / "tmp")
+    return folder
+
+
+def zip_folder(folder: Path, target: Path, wrap: str | None = None) -> Path:
+    with zipfile.ZipFile(target, "w") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                name = path.relative_to(folder).as_posix()
+                archive.write(path, f"{wrap}/{name}" if wrap else name)
+    return target
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One batch over every kind of submission, graded once for the whole module."""
+    root = tmp_path_factory.mktemp("batch")
+    subs = root / "subs"
+    subs.mkdir()
+    correct = reference_workspace(subs / "correct")
+    # A candidate's own grader.toml must not change what is graded, or for how many points.
+    (correct / "grader.toml").write_text('flavor = "numpy"\nparts = ["part2"]\n'
+                                         "[points]\npart2 = 1000\n")
+    wrong = loose_files(subs / "wrong_order")
+    edit(wrong / "part1_inplace.py", "P[i - 1] @ W[i]", "W[i] @ P[i - 1]")
+    syntax = loose_files(subs / "syntax_error")
+    with (syntax / "part1_inplace.py").open("a") as handle:
+        handle.write("\ndef broken(:\n")
+    missing = loose_files(subs / "missing_part2")
+    (missing / "part2_out_of_place.py").unlink()
+    zip_folder(reference_workspace(root / "zipped"), subs / "zipped.zip", wrap="my-workspace")
+    (subs / "bad.zip").write_bytes(b"this is not a zip file")
+    with zipfile.ZipFile(subs / "traversal.zip", "w") as archive:
+        archive.writestr("part1_inplace.py", "x = 1\n")
+        archive.writestr("../../escaped.py", "x = 1\n")
+    config = root / "instructor.toml"
+    config.write_text(CONFIG)
+    csv_path = root / "grades.csv"
+
+    result = invoke(["grade", str(subs), str(root / "does-not-exist"), "--jobs", "2",
+                     "--json", "--csv", str(csv_path), "--config", str(config), "--seed", "7"])
+
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    rows = {Path(s["path"]).name: s for s in document["submissions"]}
+    return {"document": document, "rows": rows, "csv": csv_path.read_text(), "root": root}
+
+
+def part(row: dict[str, Any], part_id: str) -> dict[str, Any]:
+    return next(p for p in row["parts"] if p["id"] == part_id)
+
+
+def test_json_shape_is_exactly_the_documented_one(graded: dict[str, Any]) -> None:
+    document = graded["document"]
+    assert set(document) == {"submissions"}
+    for row in document["submissions"]:
+        assert set(row) == {"path", "score", "max_score", "parts"}
+        assert isinstance(row["path"], str)
+        assert isinstance(row["score"], float) and isinstance(row["max_score"], float)
+        assert [p["id"] for p in row["parts"]] == ["part1", "part2"]
+        for p in row["parts"]:
+            assert set(p) == {"id", "title", "score", "max_score", "checks"}
+            assert {"id", "title", "status", "score", "max_score", "message", "hint",
+                    "duration_s"} == set(p["checks"][0])
+
+
+def test_every_submission_gets_one_row_in_order(graded: dict[str, Any]) -> None:
+    names = [Path(s["path"]).name for s in graded["document"]["submissions"]]
+    assert names == ["bad.zip", "correct", "missing_part2", "syntax_error", "traversal.zip",
+                     "wrong_order", "zipped.zip", "does-not-exist"]
+
+
+def test_scores_follow_the_instructor_settings(graded: dict[str, Any]) -> None:
+    rows = graded["rows"]
+    for row in rows.values():
+        assert row["max_score"] == 100.0
+        assert part(row, "part1")["max_score"] == 60.0
+    assert rows["correct"]["score"] == 100.0
+    assert rows["zipped.zip"]["score"] == 100.0
+
+
+def test_a_wrong_multiply_order_loses_points_on_that_part_only(graded: dict[str, Any]) -> None:
+    row = graded["rows"]["wrong_order"]
+    part1 = part(row, "part1")
+    assert 0 < part1["score"] < 60
+    correctness = next(c for c in part1["checks"] if c["id"] == "part1.correctness")
+    assert correctness["status"] == "failed"
+    assert part(row, "part2")["score"] == 40.0
+
+
+def test_a_syntax_error_costs_its_part_and_says_where(graded: dict[str, Any]) -> None:
+    row = graded["rows"]["syntax_error"]
+    assert part(row, "part1")["score"] == 0.0
+    assert part(row, "part2")["score"] == 40.0
+    first = part(row, "part1")["checks"][0]
+    assert first["status"] == "error"
+    assert "SyntaxError" in first["message"] and "part1_inplace.py" in first["message"]
+
+
+def test_a_missing_file_costs_its_part(graded: dict[str, Any]) -> None:
+    row = graded["rows"]["missing_part2"]
+    assert part(row, "part1")["score"] == 60.0
+    assert part(row, "part2")["score"] == 0.0
+    assert all(c["status"] == "error" for c in part(row, "part2")["checks"])
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("bad.zip", "not a readable zip file"),
+    ("traversal.zip", "unsafe path in the zip: '../../escaped.py'"),
+    ("does-not-exist", "no such file or folder"),
+])
+def test_broken_submissions_get_their_own_clear_row(graded: dict[str, Any], name: str,
+                                                    reason: str) -> None:
+    row = graded["rows"][name]
+    assert row["score"] == 0.0 and row["max_score"] == 100.0
+    checks = [c for p in row["parts"] for c in p["checks"]]
+    assert checks and all(c["status"] == "error" and reason in c["message"] for c in checks)
+    assert not (graded["root"] / "escaped.py").exists()
+
+
+def test_csv_has_one_line_per_submission(graded: dict[str, Any]) -> None:
+    lines = list(csv.DictReader(io.StringIO(graded["csv"])))
+    by_name = {Path(line["path"]).name: line for line in lines}
+    assert len(lines) == 8
+    assert by_name["correct"]["score"] == "100" and by_name["correct"]["status"] == "graded"
+    assert by_name["bad.zip"]["status"] == "broken"
+    assert "not a readable zip file" in by_name["bad.zip"]["notes"]
+    assert by_name["missing_part2"]["notes"] == "missing part2_out_of_place.py"
+    assert "its grader.toml says numpy; graded as torch" in by_name["correct"]["notes"]
+    assert by_name["syntax_error"]["part1"] == "0" and by_name["syntax_error"]["part2"] == "40"
+
+
+# --- runs that never reach a worker, and unit tests of staging ----------------------------
+
+def test_table_lists_broken_rows_and_uses_the_config_found_from_here(tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "grader.toml").write_text('parts = ["part3"]\n[points]\npart3 = 50\n')
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "junk.zip").write_bytes(b"PK\x03\x04 truncated")
+
+    result = invoke(["grade", "junk.zip", "empty"])
+
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert f"settings from {tmp_path / 'grader.toml'}" in out
+    assert "part3" in out and "/50" in out and "/20" not in out
+    assert "junk.zip: not a readable zip file" in out
+    assert "empty: no exercise files found" in out
+    assert "2 submissions (torch flavor" in out and "2 that could not be graded" in out
+
+
+def test_grader_failures_are_rows_too_and_exit_1(tmp_path: Path, monkeypatch) -> None:
+    def failing_worker() -> Any:
+        raise GraderCrash("the worker could not start")
+
+    monkeypatch.setattr(batch, "WorkerPool",
+                        lambda jobs: WorkerPool(jobs, start_worker=failing_worker))
+    monkeypatch.chdir(tmp_path)
+    loose_files(tmp_path / "a")
+    loose_files(tmp_path / "b")
+
+    result = invoke(["grade", "a", "b", "--json"])
+
+    assert result.exit_code == 1
+    rows = json.loads(result.stdout)["submissions"]
+    assert len(rows) == 2
+    assert all("the worker could not start" in p["checks"][0]["message"]
+               for row in rows for p in row["parts"])
+
+
+def test_a_grader_failure_mid_way_keeps_the_parts_that_finished(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    class DiesAfterOnePart(Worker):
+        def run(self, request, on_check=None, on_part=None):  # type: ignore[no-untyped-def]
+            def then_die(part: PartResult) -> None:
+                on_part(part)  # type: ignore[misc]
+                raise GraderCrash("the worker died")
+
+            return super().run(request, on_check, then_die)
+
+    monkeypatch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
+        jobs, start_worker=lambda: DiesAfterOnePart()))
+    root = write_exercises(tmp_path / "sub", "numpy", "references")
+    config = batch.GradingConfig("numpy", Settings(enabled=("part2", "part4")), seed=1,
+                                 timeout_s=30.0)
+
+    [row] = batch.grade_submissions([root], config, 1)
+
+    assert row.status == "error" and "the worker died" in row.note
+    assert row.parts[0].id == "part2" and row.parts[0].full_marks
+    assert all(c.status == "error" for c in row.parts[1].checks)
+    assert row.score == 15.0 and row.max_score == 45.0
+
+
+def test_bad_settings_stop_before_grading(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text('parts = ["part9"]\n')
+    result = invoke(["grade", str(tmp_path), "--config", str(config)])
+    assert result.exit_code == 1
+    assert f"Error: {config}: parts must be a non-empty list" in result.output
+
+
+def test_gradescope_takes_exactly_one_submission(tmp_path: Path) -> None:
+    result = invoke(["grade", "a", "b", "--gradescope", str(tmp_path / "r.json")])
+    assert result.exit_code == 2
+    assert "--gradescope grades exactly one SUBMISSION" in result.output
+
+
+def test_a_folder_of_submissions_expands_but_a_submission_does_not(tmp_path: Path) -> None:
+    loose_files(tmp_path / "class" / "ann")
+    reference_workspace(tmp_path / "class" / "ben")
+    (tmp_path / "class" / "cat.zip").write_bytes(b"")
+    (tmp_path / "class" / "notes.txt").write_text("ignored")
+    (tmp_path / "class" / ".hidden").mkdir()
+    assert [p.name for p in expand(tmp_path / "class")] == ["ann", "ben", "cat.zip"]
+    assert expand(tmp_path / "class" / "ben") == [tmp_path / "class" / "ben"]
+    assert expand(tmp_path / "class" / "ann") == [tmp_path / "class" / "ann"]
+
+
+def P(text: str) -> Any:  # noqa: N802 - reads like the path it builds
+    from pathlib import PurePosixPath
+
+    return PurePosixPath(text)
+
+
+def test_the_exercise_folder_is_the_shallowest_one() -> None:
+    files = [P("ws/exercises/part1_inplace.py"), P("ws/reference/torch/part1_inplace.py"),
+             P("ws/README.md")]
+    assert find_exercise_folder(files) == P("ws/exercises")
+    assert find_exercise_folder([P("part2_out_of_place.py")]) == P(".")
+    tie = [P("a/part1_inplace.py"), P("exercises/part1_inplace.py")]
+    assert find_exercise_folder(tie) == P("exercises")
+    with pytest.raises(SubmissionError, match="several folders"):
+        find_exercise_folder([P("a/part1_inplace.py"), P("b/part1_inplace.py")])
+    with pytest.raises(SubmissionError, match="found only: part1.py"):
+        find_exercise_folder([P("part1.py")])
+
+
+def test_staging_copies_and_never_writes_into_the_submission(tmp_path: Path) -> None:
+    source = reference_workspace(tmp_path / "ws")
+    (source / "exercises" / "helpers").mkdir()
+    (source / "exercises" / "helpers" / "util.py").write_text("X = 1\n")
+    (source / "exercises" / "__pycache__").mkdir()
+    (source / "exercises" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
+    before = sorted(p.relative_to(source) for p in source.rglob("*"))
+
+    staged = stage(source, tmp_path / "stage")
+
+    assert staged.problem is None and staged.missing == ()
+    assert staged.root is not None
+    copied = staged.root / "exercises"
+    assert (copied / "helpers" / "util.py").read_text() == "X = 1\n"
+    assert not (copied / "__pycache__").exists()
+    assert sorted(p.relative_to(source) for p in source.rglob("*")) == before
+
+
+def test_a_submission_folder_holding_one_zip_is_that_zip(tmp_path: Path) -> None:
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    zip_folder(loose_files(tmp_path / "files"), upload / "x.zip")
+    staged = stage(upload, tmp_path / "stage")
+    assert staged.problem is None and staged.source == str(tmp_path / "upload")
+
+
+def test_zip_guards(tmp_path: Path) -> None:
+    def make(name: str, entries: dict[str, bytes], mode: int | None = None) -> Path:
+        target = tmp_path / name
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            for entry, data in entries.items():
+                info = zipfile.ZipInfo(entry)
+                if mode is not None:
+                    info.external_attr = mode << 16
+                archive.writestr(info, data)
+        return target
+
+    cases = {
+        "absolute": (make("abs.zip", {"/etc/part1_inplace.py": b"x"}), "unsafe path"),
+        "drive": (make("drive.zip", {"C:\\part1_inplace.py": b"x"}), "unsafe path"),
+        "link": (make("link.zip", {"part1_inplace.py": b"/etc/passwd"}, 0o120777),
+                 "symbolic link"),
+        "huge": (make("huge.zip", {"part1_inplace.py": b"0" * (MAX_FILE_BYTES + 1)}),
+                 "larger than 1 MiB"),
+        "many": (make("many.zip", {"part1_inplace.py": b"x",
+                                   **{f"f{i}.py": b"" for i in range(300)}}),
+                 "too much to grade"),
+        "empty": (make("empty.zip", {"README.md": b"hi"}), "no exercise files found"),
+    }
+    for name, (path, reason) in cases.items():
+        staged = stage(path, tmp_path / f"stage-{name}")
+        assert staged.root is None, name
+        assert reason in (staged.problem or ""), (name, staged.problem)
+
+
+def test_a_zip_outside_the_exercise_folder_is_not_extracted(tmp_path: Path) -> None:
+    target = tmp_path / "big.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("ws/exercises/part1_inplace.py", "x = 1\n")
+        archive.writestr("ws/grader.toml", 'flavor = "numpy"\n')
+        archive.writestr("ws/data/weights.bin", b"0" * (4 * MAX_FILE_BYTES))
+    staged = stage(target, tmp_path / "stage")
+    assert staged.problem is None and staged.root is not None
+    assert staged.declared_flavor == "numpy"
+    assert sorted(p.name for p in (staged.root / "exercises").iterdir()) == [
+        "__init__.py", "part1_inplace.py"]
+    assert "missing part2_out_of_place.py, part3_backward.py, part4_scan.py" in staged.notes

@@ -1,0 +1,70 @@
+"""Rendering of the instructor commands, into a StringIO at a fixed width, without colour."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+from rich.console import Console
+
+from grader.batch import Graded, GradingConfig
+from grader.instructor_report import BatchProgress, batch_csv, render_batch
+from grader.results import CheckResult, PartResult
+from grader.workspace import Settings
+
+
+def console(terminal: bool = False) -> Console:
+    return Console(file=StringIO(), width=120, color_system=None, force_terminal=terminal)
+
+
+def part(part_id: str, score: float, max_score: float) -> PartResult:
+    status = "passed" if score == max_score else "failed"
+    return PartResult(part_id, part_id, [CheckResult(f"{part_id}.x", "x", status,  # type: ignore[arg-type]
+                                                     score, max_score)])
+
+
+CONFIG = GradingConfig("torch", Settings(enabled=("part1", "part2"), points={"part1": 60}),
+                       seed=9, timeout_s=5.0)
+ROWS = [
+    Graded("subs/ann", "graded", [part("part1", 60, 60), part("part2", 15, 15)], 75.0),
+    Graded("subs/ben.zip", "broken", [part("part1", 0, 60), part("part2", 0, 15)], 75.0,
+           ["not a readable zip file"]),
+    Graded("subs/cy", "graded", [part("part1", 0, 60), part("part2", 7.5, 15)], 75.0,
+           ["part1: could not import part1_inplace.py: SyntaxError"]),
+]
+
+
+def test_the_batch_summary_shows_points_totals_and_notes() -> None:
+    out = console()
+    render_batch(out, ROWS, CONFIG, Path("/course/grader.toml"))
+    text = out.file.getvalue()  # type: ignore[attr-defined]
+    assert text.startswith("settings from /course/grader.toml")
+    assert "/60" in text and "/15" in text and "/75" in text
+    ann = next(line for line in text.splitlines() if "subs/ann" in line)
+    assert "60.0" in ann and "75.0" in ann and "graded" in ann
+    assert "2 subs/ben.zip: not a readable zip file" in text
+    assert "3 subs/cy: part1: could not import" in text
+    assert "3 submissions (torch flavor, seed 9): 1 with full marks, 1 that could not be" in text
+    assert "passing them is strong evidence, not proof" in text
+
+
+def test_csv_scores_per_part() -> None:
+    lines = batch_csv(ROWS, CONFIG.parts).splitlines()
+    assert lines[0] == "path,status,score,max_score,part1,part2,notes"
+    assert lines[3] == "subs/cy,graded,7.5,75,0,7.5,part1: could not import part1_inplace.py: " \
+        "SyntaxError"
+
+
+def test_progress_counts_each_submission_once_whatever_its_parts_did() -> None:
+    progress = BatchProgress(console(terminal=True), parts_per_submission=2)
+    with progress:
+        progress.started(["a", "b", "c"])
+        progress.part_done(0, ROWS[0].parts[0])
+        progress.part_done(0, ROWS[0].parts[1])
+        progress.finished(0, ROWS[0])
+        progress.finished(1, ROWS[1])  # broken: no part ever finished
+        progress.part_done(2, ROWS[2].parts[0])
+        task = progress.progress.tasks[0]
+        assert task.total == 3 and task.completed == 2.5
+        progress.finished(2, ROWS[2])
+    assert progress.progress.tasks[0].completed == 3

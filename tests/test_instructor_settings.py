@@ -1,0 +1,89 @@
+"""Instructor settings in grader.toml: a bad value stops every command with a clear error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from grader import cli
+from grader.workspace import (
+    DEFAULT_TIMEOUT_S,
+    Settings,
+    WorkspaceError,
+    config_text,
+    init_workspace,
+    load_config,
+)
+
+
+def invoke(args: list[str]) -> Result:
+    return CliRunner().invoke(cli.cli, args, env={"COLUMNS": "200"})
+
+
+BAD = [
+    ("timeout = -1\n", "timeout must be a positive number, got -1"),
+    ("timeout = true\n", "timeout must be a positive number, got True"),
+    ('parts = ["part1", "part7"]\n', "parts must be a non-empty list drawn from"),
+    ("parts = []\n", "parts must be a non-empty list"),
+    ("[points]\npart1 = 0\n", "points.part1 must be a positive number, got 0"),
+    ("[points]\npart9 = 3\n", "[points] names unknown part(s) part9"),
+    ("[budgets]\npart2 = \"ten\"\n", "budgets.part2 must be a positive number, got 'ten'"),
+    ("[mock]\nminutes = 0\n", "mock.minutes must be a positive number"),
+    ("[gradescope]\nvisibility = \"public\"\n",
+     "gradescope.visibility must be one of hidden, after_due_date, after_published, visible"),
+    ("[gradescope]\nshow = 1\n", "[gradescope] takes only visibility"),
+    ("colour = 1\n", "unknown setting(s) colour"),
+    ('flavor = "jax"\n', "flavor must be one of torch, numpy, got 'jax'"),
+    ("timeout = \n", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD)
+def test_every_command_names_the_file_and_the_bad_key(tmp_path: Path, text: str, message: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace = init_workspace(tmp_path / "ws")
+    config = workspace.root / "grader.toml"
+    config.write_text(text)
+    monkeypatch.chdir(workspace.root)
+    for args in (["check"], ["list"], ["grade", ".", "--config", str(config)], ["grade", "."],
+                 ["selfcheck"], ["reset", "--all", "--yes"], ["backups"]):
+        result = invoke(args)
+        assert result.exit_code == 1, (args, result.output)
+        assert f"Error: {config}: " in result.output, (args, result.output)
+        assert message in result.output, (args, result.output)
+
+
+def test_the_documented_template_is_valid_and_means_the_defaults(tmp_path: Path) -> None:
+    config = tmp_path / "grader.toml"
+    config.write_text(config_text("numpy"))
+    assert load_config(config) == ("numpy", Settings())
+
+
+def test_every_commented_setting_parses_when_uncommented(tmp_path: Path) -> None:
+    config = tmp_path / "grader.toml"
+    lines = [line[2:] if line.startswith("# ") and ("=" in line or line.startswith("# ["))
+             else line for line in config_text("torch").splitlines()]
+    config.write_text("\n".join(lines) + "\n")
+    flavor, settings = load_config(config)
+    assert settings.timeout_s == 10 and settings.mock_minutes == 75
+    assert settings.points["part3"] == 35 and settings.gradescope_visibility == "visible"
+
+
+def test_timeout_precedence() -> None:
+    assert Settings().timeout() == DEFAULT_TIMEOUT_S
+    assert Settings(timeout_s=4).timeout() == 4
+    assert Settings(timeout_s=4).timeout(2.5) == 2.5
+
+
+def test_load_config_names_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="cannot read"):
+        load_config(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("command", ["reset", "backups", "restore", "grade", "selfcheck"])
+def test_instructor_commands_have_help(command: str) -> None:
+    result = invoke([command, "--help"])
+    assert result.exit_code == 0
+    assert f" {command} [OPTIONS]" in result.output

@@ -1,0 +1,125 @@
+"""The warm worker pool behind batch grading and the self-check."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.runner import GraderCrash, Worker
+from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
+from grader.runner.protocol import Request
+from grader.selfcheck import write_exercises
+
+
+def stub_request(tmp_path: Path, name: str) -> Request:
+    root = write_exercises(tmp_path / name, "numpy", "stubs")
+    return Request(id=name, root=str(root), flavor="numpy", parts=["part2", "part4"], seed=1,
+                   timeout_s=30)
+
+
+def test_every_request_reports_its_checks_parts_and_end(tmp_path: Path) -> None:
+    requests = [stub_request(tmp_path, f"r{i}") for i in range(3)]
+    with WorkerPool(2) as pool:
+        events = list(pool.grade(requests))
+
+    for request in requests:
+        mine = [e for e in events if e.request_id == request.id]
+        assert isinstance(mine[-1], RequestDone) and mine[-1].result is not None
+        assert [e.part.id for e in mine if isinstance(e, PartDone)] == ["part2", "part4"]
+        checks = [e for e in mine if isinstance(e, CheckDone)]
+        assert len(checks) == sum(len(p.checks) for p in mine[-1].result.parts)
+        assert mine[-1].result.score == 0.0
+
+
+def test_a_crashed_worker_costs_one_request_and_is_replaced(tmp_path: Path) -> None:
+    started: list[Worker] = []
+
+    class CrashOnce(Worker):
+        def run(self, request, on_check=None, on_part=None):  # type: ignore[no-untyped-def]
+            if len(started) == 1:
+                raise GraderCrash("boom")
+            return super().run(request, on_check, on_part)
+
+    def start() -> Worker:
+        worker = CrashOnce()
+        started.append(worker)
+        return worker
+
+    requests = [stub_request(tmp_path, "first"), stub_request(tmp_path, "second")]
+    with WorkerPool(1, start_worker=start) as pool:
+        done = {e.request_id: e for e in pool.grade(requests) if isinstance(e, RequestDone)}
+
+    assert done["first"].result is None and "boom" in (done["first"].error or "")
+    assert done["second"].result is not None
+    assert len(started) == 2
+    assert all(w.process.poll() is not None for w in started)
+
+
+def test_leaving_the_loop_early_stops_every_worker(tmp_path: Path) -> None:
+    started: list[Worker] = []
+
+    def start() -> Worker:
+        started.append(Worker())
+        return started[-1]
+
+    requests = [stub_request(tmp_path, f"r{i}") for i in range(4)]
+    pool = WorkerPool(2, start_worker=start)
+    events = pool.grade(requests)
+    for event in events:
+        if isinstance(event, CheckDone):
+            break
+    events.close()  # what a KeyboardInterrupt in the loop body amounts to
+
+    assert started and all(w.process.poll() is not None for w in started)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        text = (task / "children").read_text().split()
+        found += [int(p) for p in text]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_killing_a_worker_kills_the_candidate_process_it_forked(tmp_path: Path) -> None:
+    root = write_exercises(tmp_path / "hang", "numpy", "stubs")
+    (root / "exercises" / "part1_inplace.py").write_text("while True:\n    pass\n")
+    request = Request(id="hang", root=str(root), flavor="numpy", parts=["part1"], seed=1,
+                      timeout_s=600)
+    worker = Worker()
+    errors: list[Exception] = []
+
+    def grade() -> None:
+        try:
+            worker.run(request)
+        except GraderCrash as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=grade)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not (children := _children(worker.process.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert children, "the worker never forked a child"
+
+    worker.kill()
+    thread.join(timeout=30)
+    worker.close()
+
+    deadline = time.monotonic() + 30
+    while any(_alive(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(c) for c in children)
+    assert errors and not thread.is_alive()
