@@ -30,8 +30,10 @@ from grader.workspace import init_workspace  # noqa: E402
 
 
 def wall_time(command: list[str], cwd: Path, repeats: int) -> float:
-    """Median wall time of a command, after one untimed run (disk caches)."""
+    """Median wall time of a command, after one untimed run (disk caches, and bytecode: some
+    machines set PYTHONDONTWRITEBYTECODE, which would recompile grader on every start)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
     samples = []
     for _ in range(repeats):
