@@ -147,6 +147,17 @@ def _not_run(checks: list[Check], points: list[float], start: int, why: str,
     return len(checks)
 
 
+def _time_out(child: _Child, checks: list[Check], points: list[float], index: int, why: str,
+              what: str, began: float, output: str,
+              emit_check: Callable[[CheckResult], None]) -> int:
+    """Kill a child that hung in checks[index] (or in `what` before it); the part's remaining
+    checks are not run, so a hang costs one timeout per part, not one per check."""
+    child.end(kill=True)
+    emit_check(_result(checks[index], points[index], Verdict("failed", why),
+                       time.perf_counter() - began, output, "timeout"))
+    return _not_run(checks, points, index + 1, f"not run: {what} timed out", emit_check)
+
+
 def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan],
              points: list[float], child: _Child, index: int,
              emit_check: Callable[[CheckResult], None]) -> int:
@@ -155,13 +166,10 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
     try:
         hello = child.next_frame(request.timeout_s)
     except FrameTimeout:
-        child.end(kill=True)
         why = (f"importing {part.file} did not finish within {request.timeout_s:g} s "
                "(a loop or a long computation at module level?)")
-        emit_check(_result(checks[index], points[index], Verdict("failed", why),
-                           time.perf_counter() - began, "", "timeout"))
-        return _not_run(checks, points, index + 1, "not run: importing the part timed out",
-                        emit_check)
+        return _time_out(child, checks, points, index, why, "importing the part", began, "",
+                         emit_check)
     if hello is None or hello["kind"] == "import_error":
         how = child.end(kill=True)
         why = (f"could not import {part.file}:\n{hello['message']}" if hello
@@ -174,13 +182,10 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
         try:
             frame = child.next_frame(request.timeout_s)
         except FrameTimeout:
-            child.end(kill=True)
             why = (f"did not finish within {request.timeout_s:g} s (an infinite loop, or far "
                    "more work than needed?); the rest of this part was not run")
-            emit_check(_result(checks[index], points[index], Verdict("failed", why),
-                               time.perf_counter() - began, printed, "timeout"))
-            return _not_run(checks, points, index + 1,
-                            f"not run: {checks[index].id} timed out", emit_check)
+            return _time_out(child, checks, points, index, why, checks[index].id, began,
+                             printed, emit_check)
         if frame is None:
             how = child.end(kill=True)
             emit_check(_result(checks[index], points[index], Verdict(
