@@ -21,7 +21,7 @@ from rich.console import Console
 
 from grader import __version__, mock
 from grader.explain import TOPIC_NAMES
-from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, get_part
+from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, PARTS, get_part
 from grader.workspace import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S  # kept importable from here
 from grader.workspace import (
     Settings,
@@ -219,7 +219,8 @@ def list_parts(workspace_dir: Path | None) -> None:
     from grader import report, state
 
     workspace = resolve_workspace(workspace_dir)
-    report.render_part_list(console(), state.last_results(workspace))
+    budgets = {p.id: workspace.settings.budget_minutes(p) for p in PARTS}
+    report.render_part_list(console(), state.last_results(workspace), budgets)
 
 
 @cli.command()

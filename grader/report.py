@@ -175,8 +175,10 @@ def _short_when(when: str, today: date | None = None) -> str:
     return when.removeprefix(day).strip() or when
 
 
-def render_part_list(console: Console, last: dict[str, dict[str, float | str]]) -> None:
-    """`grader list`: every part with its file, budget and last recorded result."""
+def render_part_list(console: Console, last: dict[str, dict[str, float | str]],
+                     budgets_minutes: dict[str, float] | None = None) -> None:
+    """`grader list`: every part with its file, budget (the workspace's, when it sets one) and
+    last recorded result."""
     table = Table(title=escape("The round: P[i] = W[0] @ ... @ W[i]"), title_justify="left",
                   caption="files: " + ", ".join(f"exercises/{p.file}" for p in PARTS),
                   caption_justify="left")
@@ -193,7 +195,8 @@ def render_part_list(console: Console, last: dict[str, dict[str, float | str]]) 
         else:
             shown, when = Text("not checked yet", style="dim"), ""
         table.add_row(part.id, part.title,
-                      f"{part.budget_minutes:g} min", shown, when)
+                      f"{(budgets_minutes or {}).get(part.id, part.budget_minutes):g} min",
+                      shown, when)
     console.print(table)
 
 

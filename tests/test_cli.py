@@ -312,3 +312,13 @@ def test_help_and_list_do_not_import_torch(tmp_path: Path) -> None:
 def test_the_version_option(runner: CliRunner) -> None:
     result = invoke(runner, "--version")
     assert result.exit_code == 0 and "grader" in result.output
+
+
+def test_list_shows_the_workspace_budgets(runner: CliRunner, tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws", "numpy", start="stubs")
+    config = root / "grader.toml"
+    config.write_text(config.read_text() + "\n[budgets]\npart4 = 40\n")
+    result = invoke(runner, "list", "--workspace", root)
+    assert result.exit_code == 0
+    rows = {line.split()[1]: line for line in result.output.splitlines() if "│ part" in line}
+    assert "40 min" in rows["part4"] and "25 min" in rows["part3"]
