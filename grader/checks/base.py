@@ -33,6 +33,7 @@ class Verdict:
     message: str = ""
     hint: str | None = None
     fraction: float = 0.0
+    not_applicable: bool = False
 
 
 def passed(message: str = "") -> Verdict:
@@ -43,8 +44,11 @@ def failed(message: str, hint: str | None = None, fraction: float = 0.0) -> Verd
     return Verdict("failed", message, hint, fraction)
 
 
-def skipped(message: str) -> Verdict:
-    return Verdict("skipped", message, None, 0.0)
+def skipped(message: str, not_applicable: bool = False) -> Verdict:
+    """A check that did not run to a verdict. `not_applicable`: it cannot apply on this machine
+    at all (GPU timing without a GPU), so it is worth no points here; otherwise (the candidate's
+    code hid what the check measures) it keeps its points and earns none: a skip is no pass."""
+    return Verdict("skipped", message, None, 0.0, not_applicable)
 
 
 @dataclass(frozen=True)

@@ -288,7 +288,7 @@ def judge_timing(obs: Observation) -> Verdict:
         note = f"{obs['why_not_cuda']}: CPU figures for information"
         if raised:
             note += f" (stopped early: {format_raised(raised)})"
-        return skipped("\n".join([note, *lines]))
+        return skipped("\n".join([note, *lines]), not_applicable=True)
     if raised:
         return failed("\n".join([f"could not time your scan: {format_raised(raised)}", *lines]),
                       hint="A scan too slow to time is usually a Python loop over i inside "

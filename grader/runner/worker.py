@@ -35,9 +35,10 @@ Emit = Callable[[dict[str, Any]], None]
 def scale_to_weight(results: list[CheckResult], weight: float) -> None:
     """Share a part's weight among its checks in proportion to their points.
 
-    A check its judge skipped (not applicable on this machine, e.g. GPU timing without a GPU)
-    enters with max_score 0, so its share goes to the checks that did run and a perfect part
-    still scores its full weight; checks not run after a hang or crash keep their share.
+    A check that cannot apply on this machine (GPU timing without a GPU) enters with max_score
+    0, so its share goes to the checks that did run and a perfect part still scores its full
+    weight; a check skipped because the code hid what it measures, or not run after a hang or
+    a crash, keeps its share and earns nothing.
     """
     total = sum(r.max_score for r in results)
     factor = weight / total if total else 0.0
@@ -94,7 +95,7 @@ class _Child:
 def _result(check: Check, max_score: float, verdict: Verdict, duration: float,
             output: str, status: str | None = None) -> CheckResult:
     final = status or verdict.status
-    if final == "skipped" and status is None:
+    if final == "skipped" and status is None and verdict.not_applicable:
         max_score = 0.0
     score = max_score * (1.0 if final == "passed" else verdict.fraction if final == "failed"
                          else 0.0)
