@@ -66,9 +66,17 @@ def test_device_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "init", lambda: None)
     assert resolve_device("auto", "torch") == ("cuda", None)
     assert resolve_device("cpu", "torch") == ("cpu", "--device cpu")
     assert resolve_device("auto", "numpy") == ("cpu", "the numpy flavor runs on the CPU")
+
+    def poisoned() -> None:
+        raise RuntimeError("Cannot re-initialize CUDA in forked subprocess")
+
+    monkeypatch.setattr(torch.cuda, "init", poisoned)
+    device, why = resolve_device("auto", "torch")
+    assert device == "cpu" and why and "re-initialize CUDA" in why
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("cuda", "torch") == ("cpu", "no CUDA device")
     assert part4.TIMING_SIZES["cuda"] == (4096, 32)

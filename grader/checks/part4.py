@@ -186,9 +186,13 @@ def resolve_device(requested: str, flavor: str) -> tuple[str, str | None]:
         return "cpu", "the numpy flavor runs on the CPU"
     if requested == "cpu":
         return "cpu", "--device cpu"
-    if torch.cuda.is_available():
-        return "cuda", None
-    return "cpu", "no CUDA device"
+    if not torch.cuda.is_available():
+        return "cpu", "no CUDA device"
+    try:
+        torch.cuda.init()
+    except RuntimeError as exc:  # e.g. CUDA was initialised before the fork: never a false fail
+        return "cpu", f"CUDA unusable in the grading process ({exc})"
+    return "cuda", None
 
 
 @check("part4.timing", "Scan within 3x of the reference scan's time (graded on CUDA)", 3)

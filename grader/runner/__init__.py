@@ -35,6 +35,9 @@ def _worker_environment() -> dict[str, str]:
     """The worker must import the same grader as this process (a checkout, a worktree, an
     install), whatever folder the command was started from."""
     env = dict(os.environ)
+    # Children are forked from the worker and may time on CUDA, so nothing in the worker may
+    # initialise CUDA: with this, even torch.cuda.is_available() asks NVML instead.
+    env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     source = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH")) if p)
     return env
