@@ -176,12 +176,16 @@ def render_selfcheck(console: Console, report: SelfcheckReport) -> None:
         checks = [c for p in result.parts for c in p.checks]
         passed = sum(c.status == "passed" for c in checks)
         rule = "every check fails" if source == "stubs" else "every check passes"
+        not_applicable = sum(c.not_applicable for c in checks)
+        if not_applicable and source != "stubs":
+            rule += f" ({not_applicable} cannot apply here)"
         table.add_row(flavor, source, str(len(checks)), str(passed),
                       f"{result.score:.1f}/{result.max_score:.1f}", rule)
     console.print(table)
     if report.ok:
         console.print(Text("selfcheck passed: every stub fails every check and every reference "
-                           "passes every check.", style="bold green"))
+                           "passes every check that can apply on this machine.",
+                           style="bold green"))
         return
     console.print(Text(f"selfcheck FAILED: {len(report.violations)} violation(s)",
                        style="bold red"))
