@@ -22,7 +22,6 @@ from rich.console import Console
 from grader import __version__, mock
 from grader.explain import TOPIC_NAMES
 from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, PARTS, get_part
-from grader.workspace import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S  # kept importable from here
 from grader.workspace import (
     Settings,
     Workspace,

@@ -1,8 +1,9 @@
 """The command line: click's CliRunner on grader.cli.cli for the commands' behaviour, and a few
 runs of the real console entry (`python -m grader`) in a subprocess, end to end.
 
-CliRunner tests grade through the session's warm worker (run_request is pointed at it), so they
-exercise the real CLI, worker and checks without paying for a torch import each time.
+CliRunner tests grade through the session's warm worker (lent to each command in place of a new
+one), so they exercise the real CLI, worker and checks without paying for a torch import each
+time.
 """
 
 from __future__ import annotations
@@ -19,16 +20,28 @@ from click.testing import CliRunner, Result
 import grader.runner
 from grader.cli import cli
 from grader.parts import PART_IDS, PARTS
-from grader.runner import Request
+from grader.runner import Request, Worker
 
 from helpers import REPO, solution, validate_run_json, write_workspace
+
+
+class LentWorker:
+    """The session's worker, lent to one command: `with` hands it over and leaves it running."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def __enter__(self) -> Worker:
+        return self.worker
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 @pytest.fixture
 def runner(grading, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     """A CliRunner whose `grader check` grades in the session's worker."""
-    monkeypatch.setattr(grader.runner, "run_request",
-                        lambda request, on_check=None: grading.worker.run(request, on_check))
+    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(grading.worker))
     return CliRunner(env={"COLUMNS": "120"})
 
 
@@ -172,13 +185,13 @@ def test_a_request_carries_the_timeout_and_weights_from_the_config(
     config = root / "grader.toml"
     config.write_text(config.read_text() + "\ntimeout = 7\n[points]\npart1 = 50\n")
     seen: list[Request] = []
-    real = grader.runner.Worker.run
+    real = Worker.run
 
-    def spy(worker: grader.runner.Worker, request: Request, *args: object) -> object:
+    def spy(worker: Worker, request: Request, *args: object) -> object:
         seen.append(request)
         return real(worker, request, *args)
 
-    monkeypatch.setattr(grader.runner.Worker, "run", spy)
+    monkeypatch.setattr(Worker, "run", spy)
     doc = json_of(invoke(runner, "check", "part1", "--json", "--workspace", root))
     assert seen[0].timeout_s == 7 and seen[0].weights == {"part1": 50.0}
     assert doc["max_score"] == pytest.approx(50.0)
