@@ -104,8 +104,12 @@ def summary_line(result: RunResult) -> Text:
 
 
 def _worth_a_panel(check: CheckResult) -> bool:
-    """Failures with evidence beyond their table line; an untouched stub says it all there."""
-    if check.status not in ("failed", "error", "timeout") or is_stub(check):
+    """Failures with evidence beyond their table line (an untouched stub says it all there),
+    and checks that report figures (part4.timing's table), which a passed or skipped row
+    would otherwise hide."""
+    if check.status in ("passed", "skipped"):
+        return "\n" in check.message
+    if is_stub(check):
         return False
     return bool(check.hint or check.output or "\n" in check.message)
 

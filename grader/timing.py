@@ -106,22 +106,50 @@ class TooSlow(Exception):
 
 def measure(fn: Callable[[], Any], stopwatch: Stopwatch, *, warmup: int = 2,
             min_repeats: int = 5, max_repeats: int = 50, budget_s: float = 0.5,
-            call_limit_s: float | None = None, clock: Clock | None = None) -> TimingStats:
+            call_limit_s: float | None = None, deadline: float | None = None,
+            clock: Clock | None = None) -> TimingStats:
     """Warm up, then repeat until both min_repeats and the time budget are reached (or
-    max_repeats). A first call slower than call_limit_s raises TooSlow instead of hanging."""
+    max_repeats).
+
+    A warm-up call slower than call_limit_s raises TooSlow instead of hanging. Past `deadline`
+    (a reading of `clock`) no new repeat starts once one sample is in: a slow function gets
+    fewer samples, and the run as a whole stays inside its time limit.
+    """
     clock = clock or stopwatch.clock
-    first = stopwatch.time_once(fn)
-    if call_limit_s is not None and first > call_limit_s:
-        raise TooSlow(first)
-    for _ in range(max(0, warmup - 1)):
-        stopwatch.time_once(fn)
+    for _ in range(max(1, warmup)):
+        seconds = stopwatch.time_once(fn)
+        if call_limit_s is not None and seconds > call_limit_s:
+            raise TooSlow(seconds)
     samples: list[float] = []
     began = clock()
     while len(samples) < max_repeats and (
         len(samples) < min_repeats or clock() - began < budget_s
     ):
+        if samples and deadline is not None and clock() >= deadline:
+            break
         samples.append(stopwatch.time_once(fn))
     return summarize(samples)
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+STEADY_MMAP_THRESHOLD = 64 * 1024 * 1024
+
+
+def steady_host_allocator() -> bool:
+    """Keep freed tensor buffers in glibc's heap instead of unmapping them.
+
+    glibc serves large allocations with fresh mmaps until a free raises its dynamic threshold,
+    and trims the heap back to the OS; which regime a process is in depends on its history, so
+    the same CPU code timed in two processes differed 2-3x (page faults on every new level).
+    Fixing both thresholds makes CPU figures repeatable. False where there is no glibc."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, STEADY_MMAP_THRESHOLD)
+                    and libc.mallopt(M_TRIM_THRESHOLD, 2 * STEADY_MMAP_THRESHOLD))
+    except (OSError, AttributeError):
+        return False
 
 
 def scan_flops(n: int, d: int) -> int:

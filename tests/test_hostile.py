@@ -85,3 +85,14 @@ def test_the_worker_outlives_every_hostile_submission(grading) -> None:
             for flavor in case.flavors:
                 grading.solution(case, flavor)
     assert grading.worker.process.poll() is None
+
+
+def test_what_hung_code_printed_before_the_timeout_is_kept(grading) -> None:
+    """The worker asks a hung child for its output before killing it: a debug print before an
+    endless loop is the best clue a candidate has."""
+    in_function = checks_by_id(graded(grading, "hostile_hang_in_function"))["part3.validation"]
+    assert in_function.status == "timeout"
+    assert in_function.output.strip() == "backward called: about to loop forever"
+    at_import = checks_by_id(graded(grading, "hostile_hang_at_import"))["part4.validation"]
+    assert at_import.status == "timeout"
+    assert at_import.output.strip() == "importing part 4: about to loop forever"

@@ -88,6 +88,19 @@ def test_a_timeout_gets_its_own_panel_and_status() -> None:
     assert "⏱ timeout" in text and "did not finish within 10 s" in text
 
 
+def test_figures_of_a_passed_or_skipped_check_are_shown_not_hidden_in_its_row() -> None:
+    figures = ("no CUDA device: CPU figures for information\nCPU (cpu), N=512, D=32, float32\n"
+               "  your scan forward  3.400 ms  ±2% (n=50)   78.5 GFLOP/s")
+    result = RunResult("torch", 1, [PartResult("part4", "Hillis-Steele scan", [
+        check("part4.forward", "passed", 2.0, message="one line, no panel"),
+        check("part4.timing", "skipped", max_score=0.0, message=figures),
+    ])])
+    text = render(result)
+    assert "─ part4.timing ─" in text
+    assert "your scan forward 3.400 ms ±2% (n=50) 78.5 GFLOP/s" in flat(text)
+    assert "one line, no panel" not in text and "─ part4.forward ─" not in text
+
+
 def test_an_untouched_stub_is_one_line_not_a_wall_of_panels() -> None:
     stub = "not implemented yet (Part 1: write prefix_products_out)"
     result = RunResult("torch", 1, [PartResult("part1", "In-place forward", [

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import os
 import py_compile
+import time
 from pathlib import Path
 
 import pytest
 
+from grader.checks.base import Check, Plan, Verdict, passed
+from grader.parts import get_part
+from grader.results import CheckResult
 from grader.runner import GraderCrash, Request
+from grader.runner.worker import DEVICE_SETUP_S, device_in_reach, frame_timeout, run_plans
 
 from helpers import checks_by_id, write_workspace
 
@@ -44,3 +49,73 @@ def test_each_request_sees_the_files_as_they_are_now(grading, tmp_path: Path) ->
     os.utime(part1, (stamp, stamp))
     assert checks_by_id(grading.run(root, "numpy", ["part1"]))["part1.correctness"].status \
         == "passed"
+
+
+def _address_space_capped(api: object) -> bool:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != hard
+
+
+def _cap_report(capped: bool) -> Verdict:
+    return passed("capped" if capped else "uncapped")
+
+
+def _run_plans_here(root: Path, plans: list[Plan], device_ready: bool,
+                    timeout_s: float = 10.0) -> list[CheckResult]:
+    """Run plans through the real runner from this process (forked children, real limits)."""
+    checks = [Check(f"test.plan{i}", f"plan {i}", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
+              for i, plan in enumerate(plans)]
+    request = Request(id="device", root=str(root), flavor="numpy", parts=["part1"], seed=1,
+                      timeout_s=timeout_s)
+    return run_plans(request, get_part("part1"), checks, plans, device_ready)
+
+
+def test_a_probe_that_uses_the_device_runs_without_the_address_space_cap(tmp_path: Path) -> None:
+    """cuInit reserves tens of GB of address space and fails under the memory cap, so a probe
+    that sets up CUDA must run uncapped, but only that probe and only when CUDA is there."""
+    root = write_workspace(tmp_path / "ws", "numpy")
+    plans = [Plan(_address_space_capped, _cap_report),
+             Plan(_address_space_capped, _cap_report, uses_device=True),
+             Plan(_address_space_capped, _cap_report)]
+    with_cuda = [r.message for r in _run_plans_here(root, plans, device_ready=True)]
+    assert with_cuda == ["capped", "uncapped", "uncapped"]  # lifted for the rest of the child
+    without = [r.message for r in _run_plans_here(root, plans, device_ready=False)]
+    assert without == ["capped", "capped", "capped"]
+
+
+def test_a_probe_that_uses_the_device_gets_time_to_set_it_up(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws", "numpy")
+
+    def slow(api: object) -> bool:
+        time.sleep(0.8)
+        return True
+
+    device_plan = Plan(slow, _cap_report, uses_device=True)
+    (ready,) = _run_plans_here(root, [device_plan], device_ready=True, timeout_s=0.3)
+    assert ready.status == "passed"
+    (absent,) = _run_plans_here(root, [device_plan], device_ready=False, timeout_s=0.3)
+    assert absent.status == "timeout"
+    assert "did not finish within 0.3 s" in absent.message
+    request = Request(id="t", root=str(root), flavor="numpy", parts=["part1"], seed=1,
+                      timeout_s=4.0)
+    assert frame_timeout(request, device_plan, True) == 4.0 + DEVICE_SETUP_S
+    assert frame_timeout(request, Plan(slow, _cap_report), True) == 4.0
+
+
+def test_the_device_is_in_reach_only_for_torch_without_device_cpu(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import torch
+
+    def request(flavor: str, device: str) -> Request:
+        return Request(id="t", root=str(tmp_path), flavor=flavor, parts=["part4"], seed=1,
+                       device=device)
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert device_in_reach(request("torch", "auto"))
+    assert device_in_reach(request("torch", "cuda"))
+    assert not device_in_reach(request("torch", "cpu"))
+    assert not device_in_reach(request("numpy", "auto"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert not device_in_reach(request("torch", "cuda"))

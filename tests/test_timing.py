@@ -84,3 +84,25 @@ def test_scan_flops_counts_each_level() -> None:
     # N = 5: levels at step 1, 2, 4 multiply 4, 3 and 1 pairs of D x D matrices.
     assert scan_flops(5, 2) == 2 * 8 * (4 + 3 + 1)
     assert scan_flops(1, 3) == 0
+
+
+def test_a_slow_warm_up_call_stops_too() -> None:
+    clock = FakeClock([0.1, 2.5])  # the first call is fine, the second blows the limit
+    with pytest.raises(TooSlow):
+        measure(clock.work, clock.stopwatch(), warmup=2, call_limit_s=1.0)
+    assert clock.calls == 2
+
+
+def test_past_the_deadline_no_new_repeat_starts_once_one_sample_is_in() -> None:
+    clock = FakeClock([0.5] * 100)
+    stats = measure(clock.work, clock.stopwatch(), warmup=2, min_repeats=5, budget_s=10.0,
+                    deadline=1.2)
+    # warm-up ends at 1.0 s; the first sample (to 1.5 s) always runs, then the deadline holds
+    assert stats.repeats == 1
+    assert clock.calls == 3
+    late = FakeClock([0.5] * 100)
+    assert measure(late.work, late.stopwatch(), warmup=1, min_repeats=3, budget_s=0.0,
+                   deadline=0.0).repeats == 1
+    roomy = FakeClock([0.5] * 100)
+    assert measure(roomy.work, roomy.stopwatch(), warmup=1, min_repeats=3, budget_s=0.0,
+                   deadline=100.0).repeats == 3

@@ -21,7 +21,7 @@ def observation(device: str, scan_ms: float, raised: dict[str, Any] | None = Non
     return {
         "device": device, "why_not_cuda": None if device == "cuda" else "no CUDA device",
         "n": 4096, "d": 32, "device_name": "NVIDIA H200" if device == "cuda" else "CPU",
-        "flops": 2 * 32**3 * 4096 * 12, "raised": raised,
+        "flops": 2 * 32**3 * 4096 * 12, "raised": raised, "untimed": [], "budget_s": 6.0,
         "figures": {
             "your scan forward": stats(scan_ms), "your scan backward": stats(2 * scan_ms),
             "reference scan forward": stats(1.0), "reference scan backward": stats(2.0),
@@ -51,6 +51,31 @@ def test_cuda_run_that_was_too_slow_to_time_fails() -> None:
     verdict = judge_timing(observation("cuda", 1.0, raised))
     assert verdict.status == "failed"
     assert "could not time your scan: TooSlow: one call took 3.10 s" in verdict.message
+
+
+def test_cuda_scan_too_slow_for_the_timing_budget_fails_and_says_what_went_untimed() -> None:
+    obs = observation("cuda", 1.0)
+    for name in ("your scan backward", "reference sequential forward",
+                 "your sequential forward"):
+        del obs["figures"][name]
+    obs["untimed"] = ["your scan backward", "reference sequential forward"]
+    verdict = judge_timing(obs)
+    assert verdict.status == "failed"
+    assert verdict.message.startswith("your scan was too slow to time within the 6 s timing "
+                                      "budget")
+    assert ("not timed (the 6 s timing budget ran out): your scan backward, reference "
+            "sequential forward") in verdict.message
+    assert verdict.hint and "one call" in verdict.hint
+
+
+def test_figures_are_listed_yours_first_in_a_fixed_order() -> None:
+    obs = observation("cuda", 2.0)
+    obs["figures"] = dict(reversed(list(obs["figures"].items())))
+    lines = judge_timing(obs).message.splitlines()
+    names = [line.split("  ")[1].strip() for line in lines if " ms " in line]
+    assert names == ["your scan forward", "your scan backward", "reference scan forward",
+                     "reference scan backward", "reference sequential forward",
+                     "your sequential forward"]
 
 
 def test_without_cuda_the_check_is_skipped_never_passed() -> None:

@@ -53,10 +53,16 @@ def skipped(message: str, not_applicable: bool = False) -> Verdict:
 
 @dataclass(frozen=True)
 class Plan:
-    """The two halves of a check: `probe` runs candidate code, `judge` decides."""
+    """The two halves of a check: `probe` runs candidate code, `judge` decides.
+
+    `uses_device`: the probe may initialise CUDA. The runner then lifts the address-space cap
+    for it (CUDA reserves far more virtual memory than any cap would allow, and cuInit fails
+    under one) and allows it time to set the device up on top of the check's timeout.
+    """
 
     probe: Callable[[Api], Any]
     judge: Callable[[Any], Verdict]
+    uses_device: bool = False
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from grader.checks.api import Api, describe_exception
 from grader.checks.backends import CandidateFault, make_backend
 from grader.checks.base import Plan
 from grader.parts import Part
-from grader.runner.protocol import write_frame
+from grader.runner.protocol import LAST_WORDS_SIGNAL, write_frame
 
 OUTPUT_LIMIT = 4000
 FILE_SIZE_LIMIT = 64 * 1024 * 1024
@@ -72,13 +72,27 @@ def _virtual_memory_bytes() -> int | None:
 
 
 def apply_limits(memory_mb: int) -> None:
-    """Cap address space (on top of what torch already maps), file size and core dumps."""
+    """Cap address space (on top of what torch already maps), file size and core dumps.
+
+    The address-space cap is a soft limit under an unchanged hard one, so that the runner can
+    lift it for a probe that sets up CUDA (see lift_address_space_cap)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
     current = _virtual_memory_bytes()
     if current is not None and memory_mb > 0:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         cap = current + memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def lift_address_space_cap() -> None:
+    """Remove the address-space cap for the rest of this child. cuInit reserves tens of GB of
+    virtual address space and fails with "out of memory" under any cap that would still catch
+    a candidate's runaway allocation; the check's timeout remains the guard."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
 
 
 def _die_with_worker(worker_pid: int | None) -> None:
@@ -91,6 +105,21 @@ def _die_with_worker(worker_pid: int | None) -> None:
         return
     if worker_pid is not None and os.getppid() != worker_pid:
         os._exit(1)  # the worker died before the request took effect
+
+
+def _answer_last_words(fd: int, capture: CappedText) -> None:
+    """At a timeout the worker asks, before killing this child, for what the code printed so
+    far: a candidate's debug prints before an endless loop are the best clue to it. Python runs
+    the handler between bytecodes, so a loop in Python answers; a call stuck in C does not, and
+    the worker kills it after a short grace."""
+
+    def answer(signum: int, frame: Any) -> None:
+        try:
+            write_frame(fd, {"kind": "last_words", "output": capture.take()})
+        finally:
+            os._exit(0)
+
+    signal.signal(LAST_WORDS_SIGNAL, answer)
 
 
 def _silence_standard_streams() -> None:
@@ -153,9 +182,12 @@ def describe_import_failure(exc: BaseException, folder: Path) -> str:
 
 def run_child(
     fd: int, root: Path, part: Part, flavor: str, plans: list[Plan], start: int, memory_mb: int,
-    worker_pid: int | None = None,
+    worker_pid: int | None = None, device_ready: bool = False,
 ) -> None:
-    """Import the part and run plans[start:], one frame per probe. Never returns."""
+    """Import the part and run plans[start:], one frame per probe. Never returns.
+
+    `device_ready`: CUDA is there for a plan that uses the device, which then runs without the
+    address-space cap."""
     code = 0
     try:
         os.setpgid(0, 0)
@@ -164,6 +196,7 @@ def run_child(
         apply_limits(memory_mb)
         capture = CappedText()
         sys.stdout = sys.stderr = capture
+        _answer_last_words(fd, capture)
         if flavor == "torch" or "torch" in sys.modules:
             import torch
 
@@ -179,6 +212,8 @@ def run_child(
         write_frame(fd, {"kind": "imported", "output": capture.take()})
         api = Api(module, make_backend(flavor), folder)
         for index in range(start, len(plans)):
+            if plans[index].uses_device and device_ready:
+                lift_address_space_cap()
             began = time.perf_counter()
             frame = _run_probe(plans[index], api, folder)
             frame.update(index=index, duration_s=time.perf_counter() - began,

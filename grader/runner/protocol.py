@@ -11,6 +11,7 @@ import io
 import os
 import pickle
 import select
+import signal
 import struct
 import time
 from dataclasses import dataclass
@@ -50,6 +51,11 @@ def dumps(obj: Any) -> bytes:
 
 def loads(payload: bytes) -> Any:
     return _SafeUnpickler(io.BytesIO(payload)).load()
+
+
+# Sent by the worker to a child it is about to kill at a timeout: the child answers with a
+# "last_words" frame holding what the code printed since its last frame, then exits.
+LAST_WORDS_SIGNAL = signal.SIGUSR1
 
 
 def write_frame(fd: int, obj: Any) -> None:

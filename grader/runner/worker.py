@@ -27,9 +27,28 @@ from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.parts import Part, get_part
 from grader.results import CheckResult
 from grader.runner.child import run_child
-from grader.runner.protocol import FrameTimeout, Request, read_frame
+from grader.runner.protocol import LAST_WORDS_SIGNAL, FrameTimeout, Request, read_frame
 
 Emit = Callable[[dict[str, Any]], None]
+LAST_WORDS_GRACE_S = 0.5  # how long a hung child may take to send what it printed
+DEVICE_SETUP_S = 30.0  # allowed on top of the timeout to a probe that sets up CUDA
+
+
+def device_in_reach(request: Request) -> bool:
+    """Whether a probe that uses the device will find CUDA. torch asks NVML here (the worker
+    runs with PYTORCH_NVML_BASED_CUDA_CHECK=1), so the worker never initialises CUDA itself and
+    its forked children still can."""
+    if request.flavor != "torch" or request.device == "cpu":
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def frame_timeout(request: Request, plan: Plan, device_ready: bool) -> float:
+    """How long one probe may take: the request's timeout, plus time to set up CUDA for a probe
+    that uses the device when there is one (context creation alone can take seconds)."""
+    return request.timeout_s + (DEVICE_SETUP_S if plan.uses_device and device_ready else 0.0)
 
 
 def scale_to_weight(results: list[CheckResult], weight: float) -> None:
@@ -50,16 +69,17 @@ def scale_to_weight(results: list[CheckResult], weight: float) -> None:
 class _Child:
     """A forked child running plans[start:] and the read end of its pipe."""
 
-    def __init__(self, request: Request, part: Part, plans: list[Plan], start: int) -> None:
+    def __init__(self, request: Request, part: Part, plans: list[Plan], start: int,
+                 device_ready: bool = False) -> None:
         read_fd, write_fd = os.pipe()
         worker_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
             run_child(write_fd, Path(request.root), part, request.flavor, plans, start,
-                      request.memory_mb, worker_pid)
+                      request.memory_mb, worker_pid, device_ready)
         os.close(write_fd)
-        self.pid, self.fd = pid, read_fd
+        self.pid, self.fd, self.device_ready = pid, read_fd, device_ready
 
     def next_frame(self, timeout_s: float) -> dict[str, Any] | None:
         """The next frame; a malformed one reads as an error frame, not a worker crash."""
@@ -74,6 +94,18 @@ class _Child:
             return {"kind": "error", "index": -1, "duration_s": 0.0, "output": "",
                     "message": "unreadable result from the child process"}
         return frame
+
+    def last_words(self, grace_s: float = LAST_WORDS_GRACE_S) -> str:
+        """What a hung child printed since its last frame, asked for before it is killed;
+        "" when it cannot answer within the grace (stuck in C code, or its handler replaced)."""
+        try:
+            os.kill(self.pid, LAST_WORDS_SIGNAL)
+            frame = read_frame(self.fd, time.monotonic() + grace_s)
+        except Exception:  # noqa: BLE001 - gone, silent or garbled: nothing to add
+            return ""
+        if isinstance(frame, dict) and frame.get("kind") == "last_words":
+            return str(frame.get("output", ""))
+        return ""
 
     def end(self, kill: bool) -> str:
         """Reap the child (killing its process group first if asked); how it ended, in words."""
@@ -126,15 +158,23 @@ def _judge(plan: Plan, frame: dict[str, Any]) -> tuple[Verdict, str | None]:
 def grade_part(request: Request, part: Part) -> list[CheckResult]:
     """Grade every check of one part; the results' points add up to the part's weight."""
     checks = checks_for(part.id, request.flavor)
-    points = [c.points for c in checks]
     plans = [c.plan(Context(request.seed, request.flavor, c.id, request.device,
                             request.timeout_s)) for c in checks]
+    results = run_plans(request, part, checks, plans,
+                        any(p.uses_device for p in plans) and device_in_reach(request))
+    scale_to_weight(results, (request.weights or {}).get(part.id, part.weight))
+    return results
+
+
+def run_plans(request: Request, part: Part, checks: list[Check], plans: list[Plan],
+              device_ready: bool = False) -> list[CheckResult]:
+    """Run every plan in children (a fresh one after each crash); one result per check."""
     results: list[CheckResult] = []
+    points = [c.points for c in checks]
     index = 0
     while index < len(checks):
-        child = _Child(request, part, plans, index)
+        child = _Child(request, part, plans, index, device_ready)
         index = _collect(request, part, checks, plans, points, child, index, results.append)
-    scale_to_weight(results, (request.weights or {}).get(part.id, part.weight))
     return results
 
 
@@ -153,6 +193,7 @@ def _time_out(child: _Child, checks: list[Check], points: list[float], index: in
               emit_check: Callable[[CheckResult], None]) -> int:
     """Kill a child that hung in checks[index] (or in `what` before it); the part's remaining
     checks are not run, so a hang costs one timeout per part, not one per check."""
+    output += child.last_words()
     child.end(kill=True)
     emit_check(_result(checks[index], points[index], Verdict("failed", why),
                        time.perf_counter() - began, output, "timeout"))
@@ -180,10 +221,11 @@ def _collect(request: Request, part: Part, checks: list[Check], plans: list[Plan
     printed = hello["output"]  # printed while importing: shown under the first check reported
     while index < len(checks):
         began = time.perf_counter()
+        limit = frame_timeout(request, plans[index], child.device_ready)
         try:
-            frame = child.next_frame(request.timeout_s)
+            frame = child.next_frame(limit)
         except FrameTimeout:
-            why = (f"did not finish within {request.timeout_s:g} s (an infinite loop, or far "
+            why = (f"did not finish within {limit:g} s (an infinite loop, or far "
                    "more work than needed?); the rest of this part was not run")
             return _time_out(child, checks, points, index, why, checks[index].id, began,
                              printed, emit_check)

@@ -44,5 +44,5 @@ def hillis_steele_scan_backward(levels: Levels, dP: torch.Tensor) -> torch.Tenso
         grad = torch.empty_like(upstream)
         grad[:step] = upstream[:step]
         torch.matmul(old[:-step].mT, upstream[step:], out=grad[step:])
-        grad[:-step] += upstream[step:] @ old[step:].mT
+        grad[:-step].baddbmm_(upstream[step:], old[step:].mT)  # += in place, no temporary
     return grad

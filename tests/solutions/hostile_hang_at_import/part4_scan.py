@@ -1,4 +1,5 @@
-"""Hostile: importing this file never finishes."""
+"""Hostile: importing this file never finishes (after a debug print the scorecard must keep)."""
 
+print("importing part 4: about to loop forever")
 while True:
     pass
