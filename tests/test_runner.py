@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import py_compile
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,7 +17,15 @@ from grader.checks.base import Check, Plan, Verdict, passed
 from grader.parts import get_part
 from grader.results import CheckResult
 from grader.runner import GraderCrash, Request
-from grader.runner.worker import DEVICE_SETUP_S, device_in_reach, frame_timeout, run_plans
+from grader.runner.worker import (
+    DEVICE_LOCK,
+    DEVICE_SETUP_S,
+    _Child,
+    device_in_reach,
+    device_turn,
+    frame_timeout,
+    run_plans,
+)
 
 from helpers import checks_by_id, write_workspace
 
@@ -119,3 +129,33 @@ def test_the_device_is_in_reach_only_for_torch_without_device_cpu(
     assert not device_in_reach(request("numpy", "auto"))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert not device_in_reach(request("torch", "cuda"))
+
+
+def _try_device_lock() -> int:
+    """Exit status of another process taking the device lock without waiting (0: it got it)."""
+    code = ("import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)")
+    return subprocess.run([sys.executable, "-c", code, str(DEVICE_LOCK)],
+                           capture_output=True).returncode
+
+
+def test_one_grading_process_at_a_time_times_on_the_device(tmp_path: Path) -> None:
+    with device_turn(True):
+        assert _try_device_lock() != 0
+    assert _try_device_lock() == 0
+    with device_turn(False):
+        assert _try_device_lock() == 0
+    # A child forked during the turn does not keep it once the worker gives it back.
+    root = write_workspace(tmp_path / "ws", "numpy")
+
+    def slow(api: object) -> bool:
+        time.sleep(5)
+        return True
+
+    request = Request(id="t", root=str(root), flavor="numpy", parts=["part1"], seed=1)
+    with device_turn(True):
+        child = _Child(request, get_part("part1"), [Plan(slow, _cap_report)], 0)
+    try:
+        assert _try_device_lock() == 0
+    finally:
+        child.end(kill=True)

@@ -11,13 +11,16 @@ Run as `python -m grader.runner.worker`.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import sys
+import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,6 +46,34 @@ def device_in_reach(request: Request) -> bool:
     import torch
 
     return bool(torch.cuda.is_available())
+
+
+DEVICE_LOCK = Path(tempfile.gettempdir()) / f"grader-device-{os.getuid()}.lock"
+_device_lock_fd: int | None = None  # held while this worker grades a part on the GPU
+
+
+@contextmanager
+def device_turn(needed: bool) -> Iterator[None]:
+    """One grading process at a time on the GPU (`grade --jobs`, or two terminals): a scan timed
+    while another submission runs kernels on the same device would be judged in a crowd its
+    reference timing never saw. The children are forked only once the turn is held, so waiting
+    for it never eats into a check's timeout. Without a lock file, grading goes on unlocked."""
+    global _device_lock_fd
+    if not needed:
+        yield
+        return
+    try:
+        fd = os.open(DEVICE_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _device_lock_fd = fd
+        yield
+    finally:
+        _device_lock_fd = None
+        os.close(fd)
 
 
 def frame_timeout(request: Request, plan: Plan, device_ready: bool) -> float:
@@ -76,6 +107,8 @@ class _Child:
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
+            if _device_lock_fd is not None:  # the turn is the worker's to give back, not ours
+                os.close(_device_lock_fd)
             run_child(write_fd, Path(request.root), part, request.flavor, plans, start,
                       request.memory_mb, worker_pid, device_ready)
         os.close(write_fd)
@@ -160,8 +193,9 @@ def grade_part(request: Request, part: Part) -> list[CheckResult]:
     checks = checks_for(part.id, request.flavor)
     plans = [c.plan(Context(request.seed, request.flavor, c.id, request.device,
                             request.timeout_s)) for c in checks]
-    results = run_plans(request, part, checks, plans,
-                        any(p.uses_device for p in plans) and device_in_reach(request))
+    device_ready = any(p.uses_device for p in plans) and device_in_reach(request)
+    with device_turn(device_ready):
+        results = run_plans(request, part, checks, plans, device_ready)
     scale_to_weight(results, (request.weights or {}).get(part.id, part.weight))
     return results
 
