@@ -57,16 +57,18 @@ def now() -> float:
     return mock.wall_clock()
 
 
-def is_interactive() -> bool:
-    """Whether a person can answer: questions are asked only on a terminal."""
-    return sys.stdin.isatty() and sys.stdout.isatty()
+def someone_can_answer(needs_screen: bool = False) -> bool:
+    """Whether a person can answer a question here: stdin is a terminal and, for questions they
+    must read on screen as they come (a mock round's), stdout is one too. Tests replace this to
+    play that person."""
+    return sys.stdin.isatty() and (not needs_screen or sys.stdout.isatty())
 
 
 def terminal_ask(out: Console) -> Callable[[], str | None] | None:
     """How follow-up questions get their answers: the terminal, or not at all."""
     from grader import views
 
-    return (lambda: views.ask_in_terminal(out)) if is_interactive() else None
+    return (lambda: views.ask_in_terminal(out)) if someone_can_answer(needs_screen=True) else None
 
 
 def guarded(action: Callable[..., T], *args: Any) -> T:
@@ -93,16 +95,11 @@ def resolve_workspace(workspace_dir: Path | None, require_exercises: bool = True
         raise click.ClickException(str(exc)) from exc
 
 
-def stdin_is_terminal() -> bool:
-    """Whether someone can answer a question (tests replace this to play that someone)."""
-    return sys.stdin.isatty()
-
-
 def confirm_or_stop(yes: bool, question: str) -> None:
     """Go on with --yes or a "y" typed at a terminal; otherwise stop before changing anything."""
     if yes:
         return
-    if not stdin_is_terminal():
+    if not someone_can_answer():
         raise click.ClickException("no terminal to confirm on, so nothing was changed; "
                                    "pass --yes to go ahead without asking")
     if not click.confirm(question, default=False):
@@ -346,7 +343,7 @@ def mock_start(minutes: float | None, force: bool, workspace_dir: Path | None) -
     running = guarded(mock.current_round, workspace)
     if running is not None:
         elapsed = views.fmt_clock(running.elapsed_s(now()))
-        if not force and not is_interactive():
+        if not force and not someone_can_answer(needs_screen=True):
             raise click.ClickException(
                 f"a mock round started {elapsed} ago is still running; end it with `grader "
                 "mock end`, or pass --force to end it and start a new one")

@@ -182,7 +182,7 @@ def test_no_sequence_of_resets_and_restores_loses_work(workspace: Workspace) -> 
 
 def test_reset_without_a_terminal_or_yes_changes_nothing(workspace: Workspace,
                                                           monkeypatch) -> None:
-    monkeypatch.setattr(cli, "stdin_is_terminal", lambda: False)
+    monkeypatch.setattr(cli, "someone_can_answer", lambda needs_screen=False: False)
     candidate_work(workspace)
     before = tree(workspace)
 
@@ -196,7 +196,7 @@ def test_reset_without_a_terminal_or_yes_changes_nothing(workspace: Workspace,
 
 
 def test_reset_asks_on_a_terminal(workspace: Workspace, monkeypatch) -> None:
-    monkeypatch.setattr(cli, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(cli, "someone_can_answer", lambda needs_screen=False: True)
     candidate_work(workspace)
     before = tree(workspace)
 

@@ -68,7 +68,7 @@ def test_a_whole_round_from_start_to_report(workspace: Workspace, clock: FakeClo
 
     use_reference(workspace.root, "part1")
     clock.at(420)
-    monkeypatch.setattr(cli, "is_interactive", lambda: True)
+    monkeypatch.setattr(cli, "someone_can_answer", lambda needs_screen=False: True)
     passing = run(workspace, "check", "part1", "--seed", "1", input=ANSWER + "\n\n")
     assert passing.exit_code == 0, passing.output
     out = passing.output
@@ -110,7 +110,7 @@ def test_starting_over_a_running_round(workspace: Workspace, clock: FakeClock,
     refused = run(workspace, "mock", "start")
     assert refused.exit_code == 1 and "started 01:05 ago is still running" in refused.output
 
-    monkeypatch.setattr(cli, "is_interactive", lambda: True)
+    monkeypatch.setattr(cli, "someone_can_answer", lambda needs_screen=False: True)
     declined = run(workspace, "mock", "start", input="n\n")
     assert declined.exit_code == 1 and mock.current_round(workspace).started_at == clock.start
 
