@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's GPU checks in one run, for a machine with CUDA (for instance the device machine
-# of a task that has one): part4.timing graded on CUDA for the reference scan (must pass) and
-# for a scan with a Python loop over i in every level (must not pass), then bench.py's figures
-# with the CUDA rows. Results go to $OUT (or a temporary folder) as JSON and markdown. The
+# of a task that has one): tests/test_gpu.py when pytest is there; part4.timing graded on CUDA
+# for the reference scan (must pass) and for a scan with a Python loop over i in every level
+# (must not pass); then bench.py's figures with the CUDA rows. Results go to $OUT (or a temporary folder) as JSON and markdown. The
 # checks run with the default timeout, as a candidate's would: CUDA set-up, the address-space
 # cap lifted for the device probe and the timing budget are all exercised.
 #
@@ -31,6 +31,11 @@ print(f"--- {sys.argv[2]}: part4.timing {check['status']}\n{check['message']}")
 PY
 }
 
+if "$python" -c "import pytest" 2>/dev/null; then
+  "$python" -m pytest -q -rs -p no:cacheprovider tests/test_gpu.py 2>&1 | tee "$out/test_gpu.txt" || true
+else
+  echo "pytest is not installed here: tests/test_gpu.py not run"
+fi
 tmp=$(mktemp -d)
 workspace "$tmp/reference"
 timing "$tmp/reference" reference

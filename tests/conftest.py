@@ -8,13 +8,17 @@ result reused by every test that asks about it.
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from grader.results import RunResult
+# Ask NVML whether CUDA is there, so that no test process initialises CUDA before it forks.
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+
+from grader.results import RunResult  # noqa: E402
 from grader.runner import Request, Worker
 
 from helpers import TEST_SEED, TEST_TIMEOUT_S, Solution, write_workspace
@@ -40,10 +44,13 @@ class Grading:
 
     def run(self, root: Path, flavor: str, parts: tuple[str, ...] | list[str], *,
             seed: int = TEST_SEED, timeout_s: float = TEST_TIMEOUT_S,
-            memory_mb: int = 2048) -> RunResult:
+            memory_mb: int = 2048, device: str = "cpu") -> RunResult:
+        """Grade through the shared worker. The device defaults to the CPU so that every
+        verdict pinned in tests/solutions holds on any machine; tests/test_gpu.py grades on
+        CUDA where there is one."""
         request = Request(id=f"test-{next(self._ids)}", root=str(root), flavor=flavor,
                           parts=list(parts), seed=seed, timeout_s=timeout_s,
-                          memory_mb=memory_mb)
+                          memory_mb=memory_mb, device=device)
         return self.worker.run(request)
 
     def solution(self, solution: Solution, flavor: str) -> RunResult:
