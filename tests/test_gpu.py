@@ -47,3 +47,11 @@ def test_cuda_events_time_device_work_after_a_flush() -> None:
     assert stats.repeats >= 5 and math.isfinite(stats.median) and stats.median > 0
     # 2 * 2048^3 flops take well over a microsecond on any GPU: events measured real work.
     assert stats.median > 1e-6
+
+
+def test_buffers_made_on_the_cpu_fail_timing_on_cuda_with_a_device_hint(grading, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    timing = timing_on_cuda(grading, tmp_path, solution("part4_buffers_on_cpu").files("torch"))
+    assert timing.status == "failed", timing.message
+    assert ("your scan returned P on cpu and dW on cpu for inputs on cuda: part of it ran "
+            "elsewhere") in timing.message
+    assert timing.hint and "device=W.device" in timing.hint

@@ -22,6 +22,7 @@ def observation(device: str, scan_ms: float, raised: dict[str, Any] | None = Non
         "device": device, "why_not_cuda": None if device == "cuda" else "no CUDA device",
         "n": 4096, "d": 32, "device_name": "NVIDIA H200" if device == "cuda" else "CPU",
         "flops": 2 * 32**3 * 4096 * 12, "raised": raised, "untimed": [], "budget_s": 6.0,
+        "returned": {"P": f"{device}:0" if device == "cuda" else "cpu", "dW": device},
         "figures": {
             "your scan forward": stats(scan_ms), "your scan backward": stats(2 * scan_ms),
             "reference scan forward": stats(1.0), "reference scan backward": stats(2.0),
@@ -51,6 +52,18 @@ def test_cuda_run_that_was_too_slow_to_time_fails() -> None:
     verdict = judge_timing(observation("cuda", 1.0, raised))
     assert verdict.status == "failed"
     assert "could not time your scan: TooSlow: one call took 3.10 s" in verdict.message
+    assert verdict.hint and "Python loop over i" in verdict.hint
+
+
+def test_a_scan_that_mixes_devices_on_cuda_fails_with_a_device_hint() -> None:
+    raised = {"type": "RuntimeError", "where": "", "bases": [], "message": "Expected all "
+              "tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"}
+    verdict = judge_timing(observation("cuda", 1.0, raised))
+    assert verdict.status == "failed"
+    assert verdict.hint and "device=W.device" in verdict.hint
+    other = dict(raised, type="IndexError", message="index 4096 is out of bounds")
+    hint = judge_timing(observation("cuda", 1.0, other)).hint
+    assert hint and "N=4096" in hint
 
 
 def test_cuda_scan_too_slow_for_the_timing_budget_fails_and_says_what_went_untimed() -> None:
@@ -66,6 +79,16 @@ def test_cuda_scan_too_slow_for_the_timing_budget_fails_and_says_what_went_untim
     assert ("not timed (the 6 s timing budget ran out): your scan backward, reference "
             "sequential forward") in verdict.message
     assert verdict.hint and "one call" in verdict.hint
+
+
+def test_results_returned_on_the_cpu_for_cuda_inputs_fail_with_a_device_hint() -> None:
+    obs = observation("cuda", 1.0)
+    obs["returned"] = {"P": "cpu", "dW": "cuda:0"}
+    verdict = judge_timing(obs)
+    assert verdict.status == "failed"
+    assert verdict.message.startswith("your scan returned P on cpu for inputs on cuda: part of "
+                                      "it ran elsewhere")
+    assert verdict.hint and "device=W.device" in verdict.hint
 
 
 def test_figures_are_listed_yours_first_in_a_fixed_order() -> None:
@@ -131,3 +154,30 @@ def test_reference_scan_on_this_cpu_reports_figures_and_skips(tmp_path) -> None:
                    "your sequential forward", "scan speedup over sequential forward"):
         assert figure in timing.message
     assert result.parts[0].score == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize(("solution_name", "status"), [
+    (None, "passed"), ("part4_python_loop_scan", "failed")])
+def test_the_graded_path_runs_end_to_end_on_this_cpu(monkeypatch: pytest.MonkeyPatch, tmp_path,
+                                                      solution_name, status) -> None:  # type: ignore[no-untyped-def]
+    """Everything CUDA grading does but CUDA itself: resolve_device is told the CPU counts, so
+    the real probe (device set-up, budget, device of the results, every figure) and the
+    verdict run in real forked children."""
+    from grader.parts import get_part
+    from grader.runner import Request
+    from grader.runner.worker import grade_part
+
+    from helpers import solution, write_workspace
+
+    monkeypatch.setattr(part4, "resolve_device", lambda requested, flavor: ("cpu", None))
+    files = solution(solution_name).files("torch") if solution_name else None
+    root = write_workspace(tmp_path / "ws", "torch", files=files)
+    results = grade_part(Request(id="t", root=str(root), flavor="torch", parts=["part4"],
+                                 seed=5, timeout_s=20.0), get_part("part4"))
+    (timing,) = [r for r in results if r.id == "part4.timing"]
+    assert timing.status == status, timing.message
+    assert timing.max_score > 0
+    assert "CPU (cpu), N=512, D=32, float32" in timing.message
+    assert "your scan takes" in timing.message and "x the reference scan's time" in timing.message
+    if status == "failed":
+        assert timing.hint and "one call" in timing.hint

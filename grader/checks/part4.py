@@ -249,6 +249,7 @@ def timing(ctx: Context) -> Plan:
         deadline = time.perf_counter() + budget_s
         figures: dict[str, Any] = {}
         untimed: list[str] = []
+        returned: dict[str, str] = {}  # the device each of your results came back on
 
         def timed(name: str, fn: Any) -> None:
             if time.perf_counter() >= deadline:
@@ -261,8 +262,10 @@ def timing(ctx: Context) -> Plan:
         def run_all() -> None:
             timed("reference scan forward", lambda: ref_fwd(W_ref))
             timed("reference scan backward", lambda: ref_bwd(ref_levels, dP_ref))
+            P, levels = split_forward(api, fwd(W_c))
+            returned["P"] = _device_of(P)
             timed("your scan forward", lambda: fwd(W_c))
-            levels = split_forward(api, fwd(W_c))[1]
+            returned["dW"] = _device_of(bwd(levels, dP_c))
             timed("your scan backward", lambda: bwd(levels, dP_c))
             timed("reference sequential forward", lambda: reference_sequential(W_ref))
             sequential = _candidate_sequential()
@@ -276,9 +279,14 @@ def timing(ctx: Context) -> Plan:
         return {"device": device, "why_not_cuda": why_not_cuda, "n": n, "d": d,
                 "device_name": torch.cuda.get_device_name() if device == "cuda" else "CPU",
                 "figures": figures, "untimed": untimed, "budget_s": budget_s,
+                "returned": returned,
                 "raised": raised.as_dict() if raised else None, "flops": scan_flops(n, d)}
 
     return Plan(probe, judge_timing, uses_device=True)
+
+
+def _device_of(value: Any) -> str:
+    return str(getattr(value, "device", "cpu"))
 
 
 def _candidate_sequential() -> Any:
@@ -318,20 +326,41 @@ SLOW_SCAN_HINT = ("Batch each level: new[step:] = old[:-step] @ old[step:] is on
                   "per-index Python loops and copying every level twice.")
 
 
+DEVICE_HINT = ("Your scan works on CPU tensors but not all on the GPU with CUDA ones: create "
+               "every new tensor on W's device (torch.empty_like(W), or device=W.device) and "
+               "keep .numpy() and .cpu() out of the scan.")
+
+
+def _timing_failure_hint(raised: dict[str, Any]) -> str:
+    """Why a scan that passed every check on CPU tensors could not be timed on CUDA ones."""
+    if raised["type"] == "TooSlow":
+        return ("A scan too slow to time is usually a Python loop over i inside each level: one "
+                "batched matmul per level does the whole level.")
+    if "device" in raised["message"].lower():
+        return DEVICE_HINT
+    return ("Your scan passed the checks on small CPU inputs but raised on the timing input "
+            "(float32 on CUDA, N=4096): run it on torch.randn(4096, 32, 32, device='cuda').")
+
+
 def judge_timing(obs: Observation) -> Verdict:
     from grader.checks.base import skipped
 
     lines = _figure_lines(obs)
     raised = obs["raised"]
-    if obs["device"] != "cuda":
+    if obs["why_not_cuda"] is not None:
         note = f"{obs['why_not_cuda']}: CPU figures for information"
         if raised:
             note += f" (stopped early: {format_raised(raised)})"
         return skipped("\n".join([note, *lines]), not_applicable=True)
     if raised:
         return failed("\n".join([f"could not time your scan: {format_raised(raised)}", *lines]),
-                      hint="A scan too slow to time is usually a Python loop over i inside "
-                      "each level: one batched matmul per level does the whole level.")
+                      hint=_timing_failure_hint(raised))
+    strays = [f"{name} on {where}" for name, where in obs.get("returned", {}).items()
+              if not where.startswith(obs["device"])]
+    if strays:
+        return failed("\n".join([f"your scan returned {' and '.join(strays)} for inputs on "
+                                 f"{obs['device']}: part of it ran elsewhere", *lines]),
+                      hint=DEVICE_HINT)
     figures = obs["figures"]
     missing = [name for name in (*REFERENCE_FIGURES, *SCAN_FIGURES) if name not in figures]
     if missing:
