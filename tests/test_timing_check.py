@@ -126,7 +126,8 @@ def test_device_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     device, why = resolve_device("auto", "torch")
     assert device == "cpu" and why and "re-initialize CUDA" in why
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert resolve_device("cuda", "torch") == ("cpu", "no CUDA device")
+    assert resolve_device("cuda", "torch") == ("cpu", "--device cuda, but no CUDA device here")
+    assert resolve_device("auto", "torch") == ("cpu", "no CUDA device")
     assert part4.TIMING_SIZES["cuda"] == (4096, 32)
 
 

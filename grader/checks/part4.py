@@ -192,7 +192,8 @@ def resolve_device(requested: str, flavor: str) -> tuple[str, str | None]:
     if requested == "cpu":
         return "cpu", "--device cpu"
     if not torch.cuda.is_available():
-        return "cpu", "no CUDA device"
+        return "cpu", "--device cuda, but no CUDA device here" if requested == "cuda" \
+            else "no CUDA device"
     try:
         torch.cuda.init()
     except RuntimeError as exc:  # e.g. CUDA was initialised before the fork: never a false fail
