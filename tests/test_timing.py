@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.timing import Stopwatch, TooSlow, measure, scan_flops, summarize
+from grader.timing import CudaStopwatch, Stopwatch, TooSlow, measure, scan_flops, summarize
 
 
 class FakeClock:
@@ -106,3 +106,48 @@ def test_past_the_deadline_no_new_repeat_starts_once_one_sample_is_in() -> None:
     roomy = FakeClock([0.5] * 100)
     assert measure(roomy.work, roomy.stopwatch(), warmup=1, min_repeats=3, budget_s=0.0,
                    deadline=100.0).repeats == 3
+
+
+class FakeCudaTorch:
+    """Just enough of torch for CudaStopwatch, logging what happens in which order."""
+
+    float32 = "float32"
+
+    def __init__(self, elapsed_ms: float) -> None:
+        self.log: list[str] = []
+        torch = self
+
+        class Event:
+            def __init__(self, enable_timing: bool) -> None:
+                assert enable_timing
+
+            def record(self) -> None:
+                torch.log.append("record")
+
+            def elapsed_time(self, end: Event) -> float:
+                torch.log.append("elapsed")
+                return elapsed_ms
+
+        class Buffer:
+            def zero_(self) -> None:
+                torch.log.append("flush")
+
+        class Cuda:
+            pass
+
+        self.cuda = Cuda()
+        self.cuda.Event = Event  # type: ignore[attr-defined]
+        self.cuda.synchronize = lambda: self.log.append("sync")  # type: ignore[attr-defined]
+        self._buffer = Buffer
+
+    def empty(self, n: int, dtype: str, device: str) -> object:
+        assert device == "cuda" and dtype == "float32" and n == 256 * 1024 * 1024 // 4
+        return self._buffer()
+
+
+def test_cuda_stopwatch_flushes_then_reads_events_only_after_synchronising() -> None:
+    torch = FakeCudaTorch(elapsed_ms=2.5)
+    stopwatch = CudaStopwatch(torch)
+    seconds = stopwatch.time_once(lambda: torch.log.append("work"))
+    assert seconds == pytest.approx(2.5e-3)  # events report milliseconds
+    assert torch.log == ["flush", "record", "work", "record", "sync", "elapsed"]
