@@ -134,7 +134,7 @@ def test_the_device_is_in_reach_only_for_torch_without_device_cpu(
 def _try_device_lock() -> int:
     """Exit status of another process taking the device lock without waiting (0: it got it)."""
     code = ("import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
-            "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)")
+            "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)")
     return subprocess.run([sys.executable, "-c", code, str(DEVICE_LOCK)],
                            capture_output=True).returncode
 

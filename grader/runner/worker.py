@@ -49,7 +49,6 @@ def device_in_reach(request: Request) -> bool:
 
 
 DEVICE_LOCK = Path(tempfile.gettempdir()) / f"grader-device-{os.getuid()}.lock"
-_device_lock_fd: int | None = None  # held while this worker grades a part on the GPU
 
 
 @contextmanager
@@ -57,8 +56,9 @@ def device_turn(needed: bool) -> Iterator[None]:
     """One grading process at a time on the GPU (`grade --jobs`, or two terminals): a scan timed
     while another submission runs kernels on the same device would be judged in a crowd its
     reference timing never saw. The children are forked only once the turn is held, so waiting
-    for it never eats into a check's timeout. Without a lock file, grading goes on unlocked."""
-    global _device_lock_fd
+    for it never eats into a check's timeout. A POSIX record lock belongs to this process alone:
+    a forked child never holds it, however long it outlives the turn. Without a lock file,
+    grading goes on unlocked."""
     if not needed:
         yield
         return
@@ -68,11 +68,9 @@ def device_turn(needed: bool) -> Iterator[None]:
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        _device_lock_fd = fd
+        fcntl.lockf(fd, fcntl.LOCK_EX)
         yield
     finally:
-        _device_lock_fd = None
         os.close(fd)
 
 
@@ -107,8 +105,6 @@ class _Child:
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
-            if _device_lock_fd is not None:  # the turn is the worker's to give back, not ours
-                os.close(_device_lock_fd)
             run_child(write_fd, Path(request.root), part, request.flavor, plans, start,
                       request.memory_mb, worker_pid, device_ready)
         os.close(write_fd)
