@@ -27,7 +27,6 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from grader.parts import PARTS, get_part
 from grader.state import HINTS, LAST_RESULTS, read_json, write_bytes_atomic
 from grader.workspace import EXERCISES_DIR, STATE_DIR, Workspace, WorkspaceError, pristine_files
 
@@ -106,13 +105,13 @@ def current_contents(workspace: Workspace) -> Contents:
 
 def _pristine_part_files(workspace: Workspace) -> Contents:
     return {f"{EXERCISES_DIR}/{name}": text.encode()
-            for name, text in pristine_files(workspace.flavor).items()}
+            for name, text in pristine_files(workspace.round, workspace.flavor).items()}
 
 
 def changed_parts(workspace: Workspace, contents: Contents) -> tuple[str, ...]:
     """The parts whose file differs from (or is missing against) the pristine stub."""
     pristine = _pristine_part_files(workspace)
-    return tuple(part.id for part in PARTS
+    return tuple(part.id for part in workspace.round.parts_for(workspace.flavor)
                  if contents.get(f"{EXERCISES_DIR}/{part.file}")
                  != pristine[f"{EXERCISES_DIR}/{part.file}"])
 
@@ -143,7 +142,7 @@ def reset_target(workspace: Workspace, part_ids: Sequence[str] | None) -> Conten
         return pristine
     target = dict(current)
     for part_id in part_ids:
-        rel = f"{EXERCISES_DIR}/{get_part(part_id).file}"
+        rel = f"{EXERCISES_DIR}/{workspace.round.part(part_id).file}"
         target[rel] = pristine[rel]
     for name in PROGRESS_FILES:
         rel = _progress_rel(name)
@@ -239,6 +238,7 @@ def create_backup(workspace: Workspace, reason: str, now: datetime | None = None
             "created": now.isoformat(timespec="seconds"),
             "sequence": 1 + max((b.sequence for b in list_backups(workspace)), default=0),
             "reason": reason,
+            "round": workspace.round.id,
             "flavor": workspace.flavor,
             "files": {rel: _digest(data) for rel, data in contents.items()},
             "changed_parts": list(changed_parts(workspace, contents)),

@@ -2,69 +2,92 @@
 
 Every submission is staged (grader.submissions), turned into a runner Request under the
 instructor's settings (never the candidate's own grader.toml: a candidate must not be able to
-change points, parts or flavor), and graded by a WorkerPool. A submission that cannot be staged
-still gets a full row: every check of every enabled part reported as an error with the reason,
-so the scores, the JSON and the Gradescope file all keep one shape.
+change points, parts or the round), and graded by a WorkerPool. The flavor is the instructor's
+when their grader.toml names one (a submission that says otherwise gets the status "mismatch"),
+else each submission's own. A submission that cannot be staged still gets a full row: every
+check of every enabled part reported as an error with the reason, scored by the same rule as a
+graded part, so the scores, the JSON and the Gradescope file all keep one shape.
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from grader.parts import get_part
-from grader.results import CheckResult, PartResult, RunResult
+from grader.results import CheckResult, PartResult, RunResult, scale_to_weight
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
-from grader.runner.protocol import Request
+from grader.runner.protocol import DEFAULT_MEMORY_MB, Request
 from grader.submissions import Staged, expand, stage
 from grader.workspace import Settings
 
-DEFAULT_MEMORY_MB = 2048
 NOTE_WIDTH = 160
-RowStatus = Literal["graded", "broken", "error"]
+RowStatus = Literal["graded", "mismatch", "broken", "error"]
 
 
 @dataclass(frozen=True)
 class GradingConfig:
-    """How every submission of a batch is graded: the instructor's flavor and settings."""
+    """How every submission of a batch is graded: the instructor's round and settings.
 
-    flavor: str
+    `settings.flavor_given` False: each submission is graded in the flavor its own grader.toml
+    names (the round's default flavor when it names none)."""
+
     settings: Settings
     seed: int
     timeout_s: float
     memory_mb: int = DEFAULT_MEMORY_MB
+    cuda: bool = False
+
+    @property
+    def round_id(self) -> str:
+        return self.settings.round.id
+
+    def for_flavor(self, flavor: str | None) -> Settings:
+        """The settings a submission declaring `flavor` is graded under."""
+        if self.settings.flavor_given or flavor not in self.settings.round.flavors:
+            return self.settings
+        return self.settings.with_flavor(flavor)  # type: ignore[arg-type]
 
     @property
     def parts(self) -> list[str]:
-        return list(self.settings.enabled)
+        return list(self.settings.part_ids)
 
     @property
     def weights(self) -> dict[str, float]:
-        return {p: self.settings.weight(get_part(p)) for p in self.parts}
+        return self.settings.weights()
+
+    @property
+    def columns(self) -> dict[str, float]:
+        """Part id -> weight for every enabled part of the round in any flavor: the columns of
+        a batch whose submissions may come in different flavors."""
+        enabled = self.settings.enabled
+        return {p.id: self.settings.weight(p) for p in self.settings.round.parts
+                if enabled is None or p.id in enabled}
 
     @property
     def max_score(self) -> float:
         return sum(self.weights.values())
 
-    def request(self, request_id: str, root: Path) -> Request:
+    def request(self, request_id: str, staged: Staged) -> Request:
+        settings = self.for_flavor(staged.declared_flavor)
         return Request(
-            id=request_id, root=str(root), flavor=self.flavor, parts=self.parts,
-            seed=self.seed, timeout_s=self.timeout_s, memory_mb=self.memory_mb,
-            weights=self.weights,
+            id=request_id, root=str(staged.root), round=self.round_id, flavor=settings.flavor,
+            parts=list(settings.part_ids), seed=self.seed, timeout_s=self.timeout_s,
+            memory_mb=self.memory_mb, weights=settings.weights(),
         )
 
 
 @dataclass
-class Graded:
+class GradedRow:
     """One submission's row: its parts (real results or stand-ins) and what to say about it."""
 
     path: str
     status: RowStatus
     parts: list[PartResult]
     max_score: float
+    flavor: str
     notes: list[str] = field(default_factory=list)
     result: RunResult | None = None
 
@@ -78,35 +101,41 @@ class Graded:
 
     def part(self, part_id: str) -> PartResult | None:
         return next((p for p in self.parts if p.id == part_id), None)
+
     def to_dict(self) -> dict[str, Any]:
         """The documented per-submission `grade --json` shape."""
         return {
             "path": self.path,
+            "status": self.status,
+            "flavor": self.flavor,
             "score": round(self.score, 4),
             "max_score": round(self.max_score, 4),
+            "notes": list(self.notes),
             "parts": [p.to_dict() for p in self.parts],
         }
 
 
-def unrun_parts(config: GradingConfig, message: str,
+def unrun_parts(config: GradingConfig, settings: Settings, message: str,
                 finished: Sequence[PartResult] = ()) -> list[PartResult]:
     """The parts of a row that stopped early: those in `finished` as they were graded, every
-    check of the others as an error carrying `message`."""
-    from grader.checks import checks_for, scaled_points
+    check of the others as an error carrying `message`, scored like a graded part would be."""
+    from grader.checks.base import Context
+    from grader.checks.table import checks_for
 
     done = {p.id: p for p in finished}
     parts = []
-    for part_id, weight in config.weights.items():
-        if part_id in done:
-            parts.append(done[part_id])
+    for part in settings.parts:
+        if part.id in done:
+            parts.append(done[part.id])
             continue
-        part = get_part(part_id)
-        checks = checks_for(part_id, config.flavor)
-        parts.append(PartResult(part.id, part.title, [
-            CheckResult(id=c.id, title=c.title, status="error", score=0.0, max_score=points,
-                        message=message)
-            for c, points in zip(checks, scaled_points(checks, weight), strict=True)
-        ]))
+        results = []
+        for check in checks_for(settings.round, part.id, settings.flavor):
+            ctx = Context(config.seed, settings.flavor, check.id, cuda=config.cuda)
+            results.append(CheckResult(id=check.id, title=check.title, status="error",
+                                       score=0.0, max_score=check.points if check.applies(ctx)
+                                       else 0.0, message=message))
+        scale_to_weight(results, settings.weight(part))
+        parts.append(PartResult(part.id, part.title, results))
     return parts
 
 
@@ -121,22 +150,33 @@ def _first_line_of_trouble(part: PartResult) -> str | None:
     return f"{part.id}: {' '.join(lines[:2])}"[:NOTE_WIDTH] if lines else None
 
 
-def graded_row(staged: Staged, config: GradingConfig, result: RunResult) -> Graded:
+def graded_row(staged: Staged, config: GradingConfig, result: RunResult) -> GradedRow:
+    settings = config.for_flavor(staged.declared_flavor)
     notes = list(staged.notes)
-    if staged.declared_flavor and staged.declared_flavor != config.flavor:
-        notes.append(f"its grader.toml says {staged.declared_flavor}; graded as {config.flavor}")
-    missing_parts = {p.id for p in result.parts if get_part(p.id).file in staged.missing}
+    status: RowStatus = "graded"
+    if staged.declared_round and staged.declared_round != config.round_id:
+        notes.append(f"its grader.toml is for round {staged.declared_round}; graded as "
+                     f"{config.round_id}")
+        status = "mismatch"
+    if staged.declared_flavor and staged.declared_flavor != settings.flavor:
+        notes.append(f"its grader.toml says {staged.declared_flavor}; graded as "
+                     f"{settings.flavor}")
+        status = "mismatch"
+    round_ = settings.round
+    missing_parts = {p.id for p in result.parts if round_.part(p.id).file in staged.missing}
     notes += [line for p in result.parts if p.id not in missing_parts
               and (line := _first_line_of_trouble(p))]
-    return Graded(staged.source, "graded", result.parts, config.max_score, notes, result)
+    return GradedRow(staged.source, status, result.parts, sum(settings.weights().values()),
+                     settings.flavor, notes, result)
 
 
 def broken_row(path: str, config: GradingConfig, problem: str, status: RowStatus = "broken",
-               finished: Sequence[PartResult] = ()) -> Graded:
+               finished: Sequence[PartResult] = (), flavor: str | None = None) -> GradedRow:
     """A row for a submission that could not be staged, or whose grading the grader itself
     abandoned (then the parts that did finish keep their points)."""
-    return Graded(path, status, unrun_parts(config, problem, finished), config.max_score,
-                  [problem])
+    settings = config.for_flavor(flavor)
+    return GradedRow(path, status, unrun_parts(config, settings, problem, finished),
+                     sum(settings.weights().values()), settings.flavor, [problem])
 
 
 class BatchListener:
@@ -151,7 +191,7 @@ class BatchListener:
     def part_done(self, index: int, part: PartResult) -> None:
         """Every check of one part of submission `index` has a result."""
 
-    def finished(self, index: int, row: Graded) -> None:
+    def finished(self, index: int, row: GradedRow) -> None:
         """Submission `index` has its final row."""
 
 
@@ -173,46 +213,48 @@ class Fanout(BatchListener):
         for listener in self.listeners:
             listener.part_done(index, part)
 
-    def finished(self, index: int, row: Graded) -> None:
+    def finished(self, index: int, row: GradedRow) -> None:
         for listener in self.listeners:
             listener.finished(index, row)
 
 
 def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int = 2,
                       listener: BatchListener | None = None,
-                      expand_folders: bool = True) -> list[Graded]:
+                      expand_folders: bool = True) -> list[GradedRow]:
     """Grade every submission (a folder of submissions counts as its entries when
-    `expand_folders`), `jobs` at a time; rows come back in the order given."""
+    `expand_folders`), `jobs` at a time; rows come back in the order given.
+
+    The rows of submissions that cannot be staged are made once the pool is up, so they are
+    scored with the same knowledge of the machine (is there CUDA?) as the graded rows."""
     listener = listener or BatchListener()
-    paths = [p for s in sources for p in (expand(s) if expand_folders else [s])]
+    round_ = config.settings.round
+    paths = [p for s in sources for p in (expand(s, round_) if expand_folders else [s])]
     listener.started([str(p) for p in paths])
-    rows: dict[int, Graded] = {}
+    rows: dict[int, GradedRow] = {}
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
-        staged = [stage(path, Path(tmp) / str(i)) for i, path in enumerate(paths)]
-        requests: dict[str, int] = {}
+        staged = [stage(path, Path(tmp) / str(i), round_) for i, path in enumerate(paths)]
+        requests = {f"submission-{i}": i for i, item in enumerate(staged) if item.root}
         finished: dict[int, list[PartResult]] = {}
-        for index, item in enumerate(staged):
-            if item.root is None:
-                rows[index] = broken_row(item.source, config, item.problem or "cannot grade")
-                listener.finished(index, rows[index])
-            else:
-                requests[f"submission-{index}"] = index
-        if requests:
-            with WorkerPool(max(1, min(jobs, len(requests)))) as pool:
-                batch = [config.request(rid, staged[i].root)  # type: ignore[arg-type]
-                         for rid, i in requests.items()]
-                for event in pool.grade(batch):
-                    index = requests[event.request_id]
-                    if isinstance(event, CheckDone):
-                        listener.check_done(index, event.part_id, event.check)
-                    elif isinstance(event, PartDone):
-                        finished.setdefault(index, []).append(event.part)
-                        listener.part_done(index, event.part)
-                    elif isinstance(event, RequestDone):
-                        rows[index] = (graded_row(staged[index], config, event.result)
-                                       if event.result is not None else
-                                       broken_row(staged[index].source, config,
-                                                  event.error or "grader error", "error",
-                                                  finished.get(index, ())))
-                        listener.finished(index, rows[index])
+        with WorkerPool(max(1, min(jobs, len(requests) or 1))) as pool:
+            config = replace(config, cuda=pool.cuda()) if requests else config
+            for index, item in enumerate(staged):
+                if item.root is None:
+                    rows[index] = broken_row(item.source, config, item.problem or "cannot grade")
+                    listener.finished(index, rows[index])
+            batch = [config.request(rid, staged[i]) for rid, i in requests.items()]
+            for event in pool.grade(batch):
+                index = requests[event.request_id]
+                if isinstance(event, CheckDone):
+                    listener.check_done(index, event.part_id, event.check)
+                elif isinstance(event, PartDone):
+                    finished.setdefault(index, []).append(event.part)
+                    listener.part_done(index, event.part)
+                elif isinstance(event, RequestDone):
+                    item = staged[index]
+                    rows[index] = (graded_row(item, config, event.result)
+                                   if event.result is not None else
+                                   broken_row(item.source, config, event.error or "grader error",
+                                              "error", finished.get(index, ()),
+                                              item.declared_flavor))
+                    listener.finished(index, rows[index])
     return [rows[i] for i in range(len(paths))]

@@ -20,8 +20,8 @@ import click
 from rich.console import Console
 
 from grader import __version__, mock
-from grader.explain import TOPIC_NAMES
-from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, PARTS, get_part
+from grader.rounds import DEFAULT_ROUND, Round, RoundError, installed
+from grader.runner.protocol import DEFAULT_MEMORY_MB
 from grader.workspace import (
     Settings,
     Workspace,
@@ -38,12 +38,12 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
-DEFAULT_MEMORY_MB = 2048
 
 CHECK_HELP = """Run the hidden checks on your exercises and print a scorecard.
 
-PARTS are any of part1 part2 part3 part4 (default: all). Exit status: 0 when every selected
-check passed (skips allowed), 1 otherwise, 2 on a usage error.
+PARTS are parts of the workspace's round (`grader list` names them; default: all enabled).
+Exit status: 0 when every selected check that applies here passed, 1 otherwise, 2 on a usage
+error.
 """
 
 
@@ -110,22 +110,35 @@ def fresh_seed(seed: int | None) -> int:
     return seed if seed is not None else random.randrange(10**6)
 
 
+def chosen_parts(workspace: Workspace, parts: tuple[str, ...]) -> list[str]:
+    """The parts named on the command line, checked against the workspace's round (exit 2
+    naming the valid ones); all enabled parts when none is named."""
+    settings, round_ = workspace.settings, workspace.round
+    valid = [p.id for p in round_.parts_for(workspace.flavor)]
+    unknown = [p for p in parts if p not in valid]
+    if unknown:
+        raise click.UsageError(f"{', '.join(unknown)}: not a part of round {round_.id} "
+                               f"({workspace.flavor} flavor); its parts: {', '.join(valid)}")
+    disabled = [p for p in parts if p not in settings.part_ids]
+    if disabled:
+        raise click.UsageError(f"not enabled in {workspace.root}/grader.toml: "
+                               f"{', '.join(disabled)} "
+                               f"(enabled: {', '.join(settings.part_ids)})")
+    return list(dict.fromkeys(parts)) or list(settings.part_ids)
+
+
 def build_request(workspace: Workspace, parts: tuple[str, ...], seed: int | None,
                   timeout_s: float | None, memory_mb: int, device: str = "auto") -> Request:
     """The runner request for a check: the selected (or enabled) parts under the settings."""
     from grader.runner import Request
 
     settings = workspace.settings
-    disabled = [p for p in parts if p not in settings.enabled]
-    if disabled:
-        raise click.UsageError(f"not enabled in {workspace.root}/grader.toml: "
-                               f"{', '.join(disabled)} "
-                               f"(enabled: {', '.join(settings.enabled)})")
-    selected = list(dict.fromkeys(parts)) or list(settings.enabled)
+    selected = chosen_parts(workspace, parts)
+    weights = settings.weights()
     return Request(
-        id="check", root=str(workspace.root), flavor=workspace.flavor, parts=selected,
-        seed=fresh_seed(seed), timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb,
-        weights={p: settings.weight(get_part(p)) for p in selected}, device=device,
+        id="check", root=str(workspace.root), round=workspace.round.id, flavor=workspace.flavor,
+        parts=selected, seed=fresh_seed(seed), timeout_s=settings.timeout(timeout_s),
+        memory_mb=memory_mb, weights={p: weights[p] for p in selected}, device=device,
     )
 
 
@@ -143,38 +156,62 @@ def memory_option(func: F) -> F:
     )(func)
 
 
-part_argument = click.argument(
-    "parts", nargs=-1, type=click.Choice(PART_IDS), metavar="[PARTS]..."
-)
+part_argument = click.argument("parts", nargs=-1, metavar="[PARTS]...")
+seed_option = click.option("--seed", type=click.IntRange(min=0),
+                           help="Seed for the random inputs (default: a fresh one).")
+flavor_names = sorted({f for r in installed().values() for f in r.flavors})
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="grader")
 def cli() -> None:
-    """Autograder for the prefix-matrix-products autograd round.
+    """Autograder for the rounds of an ML-infrastructure interview loop: prefix matrix
+    products with hand-written autograd, and more (`grader rounds`).
 
     Fill in the stubs under exercises/, then run `grader check` (or `grader check part3`).
     """
 
 
+@cli.command("rounds")
+def list_rounds() -> None:
+    """List the installed rounds: id, title, parts, minutes, flavors."""
+    from grader import views
+
+    views.render_rounds(console(), list(installed().values()))
+
+
+def round_named(round_id: str) -> Round:
+    try:
+        return installed()[round_id]
+    except KeyError:
+        raise click.BadParameter(f"unknown round {round_id!r}; installed rounds: "
+                                 f"{', '.join(installed())}", param_hint="--round") from None
+
+
 @cli.command()
 @click.argument("directory", type=click.Path(path_type=Path))
-@click.option("--flavor", type=click.Choice(FLAVORS), default=DEFAULT_FLAVOR, show_default=True,
-              help="torch: tensors in and out, autograd checks; numpy: arrays in and out.")
-def init(directory: Path, flavor: str) -> None:
+@click.option("--round", "round_id", default=DEFAULT_ROUND, show_default=True,
+              help="The round to practise (`grader rounds` lists them).")
+@click.option("--flavor", type=click.Choice(flavor_names),
+              help="torch: tensors in and out, autograd checks; numpy: arrays in and out "
+              "(default: the round's first flavor).")
+def init(directory: Path, round_id: str, flavor: str | None) -> None:
     """Create a fresh workspace at DIRECTORY (never overwrites existing work)."""
+    round_ = round_named(round_id)
     try:
-        workspace = init_workspace(directory, flavor)
+        workspace = init_workspace(directory, round_.id, flavor)
     except WorkspaceError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"Created a {flavor} workspace at {workspace.root}")
-    click.echo(f"Next: cd {directory} && grader check part1")
+    first = round_.parts_for(workspace.flavor)[0].id
+    click.echo(f"Created a {workspace.flavor} workspace for the {round_.id} round at "
+               f"{workspace.root}")
+    click.echo(f"Next: cd {directory} && grader check {first}")
 
 
 @cli.command(help=CHECK_HELP)
 @part_argument
 @workspace_option
-@click.option("--seed", type=int, help="Seed for the random inputs (default: a fresh one).")
+@seed_option
 @timeout_option
 @memory_option
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
@@ -211,27 +248,31 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
 @cli.command("list")
 @workspace_option
 def list_parts(workspace_dir: Path | None) -> None:
-    """Show the four parts, their files and time budgets, and your last result on each."""
+    """Show the round's parts, their files and time budgets, and your last result on each."""
     from grader import report, state
 
     workspace = resolve_workspace(workspace_dir)
-    budgets = {p.id: workspace.settings.budget_minutes(p) for p in PARTS}
-    report.render_part_list(console(), state.last_results(workspace), budgets)
+    report.render_part_list(console(), workspace, state.last_results(workspace))
+
+
+def one_part(workspace: Workspace, part: str) -> str:
+    return chosen_parts(workspace, (part,))[0]
 
 
 @cli.command()
-@click.argument("part", type=click.Choice(PART_IDS))
+@click.argument("part")
 @workspace_option
 def hint(part: str, workspace_dir: Path | None) -> None:
     """Show the next hint for PART: a nudge, then the approach, then a near-solution."""
     from grader import report, state
 
     workspace = resolve_workspace(workspace_dir)
-    available = len(get_part(part).hints)
-    level = guarded(mock.take_hint, workspace, part, available, now())
+    chosen = workspace.round.part(one_part(workspace, part))
+    available = len(chosen.hints)
+    level = guarded(mock.take_hint, workspace, chosen.id, available, now())
     if level is None:
-        level = state.take_hint(workspace, part, available)
-    report.render_hint(console(), part, level)
+        level = state.take_hint(workspace, chosen.id, available)
+    report.render_hint(console(), chosen, level)
 
 
 SOLUTION_HELP = """Show the reference solution of PART, once your last check of it passed.
@@ -264,14 +305,14 @@ Ctrl-C stops.
 
 
 @cli.command(help=SOLUTION_HELP)
-@click.argument("part", type=click.Choice(PART_IDS))
+@click.argument("part")
 @workspace_option
 @click.option("--force", is_flag=True, help="Show it even though the part has not passed.")
 def solution(part: str, workspace_dir: Path | None, force: bool) -> None:
     from grader import state, views
-    from grader.references import reference_file
 
     workspace = resolve_workspace(workspace_dir)
+    part = one_part(workspace, part)
     last = state.last_results(workspace).get(part)
     passed = bool(last and last.get("full"))
     if not passed and not force:
@@ -282,34 +323,56 @@ def solution(part: str, workspace_dir: Path | None, force: bool) -> None:
             f"`grader hint {part}`, or `grader solution {part} --force` (a mock round counts "
             "that as a hint).")
     guarded(mock.record_solution, workspace, part, not passed, now())
-    views.render_solution(console(), part, reference_file(get_part(part), workspace.flavor),
+    chosen = workspace.round.part(part)
+    views.render_solution(console(), chosen,
+                          workspace.round.reference_file(chosen, workspace.flavor),
                           forced=not passed)
 
 
+def explain_round(workspace_dir: Path | None, round_id: str | None) -> Round:
+    """--round, else the workspace's round, else the default (explain works anywhere)."""
+    if round_id:
+        return round_named(round_id)
+    try:
+        if workspace_dir:
+            return load_workspace(workspace_dir, require_exercises=False).round
+        return find_workspace(require_exercises=False).round
+    except (WorkspaceError, RoundError):
+        return installed()[DEFAULT_ROUND]
+
+
 @cli.command()
-@click.argument("topic", required=False, type=click.Choice(TOPIC_NAMES))
+@click.argument("topic", required=False)
 @click.option("--no-demo", is_flag=True, help="Skip the live demonstrations (they need torch).")
-def explain(topic: str | None, no_demo: bool) -> None:
+@click.option("--round", "round_id", help="Explain a topic of this round (default: the "
+              "workspace's).")
+@workspace_option
+def explain(topic: str | None, no_demo: bool, round_id: str | None,
+            workspace_dir: Path | None) -> None:
     """Explain an idea the hints and follow-ups refer to, with live torch demonstrations.
 
-    Without TOPIC, list the topics.
+    Without TOPIC, list the round's topics.
     """
     from grader import explain as explaining
-    from grader import views
+    from grader import prose, views
 
     out = console()
+    round_ = explain_round(workspace_dir, round_id)
+    docs = prose.topics(round_)
     if topic is None:
-        views.render_topic_list(out, [(t.name, t.summary) for t in explaining.TOPICS])
+        views.render_topic_list(out, round_, list(docs.values()))
         return
-    chosen = explaining.get_topic(topic)
-    demos = [] if no_demo else explaining.run_demos(chosen)
-    views.render_topic(out, chosen.name, chosen.summary, chosen.text, demos)
+    if topic not in docs:
+        raise click.UsageError(f"round {round_.id} has no topic {topic!r}; its topics: "
+                               f"{', '.join(docs)}")
+    chosen = docs[topic]
+    views.render_topic(out, chosen, None if no_demo else explaining.run_demos(chosen))
 
 
 @cli.command(help=WATCH_HELP)
 @part_argument
 @workspace_option
-@click.option("--seed", type=int, help="Seed for the random inputs (default: a fresh one).")
+@seed_option
 def watch(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None) -> None:
     from grader import watch as watching
 
@@ -403,16 +466,18 @@ unless --yes is given (exit 1).
 
 GRADE_HELP = """Grade many submissions at once, in parallel, each as isolated as `grader check`.
 
-A SUBMISSION is a workspace folder, a folder holding the four exercise files, or a .zip of
+A SUBMISSION is a workspace folder, a folder holding the round's exercise files, or a .zip of
 either; a folder that is none of these counts as a folder of submissions (each subfolder and
-.zip in it). Settings (flavor, enabled parts, points, timeout) come from --config, else from the
-grader.toml of the current folder or its parents, else the defaults; a candidate's own
-grader.toml is never obeyed. A broken submission gets its own row and never stops the batch.
-Exit status: 0 when every submission got a row, 1 when the grader itself failed on one.
+.zip in it). Settings (round, flavor, enabled parts, points, timeout) come from --config, else
+from the grader.toml of the current folder or its parents, else the defaults; a candidate's own
+grader.toml is never obeyed, except that without a flavor from the instructor each submission
+is graded in the flavor it declares. A broken submission gets its own row and never stops the
+batch. Exit status: 0 when every submission got a row, 1 when the grader itself failed on one,
+2 when a SUBMISSION does not exist.
 """
 
 SELFCHECK_HELP = """Prove the exercises and the checks agree: every pristine stub fails every
-check and every reference solution passes every check, in each flavor.
+check and every reference solution passes every check, in every round and flavor.
 
 Run it after editing a stub, a reference or a check. Exit status 1 lists every violation.
 """
@@ -432,11 +497,13 @@ def reset(parts: tuple[str, ...], reset_all: bool, yes: bool,
           workspace_dir: Path | None) -> None:
     from grader import backups, instructor_report
 
-    if bool(parts) == reset_all:
-        raise click.UsageError("name the parts to reset (e.g. `grader reset part1`) or pass "
-                               "--all, not both")
+    if parts and reset_all:
+        raise click.UsageError("name the parts to reset or pass --all, not both")
+    if not parts and not reset_all:
+        raise click.UsageError("name the parts to reset (e.g. `grader reset part1`), or pass "
+                               "--all for the whole workspace")
     workspace = resolve_workspace(workspace_dir, require_exercises=False)
-    targets = None if reset_all else list(dict.fromkeys(parts))
+    targets = None if reset_all else chosen_parts(workspace, parts)
     out = console()
     changes = backups.plan_reset(workspace, targets)
     instructor_report.render_changes(out, f"Reset in {workspace.root}", changes)
@@ -482,23 +549,29 @@ def restore(backup: str | None, workspace_dir: Path | None) -> None:
     instructor_report.render_outcome(out, "restore", outcome, workspace.root)
 
 
-def instructor_settings(config_file: Path | None) -> tuple[str, Settings, Path | None]:
-    """Flavor and settings from --config, else the nearest grader.toml, else the defaults."""
+def instructor_settings(config_file: Path | None,
+                        round_id: str | None = None) -> tuple[Settings, Path | None]:
+    """Settings from --config, else the nearest grader.toml, else the round's defaults (and
+    then no flavor is imposed: each submission is graded in its own)."""
     path = config_file or find_config()
     if path is None:
-        return DEFAULT_FLAVOR, Settings(), None
+        round_ = round_named(round_id or DEFAULT_ROUND)
+        return Settings(round_, round_.default_flavor, flavor_given=False), None
     try:
-        flavor, settings = load_config(path)
+        settings = load_config(path)
     except WorkspaceError as exc:
         raise click.ClickException(str(exc)) from exc
-    return flavor, settings, path
+    if round_id and round_id != settings.round.id:
+        raise click.UsageError(f"--round {round_id}, but {path} is for round {settings.round.id}")
+    return settings, path
 
 
 @cli.command(help=GRADE_HELP)
-@click.argument("submissions", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("submissions", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path))
 @jobs_option
 @click.option("--json", "as_json", is_flag=True,
-              help='Print {"submissions": [...]} as JSON instead of the table.')
+              help='Print {"round", "submissions": [...]} as JSON instead of the table.')
 @click.option("--csv", "csv_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write one CSV line per submission to this file.")
 @click.option("--gradescope", "gradescope_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -507,13 +580,19 @@ def instructor_settings(config_file: Path | None) -> tuple[str, Settings, Path |
 @click.option("--config", "config_file",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The instructor's grader.toml (default: found from the current folder up).")
-@click.option("--flavor", type=click.Choice(FLAVORS), help="Override the config's flavor.")
-@click.option("--seed", type=int, help="Seed for the random inputs, shared by every submission.")
+@click.option("--round", "round_id", help="The round the submissions are for (default: the "
+              "config's, else prefix-products).")
+@click.option("--flavor", type=click.Choice(flavor_names),
+              help="Grade every submission in this flavor (default: the config's, else each "
+              "submission's own).")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="Seed for the random inputs, shared by every submission.")
 @timeout_option
 @memory_option
 def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Path | None,
-          gradescope_file: Path | None, config_file: Path | None, flavor: str | None,
-          seed: int | None, timeout_s: float | None, memory_mb: int) -> None:
+          gradescope_file: Path | None, config_file: Path | None, round_id: str | None,
+          flavor: str | None, seed: int | None, timeout_s: float | None,
+          memory_mb: int) -> None:
     from grader import instructor_report
     from grader.batch import BatchListener, Fanout, GradingConfig, grade_submissions
     from grader.gradescope import GradescopeWriter
@@ -521,46 +600,52 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
 
     if gradescope_file and len(submissions) != 1:
         raise click.UsageError("--gradescope grades exactly one SUBMISSION")
-    file_flavor, settings, config_path = instructor_settings(config_file)
-    config = GradingConfig(flavor=flavor or file_flavor, settings=settings,
-                           seed=fresh_seed(seed), timeout_s=settings.timeout(timeout_s),
-                           memory_mb=memory_mb)
+    settings, config_path = instructor_settings(config_file, round_id)
+    if flavor:
+        if flavor not in settings.round.flavors:
+            raise click.UsageError(f"round {settings.round.id} has no {flavor} flavor")
+        settings = settings.with_flavor(flavor)
+    config = GradingConfig(settings=settings, seed=fresh_seed(seed),
+                           timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb)
     listeners: list[BatchListener] = []
     if gradescope_file:
         listeners.append(GradescopeWriter(
-            gradescope_file, config.settings.gradescope_visibility,
-            {"flavor": config.flavor, "seed": config.seed, "grader_version": __version__}))
+            gradescope_file, settings.gradescope_visibility,
+            {"round": settings.round.id, "seed": config.seed, "grader_version": __version__},
+            [p.file for p in settings.parts]))
     err = Console(stderr=True, highlight=False)
     with instructor_report.BatchProgress(err, len(config.parts)) as progress:
         rows = grade_submissions(list(submissions), config, jobs,
                                  Fanout(progress, *listeners),
                                  expand_folders=gradescope_file is None)
     if csv_file:
-        write_bytes_atomic(csv_file, instructor_report.batch_csv(rows, config.parts).encode())
+        write_bytes_atomic(csv_file, instructor_report.batch_csv(rows, list(config.columns)).encode())
     if as_json:
-        click.echo(instructor_report.batch_json(rows))
+        click.echo(instructor_report.batch_json(rows, config))
     else:
         instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
 
 
 @cli.command(help=SELFCHECK_HELP)
-@click.option("--flavor", "flavors", type=click.Choice(FLAVORS), multiple=True,
+@click.option("--round", "round_ids", multiple=True,
+              help="Check only this round (repeatable; default: every installed round).")
+@click.option("--flavor", "flavors", type=click.Choice(flavor_names), multiple=True,
               help="Check only this flavor (repeatable; default: every flavor).")
-@click.option("--seed", type=int, help="Seed for the random inputs (default: a fresh one).")
+@seed_option
 @timeout_option
 @jobs_option
-def selfcheck(flavors: tuple[str, ...], seed: int | None, timeout_s: float | None,
-              jobs: int) -> None:
+def selfcheck(round_ids: tuple[str, ...], flavors: tuple[str, ...], seed: int | None,
+              timeout_s: float | None, jobs: int) -> None:
     from grader import instructor_report
+    from grader.runner.protocol import DEFAULT_TIMEOUT_S
     from grader.selfcheck import run_selfcheck
 
-    settings = instructor_settings(None)[1]
+    rounds = [round_named(r) for r in round_ids] or list(installed().values())
     err = Console(stderr=True, highlight=False)
     with err.status("selfcheck: grading the stubs and the references…") as status:
-        report = run_selfcheck(flavors or FLAVORS, fresh_seed(seed), settings.timeout(timeout_s),
-                               jobs, lambda flavor, source, _: status.update(
-                                   f"selfcheck: graded the {flavor} {source}"))
+        report = run_selfcheck(rounds, flavors, fresh_seed(seed), timeout_s or DEFAULT_TIMEOUT_S,
+                               jobs, lambda name, _: status.update(f"selfcheck: graded {name}"))
     instructor_report.render_selfcheck(console(), report)
     sys.exit(0 if report.ok else 1)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from grader.batch import BatchListener, Graded
+from grader.batch import BatchListener, GradedRow
 from grader.report import HONESTY_NOTE
 from grader.results import CheckResult, PartResult
 from grader.state import write_json_atomic
@@ -73,13 +73,12 @@ def document(parts: Sequence[PartResult], output: str, execution_time: float, vi
     }
 
 
-def summary_text(row: Graded) -> str:
+def summary_text(row: GradedRow, files: Sequence[str]) -> str:
     """The top-level output: the score, each part, what went wrong, and the honesty note."""
-    if row.status != "graded":
+    if row.status in ("broken", "error"):
         return (f"This submission could not be graded: {row.note}\n"
-                "Hand in the four exercise files (part1_inplace.py, part2_out_of_place.py, "
-                "part3_backward.py, part4_scan.py), a folder holding them, or a zip of your "
-                "workspace.")
+                f"Hand in the exercise files ({', '.join(files)}), a folder holding them, or "
+                "a zip of your workspace.")
     lines = [f"Score {row.score:.1f}/{row.max_score:.1f}"]
     lines += [f"  {p.id} {p.title}: {p.score:.1f}/{p.max_score:.1f}" for p in row.parts]
     skipped = [c for p in row.parts for c in p.checks if c.not_applicable]
@@ -95,8 +94,9 @@ class GradescopeWriter(BatchListener):
     """Keeps results.json at `path` up to date while one submission is graded."""
 
     def __init__(self, path: Path, visibility: str, extra: dict[str, Any],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 files: Sequence[str], clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
+        self.files = files
         self.visibility = visibility
         self.extra = extra
         self._clock = clock
@@ -120,5 +120,5 @@ class GradescopeWriter(BatchListener):
                     "stopped before finishing the remaining parts; please resubmit or contact "
                     "the instructor.", complete=False)
 
-    def finished(self, index: int, row: Graded) -> None:
-        self._write(row.parts, summary_text(row), complete=True)
+    def finished(self, index: int, row: GradedRow) -> None:
+        self._write(row.parts, summary_text(row, self.files), complete=True)

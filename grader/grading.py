@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from grader import mock, state
-from grader.followups import followup_for
+from grader.followups import followup_for, question
 from grader.results import RunResult
 from grader.workspace import Workspace
 
@@ -28,7 +28,7 @@ Ask = Callable[[], str | None]
 
 
 @dataclass(frozen=True)
-class Graded:
+class GradingPass:
     """A grading pass: the results, what the round recorded, the follow-ups now due."""
 
     result: RunResult
@@ -42,42 +42,42 @@ class Graded:
 
 
 def grade(workspace: Workspace, request: Request, worker: Worker, now: Clock,
-          on_check: OnCheck | None = None) -> Graded:
+          on_check: OnCheck | None = None) -> GradingPass:
     """Grade, record, and gather the evidence of the follow-ups this pass made due."""
     result = worker.run(request, on_check)
     state.record_results(workspace, result)
     try:
         recorded = mock.record_check(workspace, result, now())
     except mock.MockError as exc:  # a damaged round must not stop anyone from checking
-        return Graded(result, warning=f"not recorded in the mock round: {exc}")
+        return GradingPass(result, warning=f"not recorded in the mock round: {exc}")
     if recorded is None:
-        return Graded(result)
-    due = [p for p in recorded.first_passes if followup_for(p, workspace.flavor)]
+        return GradingPass(result)
+    due = [p for p in recorded.first_passes
+           if followup_for(workspace.round, p, workspace.flavor)]
     evidence = worker.follow_up(replace(request, parts=due)) if due else {}
-    return Graded(result, recorded, evidence)
+    return GradingPass(result, recorded, evidence)
 
 
-def conduct_followups(workspace: Workspace, graded: Graded, now: Clock,
+def conduct_followups(workspace: Workspace, graded: GradingPass, now: Clock,
                       console: Console | None, ask: Ask | None) -> None:
     """Show each due follow-up (when there is a console), ask (when there is a terminal),
     show the model answer, and record question and answer in the round."""
     from grader import views
 
     for part, evidence in graded.evidence.items():
-        followup = followup_for(part, workspace.flavor)
+        followup = followup_for(workspace.round, part, workspace.flavor)
         if followup is None:
             continue
-        question = followup.question(evidence)
+        asked = question(followup, evidence)
         answer = None
         if console is not None:
-            views.render_followup(console, part, evidence, question)
+            views.render_followup(console, part, evidence, asked)
             answer = ask() if ask else None
-            views.render_model_answer(console, followup.model_answer(evidence), followup.topics,
-                                      answered=answer is not None)
-        mock.record_followup(workspace, part, question, answer, evidence, now())
+            views.render_model_answer(console, followup, evidence, answered=answer is not None)
+        mock.record_followup(workspace, part, asked, answer, evidence, now())
 
 
-def present(console: Console, workspace: Workspace, graded: Graded, now: Clock,
+def present(console: Console, workspace: Workspace, graded: GradingPass, now: Clock,
             ask: Ask | None) -> None:
     """The scorecard, the round's clock and budgets when a round runs, then the follow-ups."""
     from grader import report, views

@@ -18,13 +18,13 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.backups import Backup, Change, Outcome
-from grader.batch import BatchListener, Graded, GradingConfig
+from grader.batch import BatchListener, GradedRow, GradingConfig
 from grader.report import HONESTY_NOTE, STATUS_STYLE, status_text
 from grader.results import CheckResult, PartResult
 from grader.selfcheck import SOURCES, SelfcheckReport
 
 ACTION_STYLE = {"create": "green", "overwrite": "yellow", "remove": "red"}
-ROW_STYLE = {"graded": "", "broken": "red", "error": "bold red"}
+ROW_STYLE = {"graded": "", "mismatch": "yellow", "broken": "red", "error": "bold red"}
 
 
 def render_changes(console: Console, title: str, changes: Sequence[Change]) -> None:
@@ -73,27 +73,27 @@ def render_backups(console: Console, backups: Sequence[Backup], folder: Path) ->
 def _cell(part: PartResult | None) -> Text:
     if part is None:
         return Text("-", style="dim")
-    style = "green" if part.full_marks else "yellow" if part.score > 0 else "red"
+    style = "green" if part.passed else "yellow" if part.score > 0 else "red"
     return Text(f"{part.score:.1f}", style=style)
 
 
-def batch_table(rows: Sequence[Graded], config: GradingConfig) -> Table:
+def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
     """One row per submission: each part's points and the total (out of the header's max)."""
     table = Table(title="Batch results", title_justify="left")
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("submission", overflow="fold")
-    for part_id, weight in config.weights.items():
+    for part_id, weight in config.columns.items():
         table.add_column(f"{part_id}\n/{weight:g}", justify="right", no_wrap=True)
     table.add_column(f"total\n/{config.max_score:g}", justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)
     for number, row in enumerate(rows, start=1):
-        table.add_row(str(number), row.path, *(_cell(row.part(p)) for p in config.parts),
+        table.add_row(str(number), row.path, *(_cell(row.part(p)) for p in config.columns),
                       Text(f"{row.score:.1f}", style="bold"),
                       Text(row.status, style=ROW_STYLE[row.status] or "green"))
     return table
 
 
-def render_batch(console: Console, rows: Sequence[Graded], config: GradingConfig,
+def render_batch(console: Console, rows: Sequence[GradedRow], config: GradingConfig,
                  settings_from: Path | None) -> None:
     """Where the settings came from, the summary table, what went wrong where, the counts,
     and the honesty note."""
@@ -106,16 +106,19 @@ def render_batch(console: Console, rows: Sequence[Graded], config: GradingConfig
     full = sum(1 for r in rows if r.status == "graded" and r.score >= r.max_score - 1e-9)
     broken = sum(1 for r in rows if r.status != "graded")
     noun = "submission" if len(rows) == 1 else "submissions"
-    console.print(f"{len(rows)} {noun} ({config.flavor} flavor, seed {config.seed}): "
+    flavors = " and ".join(sorted({row.flavor for row in rows})) or config.settings.flavor
+    console.print(f"{len(rows)} {noun} ({config.round_id} round, {flavors} flavor, seed "
+                  f"{config.seed}): "
                   f"{full} with full marks, {broken} that could not be graded.")
     console.print(Text(HONESTY_NOTE, style="dim"))
 
 
-def batch_json(rows: Sequence[Graded]) -> str:
-    return json.dumps({"submissions": [row.to_dict() for row in rows]}, indent=2)
+def batch_json(rows: Sequence[GradedRow], config: GradingConfig) -> str:
+    return json.dumps({"round": config.round_id, "seed": config.seed,
+                       "submissions": [row.to_dict() for row in rows]}, indent=2)
 
 
-def batch_csv(rows: Sequence[Graded], part_ids: Sequence[str]) -> str:
+def batch_csv(rows: Sequence[GradedRow], part_ids: Sequence[str]) -> str:
     """One line per submission, for a gradebook: scores per part, total, status, notes."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -151,7 +154,7 @@ class BatchProgress(BatchListener):
     def part_done(self, index: int, part: PartResult) -> None:
         self._advance(index, 1.0 / self.parts)
 
-    def finished(self, index: int, row: Graded) -> None:
+    def finished(self, index: int, row: GradedRow) -> None:
         self._advance(index, 1.0 - self._credited.get(index, 0.0))
 
     def _advance(self, index: int, amount: float) -> None:
@@ -169,29 +172,32 @@ class BatchProgress(BatchListener):
 def render_selfcheck(console: Console, report: SelfcheckReport) -> None:
     """One line per graded run, then every violation, then the verdict."""
     table = Table(title=f"grader selfcheck · seed {report.seed}", title_justify="left")
-    for column in ("flavor", "source", "checks", "passed", "score", "rule"):
+    for column in ("round", "flavor", "source", "checks", "passed", "score", "rule"):
         table.add_column(column)
-    for (flavor, source), result in sorted(report.runs.items(),
-                                           key=lambda kv: (kv[0][0], SOURCES.index(kv[0][1]))):
+    for (round_id, flavor, source), result in sorted(
+            report.runs.items(), key=lambda kv: (kv[0][0], kv[0][1], SOURCES.index(kv[0][2]))):
         checks = [c for p in result.parts for c in p.checks]
         passed = sum(c.status == "passed" for c in checks)
         rule = "every check fails" if source == "stubs" else "every check passes"
         not_applicable = sum(c.not_applicable for c in checks)
         if not_applicable and source != "stubs":
             rule += f" ({not_applicable} cannot apply here)"
-        table.add_row(flavor, source, str(len(checks)), str(passed),
+        table.add_row(round_id, flavor, source, str(len(checks)), str(passed),
                       f"{result.score:.1f}/{result.max_score:.1f}", rule)
     console.print(table)
     if report.ok:
-        console.print(Text("selfcheck passed: every stub fails every check and every reference "
-                           "passes every check that can apply on this machine.",
-                           style="bold green"))
+        console.print(Text("selfcheck passed: every round's data is whole, every stub fails "
+                           "every check and every reference passes every check that can apply "
+                           "on this machine.", style="bold green"))
         return
     console.print(Text(f"selfcheck FAILED: {len(report.violations)} violation(s)",
                        style="bold red"))
     for v in report.violations:
+        where = f"  {v.round} {v.flavor} {v.source}: "
+        if v.source == "data":
+            console.print(Text.assemble(where, (v.check_id, "bold"), f"  {v.message}"[:300]))
+            continue
         expected = "should fail" if v.source == "stubs" else "should pass"
         status = status_text(v.status) if v.status in STATUS_STYLE else Text(v.status)
-        console.print(Text.assemble(f"  {v.flavor} {v.source}: ", (v.check_id, "bold"),
-                                    f" {expected} but is ", status, f"  {v.message}"[:200]))
-
+        console.print(Text.assemble(where, (v.check_id, "bold"), f" {expected} but is ", status,
+                                    f"  {v.message}"[:200]))

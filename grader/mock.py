@@ -33,10 +33,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from grader.parts import Part, get_part
 from grader.results import RunResult
+from grader.rounds import DEFAULT_ROUND, Part
 from grader.state import read_json, write_json_atomic, write_text_atomic
-from grader.workspace import Workspace, render_stub
+from grader.workspace import Workspace, pristine_files
 
 MOCK_DIR = "mock"
 SESSION = "session.json"
@@ -101,7 +101,7 @@ class FollowUpAnswer:
 
 
 @dataclass
-class Round:
+class MockRound:
     """A mock round: its settings, frozen at the start, and everything recorded since."""
 
     id: str
@@ -116,6 +116,7 @@ class Round:
     solutions: list[SolutionViewed] = field(default_factory=list)
     followups: list[FollowUpAnswer] = field(default_factory=list)
     ended_at: float | None = None
+    round_id: str = DEFAULT_ROUND
 
     @property
     def limit_s(self) -> float:
@@ -145,7 +146,7 @@ class Round:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Round:
+    def from_dict(cls, data: dict[str, Any]) -> MockRound:
         records = {"attempts": Attempt, "hints": HintTaken, "solutions": SolutionViewed,
                    "followups": FollowUpAnswer}
         fields = dict(data)
@@ -168,7 +169,7 @@ class RoundClock:
                 "overtime": self.overtime}
 
 
-def clock(round_: Round, now: float) -> RoundClock:
+def clock(round_: MockRound, now: float) -> RoundClock:
     elapsed = round_.elapsed_s(now)
     return RoundClock(elapsed, max(0.0, round_.limit_s - elapsed), elapsed > round_.limit_s,
                  round_.limit_s)
@@ -216,7 +217,7 @@ class PartProgress:
         }
 
 
-def progress(round_: Round, now: float) -> list[PartProgress]:
+def progress(round_: MockRound, now: float) -> list[PartProgress]:
     """Every part of the round at `now`, in the round's order (see the module docstring)."""
     elapsed = round_.elapsed_s(now)
     passes = {p: a.at_s for p in round_.parts if (a := round_.first_pass(p)) is not None}
@@ -242,7 +243,7 @@ def progress(round_: Round, now: float) -> list[PartProgress]:
 class Report:
     """The end-of-round report: the documented JSON plus what the markdown adds."""
 
-    round: Round
+    round: MockRound
     elapsed_s: float
     parts: list[PartProgress]
     score: float
@@ -256,6 +257,7 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         """Exactly the fields documented for `grader mock end --json`."""
         return {
+            "round": self.round.round_id,
             "elapsed_s": round(self.elapsed_s, 3),
             "score": round(self.score, 4),
             "max_score": round(self.max_score, 4),
@@ -265,7 +267,7 @@ class Report:
         }
 
 
-def build_report(round_: Round, now: float) -> Report:
+def build_report(round_: MockRound, now: float) -> Report:
     """The report of a round at `now` (for an ended round, `now` does not matter)."""
     at_limit: dict[str, float] = {}
     for attempt in round_.attempts:
@@ -283,7 +285,7 @@ def mock_dir(workspace: Workspace) -> Path:
     return workspace.state_dir / MOCK_DIR
 
 
-def round_dir(workspace: Workspace, round_: Round) -> Path:
+def round_dir(workspace: Workspace, round_: MockRound) -> Path:
     return mock_dir(workspace) / round_.id
 
 
@@ -300,7 +302,7 @@ def _locked(workspace: Workspace) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def load_round(workspace: Workspace) -> Round | None:
+def load_round(workspace: Workspace) -> MockRound | None:
     """The current or most recent round; None when there never was one.
 
     The file is only ever replaced whole, so a damaged one was edited by hand: say so rather
@@ -311,24 +313,24 @@ def load_round(workspace: Workspace) -> Round | None:
         return None
     data = read_json(path, None)
     try:
-        return Round.from_dict(data)
+        return MockRound.from_dict(data)
     except (TypeError, KeyError, AttributeError) as exc:
         raise MockError(f"{path} is damaged ({exc}); move it aside to start a new round") \
             from exc
 
 
-def _save(workspace: Workspace, round_: Round) -> None:
+def _save(workspace: Workspace, round_: MockRound) -> None:
     write_json_atomic(mock_dir(workspace) / SESSION, round_.to_dict())
 
 
-def current_round(workspace: Workspace) -> Round | None:
+def current_round(workspace: Workspace) -> MockRound | None:
     """The running round, or None."""
     round_ = load_round(workspace)
     return round_ if round_ is not None and round_.running else None
 
 
 @contextlib.contextmanager
-def _updating(workspace: Workspace) -> Iterator[Round | None]:
+def _updating(workspace: Workspace) -> Iterator[MockRound | None]:
     """The running round, saved again on leaving the block (under the lock). Without any
     round on record this touches nothing, so plain checks leave no trace of mock mode."""
     if not (mock_dir(workspace) / SESSION).exists():
@@ -350,26 +352,26 @@ def _round_id(started: float, taken: Path) -> str:
     return name
 
 
-def start_round(workspace: Workspace, now: float, minutes: float | None = None) -> Round:
+def start_round(workspace: Workspace, now: float, minutes: float | None = None) -> MockRound:
     """Start a round; the caller has ended any running one first.
 
     Budgets come from the workspace settings for a round of the configured length and scale
     with `minutes`, so a 60-minute rehearsal keeps the same proportions.
     """
     settings = workspace.settings
-    minutes = settings.mock_minutes if minutes is None else minutes
+    minutes = settings.minutes if minutes is None else minutes
     if not minutes > 0:
         raise MockError(f"a round needs a positive number of minutes, got {minutes:g}")
-    scale = minutes / settings.mock_minutes
-    parts = list(settings.enabled)
+    scale = minutes / settings.minutes
+    parts = list(settings.parts)
     with _locked(workspace):
         if current_round(workspace) is not None:
             raise MockError("a round is already running; end it first")
-        round_ = Round(
+        round_ = MockRound(
             id=_round_id(now, mock_dir(workspace)), started_at=now, minutes=minutes,
-            flavor=workspace.flavor, parts=parts,
-            budgets_s={p: settings.budget_minutes(get_part(p)) * 60.0 * scale for p in parts},
-            weights={p: settings.weight(get_part(p)) for p in parts},
+            flavor=workspace.flavor, parts=[p.id for p in parts],
+            budgets_s={p.id: settings.budget_minutes(p) * 60.0 * scale for p in parts},
+            weights={p.id: settings.weight(p) for p in parts}, round_id=workspace.round.id,
         )
         round_dir(workspace, round_).mkdir(parents=True)
         _save(workspace, round_)
@@ -419,7 +421,7 @@ def end_round(workspace: Workspace, now: float, markdown: Markdown) -> Ended:
 class Recorded:
     """What one check added to the running round."""
 
-    round: Round
+    round: MockRound
     clock: RoundClock
     attempts: list[Attempt]
     first_passes: list[str]
@@ -432,11 +434,12 @@ def _digest(path: Path) -> str:
         return MISSING
 
 
-def _stub_digest(part: Part, flavor: str) -> str:
-    return hashlib.sha256(render_stub(part, flavor).encode()).hexdigest()
+def _stub_digest(workspace: Workspace, part: Part, flavor: str) -> str:
+    stub = pristine_files(workspace.round, flavor).get(part.file, "")
+    return hashlib.sha256(stub.encode()).hexdigest()
 
 
-def _snapshot(workspace: Workspace, round_: Round, source: Path, digest: str) -> str:
+def _snapshot(workspace: Workspace, round_: MockRound, source: Path, digest: str) -> str:
     """Copy the exercise file into the round's folder, once per distinct content."""
     if digest == MISSING:
         return ""
@@ -462,20 +465,20 @@ def record_check(workspace: Workspace, result: RunResult, now: float) -> Recorde
         for part in result.parts:
             if part.id not in round_.parts:
                 continue
-            source = workspace.part_file(get_part(part.id))
+            source = workspace.part_file(workspace.round.part(part.id))
             digest = _digest(source)
-            if digest == _stub_digest(get_part(part.id), round_.flavor):
+            if digest == _stub_digest(workspace, workspace.round.part(part.id), round_.flavor):
                 continue
             history = round_.attempts_for(part.id)
             last = history[-1] if history else None
             if last and (last.digest, last.score, last.full) == (digest, part.score,
-                                                                 part.full_marks):
+                                                                 part.passed):
                 continue
-            if part.full_marks and round_.first_pass(part.id) is None:
+            if part.passed and round_.first_pass(part.id) is None:
                 first.append(part.id)
             attempt = Attempt(
                 at_s=at, part=part.id, score=part.score, max_score=part.max_score,
-                full=part.full_marks, hints=round_.hints_for(part.id),
+                full=part.passed, hints=round_.hints_for(part.id),
                 overtime=at > round_.limit_s,
                 snapshot=_snapshot(workspace, round_, source, digest), digest=digest,
             )

@@ -17,8 +17,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader.parts import PARTS, get_part
 from grader.results import CheckResult, PartResult, RunResult
+from grader.rounds import Part, get_round
+from grader.workspace import Workspace
 
 STATUS_STYLE: dict[str, tuple[str, str]] = {
     "passed": ("✓ passed", "green"),
@@ -33,7 +34,6 @@ HONESTY_NOTE = (
     "evidence, not proof. A skipped check is not a pass."
 )
 OUTPUT_LINES = 12
-NOT_IMPLEMENTED = "not implemented yet"
 
 
 def status_text(status: str) -> Text:
@@ -115,7 +115,7 @@ def _worth_a_panel(check: CheckResult) -> bool:
 
 
 def is_stub(check: CheckResult) -> bool:
-    return check.message.startswith(NOT_IMPLEMENTED)
+    return check.not_implemented
 
 
 def untouched(part: PartResult) -> bool:
@@ -130,8 +130,8 @@ def untouched_line(part: PartResult) -> Text:
     )
 
 
-def start_here_panel(part: PartResult) -> Panel:
-    file = f"exercises/{get_part(part.id).file}"
+def start_here_panel(round_id: str, part: PartResult) -> Panel:
+    file = f"exercises/{get_round(round_id).part(part.id).file}"
     return Panel(
         Text.assemble(f"{file} is still a stub. Read its docstring, fill it in, then run ",
                       (f"grader check {part.id}", "bold"), ". Stuck? ",
@@ -144,12 +144,12 @@ def start_here_panel(part: PartResult) -> Panel:
 def render_scorecard(console: Console, result: RunResult) -> None:
     """The full scorecard: first failure up front, then one table per part, then the score.
     A part that is still an untouched stub takes one line, not a table of identical rows."""
-    console.print(Text.assemble(("grader", "bold"), f" · {result.flavor} flavor · seed "
-                                f"{result.seed} · hidden checks"))
+    console.print(Text.assemble(("grader", "bold"), f" · {result.round} · {result.flavor} "
+                                f"flavor · seed {result.seed} · hidden checks"))
     failure = result.first_failure()
     stub_part = next((p for p in result.parts if failure in p.checks and untouched(p)), None)
     if stub_part:
-        console.print(start_here_panel(stub_part))
+        console.print(start_here_panel(result.round, stub_part))
     elif failure:
         console.print(first_failure_panel(failure))
     for part in result.parts:
@@ -179,17 +179,19 @@ def _short_when(when: str, today: date | None = None) -> str:
     return when.removeprefix(day).strip() or when
 
 
-def render_part_list(console: Console, last: dict[str, dict[str, float | str]],
-                     budgets_minutes: dict[str, float] | None = None) -> None:
-    """`grader list`: every part with its file, budget (the workspace's, when it sets one) and
-    last recorded result."""
-    table = Table(title=escape("The round: P[i] = W[0] @ ... @ W[i]"), title_justify="left",
-                  caption="files: " + ", ".join(f"exercises/{p.file}" for p in PARTS),
+def render_part_list(console: Console, workspace: Workspace,
+                     last: dict[str, dict[str, float | str]]) -> None:
+    """`grader list`: every part of the workspace's round with its file, budget (the
+    workspace's, when it sets one) and last recorded result."""
+    round_, settings = workspace.round, workspace.settings
+    parts = round_.parts_for(workspace.flavor)
+    table = Table(title=f"{round_.id}: {escape(round_.summary)}", title_justify="left",
+                  caption="files: " + ", ".join(f"exercises/{p.file}" for p in parts),
                   caption_justify="left")
     for column in ("part", "title", "budget", "last result", "checked"):
         table.add_column(column, no_wrap=column in ("part", "budget", "checked"),
                          min_width=24 if column == "last result" else None)
-    for part in PARTS:
+    for part in parts:
         record = last.get(part.id)
         if record:
             state = "full marks" if record["full"] else "not passing yet"
@@ -198,23 +200,18 @@ def render_part_list(console: Console, last: dict[str, dict[str, float | str]],
             when = _short_when(str(record["when"]))
         else:
             shown, when = Text("not checked yet", style="dim"), ""
-        table.add_row(part.id, part.title,
-                      f"{(budgets_minutes or {}).get(part.id, part.budget_minutes):g} min",
-                      shown, when)
+        table.add_row(part.id, part.title, f"{settings.budget_minutes(part):g} min", shown, when)
     console.print(table)
 
 
-def render_hint(console: Console, part_id: str, level: int) -> None:
+def render_hint(console: Console, part: Part, level: int) -> None:
     """Hints 1..level of a part, the newest highlighted."""
-    part = get_part(part_id)
-    names = ("nudge", "approach", "near-solution")
     for index in range(level):
-        text = part.hints[index]
-        style = "bold" if index == level - 1 else "dim"
-        console.print(Panel(Text(text, style=style),
-                            title=f"{part.id} hint {index + 1}/{len(part.hints)}: {names[index]}",
-                            title_align="left",
-                            border_style="cyan" if index == level - 1 else "dim"))
+        newest = index == level - 1
+        console.print(Panel(Text(part.hints[index], style="bold" if newest else "dim"),
+                            title=f"{part.id} hint {index + 1}/{len(part.hints)}: "
+                                  f"{part.hint_name(index)}",
+                            title_align="left", border_style="cyan" if newest else "dim"))
     if level >= len(part.hints):
         console.print(Text("That was the last hint for this part.", style="dim"))
     else:

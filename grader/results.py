@@ -15,7 +15,9 @@ STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped
 
 @dataclass
 class CheckResult:
-    """One hidden check's outcome. `output` is what the candidate's code printed during it."""
+    """One hidden check's outcome. `output` is what the candidate's code printed during it;
+    `not_implemented`: the code under test is still the stub (it raised NotImplementedError);
+    `after`: the checks whose failure would explain this one's."""
 
     id: str
     title: str
@@ -26,6 +28,8 @@ class CheckResult:
     hint: str | None = None
     duration_s: float = 0.0
     output: str = ""
+    not_implemented: bool = False
+    after: list[str] = field(default_factory=list)
 
     @property
     def not_applicable(self) -> bool:
@@ -73,12 +77,9 @@ class PartResult:
 
     @property
     def passed(self) -> bool:
-        """Every check passed or was skipped (a skip is not a pass, but it is not a failure)."""
-        return all(c.status in ("passed", "skipped") for c in self.checks)
-
-    @property
-    def full_marks(self) -> bool:
-        """Every check passed, or could not apply here (a judge's skip, worth no points)."""
+        """Every check that applies here passed: the one meaning of "passed" everywhere (the
+        exit status, the summary line, `grader list`, a mock round's first pass). A check that
+        cannot apply on this machine is no obstacle; any other skip is not a pass."""
         return bool(self.checks) and all(c.status == "passed" or c.not_applicable
                                          for c in self.checks)
 
@@ -94,8 +95,9 @@ class PartResult:
 
 @dataclass
 class RunResult:
-    """One `grader check` run: a flavor, a seed and the parts that were selected."""
+    """One `grader check` run: a round, a flavor, a seed and the parts that were selected."""
 
+    round: str
     flavor: str
     seed: int
     parts: list[PartResult] = field(default_factory=list)
@@ -122,9 +124,26 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "round": self.round,
             "flavor": self.flavor,
             "seed": self.seed,
             "score": round(self.score, 4),
             "max_score": round(self.max_score, 4),
             "parts": [p.to_dict() for p in self.parts],
         }
+
+
+def scale_to_weight(results: list[CheckResult], weight: float) -> None:
+    """Share a part's weight among its checks in proportion to their points: the one scoring
+    rule, for graded parts and for the stand-ins of parts that never ran alike.
+
+    A check that cannot apply on this machine (GPU timing without a GPU) enters with max_score
+    0, so its share goes to the checks that did run and a perfect part still scores its full
+    weight; a check skipped because the code hid what it measures, or not run after a hang or
+    a crash, keeps its share and earns nothing.
+    """
+    total = sum(r.max_score for r in results)
+    factor = weight / total if total else 0.0
+    for r in results:
+        r.score *= factor
+        r.max_score *= factor

@@ -59,7 +59,7 @@ def record_results(workspace: Workspace, result: RunResult, now: datetime | None
     when = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
     for part in result.parts:
         last[part.id] = {"score": part.score, "max_score": part.max_score,
-                         "full": part.full_marks, "when": when}
+                         "full": part.passed, "when": when}
     write_json_atomic(path, last)
 
 

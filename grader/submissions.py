@@ -1,6 +1,6 @@
 """Turning what candidates hand in into folders the runner can grade.
 
-A submission is a workspace folder, a folder holding the four exercise files, or a .zip of
+A submission is a workspace folder, a folder holding the round's exercise files, or a .zip of
 either (possibly wrapped in one more folder, the way "compress this folder" makes them). Each
 one is copied into a private staging folder as `<stage>/exercises/`: grading never writes into
 a submission (not even __pycache__), and a zip is never extracted wholesale. Only the files
@@ -20,10 +20,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from grader.parts import PARTS
-from grader.workspace import CONFIG_NAME, EXERCISES_DIR
+from grader.rounds import Round
+from grader.workspace import CONFIG_NAME, EXERCISES_DIR, MAX_CONFIG_BYTES
 
-PART_FILES = tuple(part.file for part in PARTS)
 MAX_DEPTH = 4
 MAX_FILES = 200
 MAX_FILE_BYTES = 1 << 20
@@ -47,26 +46,32 @@ class Staged:
     notes: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     declared_flavor: str | None = None
+    declared_round: str | None = None
+
+
+def part_files(round_: Round) -> tuple[str, ...]:
+    """The exercise file names of a round, over all its flavors."""
+    return tuple(dict.fromkeys(p.file for p in round_.parts))
 
 
 def _ignored(name: str) -> bool:
     return name.startswith(".") or name in IGNORED_DIRS
 
 
-def _holds_exercises(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in PART_FILES)
+def _holds_exercises(folder: Path, names: tuple[str, ...]) -> bool:
+    return any((folder / name).is_file() for name in names)
 
 
-def is_single_submission(folder: Path) -> bool:
+def is_single_submission(folder: Path, names: tuple[str, ...]) -> bool:
     """A workspace, or a folder with the exercise files in it or in its exercises/."""
-    return ((folder / CONFIG_NAME).is_file() or _holds_exercises(folder)
-            or _holds_exercises(folder / EXERCISES_DIR))
+    return ((folder / CONFIG_NAME).is_file() or _holds_exercises(folder, names)
+            or _holds_exercises(folder / EXERCISES_DIR, names))
 
 
-def expand(path: Path) -> list[Path]:
+def expand(path: Path, round_: Round) -> list[Path]:
     """A folder of submissions becomes its entries (subfolders and .zip files); anything else
     is one submission, even when it turns out to be broken."""
-    if not path.is_dir() or is_single_submission(path):
+    if not path.is_dir() or is_single_submission(path, part_files(round_)):
         return [path]
     entries = sorted(p for p in path.iterdir() if not _ignored(p.name)
                      and (p.is_dir() or p.suffix.lower() == ".zip"))
@@ -81,14 +86,15 @@ def _safe_relative(name: str) -> PurePosixPath:
     return rel
 
 
-def find_exercise_folder(files: Iterable[PurePosixPath]) -> PurePosixPath:
+def find_exercise_folder(files: Iterable[PurePosixPath],
+                         names: tuple[str, ...]) -> PurePosixPath:
     """The one folder holding exercise files: the shallowest, `exercises` winning a tie."""
     files = list(files)
-    holders = Counter(f.parent for f in files if f.name in PART_FILES)
+    holders = Counter(f.parent for f in files if f.name in names)
     if not holders:
         found = sorted({f.name for f in files if f.suffix == ".py"})[:5]
         seen = f"; found only: {', '.join(found)}" if found else ""
-        raise SubmissionError(f"no exercise files found (expected {', '.join(PART_FILES)}, "
+        raise SubmissionError(f"no exercise files found (expected {', '.join(names)}, "
                               f"or a workspace with {EXERCISES_DIR}/){seen}")
     depth = min(len(folder.parts) for folder in holders)
     shallowest = sorted(f for f in holders if len(f.parts) == depth)
@@ -132,27 +138,31 @@ def _below(rel: PurePosixPath, folder: PurePosixPath) -> PurePosixPath | None:
     return rel.relative_to(folder) if rel.is_relative_to(folder) else None
 
 
-def _declared_flavor(text: bytes | None) -> str | None:
-    """The flavor a submitted grader.toml names, if it is readable (only ever a note)."""
-    if text is None:
-        return None
+def _declared(text: bytes | None) -> tuple[str | None, str | None]:
+    """The (round, flavor) a submitted grader.toml names, where it is readable: only ever a
+    note, or the flavor to grade in when the instructor sets none."""
+    if text is None or len(text) > MAX_CONFIG_BYTES:
+        return None, None
     try:
-        flavor = tomllib.loads(text.decode()).get("flavor")
+        config = tomllib.loads(text.decode())
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    return flavor if isinstance(flavor, str) else None
+        return None, None
+    round_, flavor = config.get("round"), config.get("flavor")
+    return (round_ if isinstance(round_, str) else None,
+            flavor if isinstance(flavor, str) else None)
 
 
-def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry]) -> Staged:
+def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry],
+             names: tuple[str, ...]) -> Staged:
     """Copy the files below the exercise folder into dest/exercises/, within the caps."""
-    folder = find_exercise_folder(listing)
+    folder = find_exercise_folder(listing, names)
     exercises = dest / EXERCISES_DIR
     exercises.mkdir(parents=True)
     budget = _Budget()
     config: bytes | None = None
     for rel, entry in listing.items():
         inner = _below(rel, folder)
-        if rel == folder.parent / CONFIG_NAME:
+        if rel == folder.parent / CONFIG_NAME and entry.size <= MAX_CONFIG_BYTES:
             config = entry.read()
         if inner is None:
             continue
@@ -162,9 +172,10 @@ def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry]) -> S
         target.write_bytes(entry.read())
     if not (exercises / "__init__.py").exists():
         (exercises / "__init__.py").write_text(INIT_TEXT)
-    missing = tuple(name for name in PART_FILES if not (exercises / name).is_file())
+    missing = tuple(name for name in names if not (exercises / name).is_file())
     notes = (f"missing {', '.join(missing)}",) if missing else ()
-    return Staged(source, dest, None, notes, missing, _declared_flavor(config))
+    declared_round, declared_flavor = _declared(config)
+    return Staged(source, dest, None, notes, missing, declared_flavor, declared_round)
 
 
 def _walk(folder: Path) -> dict[PurePosixPath, _Entry]:
@@ -184,12 +195,12 @@ def _walk(folder: Path) -> dict[PurePosixPath, _Entry]:
     return listing
 
 
-def _stage_folder(source: Path, dest: Path) -> Staged:
+def _stage_folder(source: Path, dest: Path, names: tuple[str, ...]) -> Staged:
     listing = _walk(source)
     zips = [rel for rel in listing if len(rel.parts) == 1 and rel.suffix.lower() == ".zip"]
-    if len(zips) == 1 and not any(rel.name in PART_FILES for rel in listing):
-        return _stage_zip(source / zips[0], dest, shown=str(source))
-    return _collect(str(source), dest, listing)
+    if len(zips) == 1 and not any(rel.name in names for rel in listing):
+        return _stage_zip(source / zips[0], dest, names, shown=str(source))
+    return _collect(str(source), dest, listing, names)
 
 
 def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo,
@@ -210,7 +221,8 @@ def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo,
     return read
 
 
-def _stage_zip(source: Path, dest: Path, shown: str | None = None) -> Staged:
+def _stage_zip(source: Path, dest: Path, names: tuple[str, ...],
+               shown: str | None = None) -> Staged:
     try:
         archive = zipfile.ZipFile(source)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -230,18 +242,19 @@ def _stage_zip(source: Path, dest: Path, shown: str | None = None) -> Staged:
                     or len(rel.parts) > MAX_DEPTH + 1:
                 continue
             listing[rel] = _Entry(info.file_size, _member_reader(archive, info, rel))
-        return _collect(shown or str(source), dest, listing)
+        return _collect(shown or str(source), dest, listing, names)
 
 
-def stage(source: Path, dest: Path) -> Staged:
+def stage(source: Path, dest: Path, round_: Round) -> Staged:
     """Copy one submission's exercise files into `dest`/exercises/, or say why not."""
+    names = part_files(round_)
     try:
         if not source.exists():
             raise SubmissionError("no such file or folder")
         if source.is_dir():
-            return _stage_folder(source, dest)
+            return _stage_folder(source, dest, names)
         if zipfile.is_zipfile(source) or source.suffix.lower() == ".zip":
-            return _stage_zip(source, dest)
+            return _stage_zip(source, dest, names)
         raise SubmissionError("not a folder or a .zip file")
     except SubmissionError as exc:
         return Staged(str(source), None, str(exc))

@@ -21,8 +21,9 @@ from rich.table import Table
 from rich.text import Text
 
 from grader import mock
-from grader.followups import followup_for
-from grader.parts import get_part
+from grader.followups import FollowUp, followup_for, model_answer
+from grader.prose import Block, Document
+from grader.rounds import Part, Round, get_round
 
 BUDGET_STYLE = {"within": "green", "close": "yellow", "over": "bold red"}
 
@@ -37,7 +38,7 @@ def _points(score: float, max_score: float) -> str:
     return f"{score:.1f}/{max_score:.1f}"
 
 
-def clock_line(round_: mock.Round, now: float) -> Text:
+def clock_line(round_: mock.MockRound, now: float) -> Text:
     """The round's clock in one line: elapsed and left, or how far into overtime."""
     clock = mock.clock(round_, now)
     if not round_.running:
@@ -69,7 +70,7 @@ def _time_text(row: mock.PartProgress) -> Text:
     return text
 
 
-def round_table(round_: mock.Round, now: float) -> Table:
+def round_table(round_: mock.MockRound, now: float) -> Table:
     """One row per part: state, time on it against its budget, attempts, hints, score."""
     table = Table(show_edge=False, title=clock_line(round_, now), title_justify="left")
     table.add_column("part", no_wrap=True)
@@ -83,11 +84,11 @@ def round_table(round_: mock.Round, now: float) -> Table:
     return table
 
 
-def render_round(console: Console, round_: mock.Round, now: float) -> None:
+def render_round(console: Console, round_: mock.MockRound, now: float) -> None:
     console.print(round_table(round_, now))
 
 
-def countdown(console: Console, load: Callable[[], mock.Round | None], now: Callable[[], float],
+def countdown(console: Console, load: Callable[[], mock.MockRound | None], now: Callable[[], float],
               sleep: Callable[[float], None], max_ticks: int | None = None) -> None:
     """`grader mock status --watch`: redraw the round every second until it ends (the state
     is re-read each time, so checks and hints from another terminal show up)."""
@@ -106,7 +107,7 @@ def countdown(console: Console, load: Callable[[], mock.Round | None], now: Call
             sleep(1.0)
 
 
-def render_round_started(console: Console, round_: mock.Round) -> None:
+def render_round_started(console: Console, round_: mock.MockRound) -> None:
     ends = datetime.fromtimestamp(round_.started_at + round_.limit_s).strftime("%H:%M")
     budgets = ", ".join(f"{p} {fmt_clock(round_.budgets_s[p])}" for p in round_.parts)
     console.print(Text.assemble(("Mock round started: ", "bold"),
@@ -115,7 +116,7 @@ def render_round_started(console: Console, round_: mock.Round) -> None:
                   "`grader mock status` shows the clock, `grader mock end` the report.")
 
 
-def render_no_round(console: Console, last: mock.Round | None) -> None:
+def render_no_round(console: Console, last: mock.MockRound | None) -> None:
     console.print("No mock round is running; start one with `grader mock start`.")
     if last is not None:
         console.print(Text(f"The last round ({last.id}) is kept in .grader/mock/{last.id}/.",
@@ -141,7 +142,7 @@ def render_report(console: Console, ended: mock.Ended) -> None:
 # --- the report as markdown --------------------------------------------------------------------
 
 
-def _timeline(round_: mock.Round) -> list[tuple[float, str]]:
+def _timeline(round_: mock.MockRound) -> list[tuple[float, str]]:
     seen: set[str] = set()
     events: list[tuple[float, str]] = []
     for a in round_.attempts:
@@ -160,25 +161,17 @@ def _timeline(round_: mock.Round) -> list[tuple[float, str]]:
     return sorted(events, key=lambda e: e[0])
 
 
-def _shown_runs(evidence: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """(whose code, the runs to show) of a part 1 demonstration; empty when there are none."""
-    if evidence.get("status") == "error":
-        return "your code", [r for r in evidence["runs"] if r["raised"]]
-    if evidence.get("status") == "textbook":
-        return "the textbook loop", [r for r in evidence["textbook"] if r["raised"]]
-    return "", []
-
-
 def report_markdown(report: mock.Report) -> str:
     """The report saved as report.md: the documented numbers, then the timeline and answers."""
     round_ = report.round
+    round_def = get_round(round_.round_id)
     started = datetime.fromtimestamp(round_.started_at).strftime("%Y-%m-%d %H:%M")
     over = (f" (overtime: {fmt_clock(report.elapsed_s - round_.limit_s)} past the limit)"
             if report.overtime else " (within time)")
     lines = [
         "# Mock interview report", "",
-        f"- Round: {round_.id}, started {started}, {round_.minutes:g} minutes, "
-        f"{round_.flavor} flavor",
+        f"- Round: {round_def.id} ({round_def.title}), session {round_.id}, started "
+        f"{started}, {round_.minutes:g} minutes, {round_.flavor} flavor",
         f"- Elapsed: {fmt_clock(report.elapsed_s)}{over}",
         f"- Score: {report.score:.1f} / {report.max_score:.1f} (at the time limit: "
         f"{report.score_at_limit:.1f})", "",
@@ -191,7 +184,7 @@ def report_markdown(report: mock.Report) -> str:
             passed += " (overtime)"
         to_pass = f" ({p.attempts_to_pass} to pass)" if p.attempts_to_pass else ""
         spent = fmt_clock(p.spent_s) if p.reached else "not reached"
-        lines.append(f"| {p.id} {get_part(p.id).title} | {passed} | {spent} | "
+        lines.append(f"| {p.id} {round_def.part(p.id).title} | {passed} | {spent} | "
                      f"{fmt_clock(p.budget_s)} | {'yes' if p.over_budget else 'no'} | "
                      f"{p.attempts}{to_pass} | {p.hints} | {_points(p.score, p.max_score)} |")
     lines += ["", "A part's time runs from the previous part's first pass (the start, for the "
@@ -202,10 +195,9 @@ def report_markdown(report: mock.Report) -> str:
         lines.append("None were asked (they come when a part first passes during the round).")
     for f in round_.followups:
         lines += [f"### {f.part}", "", f"**Question.** {f.question}", ""]
-        whose, runs = _shown_runs(f.evidence)
-        for run in runs:
+        for run in f.evidence.get("shown", []):
             raised = run["raised"]
-            lines += [f"What torch raised on {whose}:", "", "```", run["snippet"],
+            lines += [f"{run['title']}:", "", "```", run["snippet"],
                       f"{raised['type']}: {raised['message']}", "```", ""]
             if run.get("line"):
                 lines += [f"at `{run['line']}`", ""]
@@ -214,9 +206,9 @@ def report_markdown(report: mock.Report) -> str:
         else:
             lines += ["**Your answer.**", ""] + [f"> {line}" for line in f.answer.splitlines()]
             lines.append("")
-        followup = followup_for(f.part, round_.flavor)
+        followup = followup_for(round_def, f.part, round_.flavor)
         if followup is not None:
-            lines += ["**A model answer.**", "", followup.model_answer(f.evidence), ""]
+            lines += ["**A model answer.**", "", model_answer(followup, f.evidence), ""]
     return "\n".join(lines) + "\n"
 
 
@@ -227,22 +219,18 @@ def render_followup(console: Console, part: str, evidence: dict[str, Any],
                     question: str) -> None:
     """The interviewer's demonstration (the real error and the line), then the question."""
     console.rule(f"[bold]Interviewer's follow-up · {part}")
-    whose, runs = _shown_runs(evidence)
-    if evidence.get("status") == "textbook":
-        note = ("Your code ran under autograd without an error" if evidence["yours_ran"]
-                else "Your code did not run on torch tensors")
-        console.print(Text(f"{note}; the interviewer tries the textbook in-place loop instead.",
-                           style="dim"))
-    for run in runs:
+    if evidence.get("note"):
+        console.print(Text(evidence["note"], style="dim"))
+    for run in evidence.get("shown", []):
         raised = run["raised"]
         body: list[RenderableType] = [
-            Syntax(run["snippet"], "python", theme="ansi_dark"),
+            Syntax(run["snippet"], "python", theme="ansi_dark", word_wrap=True),
             Text.assemble((f"{raised['type']}: ", "bold red"), (raised["message"], "red")),
         ]
         if run.get("line"):
             body.append(Text.assemble(("the line: ", "bold"), run["line"]))
-        console.print(Panel(Group(*body), title=f"The interviewer runs {whose}",
-                            title_align="left", border_style="red"))
+        console.print(Panel(Group(*body), title=run["title"], title_align="left",
+                            border_style="red"))
     if evidence.get("status") == "unavailable":
         console.print(Text(f"(no live demonstration: {evidence['why']})", style="dim"))
     console.print(Panel(Text(question), title="Question", title_align="left",
@@ -267,22 +255,32 @@ def ask_in_terminal(console: Console) -> str | None:
     return answer or None
 
 
-def render_model_answer(console: Console, text: str, topics: Iterable[str],
+def render_model_answer(console: Console, followup: FollowUp, evidence: dict[str, Any],
                         answered: bool) -> None:
-    console.print(Panel(Text(text), title="A model answer" + ("" if answered else
-                                                            " (question skipped)"),
+    console.print(Panel(Text(model_answer(followup, evidence)),
+                        title="A model answer" + ("" if answered else " (question skipped)"),
                         title_align="left", border_style="green"))
-    more = " · ".join(f"grader explain {t}" for t in topics)
+    more = " · ".join(f"grader explain {t}" for t in followup.topics)
     console.print(Text(f"More: {more}", style="dim"))
 
 
-# --- solutions and explanations ----------------------------------------------------------------
+# --- rounds, solutions and explanations --------------------------------------------------------
 
 
-def render_solution(console: Console, part_id: str, path: Path, forced: bool) -> None:
-    part = get_part(part_id)
+def render_rounds(console: Console, rounds: Iterable[Round]) -> None:
+    """`grader rounds`: one row per installed round."""
+    table = Table(title="Installed rounds (grader init --round ID DIR)", title_justify="left")
+    for column in ("round", "title", "parts", "minutes", "flavors"):
+        table.add_column(column, no_wrap=column in ("round", "minutes"))
+    for round_ in rounds:
+        table.add_row(Text(round_.id, style="bold"), Text(round_.title),
+                      str(len(round_.parts)), f"{round_.minutes:g}", ", ".join(round_.flavors))
+    console.print(table)
+
+
+def render_solution(console: Console, part: Part, path: Path, forced: bool) -> None:
     console.print(Panel(Syntax(path.read_text(), "python", line_numbers=True,
-                               theme="ansi_dark"),
+                               theme="ansi_dark", word_wrap=True),
                         title=f"{part.id} · {part.title} · reference solution",
                         title_align="left"))
     if forced:
@@ -290,23 +288,33 @@ def render_solution(console: Console, part_id: str, path: Path, forced: bool) ->
                            "hint).", style="dim"))
 
 
-def render_topic_list(console: Console, topics: Iterable[tuple[str, str]]) -> None:
-    table = Table(title="grader explain TOPIC", title_justify="left", show_edge=False)
+def render_topic_list(console: Console, round_: Round, topics: Iterable[Document]) -> None:
+    table = Table(title=f"grader explain TOPIC · {round_.id}", title_justify="left",
+                  show_edge=False)
     table.add_column("topic", no_wrap=True, style="bold")
     table.add_column("what it explains")
-    for name, summary in topics:
-        table.add_row(name, Text(summary))
+    for topic in topics:
+        table.add_row(topic.name, Text(topic.meta.get("summary", "")))
     console.print(table)
 
 
-def render_topic(console: Console, name: str, summary: str, text: str,
-                 demos: Iterable[tuple[str, str]]) -> None:
-    """A topic's explanation, then each live demonstration: the code and what it printed."""
-    console.print(Panel(Group(Text(summary, style="bold"), Text(""), Text(text)),
-                        title=name, title_align="left", border_style="cyan"))
-    for index, (code, output) in enumerate(demos, 1):
+def render_topic(console: Console, topic: Document,
+                 demos: list[tuple[Block, str]] | None) -> None:
+    """A topic's prose, section by section, then each live demonstration: the code and what it
+    printed (only the code with --no-demo)."""
+    body: list[RenderableType] = [Text(topic.meta.get("summary", ""), style="bold")]
+    for name, blocks in topic.sections.items():
+        prose = [b.text for b in blocks if not b.code]
+        if prose:
+            body += [Text(""), Text(name, style="bold cyan"), Text("\n\n".join(prose))]
+    console.print(Panel(Group(*body), title=topic.name, title_align="left",
+                        border_style="cyan"))
+    code = [b for blocks in topic.sections.values() for b in blocks if b.code]
+    printed = dict((id(block), output) for block, output in demos or [])
+    for index, block in enumerate(code, 1):
         console.print(Text(f"live demo {index}", style="bold cyan"))
-        console.print(Syntax(code, "python", theme="ansi_dark"))
-        printed = output.rstrip() or "(no output)"
-        console.print(Text("\n".join(f"» {line}" for line in printed.splitlines()),
-                           style="dim"))
+        console.print(Syntax(block.text, "python", theme="ansi_dark", word_wrap=True))
+        if demos is not None:
+            shown = printed.get(id(block), "").rstrip() or "(no output)"
+            console.print(Text("\n".join(f"» {line}" for line in shown.splitlines()),
+                               style="dim"))

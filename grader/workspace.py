@@ -1,25 +1,26 @@
-"""Workspaces: finding one, reading its config, writing fresh stubs into a new one.
+"""Workspaces: finding one, reading its settings, writing fresh stubs into a new one.
 
-A workspace is a folder holding `grader.toml` (which records the flavor) and `exercises/` (the
-candidate's four part files). This repo is itself a torch workspace. Nothing here imports torch.
+A workspace is a folder holding `grader.toml` (which records the round and the flavor) and
+`exercises/` (the candidate's part files). This repo is itself a prefix-products torch workspace.
+Nothing here imports torch.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
-from string import Template
 
-from grader.parts import DEFAULT_FLAVOR, FLAVORS, PART_IDS, PARTS, Part
+from grader.rounds import DEFAULT_ROUND, Part, Round, RoundError, get_round
+from grader.runner.protocol import DEFAULT_TIMEOUT_S
 
 CONFIG_NAME = "grader.toml"
 EXERCISES_DIR = "exercises"
 STATE_DIR = ".grader"
-DEFAULT_TIMEOUT_S = 10.0
 GRADESCOPE_VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+MAX_CONFIG_BYTES = 64 * 1024
 
 
 class WorkspaceError(Exception):
@@ -28,17 +29,39 @@ class WorkspaceError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
-    """Instructor settings from grader.toml, validated; None means "the registry's default"."""
+    """The settings of one grader.toml, validated against its round; a value left unset falls
+    back to the round's own (weights, budgets, minutes) or the runner's (timeout).
 
+    `flavor_given`: the file names a flavor itself (an instructor's file without one lets each
+    submission be graded in its own flavor)."""
+
+    round: Round
+    flavor: str
     timeout_s: float | None = None
-    enabled: tuple[str, ...] = PART_IDS
+    enabled: tuple[str, ...] | None = None
     points: dict[str, float] = field(default_factory=dict)
     budgets_minutes: dict[str, float] = field(default_factory=dict)
-    mock_minutes: float = 75.0
+    mock_minutes: float | None = None
     gradescope_visibility: str = "visible"
+    flavor_given: bool = True
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The parts graded by default: those enabled, else every part of the flavor."""
+        available = self.round.parts_for(self.flavor)
+        if self.enabled is None:
+            return available
+        return tuple(p for p in available if p.id in self.enabled)
+
+    @property
+    def part_ids(self) -> tuple[str, ...]:
+        return tuple(p.id for p in self.parts)
 
     def weight(self, part: Part) -> float:
         return self.points.get(part.id, part.weight)
+
+    def weights(self) -> dict[str, float]:
+        return {p.id: self.weight(p) for p in self.parts}
 
     def timeout(self, override: float | None = None) -> float:
         """Seconds per check: a command-line override, else grader.toml, else the default."""
@@ -47,14 +70,30 @@ class Settings:
     def budget_minutes(self, part: Part) -> float:
         return self.budgets_minutes.get(part.id, part.budget_minutes)
 
+    @property
+    def minutes(self) -> float:
+        return self.mock_minutes if self.mock_minutes is not None else self.round.minutes
+
+    def with_flavor(self, flavor: str) -> Settings:
+        from dataclasses import replace
+
+        return replace(self, flavor=flavor, flavor_given=True)
+
 
 @dataclass(frozen=True)
 class Workspace:
-    """A located workspace and its validated config."""
+    """A located workspace and its validated settings."""
 
     root: Path
-    flavor: str
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings
+
+    @property
+    def round(self) -> Round:
+        return self.settings.round
+
+    @property
+    def flavor(self) -> str:
+        return self.settings.flavor
 
     @property
     def exercises(self) -> Path:
@@ -68,72 +107,50 @@ class Workspace:
         return self.exercises / part.file
 
 
-_STUB_VALUES = {
-    "torch": {
-        "flavor": "torch",
-        "array": "torch.Tensor",
-        "import_line": "import torch",
-        "autograd_note": (
-            "\nAutograd must flow from P back to W: P.sum().backward() has to fill W.grad."
-        ),
-    },
-    "numpy": {
-        "flavor": "numpy",
-        "array": "np.ndarray",
-        "import_line": "import numpy as np",
-        "autograd_note": "",
-    },
-}
+def pristine_files(round_: Round, flavor: str) -> dict[str, str]:
+    """Every file of a fresh exercises/ folder, relative name -> text, from the round's stubs."""
+    folder = round_.stubs_dir(flavor)
+    if not folder.is_dir():
+        raise WorkspaceError(f"round {round_.id} has no {flavor} stubs (looked in {folder})")
+    return {p.name: p.read_text() for p in sorted(folder.glob("*.py"))}
 
 
-def _stub_template(name: str) -> Template:
-    return Template(resources.files("grader").joinpath("stubs", f"{name}.tmpl").read_text())
+def config_text(round_: Round, flavor: str) -> str:
+    """A fresh grader.toml: the round and flavor, then every setting commented out with its
+    default (taken from the round, so it is written once)."""
+    parts = round_.parts_for(flavor)
+    ids = ", ".join(f'"{p.id}"' for p in parts)
+    lines = [
+        "# grader workspace settings. Uncomment a line to change it.",
+        f'round = "{round_.id}"',
+        f'flavor = "{flavor}"',
+        "",
+        f"# timeout = {DEFAULT_TIMEOUT_S:g}" + " " * 36 + "# seconds each check may run",
+        f"# parts = [{ids}]    # the parts graded by default",
+        "",
+        "# [points]            # each part's share of the score",
+        *(f"# {p.id} = {p.weight:g}" for p in parts),
+        "",
+        "# [budgets]           # minutes per part in a mock interview",
+        *(f"# {p.id} = {p.budget_minutes:g}" for p in parts),
+        "",
+        "# [mock]",
+        f"# minutes = {round_.minutes:g}",
+        "",
+        "# [gradescope]        # when candidates see their results on Gradescope",
+        '# visibility = "visible"    # or "hidden", "after_due_date", "after_published"',
+    ]
+    return "\n".join(lines) + "\n"
 
 
-def render_stub(part: Part, flavor: str) -> str:
-    """The pristine stub of one part in one flavor, from the templates shipped in the package."""
-    return _stub_template(part.file).substitute(_STUB_VALUES[flavor])
-
-
-def pristine_files(flavor: str) -> dict[str, str]:
-    """Every file of a fresh exercises/ folder, relative name -> text."""
-    files = {"__init__.py": _stub_template("__init__.py").substitute(_STUB_VALUES[flavor])}
-    files.update({part.file: render_stub(part, flavor) for part in PARTS})
-    return files
-
-
-def config_text(flavor: str) -> str:
-    return f"""\
-# grader workspace settings. Uncomment a line to change it.
-flavor = "{flavor}"
-
-# timeout = 10                                    # seconds each check may run
-# parts = ["part1", "part2", "part3", "part4"]    # the parts graded by default
-
-# [points]            # each part's share of the score
-# part1 = 20
-# part2 = 15
-# part3 = 35
-# part4 = 30
-
-# [budgets]           # minutes per part in a mock interview
-# part1 = 10
-# part2 = 10
-# part3 = 25
-# part4 = 30
-
-# [mock]
-# minutes = 75
-
-# [gradescope]        # when candidates see their results on Gradescope
-# visibility = "visible"    # or "hidden", "after_due_date", "after_published"
-"""
-
-
-def init_workspace(directory: Path, flavor: str = DEFAULT_FLAVOR) -> Workspace:
+def init_workspace(directory: Path, round_id: str = DEFAULT_ROUND,
+                   flavor: str | None = None) -> Workspace:
     """Write a fresh workspace at `directory`; refuse to touch one that already has work in it."""
-    if flavor not in FLAVORS:
-        raise WorkspaceError(f"unknown flavor {flavor!r}; choose one of: {', '.join(FLAVORS)}")
+    round_ = _round(round_id, "--round")
+    flavor = flavor or round_.default_flavor
+    if flavor not in round_.flavors:
+        raise WorkspaceError(f"round {round_.id} has no {flavor!r} flavor; choose one of: "
+                             f"{', '.join(round_.flavors)}")
     directory = directory.resolve()
     if directory.exists() and not directory.is_dir():
         raise WorkspaceError(f"{directory} exists and is not a folder")
@@ -144,32 +161,47 @@ def init_workspace(directory: Path, flavor: str = DEFAULT_FLAVOR) -> Workspace:
             f"{names} already exists: not overwriting anyone's work "
             "(choose an empty folder, or use `grader reset` inside a workspace)"
         )
+    files = pristine_files(round_, flavor)
     exercises = directory / EXERCISES_DIR
     exercises.mkdir(parents=True)
-    for name, text in pristine_files(flavor).items():
+    for name, text in files.items():
         (exercises / name).write_text(text)
-    (directory / CONFIG_NAME).write_text(config_text(flavor))
-    return Workspace(root=directory, flavor=flavor)
+    (directory / CONFIG_NAME).write_text(config_text(round_, flavor))
+    return Workspace(directory, Settings(round_, flavor))
+
+
+def _round(round_id: object, where: str) -> Round:
+    if not isinstance(round_id, str):
+        raise WorkspaceError(f"{where}: round must be a string, got {round_id!r}")
+    try:
+        return get_round(round_id)
+    except RoundError as exc:
+        raise WorkspaceError(f"{where}: {exc}") from exc
 
 
 def read_config(path: Path) -> dict[str, object]:
-    """Parse a grader.toml; a syntax error becomes a WorkspaceError naming the file."""
+    """Parse a grader.toml, refusing one too large to be a settings file (it is read whole)."""
     try:
-        return tomllib.loads(path.read_text())
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise WorkspaceError(f"{path}: {size} bytes is too large for a settings file "
+                                 f"(at most {MAX_CONFIG_BYTES // 1024} KiB)")
+        with open(path, "rb") as handle:
+            return tomllib.loads(handle.read(MAX_CONFIG_BYTES + 1).decode())
     except tomllib.TOMLDecodeError as exc:
         raise WorkspaceError(f"{path}: not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise WorkspaceError(f"{path}: not UTF-8 text") from exc
     except OSError as exc:
         raise WorkspaceError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
-def load_config(path: Path) -> tuple[str, Settings]:
-    """The flavor and validated settings of one grader.toml: a workspace's, or an instructor's
-    file on its own (batch grading and Gradescope read one without any exercises/ beside it)."""
+def load_config(path: Path) -> Settings:
+    """The validated settings of one grader.toml: a workspace's, or an instructor's file on its
+    own (batch grading and Gradescope read one without any exercises/ beside it). A missing
+    `round` means prefix-products, so workspaces made before rounds existed keep working."""
     config = read_config(path)
-    flavor = config.get("flavor", DEFAULT_FLAVOR)
-    if flavor not in FLAVORS:
-        raise WorkspaceError(f"{path}: flavor must be one of {', '.join(FLAVORS)}, got {flavor!r}")
-    return str(flavor), _parse_settings(config, str(path))
+    return parse_settings(config, str(path))
 
 
 def load_workspace(root: Path, require_exercises: bool = True) -> Workspace:
@@ -179,37 +211,38 @@ def load_workspace(root: Path, require_exercises: bool = True) -> Workspace:
     exercises/ folder that was deleted.
     """
     root = root.resolve()
+    if not root.exists():
+        raise WorkspaceError(f"{root} does not exist")
+    if not root.is_dir():
+        raise WorkspaceError(f"{root} is not a folder")
     if not (root / CONFIG_NAME).is_file():
         raise WorkspaceError(
             f"{root} is not a grader workspace (no {CONFIG_NAME}); "
             "create one with `grader init DIR`"
         )
-    flavor, settings = load_config(root / CONFIG_NAME)
+    settings = load_config(root / CONFIG_NAME)
     if require_exercises and not (root / EXERCISES_DIR).is_dir():
         raise WorkspaceError(f"{root} has no {EXERCISES_DIR}/ folder")
-    return Workspace(root=root, flavor=flavor, settings=settings)
+    return Workspace(root, settings)
 
 
 def _positive_number(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise WorkspaceError(f"{where} must be a positive number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 \
+            or not math.isfinite(value):
+        raise WorkspaceError(f"{where} must be a positive finite number, got {value!r}")
     return float(value)
 
 
-def _per_part(config: dict[str, object], table: str, where: str) -> dict[str, float]:
+def _per_part(config: dict[str, object], table: str, round_: Round,
+              where: str) -> dict[str, float]:
     raw = config.get(table, {})
     if not isinstance(raw, dict):
         raise WorkspaceError(f"{where}: [{table}] must be a table of part = number")
-    unknown = sorted(set(raw) - set(PART_IDS))
+    unknown = sorted(set(raw) - set(round_.part_ids))
     if unknown:
         raise WorkspaceError(f"{where}: [{table}] names unknown part(s) {', '.join(unknown)}; "
-                             f"valid parts: {', '.join(PART_IDS)}")
+                             f"{round_.id}'s parts: {', '.join(round_.part_ids)}")
     return {part: _positive_number(v, f"{where}: {table}.{part}") for part, v in raw.items()}
-
-
-def parse_settings(config: dict[str, object], root: Path) -> Settings:
-    """Validate the instructor settings of the workspace at `root`."""
-    return _parse_settings(config, str(root / CONFIG_NAME))
 
 
 def _gradescope_visibility(config: dict[str, object], where: str) -> str:
@@ -223,28 +256,41 @@ def _gradescope_visibility(config: dict[str, object], where: str) -> str:
     return str(visibility)
 
 
-def _parse_settings(config: dict[str, object], where: str) -> Settings:
-    """Validate grader.toml's instructor settings; each bad value gets its own clear error."""
-    known = {"flavor", "timeout", "parts", "points", "budgets", "mock", "gradescope"}
-    unknown = sorted(set(config) - known)
+KNOWN_SETTINGS = {"round", "flavor", "timeout", "parts", "points", "budgets", "mock",
+                  "gradescope"}
+
+
+def parse_settings(config: dict[str, object], where: str) -> Settings:
+    """Validate a grader.toml's settings; each bad value gets its own clear error."""
+    unknown = sorted(set(config) - KNOWN_SETTINGS)
     if unknown:
         raise WorkspaceError(f"{where}: unknown setting(s) {', '.join(unknown)}; "
-                             f"known: {', '.join(sorted(known))}")
-    timeout = config.get("timeout")
-    enabled = config.get("parts", list(PART_IDS))
-    if not isinstance(enabled, list) or not enabled or any(p not in PART_IDS for p in enabled):
+                             f"known: {', '.join(sorted(KNOWN_SETTINGS))}")
+    round_ = _round(config.get("round", DEFAULT_ROUND), where)
+    flavor = config.get("flavor", round_.default_flavor)
+    if flavor not in round_.flavors:
+        raise WorkspaceError(f"{where}: flavor must be one of {', '.join(round_.flavors)} for "
+                             f"round {round_.id}, got {flavor!r}")
+    enabled = config.get("parts")
+    if enabled is not None and (not isinstance(enabled, list) or not enabled
+                                or any(p not in round_.part_ids for p in enabled)):
         raise WorkspaceError(f"{where}: parts must be a non-empty list drawn from "
-                             f"{', '.join(PART_IDS)}, got {enabled!r}")
+                             f"{', '.join(round_.part_ids)}, got {enabled!r}")
     mock = config.get("mock", {})
     if not isinstance(mock, dict) or set(mock) - {"minutes"}:
         raise WorkspaceError(f"{where}: [mock] takes only minutes = <number>")
+    timeout = config.get("timeout")
+    minutes = mock.get("minutes")
     return Settings(
+        round=round_, flavor=str(flavor),
         timeout_s=None if timeout is None else _positive_number(timeout, f"{where}: timeout"),
-        enabled=tuple(p for p in PART_IDS if p in enabled),
-        points=_per_part(config, "points", where),
-        budgets_minutes=_per_part(config, "budgets", where),
-        mock_minutes=_positive_number(mock.get("minutes", 75), f"{where}: mock.minutes"),
+        enabled=None if enabled is None else tuple(p for p in round_.part_ids if p in enabled),
+        points=_per_part(config, "points", round_, where),
+        budgets_minutes=_per_part(config, "budgets", round_, where),
+        mock_minutes=None if minutes is None else _positive_number(minutes,
+                                                                   f"{where}: mock.minutes"),
         gradescope_visibility=_gradescope_visibility(config, where),
+        flavor_given="flavor" in config,
     )
 
 
@@ -267,12 +313,3 @@ def find_workspace(start: Path | None = None, require_exercises: bool = True) ->
             "run `grader init DIR` to create one, or pass --workspace DIR"
         )
     return load_workspace(config.parent, require_exercises)
-
-
-def bundled_path(name: str) -> Path:
-    """A folder shipped with grader: inside the wheel, or at the repo root in a checkout."""
-    package_dir = Path(__file__).resolve().parent
-    for candidate in (package_dir / "_bundled" / name, package_dir.parent / name):
-        if candidate.is_dir():
-            return candidate
-    raise WorkspaceError(f"grader is installed without its {name}/ folder; reinstall it")

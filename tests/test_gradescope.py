@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from grader.batch import BatchListener, Fanout, Graded, GradingConfig, grade_submissions
+from grader.batch import BatchListener, Fanout, GradedRow, GradingConfig, grade_submissions
 from grader.gradescope import GradescopeWriter
 from grader.results import CheckResult, PartResult
 from grader.selfcheck import write_exercises
@@ -78,7 +78,7 @@ def test_partial_results_are_written_as_each_part_finishes(tmp_path: Path) -> No
     assert skipped["visibility"] == "after_due_date"
 
     part2 = PartResult("part2", "Out-of-place forward", [check("failed", 0.5)])
-    writer.finished(0, Graded("sub", "graded", [part1, part2], 4.0, ["a note"]))
+    writer.finished(0, GradedRow("sub", "graded", [part1, part2], 4.0, ["a note"]))
     final = json.loads(path.read_text())
     assert_valid_results(final)
     assert final["score"] == 2.5 and final["extra_data"] == {"seed": 1, "complete": True}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.batch import Graded, GradingConfig
+from grader.batch import GradedRow, GradingConfig
 from grader.instructor_report import BatchProgress, batch_csv, render_batch
 from grader.results import CheckResult, PartResult
 from grader.workspace import Settings
@@ -26,10 +26,10 @@ def part(part_id: str, score: float, max_score: float) -> PartResult:
 CONFIG = GradingConfig("torch", Settings(enabled=("part1", "part2"), points={"part1": 60}),
                        seed=9, timeout_s=5.0)
 ROWS = [
-    Graded("subs/ann", "graded", [part("part1", 60, 60), part("part2", 15, 15)], 75.0),
-    Graded("subs/ben.zip", "broken", [part("part1", 0, 60), part("part2", 0, 15)], 75.0,
+    GradedRow("subs/ann", "graded", [part("part1", 60, 60), part("part2", 15, 15)], 75.0),
+    GradedRow("subs/ben.zip", "broken", [part("part1", 0, 60), part("part2", 0, 15)], 75.0,
            ["not a readable zip file"]),
-    Graded("subs/cy", "graded", [part("part1", 0, 60), part("part2", 7.5, 15)], 75.0,
+    GradedRow("subs/cy", "graded", [part("part1", 0, 60), part("part2", 7.5, 15)], 75.0,
            ["part1: could not import part1_inplace.py: SyntaxError"]),
 ]
 

@@ -65,7 +65,7 @@ def test_scripted_round_gives_exact_report_numbers(workspace: Workspace) -> None
     }
     assert json.loads(ended.json_path.read_text()) == ended.report.to_json()
     kept = json.loads((ended.json_path.parent / mock.SESSION).read_text())
-    assert mock.Round.from_dict(kept) == ended.report.round  # safe from the next round
+    assert mock.MockRound.from_dict(kept) == ended.report.round  # safe from the next round
     markdown = ended.markdown_path.read_text()
     assert "| part2 Out-of-place forward | 16:40 | 11:40 | 10:00 | yes | 1 (1 to pass) | 2 |" \
         in markdown

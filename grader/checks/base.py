@@ -1,11 +1,12 @@
-"""The shape of a hidden check: a plan made in the grader, a probe run in the child, a verdict.
+"""The shape of a hidden check: a plan made by the judge, a probe run beside candidate code, a
+verdict.
 
-A check is one function `plan(ctx) -> Plan`, registered with `@check(...)`. It runs in the
-worker (a process where no candidate code ever ran), builds its inputs and expected values,
-and returns two closures: `probe`, which the runner executes in a forked child that has imported
-the candidate's file, and which returns plain data (numbers, strings, numpy arrays); and
-`judge`, which turns that data into a Verdict back in the worker. Keeping every comparison in
-`judge` is what makes a monkeypatched `numpy.allclose` in an exercise file prove nothing.
+A check's `plan(ctx) -> Plan` runs in the judge (a process where no candidate code ever ran): it
+builds the inputs and keeps the expected values. The plan names a probe (a generic one from
+grader.probes.library, or one of the round's probes) and gives it plain data; the runner executes
+that probe in a child that imported the candidate's file, and hands the observation (plain data)
+back to `judge`, which turns it into a Verdict. Keeping every comparison in `judge` is what makes
+a monkeypatched `numpy.allclose` in an exercise file prove nothing.
 """
 
 from __future__ import annotations
@@ -13,27 +14,25 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
-from grader.parts import FLAVORS
-
-if TYPE_CHECKING:
-    from grader.checks.api import Api
-
 VerdictStatus = Literal["passed", "failed", "skipped"]
+Need = Literal["cuda"]
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """What the judge decided. `fraction` is the share of the points earned."""
+    """What the judge decided. `fraction` is the share of the points earned; `stub`: the
+    candidate has not started on what this check looks at (an empty EXPLANATION)."""
 
     status: VerdictStatus
     message: str = ""
     hint: str | None = None
     fraction: float = 0.0
     not_applicable: bool = False
+    stub: bool = False
 
 
 def passed(message: str = "") -> Verdict:
@@ -42,6 +41,11 @@ def passed(message: str = "") -> Verdict:
 
 def failed(message: str, hint: str | None = None, fraction: float = 0.0) -> Verdict:
     return Verdict("failed", message, hint, fraction)
+
+
+def not_started(message: str, hint: str | None = None) -> Verdict:
+    """A failure because the stub is still a stub: the scorecard says "not implemented yet"."""
+    return Verdict("failed", f"not implemented yet: {message}", hint, 0.0, stub=True)
 
 
 def skipped(message: str, not_applicable: bool = False) -> Verdict:
@@ -53,60 +57,78 @@ def skipped(message: str, not_applicable: bool = False) -> Verdict:
 
 @dataclass(frozen=True)
 class Plan:
-    """The two halves of a check: `probe` runs candidate code, `judge` decides.
+    """The two halves of a check: the probe to run beside candidate code, and the judge.
 
-    `uses_device`: the probe may initialise CUDA. The runner then lifts the address-space cap
-    for it (CUDA reserves far more virtual memory than any cap would allow, and cuInit fails
-    under one) and allows it time to set the device up on top of the check's timeout.
+    `probe` names a generic probe or `round:<name>`; `args` are its keyword arguments, plain
+    data only. `uses_device`: the probe may initialise CUDA. The runner then lifts the
+    address-space cap for it (CUDA reserves far more virtual memory than any cap would allow,
+    and cuInit fails under one) and allows it time to set the device up.
+
+    `baseline`: a probe (name, args) the runner first runs in a child that never imports the
+    candidate's code (the reference timed as a yardstick, the textbook code demonstrated). The
+    judge then receives {"yours": observation, "baseline": its observation, or None with
+    "baseline_error": why}.
     """
 
-    probe: Callable[[Api], Any]
+    probe: str
+    args: dict[str, Any]
     judge: Callable[[Any], Verdict]
     uses_device: bool = False
+    baseline: tuple[str, dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
 class Context:
-    """What a plan may know: the run's seed and flavor, and its own check id."""
+    """What a plan may know: the run's seed, flavor and device, and its own check id.
+
+    `graded_parts` / `passed_parts`: the parts graded, and those that passed every check,
+    earlier in the same run (a probe may use the candidate's own earlier part only when it is
+    known to work)."""
 
     seed: int
     flavor: str
     check_id: str
     device: str = "auto"
     timeout_s: float = 10.0
+    cuda: bool = False
+    graded_parts: tuple[str, ...] = ()
+    passed_parts: tuple[str, ...] = ()
+
+    @property
+    def part_id(self) -> str:
+        return self.check_id.split(".", 1)[0]
 
     def rng(self) -> np.random.Generator:
         """A generator private to this check, so adding a check never shifts another's inputs."""
         return np.random.default_rng([self.seed, zlib.crc32(self.check_id.encode())])
 
+    def reproduce(self) -> str:
+        return f"reproduce with `grader check {self.part_id} --seed {self.seed}`"
+
 
 @dataclass(frozen=True)
 class Check:
-    """A registered hidden check."""
+    """One row of a round's check table.
+
+    `needs`: what the machine must have for the check to apply at all ("cuda"); where it is
+    missing, the check is worth no points (its share goes to the part's other checks).
+    `after`: checks whose failure explains this one's (the scorecard folds it under them).
+    """
 
     id: str
     title: str
     points: float
     plan: Callable[[Context], Plan]
     flavors: tuple[str, ...]
+    needs: Need | None = None
+    after: tuple[str, ...] = ()
 
     @property
     def part_id(self) -> str:
         return self.id.split(".", 1)[0]
 
-
-REGISTRY: list[Check] = []
-
-
-def check(
-    check_id: str, title: str, points: float, flavors: tuple[str, ...] = FLAVORS
-) -> Callable[[Callable[[Context], Plan]], Callable[[Context], Plan]]:
-    """Register a plan function as a hidden check; registration order is run order."""
-
-    def register(plan: Callable[[Context], Plan]) -> Callable[[Context], Plan]:
-        if any(c.id == check_id for c in REGISTRY):
-            raise ValueError(f"duplicate check id {check_id}")
-        REGISTRY.append(Check(check_id, title, points, plan, flavors))
-        return plan
-
-    return register
+    def applies(self, ctx: Context) -> bool:
+        """Whether the check can apply on this machine, for this flavor and device."""
+        if self.needs == "cuda":
+            return ctx.cuda and ctx.flavor == "torch" and ctx.device != "cpu"
+        return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -67,3 +68,55 @@ def find_mismatch(actual: np.ndarray, expected: np.ndarray, dtype: str,
 
 def matches(actual: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
     return actual.shape == expected.shape and bool(close_mask(actual, expected, dtype).all())
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float | np.floating | np.integer) and not isinstance(x, bool)
+
+
+def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
+                    tolerance: tuple[float, float] | None = None) -> str | None:
+    """None when a result matches the truth; else what differs first, in words.
+
+    Results may be arrays, numbers, or lists and dicts of them (a tuple of gradients, a dict
+    of parameters); `name` names the whole, and each piece is named below it (dW1, P[0, 1])."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return f"{name} should be a dict with keys {sorted(expected)}"
+        missing = sorted(set(expected) - set(actual))
+        if missing:
+            return f"{name} has no key(s) {', '.join(missing)}"
+        for key in expected:
+            found = tree_difference(actual[key], expected[key], dtype, key, tolerance)
+            if found:
+                return found
+        return None
+    if isinstance(expected, list | tuple):
+        if not isinstance(actual, list | tuple) or len(actual) != len(expected):
+            return f"{name} should be a sequence of {len(expected)} items"
+        for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
+            found = tree_difference(a, e, dtype, f"{name}[{index}]", tolerance)
+            if found:
+                return found
+        return None
+    if _is_number(expected) and not isinstance(actual, np.ndarray):
+        if not _is_number(actual):
+            return f"{name} should be a number, got {type(actual).__name__}"
+        actual = np.asarray(float(actual))
+    if not isinstance(actual, np.ndarray):
+        return f"{name} should be an array, got {type(actual).__name__}"
+    expected = np.asarray(expected, dtype=np.float64)
+    if actual.shape != expected.shape:
+        return f"{name} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
+    mismatch = find_mismatch(actual, expected, dtype, tolerance)
+    if mismatch is None:
+        return None
+    if actual.ndim == 0:
+        return f"{name}: yours {mismatch.yours:.6g}, expected {mismatch.expected:.6g}"
+    return mismatch.describe(name)
+
+
+def tree_matches(actual: Any, expected: Any, dtype: str,
+                 tolerance: tuple[float, float] | None = None) -> bool:
+    with np.errstate(all="ignore"):
+        return tree_difference(actual, expected, dtype, "result", tolerance) is None

@@ -17,8 +17,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import IO, Any
 
-from grader.parts import get_part
 from grader.results import CheckResult, PartResult, RunResult
+from grader.rounds import get_round
 from grader.runner.protocol import Request
 
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
@@ -50,11 +50,11 @@ class Worker:
         # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
         self._stderr = tempfile.TemporaryFile(mode="w+")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.runner.worker"], env=_worker_environment(),
+            [sys.executable, "-P", "-m", "grader.runner.worker"], env=_worker_environment(),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             text=True, bufsize=1,
         )
-        self._expect("ready")
+        self.cuda = bool(self._expect("ready").get("cuda"))
 
     def _events(self) -> Iterable[dict[str, Any]]:
         stdout: IO[str] = self.process.stdout  # type: ignore[assignment]
@@ -65,10 +65,11 @@ class Worker:
         err = self._stderr.read()
         raise GraderCrash(f"the grading worker stopped unexpectedly:\n{err.strip()[-2000:]}")
 
-    def _expect(self, kind: str) -> None:
+    def _expect(self, kind: str) -> dict[str, Any]:
         for event in self._events():
             if event["type"] == kind:
-                return
+                return event
+        raise GraderCrash(f"the grading worker never said {kind}")
 
     def _replies(self, request: Request) -> Iterable[dict[str, Any]]:
         """Send one request; its events up to (not including) `done`."""
@@ -88,10 +89,11 @@ class Worker:
             on_part: OnPart | None = None) -> RunResult:
         """Send one request and collect its results, calling on_check as each check arrives
         and on_part as each part finishes (Gradescope's partial results hang on that)."""
-        result = RunResult(flavor=request.flavor, seed=request.seed)
+        result = RunResult(round=request.round, flavor=request.flavor, seed=request.seed)
+        round_ = get_round(request.round)
         for event in self._replies(request):
             if event["type"] == "part_start":
-                part = get_part(event["part"])
+                part = round_.part(event["part"])
                 result.parts.append(PartResult(id=part.id, title=part.title))
             elif event["type"] == "check":
                 check = CheckResult.from_wire(event["result"])

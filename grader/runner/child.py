@@ -19,13 +19,15 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from grader.checks.api import Api, describe_exception
-from grader.checks.backends import CandidateFault, make_backend
 from grader.checks.base import Plan
-from grader.parts import Part
-from grader.runner.protocol import LAST_WORDS_SIGNAL, write_frame
+from grader.probes.api import Api, describe_exception
+from grader.probes.backends import CandidateFault, make_backend
+from grader.probes.library import resolve
+from grader.rounds import Part
+from grader.runner.protocol import LAST_WORDS_SIGNAL, ProbeFrame, probe_frame, write_frame
 
 OUTPUT_LIMIT = 4000
 FILE_SIZE_LIMIT = 64 * 1024 * 1024
@@ -158,13 +160,17 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _import_part(root: Path, part: Part) -> Any:
-    for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
-        del sys.modules[name]
-    sys.path.insert(0, str(root))
-    sys.meta_path.insert(0, _ExercisesFinder(root))
-    importlib.invalidate_caches()
-    return importlib.import_module(f"exercises.{part.module}")
+def _import_module(root: Path, module: str) -> Any:
+    """Import exercises.<module> from the workspace at root, always from its current text.
+
+    Only the `exercises` package is found in the workspace (root is not put on sys.path), so
+    nothing else in the folder, a `grader/` or `numpy/` of its own, can shadow a real module."""
+    if not any(isinstance(f, _ExercisesFinder) for f in sys.meta_path):
+        for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
+            del sys.modules[name]
+        sys.meta_path.insert(0, _ExercisesFinder(root))
+        importlib.invalidate_caches()
+    return importlib.import_module(f"exercises.{module}")
 
 
 def describe_import_failure(exc: BaseException, folder: Path) -> str:
@@ -180,9 +186,25 @@ def describe_import_failure(exc: BaseException, folder: Path) -> str:
     return f"{raised.type}: {raised.message}" + (f"\n  at {raised.where}" if raised.where else "")
 
 
+def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None) -> CappedText:
+    """Everything a child does before running any code of the candidate's or a probe's."""
+    os.setpgid(0, 0)
+    _die_with_worker(worker_pid)
+    _silence_standard_streams()
+    apply_limits(memory_mb)
+    capture = CappedText()
+    sys.stdout = sys.stderr = capture
+    _answer_last_words(fd, capture)
+    if flavor == "torch" or "torch" in sys.modules:
+        import torch
+
+        torch.set_num_threads(1)
+    return capture
+
+
 def run_child(
     fd: int, root: Path, part: Part, flavor: str, plans: list[Plan], start: int, memory_mb: int,
-    worker_pid: int | None = None, device_ready: bool = False,
+    helpers: ModuleType, worker_pid: int | None = None, device_ready: bool = False,
 ) -> None:
     """Import the part and run plans[start:], one frame per probe. Never returns.
 
@@ -190,62 +212,80 @@ def run_child(
     address-space cap."""
     code = 0
     try:
-        os.setpgid(0, 0)
-        _die_with_worker(worker_pid)
-        _silence_standard_streams()
-        apply_limits(memory_mb)
-        capture = CappedText()
-        sys.stdout = sys.stderr = capture
-        _answer_last_words(fd, capture)
-        if flavor == "torch" or "torch" in sys.modules:
-            import torch
-
-            torch.set_num_threads(1)
+        capture = _prepare(fd, memory_mb, flavor, worker_pid)
         folder = root / "exercises"
         try:
-            module = _import_part(root, part)
+            module = _import_module(root, part.module)
         except BaseException as exc:  # noqa: BLE001 - a failed import is a result, not a crash
             message = describe_import_failure(exc, folder)
             write_frame(fd, {"kind": "import_error", "message": message,
                              "output": capture.take()})
             os._exit(0)
         write_frame(fd, {"kind": "imported", "output": capture.take()})
-        api = Api(module, make_backend(flavor), folder)
+        api = Api(module, make_backend(flavor), folder, helpers,
+                  lambda name: _import_module(root, name))
         for index in range(start, len(plans)):
-            if plans[index].uses_device and device_ready:
+            plan = plans[index]
+            if plan.uses_device and device_ready:
                 lift_address_space_cap()
-            began = time.perf_counter()
-            frame = _run_probe(plans[index], api, folder)
-            frame.update(index=index, duration_s=time.perf_counter() - began,
-                         output=capture.take())
-            try:
-                write_frame(fd, frame)
-            except Exception as exc:  # noqa: BLE001 - e.g. a probe returned an unpicklable value
-                write_frame(fd, {"kind": "error", "index": index, "output": "",
-                                 "duration_s": frame["duration_s"],
-                                 "message": f"the grader could not send this result: {exc}"})
+            _send_probe(fd, index, plan.probe, plan.args, api, folder, capture)
     except BaseException:  # noqa: BLE001 - last resort: report, then leave without cleanup
         code = 70
-        try:
-            os.write(fd, b"")
-            sys.__stderr__.write(traceback.format_exc())
-        except Exception:  # noqa: BLE001
-            pass
+        _report_crash(fd)
     finally:
         os._exit(code)
 
 
-def _run_probe(plan: Plan, api: Api, folder: Path) -> dict[str, Any]:
+def run_baseline(fd: int, probe: str, args: dict[str, Any], flavor: str, memory_mb: int,
+                 helpers: ModuleType, reference_folder: Path, worker_pid: int | None = None,
+                 device_ready: bool = False) -> None:
+    """Run one probe that involves no candidate code (a yardstick, a textbook demonstration);
+    one frame. Never returns."""
+    code = 0
+    try:
+        capture = _prepare(fd, memory_mb, flavor, worker_pid)
+        if device_ready:
+            lift_address_space_cap()
+        api = Api(ModuleType("baseline"), make_backend(flavor), reference_folder, helpers)
+        _send_probe(fd, 0, probe, args, api, reference_folder, capture)
+    except BaseException:  # noqa: BLE001 - last resort: report, then leave without cleanup
+        code = 70
+        _report_crash(fd)
+    finally:
+        os._exit(code)
+
+
+def _send_probe(fd: int, index: int, probe: str, args: dict[str, Any], api: Api, folder: Path,
+                capture: CappedText) -> None:
+    began = time.perf_counter()
+    frame = _run_probe(probe, args, api, folder)
+    frame.update(index=index, duration_s=time.perf_counter() - began, output=capture.take())
+    try:
+        write_frame(fd, frame)
+    except Exception as exc:  # noqa: BLE001 - e.g. a probe returned an unpicklable value
+        write_frame(fd, probe_frame("error", index, f"the grader could not send this result: "
+                                    f"{exc}", duration_s=frame["duration_s"]))
+
+
+def _report_crash(fd: int) -> None:
+    try:
+        os.write(fd, b"")
+        sys.__stderr__.write(traceback.format_exc())
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _run_probe(probe: str, args: dict[str, Any], api: Api, folder: Path) -> ProbeFrame:
     """One probe's frame: its observation, or why there is none."""
     try:
-        return {"kind": "observation", "data": plan.probe(api)}
+        return probe_frame("observation", data=resolve(api, probe)(api, **args))
     except NotImplementedError as exc:
-        return {"kind": "not_implemented", "message": str(exc) or "NotImplementedError"}
+        return probe_frame("not_implemented", message=str(exc) or "NotImplementedError")
     except CandidateFault as exc:
-        return {"kind": "fault", "message": str(exc)}
+        return probe_frame("fault", message=str(exc))
     except MemoryError:
-        return {"kind": "fault", "message": "ran out of memory (the grader caps memory per part)"}
+        return probe_frame("fault", message="ran out of memory (the grader caps memory per part)")
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, anything
         raised = describe_exception(exc, folder)
         where = f"\n  at {raised.where}" if raised.where else ""
-        return {"kind": "error", "message": f"{raised.type}: {raised.message}{where}"}
+        return probe_frame("error", message=f"{raised.type}: {raised.message}{where}")

@@ -67,8 +67,19 @@ class WorkerPool:
         self.jobs = jobs
         self._start_worker = start_worker or warm_worker
         self._workers: list[Worker] = []
+        self._idle: list[Worker] = []
         self._lock = threading.Lock()
         self._closed = False
+
+    def cuda(self) -> bool:
+        """Whether the workers see CUDA (a worker is started to ask, and kept for the batch)."""
+        with self._lock:
+            known = next(iter(self._workers), None)
+        if known is None:
+            known = self._enlist()
+            with self._lock:
+                self._idle.append(known)
+        return known.cuda
 
     def grade(self, requests: Iterable[Request]) -> Iterator[PoolEvent]:
         """Grade every request; yield events as they happen, ending after the last RequestDone.
@@ -132,6 +143,9 @@ class WorkerPool:
                 self._retire(worker)
 
     def _enlist(self) -> Worker:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
         worker = self._start_worker()
         with self._lock:
             if self._closed:
@@ -150,13 +164,17 @@ class WorkerPool:
 
     def close(self, kill: bool = False) -> None:
         """Kill every worker mid-request when `kill` (the threads that own them then close
-        them); otherwise the workers are closed by their threads when the batch ends."""
+        them); otherwise the workers are closed by their threads when the batch ends. A worker
+        started but never given a request is closed here."""
         with self._lock:
             self._closed = self._closed or kill
             workers = list(self._workers)
+            idle, self._idle = self._idle, []
         if kill:
             for worker in workers:
                 worker.kill()
+        for worker in idle:
+            self._retire(worker)
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -15,10 +15,10 @@ import signal
 import struct
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
+
 
 _HEADER = struct.Struct("!Q")
-"""The worker's one command-line flag: pay one-time costs before saying ready."""
 MAX_FRAME = 256 * 1024 * 1024
 
 _ALLOWED = {
@@ -101,9 +101,17 @@ def _read_exact(fd: int, size: int, deadline: float) -> bytes | None:
     return b"".join(chunks)
 
 
+DEFAULT_TIMEOUT_S = 10.0
+"""Seconds each check may run, unless the command line or grader.toml says otherwise."""
+DEFAULT_MEMORY_MB = 2048
+"""Extra memory the code under test may allocate per part."""
+
+RequestKind = Literal["check", "followup"]
+
+
 @dataclass(frozen=True)
 class Request:
-    """One job for the worker. `root` holds exercises/; weights default to the registry's.
+    """One job for the worker. `root` holds exercises/; weights default to the round's.
 
     `kind` is "check" (grade the parts) or "followup" (run each part's follow-up
     demonstration in a child, like a probe, and send back its evidence).
@@ -111,15 +119,100 @@ class Request:
 
     id: str
     root: str
+    round: str
     flavor: str
     parts: list[str]
     seed: int
-    timeout_s: float = 10.0
-    memory_mb: int = 2048
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_mb: int = DEFAULT_MEMORY_MB
     weights: dict[str, float] | None = None
     device: str = "auto"
-    kind: str = "check"
+    kind: RequestKind = "check"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:
         return cls(**data)
+
+
+# --- child -> worker frames ---------------------------------------------------------------------
+
+
+class ImportedFrame(TypedDict):
+    kind: Literal["imported"]
+    output: str
+
+
+class ImportErrorFrame(TypedDict):
+    kind: Literal["import_error"]
+    message: str
+    output: str
+
+
+class ProbeFrame(TypedDict):
+    """One probe's outcome. kind "observation" carries `data`; "not_implemented" (the stub
+    raised NotImplementedError), "fault" (the result could not be read) and "error" (the code
+    crashed) carry `message`."""
+
+    kind: Literal["observation", "not_implemented", "fault", "error"]
+    index: int
+    duration_s: float
+    output: str
+    data: Any
+    message: str
+
+
+class LastWordsFrame(TypedDict):
+    kind: Literal["last_words"]
+    output: str
+
+
+Frame = ImportedFrame | ImportErrorFrame | ProbeFrame | LastWordsFrame
+
+
+def probe_frame(kind: str, index: int = -1, message: str = "", data: Any = None,
+                duration_s: float = 0.0, output: str = "") -> ProbeFrame:
+    return {"kind": kind, "index": index, "duration_s": duration_s,  # type: ignore[typeddict-item]
+            "output": output, "data": data, "message": message}
+
+
+# --- worker -> CLI events -------------------------------------------------------------------------
+
+
+class ReadyEvent(TypedDict):
+    type: Literal["ready"]
+    cuda: bool
+
+
+class PartEvent(TypedDict):
+    type: Literal["part_start", "part_end"]
+    request: str
+    part: str
+
+
+class CheckEvent(TypedDict):
+    type: Literal["check"]
+    request: str
+    part: str
+    result: dict[str, Any]
+
+
+class FollowupEvent(TypedDict):
+    type: Literal["followup"]
+    request: str
+    part: str
+    evidence: dict[str, Any]
+
+
+class DoneEvent(TypedDict):
+    type: Literal["done"]
+    request: str
+
+
+class FatalEvent(TypedDict):
+    type: Literal["fatal"]
+    request: str
+    message: str
+    trace: str
+
+
+Event = ReadyEvent | PartEvent | CheckEvent | FollowupEvent | DoneEvent | FatalEvent

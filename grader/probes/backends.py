@@ -24,7 +24,6 @@ class Backend(Protocol):
     name: str
 
     def native(self, a: np.ndarray) -> Any: ...
-    def is_native(self, x: Any) -> bool: ...
     def to_numpy(self, x: Any, what: str = "the result") -> np.ndarray: ...
     def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any:
         """A NaN-filled output buffer; `contiguous=False` lays it out column-major (all strides
@@ -52,9 +51,6 @@ class NumpyBackend:
 
     def native(self, a: np.ndarray) -> np.ndarray:
         return np.array(a, copy=True)
-
-    def is_native(self, x: Any) -> bool:
-        return isinstance(x, np.ndarray)
 
     def to_numpy(self, x: Any, what: str = "the result") -> np.ndarray:
         if not isinstance(x, np.ndarray):
@@ -192,9 +188,6 @@ class TorchBackend:
 
     def native(self, a: np.ndarray) -> Any:
         return self.torch.from_numpy(np.array(a, copy=True))
-
-    def is_native(self, x: Any) -> bool:
-        return isinstance(x, self.torch.Tensor)
 
     def to_numpy(self, x: Any, what: str = "the result") -> np.ndarray:
         if not isinstance(x, self.torch.Tensor):

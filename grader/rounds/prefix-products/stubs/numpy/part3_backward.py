@@ -1,4 +1,4 @@
-"""Part 3: hand-written backward of the prefix matrix products ($flavor flavor).
+"""Part 3: hand-written backward of the prefix matrix products (numpy flavor).
 
 Forward: P[i] = P[i-1] @ W[i], P[0] = W[0]. Given the upstream gradients dP[i] = dL/dP[i] for
 every prefix, compute dW[i] = dL/dW[i]. No autograd: derive it. For one step Y = A @ B with
@@ -9,10 +9,10 @@ Run `grader check part3` to grade this file; `grader hint part3` when stuck.
 
 from __future__ import annotations
 
-$import_line
+import numpy as np
 
 
-def prefix_products_backward(W: $array, dP: $array) -> $array:
+def prefix_products_backward(W: np.ndarray, dP: np.ndarray) -> np.ndarray:
     """Return dW of shape (N, D, D) for the loss whose gradient w.r.t. each P[i] is dP[i].
 
     W, dP: (N, D, D). Raises ValueError when W is not (N, D, D) or dP.shape != W.shape.

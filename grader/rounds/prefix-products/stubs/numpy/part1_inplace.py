@@ -1,4 +1,4 @@
-"""Part 1: in-place forward of the prefix matrix products ($flavor flavor).
+"""Part 1: in-place forward of the prefix matrix products (numpy flavor).
 
 Given a stack of square matrices W of shape (N, D, D), the inclusive prefix products are
 
@@ -10,7 +10,7 @@ Run `grader check part1` to grade this file; `grader hint part1` when stuck.
 
 from __future__ import annotations
 
-$import_line
+import numpy as np
 
 # In a few sentences: why does a naive in-place version of this loop break autograd when W
 # requires grad? (What does autograd keep for backward, what does an in-place write change,
@@ -18,7 +18,7 @@ $import_line
 EXPLANATION = ""
 
 
-def prefix_products_out(W: $array, P: $array) -> $array:
+def prefix_products_out(W: np.ndarray, P: np.ndarray) -> np.ndarray:
     """Fill the caller-provided P with the prefix products of W and return P itself.
 
     W: (N, D, D). P: (N, D, D), the output buffer; write into it, do not rebind it.

@@ -1,4 +1,4 @@
-"""Part 4: Hillis-Steele scan for the prefix matrix products ($flavor flavor).
+"""Part 4: Hillis-Steele scan for the prefix matrix products (torch flavor).
 
 An inclusive parallel scan: with offsets step = 1, 2, 4, ... while step < N, each level computes
 new[i] = old[i - step] @ old[i] for i >= step and keeps new[i] = old[i] for i < step. That is
@@ -9,10 +9,10 @@ Run `grader check part4` to grade this file; `grader hint part4` when stuck.
 
 from __future__ import annotations
 
-$import_line
+import torch
 
 
-def hillis_steele_scan_forward(W: $array) -> tuple[$array, list]:
+def hillis_steele_scan_forward(W: torch.Tensor) -> tuple[torch.Tensor, list]:
     """Return (P, levels): P the inclusive prefix products of W, levels one entry per level.
 
     W: (N, D, D). Raises ValueError when W is not (N, D, D). Each entry of levels holds whatever
@@ -21,7 +21,7 @@ def hillis_steele_scan_forward(W: $array) -> tuple[$array, list]:
     raise NotImplementedError("Part 4: write hillis_steele_scan_forward")
 
 
-def hillis_steele_scan_backward(levels: list, dP: $array) -> $array:
+def hillis_steele_scan_backward(levels: list, dP: torch.Tensor) -> torch.Tensor:
     """Return dW of shape (N, D, D), given the levels from the forward and dP = dL/dP.
 
     Walk the levels in reverse; do not modify dP.

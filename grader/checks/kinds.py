@@ -1,0 +1,631 @@
+"""The generic check kinds: what a round's checks.toml configures.
+
+Each kind reads its row of the check table through a `Spec` (so a typo or a missing key is an
+error naming the file and the check) and returns the check's `plan(ctx) -> Plan`: the probe to run
+beside candidate code (a generic one from grader.probes.library), its arguments as plain data,
+and the judge that decides. A round configures what function is called, on which inputs, against
+which truth, within which tolerance, and which known mistakes to look for; checks that really are
+special are `kind = "custom"` rows naming a plan function of the round's checks.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from grader.checks.base import Context, Plan, Verdict, failed, not_started, passed, skipped
+from grader.checks.cases import Case, span
+from grader.checks.compare import find_mismatch, tree_difference, tree_matches
+from grader.checks.mistakes import Mistake, diagnose
+from grader.prose import error_topic
+from grader.rounds import Round, RoundError
+
+PlanFactory = Callable[[Context], Plan]
+Observation = dict[str, Any]
+
+VALIDATION_HINT = (
+    "Check shapes first and raise ValueError yourself; an IndexError or a matmul RuntimeError "
+    "from deeper in the code is an accident, not validation."
+)
+WRONG_GRADIENT_HINT = (
+    "If the forward values are right but the gradient is not, part of the computation went "
+    "around autograd (.data, detach, numpy)."
+)
+GRADCHECK_HINT = (
+    "gradcheck compares your backward's Jacobian with finite differences of the forward; "
+    "'Jacobian mismatch' means the two disagree. The correctness check shows which entries."
+)
+FINITE_DIFFERENCES_HINT = (
+    "Finite differences do not lie: nudge that one entry of {wrt} by hand and watch the loss; "
+    "then compare with your formula. (`grader hint {part}`)"
+)
+REQUIRED = object()
+
+
+class Spec:
+    """One row of checks.toml, read key by key; `finish` rejects the keys nobody read."""
+
+    def __init__(self, table: dict[str, Any], where: str, round_: Round, judge: ModuleType,
+                 helpers: ModuleType, mistakes: Callable[[Any, str], tuple[Mistake, ...]],
+                 defaults: dict[str, Any] | None = None) -> None:
+        self.table = dict(table)
+        self.defaults = defaults or {}
+        self.where = where
+        self.round = round_
+        self.judge = judge
+        self.helpers = helpers
+        self._mistakes = mistakes
+        self._read: set[str] = set()
+
+    def _get(self, key: str, default: Any) -> Any:
+        self._read.add(key)
+        if key in self.table:
+            return self.table[key]
+        if key in self.defaults:
+            return self.defaults[key]
+        if default is REQUIRED:
+            raise RoundError(f"{self.where}: missing {key}")
+        return default
+
+    def text(self, key: str, default: Any = REQUIRED) -> Any:
+        value = self._get(key, default)
+        if value is not None and not isinstance(value, str):
+            raise RoundError(f"{self.where}: {key} must be a string")
+        return value
+
+    def number(self, key: str, default: Any = REQUIRED) -> float:
+        value = self._get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise RoundError(f"{self.where}: {key} must be a number")
+        return float(value)
+
+    def names(self, key: str, default: Sequence[str] = ()) -> list[str]:
+        value = self._get(key, list(default))
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise RoundError(f"{self.where}: {key} must be a list of strings")
+        return list(value)
+
+    def maker(self, key: str, default: Any = REQUIRED) -> Any:
+        """A function of the round's checks.py, named by `key`."""
+        name = self.text(key, default)
+        if name is None:
+            return None
+        found = getattr(self.judge, name, None)
+        if not callable(found):
+            raise RoundError(f"{self.where}: {key} = {name!r}: checks.py has no such function")
+        return found
+
+    def helper(self, key: str) -> str | None:
+        """A function of the round's probes.py, named by `key` (passed to the probe by name)."""
+        name = self.text(key, None)
+        if name is not None and not callable(getattr(self.helpers, name, None)):
+            raise RoundError(f"{self.where}: {key} = {name!r}: probes.py has no such function")
+        return name
+
+    def mistakes(self, key: str = "mistakes") -> tuple[Mistake, ...]:
+        return self._mistakes(self._get(key, []), self.where)
+
+    def call(self) -> dict[str, Any]:
+        """How one call is made: the candidate's function on inputs `args`, or helpers."""
+        config = {"function": self.text("function", None), "args": self.names("args"),
+                  "call": self.helper("call"), "read": self.helper("read"),
+                  "run": self.helper("run")}
+        if config["function"] is None and config["run"] is None:
+            raise RoundError(f"{self.where}: needs a function (or a run helper)")
+        return config
+
+    def value(self, key: str, default: Any = REQUIRED) -> Any:
+        """A value of any TOML type (a table of stages, a tolerance pair, a list of ideas)."""
+        return self._get(key, default)
+
+    def rest(self) -> dict[str, Any]:
+        """Every key not read yet (a custom check's parameters)."""
+        rest = {k: v for k, v in self.table.items() if k not in self._read}
+        self._read |= set(rest)
+        return rest
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.table) - self._read)
+        if unknown:
+            raise RoundError(f"{self.where}: unknown key(s) {', '.join(unknown)}")
+
+
+# --- shared pieces of judging -------------------------------------------------------------------
+
+
+def format_raised(raised: dict[str, Any]) -> str:
+    where = f"\n  at {raised['where']}" if raised.get("where") else ""
+    return f"{raised['type']}: {raised['message']}{where}"
+
+
+def raised_verdict(where: str, raised: dict[str, Any], hint: str | None = None) -> Verdict:
+    """The verdict for candidate code that raised where it should have returned."""
+    return failed(f"{where}: raised {format_raised(raised)}", hint=hint)
+
+
+def first_line(message: str, limit: int = 300) -> str:
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    return line if len(line) <= limit else line[:limit] + " ..."
+
+
+def unchanged(before: np.ndarray, after: np.ndarray) -> bool:
+    """Bit-for-bit equality, NaN included."""
+    return before.shape == after.shape and bool(np.array_equal(before, after, equal_nan=True))
+
+
+def _cases(maker: Callable[[np.random.Generator], Any], ctx: Context) -> list[Case]:
+    made = maker(ctx.rng())
+    return list(made) if isinstance(made, list | tuple) else [made]
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+
+def validation(spec: Spec) -> PlanFactory:
+    """Malformed inputs must raise the expected error (ValueError)."""
+    function, maker = spec.text("function"), spec.maker("cases")
+    call, args = spec.helper("call"), spec.names("args")
+    hint, error = spec.text("hint", VALIDATION_HINT), spec.text("error", "ValueError")
+
+    def judge(rows: list[Observation]) -> Verdict:
+        for row in rows:
+            raised = row["raised"]
+            if raised is None:
+                return failed(f"{row['case']}: returned normally; expected {error}", hint=hint)
+            if error not in raised["bases"]:
+                return failed(f"{row['case']}: raised {format_raised(raised)}; expected {error}",
+                              hint=hint)
+        return passed(f"{error} for all {len(rows)} malformed inputs")
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+        return Plan("raises_each", {"function": function, "call": call, "args": args,
+                                    "cases": [c.data() for c in cases]}, judge)
+
+    return plan
+
+
+# --- correctness over many cases, with the mistake named ----------------------------------------
+
+
+def _wrong(cases: Sequence[Case], observed: Sequence[Observation],
+           truth: Callable[[Case], Any]) -> list[tuple[Case, Any]]:
+    """Every (case, result) that came back with the right shape but wrong values."""
+    wrong = []
+    for case, obs in zip(cases, observed, strict=False):
+        if obs["raised"] is not None:
+            break
+        expected = truth(case)
+        shapes_agree = np.shape(obs["value"]) == np.shape(expected) if isinstance(
+            expected, np.ndarray) else True
+        if shapes_agree and not tree_matches(obs["value"], expected, case.dtype):
+            wrong.append((case, obs["value"]))
+    return wrong
+
+
+def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observation],
+                truth: Callable[[Case], Any], name: str, mistakes: Sequence[Mistake],
+                hint: str, raise_hint: str, shape_hint: str | None,
+                stages: dict[str, dict[str, str]] | None = None) -> Verdict:
+    """Pass when every case matches the truth; else the first bad case's evidence, and the hint
+    of the known mistake that explains the wrong results."""
+    for case, obs in zip(cases, observed, strict=False):
+        if obs["raised"] is not None:
+            stage = (stages or {}).get(obs.get("stage", ""))
+            verdict = failed(f"{case.describe()}: raised {format_raised(obs['raised'])}",
+                             hint=raise_hint)
+            if stage:
+                return failed(stage["prefix"] + verdict.message, hint=stage["hint"])
+            return verdict
+        expected = truth(case)
+        actual = obs["value"]
+        if isinstance(expected, np.ndarray) and np.shape(actual) != expected.shape:
+            return failed(f"{case.describe()}: returned shape {tuple(np.shape(actual))}, expected "
+                          f"{tuple(expected.shape)} ({ctx.reproduce()})", hint=shape_hint)
+        difference = tree_difference(actual, expected, case.dtype, name)
+        if difference is not None:
+            wrong = _wrong(cases, observed, truth)
+            return failed(f"{case.describe()}: {difference} ({ctx.reproduce()})",
+                          hint=diagnose(wrong, mistakes) or hint)
+    return passed(f"{len(cases)} cases matched ({span(cases)})")
+
+
+def correctness(spec: Spec) -> PlanFactory:
+    """The candidate's results over many cases against the truth; the mistake named.
+
+    `hint` is the recipe shown when no known mistake explains the results; `failure_hint`,
+    when given, is shown for every failure instead (a check whose every failure has one
+    cause, like P is W)."""
+    call, maker, truth = spec.call(), spec.maker("cases"), spec.maker("truth")
+    name, mistakes = spec.text("name", "the result"), spec.mistakes()
+    failure_hint = spec.text("failure_hint", None)
+    hint = spec.text("hint", REQUIRED if failure_hint is None else "")
+    raise_hint = spec.text("raise_hint", "Valid input must not raise; " + hint)
+    shape_hint, prefix = spec.text("shape_hint", None), spec.text("prefix", "")
+    passed_text = spec.text("passed", None)
+    stages = spec.value("stages", {})
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+
+        def judge(observed: list[Observation]) -> Verdict:
+            verdict = judge_cases(ctx, cases, observed, truth, name, mistakes, hint, raise_hint,
+                                  shape_hint, stages)
+            if verdict.status == "passed":
+                return passed(passed_text.format(count=len(cases))) if passed_text else verdict
+            return failed(prefix + verdict.message, hint=failure_hint or verdict.hint)
+
+        return Plan("call_each", {**call, "cases": [c.data() for c in cases]}, judge)
+
+    return plan
+
+
+# --- inputs left unchanged, fresh results, dtype and device ------------------------------------
+
+
+def inputs_unchanged(spec: Spec) -> PlanFactory:
+    """Every input holds, bit for bit, what it held before the call."""
+    maker, function = spec.maker("case"), spec.text("function", None)
+    args, run, hint = spec.names("args"), spec.helper("run"), spec.text("hint")
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+
+        def judge(obs: Observation) -> Verdict:
+            if obs["raised"]:
+                return raised_verdict(case.describe(), obs["raised"])
+            changed = [n for n, after in obs["after"].items()
+                       if not unchanged(np.asarray(case[n]), after)]
+            if changed:
+                return failed(f"{case.describe()}: {' and '.join(changed)} modified", hint=hint)
+            return passed()
+
+        return Plan("inputs_after", {"function": function, "case": case.data(), "args": args,
+                                     "run": run}, judge)
+
+    return plan
+
+
+def fresh_result(spec: Spec) -> PlanFactory:
+    """The result is new memory (not an input or a view of one) and the inputs are unchanged."""
+    maker, function, args = spec.maker("case"), spec.text("function"), spec.names("args")
+    shared_hint, changed_hint = spec.text("shared_hint"), spec.text("changed_hint")
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+
+        def judge(obs: Observation) -> Verdict:
+            if obs["raised"]:
+                return raised_verdict(case.describe(), obs["raised"])
+            if obs["shared"]:
+                return failed(f"{case.describe()}: the result shares memory with "
+                              f"{' and '.join(obs['shared'])}", hint=shared_hint)
+            changed = [n for n, after in obs["after"].items()
+                       if not unchanged(np.asarray(case[n]), after)]
+            if changed:
+                return failed(f"{case.describe()}: {' and '.join(changed)} was modified",
+                              hint=changed_hint)
+            return passed()
+
+        return Plan("fresh_result", {"function": function, "case": case.data(), "args": args},
+                    judge)
+
+    return plan
+
+
+def dtype_device(spec: Spec) -> PlanFactory:
+    """The result keeps the first input's dtype and device."""
+    maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
+    hint = spec.text("hint")
+
+    def judge(rows: list[Observation]) -> Verdict:
+        for row in rows:
+            if row["raised"]:
+                return failed(f"raised {format_raised(row['raised'])}")
+            if row["got"] != row["want"]:
+                return failed(f"{args[0]} was {' on '.join(row['want'])}; the result is "
+                              f"{' on '.join(row['got'])}", hint=hint)
+        return passed()
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+        return Plan("dtype_device", {"function": function, "args": args,
+                                     "cases": [c.data() for c in cases]}, judge)
+
+    return plan
+
+
+# --- autograd: through the candidate's forward, gradcheck, no autograd inside ------------------
+
+
+def explain_error(round_: Round, message: str) -> tuple[str, str] | None:
+    """(what happened, what to do) for a torch error the round has a topic about."""
+    topic = error_topic(round_, message)
+    if topic is None:
+        return None
+    return topic.text("what happened"), topic.text("fix")
+
+
+def judge_gradient(round_: Round, case: Case, obs: Observation, variable: str,
+                   expected: np.ndarray, wrong_hint: str) -> Verdict:
+    """Verdict on autograd through the candidate's forward (probes.autograd.gradient_through)."""
+    stage = obs["stage"]
+    if stage in ("forward", "backward"):
+        raised = obs["raised"]
+        known = explain_error(round_, raised["message"])
+        text = (f"{case.describe()}, {variable}.requires_grad: {stage} raised {raised['type']}: "
+                f"{first_line(raised['message'])}")
+        if known:
+            return failed(f"{text}\n{known[0]}", hint=known[1])
+        where = f"\n  at {raised['where']}" if raised["where"] else ""
+        return failed(text + where)
+    if stage in ("detached", "no_grad"):
+        what, fix = explain_error(round_, "does not require grad and does not have a grad_fn") \
+            or ("", "")
+        return failed(f"{case.describe()}: {variable}.grad stayed empty: {what}", hint=fix)
+    mismatch = find_mismatch(obs["grad"], expected, case.dtype)
+    if mismatch:
+        return failed(f"{case.describe()}: autograd's d{variable} through your forward is wrong: "
+                      f"{mismatch.describe(variable + '.grad')}", hint=wrong_hint)
+    return passed(f"{variable}.grad matches the reference gradient")
+
+
+def _through(spec: Spec) -> dict[str, Any]:
+    return {"function": spec.text("function"), "args": spec.names("args"),
+            "upstream": spec.text("upstream"), "wrt": int(spec.number("wrt", 0))}
+
+
+def autograd(spec: Spec) -> PlanFactory:
+    """torch autograd through the candidate's forward gives the right gradient."""
+    maker, through = spec.maker("case"), _through(spec)
+    truth, hint = spec.maker("gradient"), spec.text("hint", WRONG_GRADIENT_HINT)
+    variable = through["args"][through["wrt"]]
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+        return Plan("autograd_through", {**through, "case": case.data()},
+                    lambda obs: judge_gradient(spec.round, case, obs, variable, truth(case), hint))
+
+    return plan
+
+
+def gradcheck(spec: Spec) -> PlanFactory:
+    """torch.autograd.gradcheck in float64 over the case's `inputs`, plus the judge's own look
+    at the same case.
+
+    Two forms: without `make`, gradcheck runs on the candidate's own (autograd) `function`, and
+    the judge then checks autograd's gradient through it; with `make` (a helper that builds a
+    torch function around the candidate's hand-written backward), the judge then checks that
+    backward's result on the same case (call: function/args/run), so a patched gradcheck proves
+    nothing."""
+    from grader.probes.autograd import bound_gradcheck
+
+    maker, inputs, make = spec.maker("case"), spec.names("inputs"), spec.helper("make")
+    if make is None:
+        through = _through(spec)
+        variable = through["args"][through["wrt"]]
+        truth_gradient, hint = spec.maker("gradient"), spec.text("hint", WRONG_GRADIENT_HINT)
+        mistakes: tuple[Mistake, ...] = ()
+    else:
+        gradient_call = spec.call()
+        truth, mistakes = spec.maker("truth"), spec.mistakes()
+        hint = spec.text("hint", GRADCHECK_HINT)
+
+    def judge_through(case: Case, obs: Observation) -> Verdict:
+        result = obs["gradcheck"]
+        if not result["ok"]:
+            message = result["raised"]["message"]
+            known = explain_error(spec.round, message)
+            return failed(f"{case.describe()}: gradcheck raised {result['raised']['type']}: "
+                          f"{first_line(message)}", hint=known[1] if known else
+                          "gradcheck compares autograd's Jacobian with finite differences: the "
+                          "two disagree, so part of your forward is invisible to autograd.")
+        return judge_gradient(spec.round, case, obs["through"], variable, truth_gradient(case),
+                              hint)
+
+    def judge_backward(case: Case, obs: Observation) -> Verdict:
+        result, value = obs["gradcheck"], obs["value"]
+        if not result["ok"]:
+            raised = result["raised"]
+            where = f"\n  at {raised['where']}" if raised["where"] else ""
+            named = diagnose([(case, value["value"])], mistakes) \
+                if value["value"] is not None else None
+            return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
+                          f"{first_line(raised['message'])}{where}", hint=named or hint)
+        if value["raised"] or not tree_matches(value["value"], truth(case), "float64"):
+            return failed("gradcheck reported success, but your result on the same input is "
+                          "wrong", hint="See the correctness check for the evidence.")
+        return passed("gradcheck passed (float64, slow mode)")
+
+    def plan(ctx: Context) -> Plan:
+        bound_gradcheck()  # bound here, in the judge, before any candidate import
+        (case,) = _cases(maker, ctx)
+        if make is None:
+            return Plan("gradcheck", {"make": None, "function": through["function"],
+                                      "case": case.data(), "inputs": inputs, "through": through},
+                        lambda obs: judge_through(case, obs))
+        return Plan("gradcheck", {"make": make, "function": None, "case": case.data(),
+                                  "inputs": inputs, "gradient": gradient_call},
+                    lambda obs: judge_backward(case, obs))
+
+    return plan
+
+
+def no_autograd(spec: Spec) -> PlanFactory:
+    """A hand-written backward never runs autograd's engine."""
+    maker, function, args = spec.maker("case"), spec.text("function"), spec.names("args")
+    hint = spec.text("hint")
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+
+        def judge(obs: Observation) -> Verdict:
+            if obs["runs"]:
+                return failed(f"{case.describe()}: your backward ran torch autograd "
+                              f"{obs['runs']} time(s) (backward(), autograd.grad or torch.func)",
+                              hint=hint)
+            if obs["raised"]:
+                return raised_verdict(case.describe(), obs["raised"])
+            return passed()
+
+        return Plan("autograd_runs", {"function": function, "case": case.data(),
+                                      "args": args}, judge)
+
+    return plan
+
+
+# --- finite differences -------------------------------------------------------------------------
+
+
+def central_differences(loss: Callable[[dict[str, np.ndarray]], float],
+                        inputs: dict[str, np.ndarray], wrt: str, eps: float) -> np.ndarray:
+    """Central differences of loss(inputs) w.r.t. every entry of inputs[wrt], in float64."""
+    base = {k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()}
+    x = base[wrt]
+    grad = np.empty_like(x)
+    for index in np.ndindex(*x.shape):
+        plus, minus = x.copy(), x.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        grad[index] = (loss({**base, wrt: plus}) - loss({**base, wrt: minus})) / (2 * eps)
+    return grad
+
+
+def finite_differences(spec: Spec) -> PlanFactory:
+    """The candidate's gradient against central differences of the round's loss, float64."""
+    call, maker, loss = spec.call(), spec.maker("case"), spec.maker("loss")
+    wrt, loss_name = spec.text("wrt"), spec.text("loss_name")
+    eps = spec.number("eps", 1e-6)
+    tolerance = tuple(spec.value("tolerance", [1e-5, 1e-6]))
+    mistakes, hint = spec.mistakes(), spec.text("hint", FINITE_DIFFERENCES_HINT)
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+        recipe = hint.format(wrt=wrt, part=ctx.part_id)
+
+        def judge(observed: list[Observation]) -> Verdict:
+            obs = observed[0]
+            if obs["raised"]:
+                return raised_verdict(case.describe(), obs["raised"])
+            numeric = central_differences(loss, case.inputs, wrt, eps)
+            value = np.asarray(obs["value"])
+            if value.shape != numeric.shape:
+                return failed(f"{case.describe()}: d{wrt} has shape {value.shape}")
+            mismatch = find_mismatch(value, numeric, "float64", tolerance)  # type: ignore[arg-type]
+            if mismatch:
+                i = ", ".join(map(str, mismatch.index))
+                return failed(
+                    f"{case.describe()}, loss {loss_name}, eps {eps:g}: dL/d{wrt}[{i}] by finite "
+                    f"differences is {mismatch.expected:.6g}, yours is {mismatch.yours:.6g} "
+                    f"(max abs error {mismatch.max_abs:.3g}; seed {ctx.seed})",
+                    hint=diagnose([(case, value)], mistakes) or recipe)
+            return passed(f"all {value.size} entries of d{wrt} agree with central differences")
+
+        return Plan("call_each", {**call, "cases": [case.data()]}, judge)
+
+    return plan
+
+
+# --- complexity by op count ---------------------------------------------------------------------
+
+
+def complexity(spec: Spec) -> PlanFactory:
+    """Matmul flops at growing sizes: the growth must be that of the expected order."""
+    maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
+    size, exponent = spec.text("size"), spec.number("exponent", 1.0)
+    budget = spec.maker("budget", None)
+    growth_hint, budget_hint = spec.text("growth_hint"), spec.text("budget_hint", None)
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+        small, large = cases[0], cases[-1]
+        n_small, n_large = small.dim(size), large.dim(size)
+
+        def judge(obs: Observation) -> Verdict:
+            low, high = obs["flops"][0], obs["flops"][-1]
+            if low == 0 or high == 0:
+                return skipped("no matmul work was visible to the counter (were the inputs "
+                               "converted, e.g. with np.asarray?), so the cost was not measured")
+            growth = high / low
+            summary = (f"matmul flops: {low} at {size}={n_small}, {high} at {size}={n_large} "
+                       f"(x{growth:.1f} for x{n_large // n_small} {size})")
+            if growth > 1.5 * (n_large / n_small) ** exponent:
+                return failed(summary + f": the cost grows faster than {_order(exponent)} in "
+                              f"{size}", hint=growth_hint)
+            allowed = budget(large) if budget else None
+            if allowed is not None and high > allowed:
+                return failed(summary + f": more than 4x the reference's {allowed // 4} flops",
+                              hint=budget_hint)
+            return passed(summary)
+
+        return Plan("matmul_flops", {"function": function, "args": args,
+                                     "cases": [c.data() for c in cases]}, judge)
+
+    return plan
+
+
+def _order(exponent: float) -> str:
+    return {1.0: "linearly", 2.0: "quadratically"}.get(exponent, f"as the power {exponent:g}")
+
+
+# --- an explanation in the candidate's words ----------------------------------------------------
+
+
+def explanation(spec: Spec) -> PlanFactory:
+    """A module-level string that must state the ideas an interviewer listens for."""
+    variable, about = spec.text("variable", "EXPLANATION"), spec.text("about")
+    file = spec.text("file")
+    ideas = [(str(i["idea"]), str(i["pattern"])) for i in spec.value("ideas")]
+
+    def missed_hint(missed: Sequence[str]) -> str:
+        return "Not yet said: " + "; ".join(missed) + "."
+
+    def judge(obs: Observation) -> Verdict:
+        text, names = obs["text"], [idea for idea, _ in ideas]
+        if obs["type"] is None:
+            return failed(f"{file} has no {variable}: add `{variable} = \"...\"` with a few "
+                          f"sentences on {about}", hint=missed_hint(names))
+        if text is None:
+            return failed(f"{variable} should be a string, found {obs['type']}")
+        if not text.strip():
+            return not_started(f"{variable} is empty; write a few sentences on {about}",
+                               hint=missed_hint(names))
+        missed = [idea for idea, pattern in ideas if not re.search(pattern, text, re.I)]
+        covered = len(ideas) - len(missed)
+        if missed:
+            return failed(f"covers {covered} of {len(ideas)} key ideas",
+                          fraction=covered / len(ideas), hint=missed_hint(missed))
+        return passed(f"covers all {len(ideas)} key ideas")
+
+    return lambda ctx: Plan("module_string", {"name": variable}, judge)
+
+
+# --- special checks -----------------------------------------------------------------------------
+
+
+def custom(spec: Spec) -> PlanFactory:
+    """A check the round writes itself: `plan` names checks.py's `plan(ctx, params) -> Plan`;
+    every other key of the row is in `params` (its hints, sizes, limits)."""
+    make = spec.maker("plan")
+    params = spec.rest()
+    return lambda ctx: make(ctx, params)
+
+
+KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
+    "validation": validation,
+    "correctness": correctness,
+    "inputs_unchanged": inputs_unchanged,
+    "fresh_result": fresh_result,
+    "dtype_device": dtype_device,
+    "autograd": autograd,
+    "gradcheck": gradcheck,
+    "no_autograd": no_autograd,
+    "finite_differences": finite_differences,
+    "complexity": complexity,
+    "explanation": explanation,
+    "custom": custom,
+}

@@ -1,0 +1,160 @@
+"""A round's check table: checks.toml read against the round's checks.py and probes.py.
+
+    [[check]]
+    id = "part1.correctness"        # <part>.<name>; table order is run order
+    kind = "correctness"            # a generic kind (grader.checks.kinds) or "custom"
+    title = "Fills P with the right products"
+    points = 6                      # shares of the part's weight
+    flavors = ["torch"]             # optional: the flavors it applies to (default: the part's)
+    needs = "cuda"                  # optional: worth no points where the machine lacks it
+    after = ["part1.correctness"]   # optional: checks whose failure explains this one's
+    ...                             # the kind's own keys
+
+    [mistakes.reversed-order]       # a known slip: what it computes (or a matcher), its hint
+    output = "reversed_order"       # a function of checks.py: case -> what the slip returns
+    hint = "matmul is not commutative: ..."
+
+    [catalogues]                    # named lists of slips a check's `mistakes` may use
+    forward = ["first-slot", "reversed-order"]
+
+    [defaults]                      # values for any check that reads the key and lacks it
+    shape_hint = "The result has one (D, D) matrix per input matrix."
+
+Loaded in the worker only (it imports numpy and the round's code); cached per round.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import tomllib
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from grader.checks.base import Check
+from grader.checks.kinds import KINDS, Spec
+from grader.checks.mistakes import Mistake, same_as
+from grader.rounds import Round, RoundError
+
+CHECKS_FILE = "checks.toml"
+CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after"}
+NEEDS = ("cuda",)
+
+
+def module_name(round_: Round, name: str) -> str:
+    return "grader_round_" + re.sub(r"\W", "_", round_.id) + "_" + name
+
+
+def load_module(round_: Round, name: str) -> ModuleType:
+    """The round's checks.py or probes.py, imported by path under a name that cannot clash."""
+    qualified = module_name(round_, name)
+    if qualified in sys.modules:
+        return sys.modules[qualified]
+    path = round_.module_path(name)
+    spec = importlib.util.spec_from_file_location(qualified, path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise RoundError(f"round {round_.id} has no {path.name}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[qualified]
+        raise
+    return module
+
+
+class MistakeBook:
+    """The round's known slips by name, and the catalogues that group them."""
+
+    def __init__(self, data: dict[str, Any], judge: ModuleType, where: str) -> None:
+        self.mistakes: dict[str, Mistake] = {}
+        for name, entry in data.get("mistakes", {}).items():
+            here = f"{where}: mistakes.{name}"
+            if set(entry) - {"output", "match", "hint"} or "hint" not in entry \
+                    or ("output" in entry) == ("match" in entry):
+                raise RoundError(f"{here}: needs hint and exactly one of output / match")
+            key = "output" if "output" in entry else "match"
+            fn = getattr(judge, entry[key], None)
+            if not callable(fn):
+                raise RoundError(f"{here}: checks.py has no function {entry[key]!r}")
+            self.mistakes[name] = Mistake(name, same_as(fn) if key == "output" else fn,
+                                          str(entry["hint"]))
+        self.catalogues: dict[str, list[str]] = data.get("catalogues", {})
+        for catalogue, names in self.catalogues.items():
+            self.expand(names, f"{where}: catalogues.{catalogue}")
+
+    def expand(self, names: Any, where: str) -> tuple[Mistake, ...]:
+        """Mistake names and catalogue names, in order, as Mistakes."""
+        if not isinstance(names, list):
+            raise RoundError(f"{where}: mistakes must be a list of names")
+        found: list[Mistake] = []
+        for name in names:
+            if name in self.catalogues:
+                found += self.expand(self.catalogues[name], where)
+            elif name in self.mistakes:
+                found.append(self.mistakes[name])
+            else:
+                raise RoundError(f"{where}: unknown mistake or catalogue {name!r}")
+        return tuple(found)
+
+
+def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
+           helpers: ModuleType, book: MistakeBook, defaults: dict[str, Any],
+           where: str) -> Check:
+    here = f"{where}: check[{index}]"
+    for key in ("id", "kind", "title", "points"):
+        if key not in entry:
+            raise RoundError(f"{here}: missing {key}")
+    check_id, kind = str(entry["id"]), str(entry["kind"])
+    here = f"{where}: {check_id}"
+    part_id = check_id.split(".", 1)[0]
+    part = round_.part(part_id)
+    if kind not in KINDS:
+        raise RoundError(f"{here}: unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
+    flavors = tuple(entry.get("flavors", part.flavors))
+    if set(flavors) - set(part.flavors):
+        raise RoundError(f"{here}: flavors {list(flavors)} not all among {part_id}'s")
+    needs = entry.get("needs")
+    if needs is not None and needs not in NEEDS:
+        raise RoundError(f"{here}: needs must be one of {', '.join(NEEDS)}")
+    spec = Spec({k: v for k, v in entry.items() if k not in CHECK_KEYS}, here, round_, judge,
+                helpers, book.expand, defaults)
+    plan = KINDS[kind](spec)
+    spec.finish()
+    return Check(id=check_id, title=str(entry["title"]), points=float(entry["points"]),
+                 plan=plan, flavors=flavors, needs=needs, after=tuple(entry.get("after", ())))
+
+
+@cache
+def round_checks(round_: Round) -> tuple[Check, ...]:
+    """Every check of a round, in run order; a malformed table raises RoundError."""
+    path = round_.folder / CHECKS_FILE
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RoundError(f"{path}: {exc}") from exc
+    unknown = sorted(set(data) - {"check", "mistakes", "catalogues", "defaults"})
+    if unknown:
+        raise RoundError(f"{path}: unknown table(s) {', '.join(unknown)}")
+    judge, helpers = load_module(round_, "checks"), load_module(round_, "probes")
+    book = MistakeBook(data, judge, str(path))
+    defaults = data.get("defaults", {})
+    checks = tuple(_check(entry, i, round_, judge, helpers, book, defaults, str(path))
+                   for i, entry in enumerate(data.get("check", [])))
+    ids = [c.id for c in checks]
+    if len(set(ids)) != len(ids):
+        raise RoundError(f"{path}: check ids repeat")
+    for check in checks:
+        for earlier in check.after:
+            if earlier not in ids[:ids.index(check.id)]:
+                raise RoundError(f"{path}: {check.id} comes after {earlier!r}, which is not an "
+                                 "earlier check")
+    return checks
+
+
+def checks_for(round_: Round, part_id: str, flavor: str) -> list[Check]:
+    """The checks of one part that apply to a flavor, in run order."""
+    return [c for c in round_checks(round_) if c.part_id == part_id and flavor in c.flavors]

@@ -1,0 +1,131 @@
+"""Autograd-facing probe helpers: gradients through candidate code, gradcheck of a custom
+torch.autograd.Function, and counting autograd runs inside a function that must not use it.
+
+torch functions are bound when the worker loads this module (before any candidate import), so an
+exercise file that reassigns `torch.autograd.gradcheck` does not change what a probe calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from grader.probes.api import Api, as_dict
+
+
+def leaf(a: np.ndarray) -> Any:
+    """A float64 (or the array's own dtype) torch leaf that requires grad."""
+    import torch
+
+    return torch.from_numpy(np.array(a, copy=True)).requires_grad_()
+
+
+def gradient_through(api: Api, forward: Callable[..., Any], inputs: Sequence[np.ndarray],
+                     upstream: Any, wrt: int = 0) -> dict[str, Any]:
+    """Differentiate sum(forward(*inputs) * upstream) with torch autograd w.r.t. inputs[wrt];
+    plain data back: the stage that failed, or the gradient."""
+    import torch
+
+    leaves = [leaf(a) if i == wrt else torch.from_numpy(np.array(a, copy=True))
+              for i, a in enumerate(inputs)]
+    value, raised = api.call(forward, *leaves)
+    if raised is not None:
+        return {"stage": "forward", "raised": raised.as_dict()}
+    out = api.backend.to_tensor(value)
+    if not out.requires_grad:
+        return {"stage": "detached"}
+    _, raised = api.call(lambda: (out * torch.from_numpy(np.asarray(upstream))).sum().backward())
+    if raised is not None:
+        return {"stage": "backward", "raised": raised.as_dict()}
+    grad = leaves[wrt].grad
+    if grad is None:
+        return {"stage": "no_grad"}
+    return {"stage": "ok", "grad": grad.detach().numpy().copy()}
+
+
+@cache
+def bound_gradcheck() -> Callable[..., Any]:
+    """torch.autograd.gradcheck, bound before any candidate import and called once: its first
+    call imports a good deal of torch (about 0.3 s), which every child forked afterwards
+    inherits instead of paying again."""
+    import torch
+
+    gradcheck = torch.autograd.gradcheck
+    warm = torch.ones((1,), dtype=torch.float64, requires_grad=True)
+    gradcheck(lambda x: x * x, (warm,))
+    return gradcheck
+
+
+def run_gradcheck(api: Api, fn: Callable[..., Any], inputs: Sequence[np.ndarray],
+                  needs_grad: Sequence[bool] | None = None) -> dict[str, Any]:
+    """torch.autograd.gradcheck in float64, slow mode (the inputs here are small)."""
+    import torch
+
+    wants = list(needs_grad) if needs_grad is not None else [True] * len(inputs)
+    tensors = tuple(torch.from_numpy(np.array(a, dtype=np.float64)).requires_grad_(w)
+                    for a, w in zip(inputs, wants, strict=True))
+    gradcheck = bound_gradcheck()
+    _, raised = api.call(lambda: gradcheck(fn, tensors, eps=1e-6, atol=1e-5, rtol=1e-3,
+                                           fast_mode=False))
+    return {"ok": raised is None, "raised": as_dict(raised)}
+
+
+def custom_function(forward: Callable[..., tuple[Any, Any]],
+                    backward: Callable[[tuple[Any, ...], Any, Any], Any]) -> Callable[..., Any]:
+    """A torch.autograd.Function (forward / setup_context / backward) around plain pieces.
+
+    forward(*inputs) -> (output, saved) in torch tensors; backward(inputs, saved, grad) -> the
+    gradient of the first input (the others get None). Whatever the flavor, the Function speaks
+    torch, so gradcheck can drive it.
+    """
+    import torch
+
+    class Wrapped(torch.autograd.Function):
+        @staticmethod
+        def forward(*inputs: Any) -> Any:  # type: ignore[override]
+            return forward(*inputs)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
+            ctx.save_for_backward(*inputs)
+            ctx.saved = output[1]
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any, *unused: Any) -> Any:  # type: ignore[override]
+            inputs = ctx.saved_tensors
+            return (backward(inputs, ctx.saved, grad),) + (None,) * (len(inputs) - 1)
+
+    return lambda *inputs: Wrapped.apply(*inputs)[0]
+
+
+class _EngineSpy:
+    """Stands in for autograd's engine and counts backward runs (autograd.grad, .backward(),
+    torch.func.vjp all end up in run_backward)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.calls = 0
+
+    def run_backward(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return self.engine.run_backward(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+
+def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any) -> tuple[Any, Any, int]:
+    """Call fn; (value, raised, how many times autograd's engine ran during the call)."""
+    from torch.autograd.variable import Variable
+
+    engine = Variable._execution_engine
+    spy = _EngineSpy(engine)
+    Variable._execution_engine = spy
+    try:
+        value, raised = api.call(fn, *args)
+    finally:
+        Variable._execution_engine = engine
+    return value, raised, spy.calls

@@ -1,0 +1,222 @@
+"""The generic probes: the candidate-side halves of the generic check kinds.
+
+Each probe is a plain function `probe(api, **args) -> observation`, looked up by name, whose
+arguments are plain data (cases as numpy arrays, names of the candidate's functions and of the
+round's helpers). That keeps every probe independent of the judge: what crosses to the child is
+data, and what comes back is data.
+
+A round's helpers (its probes.py) are named by the check table:
+- `call(api, case) -> args`: the arguments of one call, built from the case's arrays;
+- `read(api, args, value) -> data`: what to judge of a call (default: the return value);
+- `run(api, case) -> observation`: a whole call sequence (e.g. a forward, then a backward),
+  returning {"value", "raised"} itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from grader.probes.api import Api, as_dict
+from grader.probes.autograd import count_autograd_runs, gradient_through, run_gradcheck
+from grader.probes.backends import CandidateFault
+
+Observation = dict[str, Any]
+CaseData = Mapping[str, Any]
+"""One case as the child sees it: {"inputs": {name: array}, "label": str}."""
+
+PROBES: dict[str, Callable[..., Any]] = {}
+
+
+def probe(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Register a generic probe under its function name."""
+    PROBES[fn.__name__] = fn
+    return fn
+
+
+def read_tree(api: Api, value: Any, what: str = "the result") -> Any:
+    """A returned value as numpy: arrays, and tuples, lists and dicts of them; Python numbers
+    stay numbers."""
+    if isinstance(value, dict):
+        return {str(k): read_tree(api, v, f"{what}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [read_tree(api, v, f"{what}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, bool | int | float) and not isinstance(value, np.ndarray):
+        return float(value)
+    if isinstance(value, np.generic):
+        return float(value)
+    return api.backend.to_numpy(value, what)
+
+
+def native_args(api: Api, case: CaseData, names: Sequence[str]) -> tuple[Any, ...]:
+    """The case's inputs `names`, in order, as the flavor's native arrays (fresh copies)."""
+    inputs = case["inputs"]
+    return tuple(api.backend.native(np.asarray(inputs[n])) for n in names)
+
+
+def build_args(api: Api, case: CaseData, call: str | None, args: Sequence[str]) -> tuple[Any, ...]:
+    return api.helper(call)(api, case) if call else native_args(api, case, args)
+
+
+def one_call(api: Api, function: str | None, case: CaseData, call: str | None = None,
+             args: Sequence[str] = (), read: str | None = None,
+             run: str | None = None) -> Observation:
+    """Call the candidate once on a case: {"value": what to judge, "raised": ...}."""
+    if run:
+        return api.helper(run)(api, case)
+    built = build_args(api, case, call, args)
+    value, raised = api.call(api.function(function or ""), *built)
+    if raised is not None:
+        return {"value": None, "raised": raised.as_dict()}
+    data = api.helper(read)(api, built, value) if read else read_tree(api, value)
+    return {"value": data, "raised": None}
+
+
+@probe
+def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: str | None = None,
+              args: Sequence[str] = (), read: str | None = None,
+              run: str | None = None) -> list[Observation]:
+    """One observation per case, up to and including the first that raised."""
+    observed = []
+    for case in cases:
+        observed.append(one_call(api, function, case, call, args, read, run))
+        if observed[-1]["raised"] is not None:
+            break
+    return observed
+
+
+@probe
+def raises_each(api: Api, function: str, cases: Sequence[CaseData], call: str | None = None,
+                args: Sequence[str] = ()) -> list[Observation]:
+    """For each (malformed) case: what the call raised, or None."""
+    fn = api.function(function)
+    rows = []
+    for case in cases:
+        _, raised = api.call(fn, *build_args(api, case, call, args))
+        rows.append({"case": case["label"], "raised": as_dict(raised)})
+    return rows
+
+
+def snapshot(api: Api, x: Any) -> np.ndarray:
+    return api.backend.to_numpy(x, "the input")
+
+
+@probe
+def inputs_after(api: Api, function: str | None, case: CaseData, args: Sequence[str] = (),
+                 run: str | None = None) -> Observation:
+    """Run the candidate on native copies of the case's inputs; what each input holds after.
+
+    Without `run` the function is called on the inputs `args`; `run(api, natives)` (a helper)
+    may instead call several functions on the natives and returns what was raised, or None."""
+    natives = {name: api.backend.native(np.asarray(a)) for name, a in case["inputs"].items()}
+    if run:
+        raised = api.helper(run)(api, natives)
+    else:
+        raised = api.call(api.function(function or ""), *(natives[n] for n in args))[1]
+    return {"raised": as_dict(raised),
+            "after": {name: snapshot(api, x) for name, x in natives.items()}}
+
+
+@probe
+def fresh_result(api: Api, function: str, case: CaseData, args: Sequence[str]) -> Observation:
+    """Whether the result shares memory with (or is) an input, and the inputs afterwards."""
+    natives = [api.backend.native(np.asarray(case["inputs"][n])) for n in args]
+    value, raised = api.call(api.function(function), *natives)
+    if raised:
+        return {"raised": raised.as_dict()}
+    outputs = value if isinstance(value, tuple | list) else (value,)
+    for out in outputs:
+        api.backend.to_numpy(out)
+    shared = sorted({name for name, x in zip(args, natives, strict=True) for out in outputs
+                     if out is x or api.backend.shares_memory(out, x)})
+    return {"raised": None, "shared": shared,
+            "after": {name: snapshot(api, x) for name, x in zip(args, natives, strict=True)}}
+
+
+@probe
+def dtype_device(api: Api, function: str, cases: Sequence[CaseData],
+                 args: Sequence[str]) -> list[Observation]:
+    """The dtype and device of each result against those of the first input."""
+    rows = []
+    for case in cases:
+        natives = native_args(api, case, args)
+        value, raised = api.call(api.function(function), *natives)
+        if raised:
+            return rows + [{"raised": raised.as_dict()}]
+        api.backend.to_numpy(value)
+        b = api.backend
+        rows.append({"raised": None, "got": [b.dtype_name(value), b.device_name(value)],
+                     "want": [b.dtype_name(natives[0]), b.device_name(natives[0])]})
+    return rows
+
+
+@probe
+def autograd_through(api: Api, function: str, case: CaseData, args: Sequence[str],
+                     upstream: str, wrt: int = 0) -> Observation:
+    """torch autograd through the candidate's forward (see autograd.gradient_through)."""
+    inputs = [np.asarray(case["inputs"][n]) for n in args]
+    return gradient_through(api, api.function(function), inputs, case["inputs"][upstream], wrt)
+
+
+@probe
+def gradcheck(api: Api, make: str | None, function: str | None, case: CaseData,
+              inputs: Sequence[str], gradient: Mapping[str, Any] | None = None,
+              through: Mapping[str, Any] | None = None) -> Observation:
+    """gradcheck of a torch function of the case's `inputs`: the candidate's own `function`, or
+    the one the helper `make(api)` builds around their code; and, for the judge's own
+    cross-check, the candidate's gradient on the same case (`gradient`: one_call's arguments)
+    or autograd's gradient through their forward (`through`: autograd_through's arguments)."""
+    fn = api.helper(make)(api) if make else api.function(function or "")
+    result: Observation = {"gradcheck": run_gradcheck(
+        api, fn, [np.asarray(case["inputs"][n]) for n in inputs], _needs_grad(len(inputs)))}
+    if gradient is not None:
+        result["value"] = one_call(api, case=case, **gradient)
+    if through is not None:
+        result["through"] = autograd_through(api, case=case, **through)
+    return result
+
+
+def _needs_grad(count: int) -> list[bool]:
+    """gradcheck differentiates the first input only: the others (an upstream, a buffer)
+    are data."""
+    return [True] + [False] * (count - 1)
+
+
+@probe
+def autograd_runs(api: Api, function: str, case: CaseData, args: Sequence[str]) -> Observation:
+    """How many times autograd's engine ran inside the candidate's function."""
+    _, raised, runs = count_autograd_runs(api, api.function(function),
+                                          *native_args(api, case, args))
+    return {"raised": as_dict(raised), "runs": runs}
+
+
+@probe
+def matmul_flops(api: Api, function: str, cases: Sequence[CaseData],
+                 args: Sequence[str]) -> Observation:
+    """The matmul flops the counter saw in one call per case."""
+    fn = api.function(function)
+    flops = []
+    for case in cases:
+        _, count = api.backend.count_matmul_flops(fn, *native_args(api, case, args))
+        flops.append(int(count))
+    return {"flops": flops}
+
+
+@probe
+def module_string(api: Api, name: str) -> Observation:
+    """A module-level string the candidate writes (an EXPLANATION)."""
+    if not hasattr(api.module, name):
+        return {"type": None, "text": None}
+    value = getattr(api.module, name)
+    return {"type": type(value).__name__, "text": value if isinstance(value, str) else None}
+
+
+def resolve(api: Api, name: str) -> Callable[..., Any]:
+    """A probe by name: a generic one, or `round:<name>` from the round's probes module."""
+    if name.startswith("round:"):
+        return api.helper(name.removeprefix("round:"))
+    if name not in PROBES:
+        raise CandidateFault(f"the grader has no probe {name!r}")
+    return PROBES[name]

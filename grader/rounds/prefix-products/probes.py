@@ -1,0 +1,441 @@
+"""Prefix products, candidate side: how each check calls the candidate's functions and reads what
+came back, and the probes no generic kind covers.
+
+Everything here runs in the child beside candidate code and returns plain data; the verdicts are
+made in checks.py. A case arrives as {"inputs": {"W": array, "dP": array}, "label": str}.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader.probes.api import Api, as_dict
+from grader.probes.autograd import custom_function
+from grader.probes.backends import CandidateFault
+
+FORWARD = "hillis_steele_scan_forward"
+BACKWARD = "hillis_steele_scan_backward"
+
+# --- argument builders and readers --------------------------------------------------------------
+
+
+def into_nan_buffer(api: Api, case: dict[str, Any]) -> tuple[Any, Any]:
+    W = case["inputs"]["W"]
+    return api.backend.native(W), api.backend.nan_buffer(W.shape, str(W.dtype))
+
+
+def same_buffer(api: Api, case: dict[str, Any]) -> tuple[Any, Any]:
+    W = api.backend.native(case["inputs"]["W"])
+    return W, W
+
+
+def read_buffer(api: Api, args: tuple[Any, ...], value: Any) -> np.ndarray:
+    """What landed in the caller's P (not what was returned)."""
+    return api.backend.to_numpy(args[1], "P")
+
+
+def split_forward(value: Any) -> tuple[Any, Any]:
+    """(P, levels) from what the scan's forward returned, or a clear fault."""
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise CandidateFault(f"{FORWARD} should return the pair (P, levels); it returned a "
+                             f"{type(value).__name__}")
+    return value[0], value[1]
+
+
+def scan_p(api: Api, args: tuple[Any, ...], value: Any) -> np.ndarray:
+    return api.backend.to_numpy(split_forward(value)[0], "P")
+
+
+def scan_gradient(api: Api, case: dict[str, Any]) -> dict[str, Any]:
+    """Forward then backward on one case; a failure of the forward is reported as such."""
+    W = api.backend.native(case["inputs"]["W"])
+    value, raised = api.call(api.function(FORWARD), W)
+    if raised:
+        return {"value": None, "raised": raised.as_dict(), "stage": "forward"}
+    _, levels = split_forward(value)
+    dW, raised = api.call(api.function(BACKWARD), levels,
+                          api.backend.native(case["inputs"]["dP"]))
+    if raised:
+        return {"value": None, "raised": raised.as_dict(), "stage": "backward"}
+    return {"value": api.backend.to_numpy(dW, "dW"), "raised": None, "stage": "backward"}
+
+
+def fill_fresh_buffer(api: Api, natives: dict[str, Any]) -> Any:
+    """Part 1 on W and a separate NaN buffer (only W is an input here)."""
+    W = natives["W"]
+    P = api.backend.nan_buffer(tuple(W.shape), api.backend.dtype_name(W))
+    return as_dict(api.call(api.function("prefix_products_out"), W, P)[1])
+
+
+def scan_both(api: Api, natives: dict[str, Any]) -> Any:
+    """The scan's forward on W, then its backward on dP."""
+    value, raised = api.call(api.function(FORWARD), natives["W"])
+    if raised:
+        return as_dict(raised)
+    return as_dict(api.call(api.function(BACKWARD), split_forward(value)[1], natives["dP"])[1])
+
+
+# --- autograd.Functions around the candidate's backward, for gradcheck --------------------------
+
+
+def _products(W: Any) -> Any:
+    """The forward of the Function whose backward is the candidate's (torch, out of place)."""
+    import torch
+
+    if W.shape[0] == 0:
+        return W.clone()
+    products = [W[0]]
+    for i in range(1, W.shape[0]):
+        products.append(products[-1] @ W[i])
+    return torch.stack(products)
+
+
+def backward_function(api: Api) -> Callable[..., Any]:
+    fn, backend = api.function("prefix_products_backward"), api.backend
+    return custom_function(
+        lambda W: (_products(W), None),
+        lambda inputs, saved, dP: backend.to_tensor(
+            fn(backend.from_tensor(inputs[0]), backend.from_tensor(dP)), "dW"),
+    )
+
+
+def scan_function(api: Api) -> Callable[..., Any]:
+    fwd, bwd, backend = api.function(FORWARD), api.function(BACKWARD), api.backend
+
+    def forward(W: Any) -> tuple[Any, Any]:
+        P, levels = split_forward(fwd(backend.from_tensor(W)))
+        return backend.to_tensor(P, "P"), levels
+
+    return custom_function(forward, lambda inputs, levels, dP: backend.to_tensor(
+        bwd(levels, backend.from_tensor(dP)), "dW"))
+
+
+# --- special probes -----------------------------------------------------------------------------
+
+
+def empty_out(api: Api, function: str) -> dict[str, Any]:
+    W = api.backend.native(np.zeros((0, 3, 3)))
+    P = api.backend.native(np.zeros((0, 3, 3)))
+    value, raised = api.call(api.function(function), W, P)
+    return {"raised": as_dict(raised), "is_p": value is P}
+
+
+def returns_p(api: Api, case: dict[str, Any]) -> dict[str, Any]:
+    W, P = into_nan_buffer(api, case)
+    value, raised = api.call(api.function("prefix_products_out"), W, P)
+    return {"raised": as_dict(raised), "is_p": value is P, "returned": type(value).__name__}
+
+
+def storage(api: Api, case: dict[str, Any]) -> dict[str, Any]:
+    W = case["inputs"]["W"]
+    P = api.backend.nan_buffer(W.shape, str(W.dtype), contiguous=False)
+    address, strides = api.backend.address(P), api.backend.strides(P)
+    _, raised = api.call(api.function("prefix_products_out"), api.backend.native(W), P)
+    return {"raised": as_dict(raised), "same_address": api.backend.address(P) == address,
+            "strides": [strides, api.backend.strides(P)], "value": api.backend.to_numpy(P, "P")}
+
+
+def memory(api: Api, case: dict[str, Any]) -> dict[str, Any]:
+    W, P = into_nan_buffer(api, case)
+    _, extra = api.backend.extra_memory(api.function("prefix_products_out"), W, P)
+    return {"extra": extra}
+
+
+def levels(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for case in cases:
+        n = int(case["inputs"]["W"].shape[0])
+        value, raised = api.call(api.function(FORWARD), api.backend.native(case["inputs"]["W"]))
+        if raised:
+            return rows + [{"n": n, "raised": raised.as_dict()}]
+        found = split_forward(value)[1]
+        try:
+            count = len(found)
+        except TypeError as exc:
+            raise CandidateFault(f"levels should be a list, got {type(found).__name__}") from exc
+        rows.append({"n": n, "raised": None, "levels": count})
+    return rows
+
+
+# --- timing the scan (part4.timing) -------------------------------------------------------------
+
+
+def resolve_device(requested: str, flavor: str) -> tuple[str, str | None]:
+    """(device to time on, why it is not CUDA). Asked in the child: CUDA must not be
+    initialised in the worker, or no forked child could use it."""
+    import torch
+
+    if flavor == "numpy":
+        return "cpu", "the numpy flavor runs on the CPU"
+    if requested == "cpu":
+        return "cpu", "--device cpu"
+    if not torch.cuda.is_available():
+        return "cpu", "--device cuda, but no CUDA device here" if requested == "cuda" \
+            else "no CUDA device"
+    try:
+        torch.cuda.init()
+    except RuntimeError as exc:  # e.g. CUDA was initialised before the fork: never a false fail
+        return "cpu", f"CUDA unusable in the grading process ({exc})"
+    return "cuda", None
+
+
+class _Bench:
+    """One child's timing session: the device, the inputs, the stopwatch and the budget."""
+
+    def __init__(self, settings: dict[str, Any], flavor: str) -> None:
+        import torch
+
+        from grader.timing import CudaStopwatch, Stopwatch, steady_host_allocator
+
+        self.settings = settings
+        self.device, self.why_not_cuda = resolve_device(settings["device"], flavor)
+        self.W, self.dP = settings["W"], settings["dP"]
+        self.n, self.d = int(self.W.shape[0]), int(self.W.shape[1])
+        if self.device == "cuda":
+            self.stopwatch: Stopwatch = CudaStopwatch(torch)
+        else:
+            steady_host_allocator()
+            self.stopwatch = Stopwatch()
+        self.figures: dict[str, Any] = {}
+        self.untimed: list[str] = []
+        self.deadline = 0.0
+
+    def start_clock(self) -> None:
+        self.stopwatch.sync()
+        self.deadline = time.perf_counter() + self.settings["budget_s"]
+
+    def timed(self, name: str, fn: Callable[[], Any]) -> None:
+        from grader.timing import measure
+
+        if time.perf_counter() >= self.deadline:
+            self.untimed.append(name)
+            return
+        self.figures[name] = measure(fn, self.stopwatch, budget_s=self.settings["repeat_s"],
+                                     call_limit_s=self.settings["call_limit_s"],
+                                     deadline=self.deadline).as_dict()
+
+    def report(self, raised: Any = None, **more: Any) -> dict[str, Any]:
+        import torch
+
+        return {"device": self.device, "why_not_cuda": self.why_not_cuda, "n": self.n,
+                "d": self.d, "figures": self.figures, "untimed": self.untimed,
+                "device_name": torch.cuda.get_device_name() if self.device == "cuda" else "CPU",
+                "raised": as_dict(raised), **more}
+
+
+def _device_of(value: Any) -> str:
+    return str(getattr(value, "device", "cpu"))
+
+
+def time_reference(api: Api, settings: dict[str, Any]) -> dict[str, Any]:
+    """The yardstick, timed in a child that never imported the candidate's code: the reference
+    scan's forward and backward and the reference sequential forward (torch)."""
+    import torch
+
+    from grader.references import load_reference_part
+    from grader.rounds import Round
+
+    round_ = Round.load(Path(__file__).resolve().parent)
+    scan = load_reference_part(round_, round_.part("part4"), "torch")
+    sequential = load_reference_part(round_, round_.part("part2"), "torch").prefix_products
+    bench = _Bench(settings, "torch" if api.flavor == "torch" else "numpy")
+    W, dP = (torch.from_numpy(a).to(bench.device) for a in (bench.W, bench.dP))
+    # Set the device up untimed (CUDA context, cuBLAS handles, kernels) on the reference, so
+    # that neither the budget nor the first figure pays for it.
+    levels_ = scan.hillis_steele_scan_forward(W)[1]
+    scan.hillis_steele_scan_backward(levels_, dP)
+    bench.start_clock()
+    bench.timed("reference scan forward", lambda: scan.hillis_steele_scan_forward(W))
+    bench.timed("reference scan backward", lambda: scan.hillis_steele_scan_backward(levels_, dP))
+    bench.timed("reference sequential forward", lambda: sequential(W))
+    return bench.report()
+
+
+def time_scan(api: Api, settings: dict[str, Any]) -> dict[str, Any]:
+    """The candidate's scan (and, when their Part 2 passed in this run, their sequential
+    forward) on the same inputs and device as the yardstick."""
+    bench = _Bench(settings, api.flavor)
+    W, dP = (api.backend.native(a) for a in (bench.W, bench.dP))
+    if api.flavor == "torch":
+        W, dP = W.to(bench.device), dP.to(bench.device)
+    fwd, bwd = api.function(FORWARD), api.function(BACKWARD)
+    returned: dict[str, str] = {}
+    sequential_note = settings["sequential_note"]
+
+    def run_all() -> None:
+        P, levels_ = split_forward(fwd(W))
+        returned["P"] = _device_of(P)
+        returned["dW"] = _device_of(bwd(levels_, dP))
+        bench.start_clock()
+        bench.timed("your scan forward", lambda: fwd(W))
+        bench.timed("your scan backward", lambda: bwd(levels_, dP))
+        if settings["time_sequential"]:
+            sequential = api.other_part(settings["sequential_module"]).prefix_products
+            bench.timed("your sequential forward", lambda: sequential(W))
+
+    _, raised = api.call(run_all)
+    return bench.report(raised, returned=returned, sequential_note=sequential_note)
+
+
+# --- the interviewer's follow-up demonstrations -------------------------------------------------
+
+N, D = 4, 3  # the interviewer's tensors: small enough to print, big enough for every error
+
+
+def _leaf() -> Any:
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    return torch.randn(N, D, D, dtype=torch.float64, generator=generator).requires_grad_()
+
+
+def _located(caught: list[warnings.WarningMessage], folder: Path) -> str:
+    """The deepest frame inside `folder` of anomaly mode's "Traceback of forward call"."""
+    frame = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in \S+\n\s+(?P<code>.+)')
+    where = ""
+    for warning in caught:
+        text = str(warning.message)
+        if "Traceback of forward call" not in text:
+            continue
+        for match in frame.finditer(text):
+            path = Path(match["file"])
+            if path.is_relative_to(folder):
+                where = (f"{path.relative_to(folder.parent)}, line {match['line']}: "
+                         f"{match['code'].strip()}")
+    return where
+
+
+def _forward_line(api: Api, fn: Callable[..., Any]) -> str:
+    """Re-run the failing case under anomaly detection, which records each operation's
+    forward traceback, to name the candidate's line that created the failing node (the
+    backward's own traceback only shows torch internals)."""
+    import torch
+
+    W = _leaf()
+    P = torch.empty_like(W)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.detect_anomaly(check_nan=False):
+            try:
+                fn(W, P)
+                P.sum().backward()
+            except Exception:  # noqa: BLE001 - the error itself was captured already
+                pass
+    return _located(caught, Path(api.folder))
+
+
+def _saved_views(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Which slices of P autograd saved for backward, and at which version of P.
+
+    Runs separately: with saved-tensor hooks installed torch skips the version check, so this
+    run could not have produced the error.
+    """
+    import torch
+
+    W = _leaf()
+    P = torch.empty_like(W)
+    storage_ptr = P.untyped_storage().data_ptr()
+    saved: list[dict[str, int]] = []
+
+    def pack(t: Any) -> Any:
+        if t.numel() and t.untyped_storage().data_ptr() == storage_ptr:
+            saved.append({"slot": int((t.storage_offset() - P.storage_offset()) // P.stride(0)),
+                          "version": int(t._version)})
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        try:
+            fn(W, P)
+        except Exception:  # noqa: BLE001 - only the saved tensors are of interest here
+            pass
+    return {"saved": saved, "final_version": int(P._version)}
+
+
+def _interviewer_runs(api: Api, fn: Callable[..., Any],
+                      snippets: dict[str, str]) -> list[dict[str, Any]]:
+    """The two things an interviewer tries: backward through a separate P, then P is W."""
+    import torch
+
+    W = _leaf()
+    P = torch.empty_like(W)
+    separate: dict[str, Any] = {"snippet": snippets["separate"]}
+    _, raised = api.call(fn, W, P)
+    if raised is None:
+        _, raised = api.call(lambda: P.sum().backward())
+        separate["stage"] = "backward"
+        if raised is not None:
+            separate.update(line=_forward_line(api, fn), **_saved_views(fn))
+        else:
+            separate.update(grad=W.grad.tolist(), W=W.detach().tolist())
+    else:
+        separate.update(stage="forward", line=raised.where)
+    separate["raised"] = as_dict(raised)
+    W = _leaf()
+    _, raised = api.call(fn, W, W)
+    aliased = {"snippet": snippets["aliased"], "stage": "forward", "raised": as_dict(raised),
+               "line": raised.where if raised else ""}
+    return [separate, aliased]
+
+
+def followup_part1(api: Api, snippets: dict[str, str]) -> list[dict[str, Any]]:
+    """The interviewer runs the candidate's in-place forward under autograd."""
+    return _interviewer_runs(api, api.function("prefix_products_out"), snippets)
+
+
+def followup_part1_textbook(api: Api, snippets: dict[str, str]) -> list[dict[str, Any]]:
+    """The same runs on the textbook in-place loop (a child without candidate code)."""
+    from grader.probes.api import Api as ProbeApi
+    from grader.references import load_reference_part
+    from grader.rounds import Round
+
+    round_ = Round.load(Path(__file__).resolve().parent)
+    textbook = load_reference_part(round_, round_.part("part1"), "torch")
+    textbook_api = ProbeApi(textbook, api.backend, round_.reference_dir("torch"))
+    return _interviewer_runs(textbook_api, textbook.prefix_products_out, snippets)
+
+
+def followup_part2(api: Api) -> dict[str, Any]:
+    """What autograd keeps alive between the candidate's forward and its backward."""
+    import torch
+
+    fn = api.function("prefix_products")
+    W = _leaf()
+    count, total = 0, 0
+
+    def pack(t: Any) -> Any:
+        nonlocal count, total
+        count += 1
+        total += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        _, raised = api.call(fn, W)
+    return {"count": count, "bytes": total, "raised": as_dict(raised), "n": N, "d": D}
+
+
+def followup_part3(api: Api, W: np.ndarray, dP: np.ndarray) -> dict[str, Any]:
+    """The candidate's backward with dP zero except at one slot."""
+    value, raised = api.call(api.function("prefix_products_backward"),
+                             api.backend.native(W), api.backend.native(dP))
+    if raised:
+        return {"raised": raised.as_dict()}
+    return {"raised": None, "dW": api.backend.to_numpy(value, "dW")}
+
+
+def followup_part4(api: Api, stacks: list[np.ndarray]) -> dict[str, Any]:
+    """Matmul work and level count of the candidate's scan forward at two sizes."""
+    rows = []
+    for W in stacks:
+        value, flops = api.backend.count_matmul_flops(api.function(FORWARD),
+                                                      api.backend.native(W))
+        found = value[1] if isinstance(value, tuple | list) and len(value) == 2 else None
+        rows.append({"n": int(W.shape[0]), "flops": int(flops),
+                     "levels": len(found) if isinstance(found, list | tuple) else None})
+    return {"rows": rows, "raised": None}
