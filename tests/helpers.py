@@ -1,7 +1,7 @@
 """Shared test helpers: the known-buggy solution folders as data, workspaces built from them,
 and a validator for the documented `--json` document.
 
-A solution folder under tests/solutions/ holds exercise files and an `expect.toml`:
+A solution folder tests/solutions/<round>/<case>/ holds exercise files and an `expect.toml`:
 
     about = "what is wrong with this code"
     flavors = ["numpy", "torch"]   # the flavors it is written for (default: both)
@@ -32,15 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.parts import FLAVORS, PART_IDS, PARTS
 from grader.results import STATUSES, CheckResult, RunResult
+from grader.rounds import DEFAULT_ROUND, Round, get_round, installed
 from grader.workspace import init_workspace
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SOLUTIONS_DIR = TESTS / "solutions"
-REFERENCE = REPO / "reference"
-PART_FILES = {part.file: part.id for part in PARTS}
+PREFIX = get_round(DEFAULT_ROUND)
 TEST_SEED = 20240
 TEST_TIMEOUT_S = 20.0
 MANIFEST = "expect.toml"
@@ -54,13 +53,14 @@ class Expectation:
     status: str = "failed"
     hint: str | None = None
     message: str | None = None
-    flavors: tuple[str, ...] = FLAVORS
+    flavors: tuple[str, ...] = ("torch", "numpy")
 
 
 @dataclass(frozen=True)
 class Solution:
     """A folder of exercise files and what the grader must say about them."""
 
+    round: Round
     name: str
     folder: Path
     about: str
@@ -72,6 +72,10 @@ class Solution:
     timeout_s: float = TEST_TIMEOUT_S
     memory_mb: int = 2048
 
+    @property
+    def key(self) -> str:
+        return f"{self.round.id}/{self.name}"
+
     def files(self, flavor: str) -> dict[str, Path]:
         """Exercise file name -> source, the flavor's own folder overriding the shared files."""
         found = {p.name: p for p in sorted(self.folder.glob("*.py"))}
@@ -80,7 +84,10 @@ class Solution:
 
 
 def load_solution(folder: Path) -> Solution:
-    """Read and validate one solution folder; a mistake in the data fails loudly."""
+    """Read and validate one solution folder (its parent is named for its round); a mistake in
+    the data fails loudly."""
+    round_ = get_round(folder.parent.name)
+    part_files = {part.file: part.id for part in round_.parts}
     data = tomllib.loads((folder / MANIFEST).read_text())
     known = {"about", "flavors", "start", "parts", "expect", "full_marks", "timeout",
              "memory_mb"}
@@ -88,16 +95,17 @@ def load_solution(folder: Path) -> Solution:
     if unknown:
         raise ValueError(f"{folder.name}/{MANIFEST}: unknown keys {sorted(unknown)}")
     names = {p.name for p in folder.glob("*.py")} | {
-        p.name for flavor in FLAVORS for p in (folder / flavor).glob("*.py")}
-    stray = names - set(PART_FILES) - {"__init__.py"}
+        p.name for flavor in round_.flavors for p in (folder / flavor).glob("*.py")}
+    stray = names - set(part_files) - {"__init__.py"}
     if stray:
         raise ValueError(f"{folder.name}: files that are not exercise files: {sorted(stray)}")
-    parts = tuple(data.get("parts") or sorted({PART_FILES[n] for n in names if n in PART_FILES}))
+    parts = tuple(data.get("parts") or sorted({part_files[n] for n in names if n in part_files}))
     return Solution(
+        round=round_,
         name=folder.name,
         folder=folder,
         about=str(data["about"]),
-        flavors=tuple(data.get("flavors", FLAVORS)),
+        flavors=tuple(data.get("flavors", round_.flavors)),
         start=str(data.get("start", "reference")),
         parts=parts,
         expect=tuple(_expectation(folder.name, e) for e in data.get("expect", [])),
@@ -108,8 +116,7 @@ def load_solution(folder: Path) -> Solution:
 
 
 def _expectation(name: str, data: dict[str, Any]) -> Expectation:
-    if "flavors" in data:
-        data = {**data, "flavors": tuple(data["flavors"])}
+    data = {**data, "flavors": tuple(data.get("flavors", ("torch", "numpy")))}
     try:
         return Expectation(**data)
     except TypeError as exc:
@@ -117,11 +124,13 @@ def _expectation(name: str, data: dict[str, Any]) -> Expectation:
 
 
 def all_solutions() -> list[Solution]:
-    return [load_solution(f) for f in sorted(SOLUTIONS_DIR.iterdir()) if (f / MANIFEST).is_file()]
+    """Every solution folder of every installed round."""
+    return [load_solution(f) for round_id in installed()
+            for f in sorted((SOLUTIONS_DIR / round_id).glob("*")) if (f / MANIFEST).is_file()]
 
 
-def solution(name: str) -> Solution:
-    return load_solution(SOLUTIONS_DIR / name)
+def solution(name: str, round_id: str = DEFAULT_ROUND) -> Solution:
+    return load_solution(SOLUTIONS_DIR / round_id / name)
 
 
 def checks_by_id(result: RunResult) -> dict[str, CheckResult]:
@@ -129,12 +138,12 @@ def checks_by_id(result: RunResult) -> dict[str, CheckResult]:
 
 
 def write_workspace(root: Path, flavor: str, start: str = "reference",
-                    files: dict[str, Path] | None = None) -> Path:
+                    files: dict[str, Path] | None = None, round_: Round = PREFIX) -> Path:
     """A fresh workspace at root: stubs, optionally the flavor's reference on top, then files."""
-    workspace = init_workspace(root, flavor)
+    workspace = init_workspace(root, round_.id, flavor)
     if start == "reference":
-        for source in sorted((REFERENCE / flavor).glob("part*.py")):
-            shutil.copy(source, workspace.exercises / source.name)
+        for part in round_.parts_for(flavor):
+            shutil.copy(round_.reference_file(part, flavor), workspace.exercises / part.file)
     for name, source in (files or {}).items():
         shutil.copy(source, workspace.exercises / name)
     return workspace.root
@@ -142,7 +151,7 @@ def write_workspace(root: Path, flavor: str, start: str = "reference",
 
 # ---- the documented JSON document (issue 2, section 6) -------------------------------------
 
-RUN_KEYS = {"flavor", "seed", "score", "max_score", "parts"}
+RUN_KEYS = {"round", "flavor", "seed", "score", "max_score", "parts"}
 PART_KEYS = {"id", "title", "score", "max_score", "checks"}
 CHECK_KEYS = {"id", "title", "status", "score", "max_score", "message", "hint", "duration_s"}
 
@@ -182,13 +191,14 @@ def validate_check(check: Any, where: str) -> None:
 def validate_run_json(doc: Any) -> None:
     """Assert that doc has exactly the documented shape, types, statuses and score sums."""
     _keys(doc, RUN_KEYS, "run")
-    assert doc["flavor"] in FLAVORS, f"flavor {doc['flavor']!r}"
+    round_ = get_round(doc["round"])
+    assert doc["flavor"] in round_.flavors, f"flavor {doc['flavor']!r}"
     assert isinstance(doc["seed"], int) and not isinstance(doc["seed"], bool), "seed"
     assert isinstance(doc["parts"], list), "parts should be a list"
     for p, part in enumerate(doc["parts"]):
         where = f"parts[{p}]"
         _keys(part, PART_KEYS, where)
-        assert part["id"] in PART_IDS, f"{where}.id {part['id']!r}"
+        assert part["id"] in round_.part_ids, f"{where}.id {part['id']!r}"
         assert isinstance(part["title"], str) and part["title"], f"{where}.title"
         assert isinstance(part["checks"], list) and part["checks"], f"{where}.checks"
         for c, check in enumerate(part["checks"]):

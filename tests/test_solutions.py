@@ -1,5 +1,6 @@
-"""The known-buggy solutions under tests/solutions/, each graded by the real grader: the check
-meant to catch each mistake must fail (or time out, or error) with a hint that names it.
+"""The known solutions under tests/solutions/<round>/, each graded by the real grader: the check
+meant to catch each mistake must fail (or time out, or error) with a hint that names it, and the
+known-good ones must get full marks. One matrix over every installed round.
 
 The cases are data (see helpers.py for the expect.toml format); this module only turns them into
 tests, one per (solution, flavor).
@@ -11,14 +12,19 @@ import re
 
 import pytest
 
-from grader.checks import checks_for
-from grader.parts import FLAVORS, PART_IDS
+from grader.checks.table import checks_for
 from grader.results import STATUSES
+from grader.rounds import installed
 
 from helpers import Solution, all_solutions, checks_by_id
 
 SOLUTIONS = all_solutions()
-CASES = [pytest.param(s, f, id=f"{s.name}[{f}]") for s in SOLUTIONS for f in s.flavors]
+CASES = [pytest.param(s, f, id=f"{s.key}[{f}]") for s in SOLUTIONS for f in s.flavors]
+
+
+def test_every_round_has_known_solutions() -> None:
+    """A round without a folder of known-buggy solutions is not tested end to end."""
+    assert {s.round.id for s in SOLUTIONS} == set(installed())
 
 
 def test_the_solution_data_is_well_formed() -> None:
@@ -26,14 +32,16 @@ def test_the_solution_data_is_well_formed() -> None:
     assert SOLUTIONS, "no solutions found"
     for solution in SOLUTIONS:
         assert solution.about, solution.name
-        assert set(solution.flavors) <= set(FLAVORS), solution.name
+        assert set(solution.flavors) <= set(solution.round.flavors), solution.name
         assert solution.start in ("reference", "stubs"), solution.name
-        assert solution.parts and set(solution.parts) <= set(PART_IDS), solution.name
+        assert solution.parts and set(solution.parts) <= set(solution.round.part_ids), \
+            solution.name
         assert solution.expect or solution.full_marks, f"{solution.name} pins nothing"
         for expect in solution.expect:
             assert expect.status in STATUSES, (solution.name, expect)
             for flavor in set(expect.flavors) & set(solution.flavors):
-                ids = {c.id for part in solution.parts for c in checks_for(part, flavor)}
+                ids = {c.id for part in solution.parts
+                       for c in checks_for(solution.round, part, flavor)}
                 assert expect.check in ids, f"{solution.name}: {expect.check} ({flavor})"
 
 

@@ -113,7 +113,9 @@ class Spec:
         """How one call is made: the candidate's function on inputs `args`, or helpers."""
         config = {"function": self.text("function", None), "args": self.names("args"),
                   "call": self.helper("call"), "read": self.helper("read"),
-                  "run": self.helper("run")}
+                  "run": self.helper("run"), "returns": self.text("returns", "array")}
+        if config["returns"] not in ("array", "tree"):
+            raise RoundError(f"{self.where}: returns must be \"array\" or \"tree\"")
         if config["function"] is None and config["run"] is None:
             raise RoundError(f"{self.where}: needs a function (or a run helper)")
         return config

@@ -61,27 +61,35 @@ def build_args(api: Api, case: CaseData, call: str | None, args: Sequence[str]) 
 
 
 def one_call(api: Api, function: str | None, case: CaseData, call: str | None = None,
-             args: Sequence[str] = (), read: str | None = None,
-             run: str | None = None) -> Observation:
-    """Call the candidate once on a case: {"value": what to judge, "raised": ...}."""
+             args: Sequence[str] = (), read: str | None = None, run: str | None = None,
+             returns: str = "array") -> Observation:
+    """Call the candidate once on a case: {"value": what to judge, "raised": ...}.
+
+    The value is read by the `read` helper, else as one array (`returns = "array"`: anything
+    else is a fault naming what came back) or as a tree of arrays (`returns = "tree"`)."""
     if run:
         return api.helper(run)(api, case)
     built = build_args(api, case, call, args)
     value, raised = api.call(api.function(function or ""), *built)
     if raised is not None:
         return {"value": None, "raised": raised.as_dict()}
-    data = api.helper(read)(api, built, value) if read else read_tree(api, value)
+    if read:
+        data = api.helper(read)(api, built, value)
+    elif returns == "tree":
+        data = read_tree(api, value)
+    else:
+        data = api.backend.to_numpy(value)
     return {"value": data, "raised": None}
 
 
 @probe
 def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: str | None = None,
-              args: Sequence[str] = (), read: str | None = None,
-              run: str | None = None) -> list[Observation]:
+              args: Sequence[str] = (), read: str | None = None, run: str | None = None,
+              returns: str = "array") -> list[Observation]:
     """One observation per case, up to and including the first that raised."""
     observed = []
     for case in cases:
-        observed.append(one_call(api, function, case, call, args, read, run))
+        observed.append(one_call(api, function, case, call, args, read, run, returns))
         if observed[-1]["raised"] is not None:
             break
     return observed
@@ -211,6 +219,13 @@ def module_string(api: Api, name: str) -> Observation:
         return {"type": None, "text": None}
     value = getattr(api.module, name)
     return {"type": type(value).__name__, "text": value if isinstance(value, str) else None}
+
+
+@probe
+def nothing(api: Api) -> None:
+    """The probe of a check that is not run (it cannot apply here, and its figures were not
+    asked for)."""
+    return None
 
 
 def resolve(api: Api, name: str) -> Callable[..., Any]:

@@ -114,7 +114,9 @@ class Request:
     """One job for the worker. `root` holds exercises/; weights default to the round's.
 
     `kind` is "check" (grade the parts) or "followup" (run each part's follow-up
-    demonstration in a child, like a probe, and send back its evidence).
+    demonstration in a child, like a probe, and send back its evidence). `informational`
+    False: a check that cannot apply on this machine (GPU timing without CUDA) is reported
+    as such without running, instead of running for its figures.
     """
 
     id: str
@@ -128,6 +130,7 @@ class Request:
     weights: dict[str, float] | None = None
     device: str = "auto"
     kind: RequestKind = "check"
+    informational: bool = True
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:

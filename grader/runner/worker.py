@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.checks.base import Context, Plan, Verdict
+from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for, load_module
 from grader.results import CheckResult, PartResult, Status, scale_to_weight
 from grader.rounds import Part, Round, get_round
@@ -169,7 +169,8 @@ class _Part:
         self.contexts = [Context(request.seed, request.flavor, c.id, request.device,
                                  request.timeout_s, cuda, tuple(p.id for p in earlier),
                                  tuple(p.id for p in earlier if p.passed)) for c in self.checks]
-        self.plans = [c.plan(ctx) for c, ctx in zip(self.checks, self.contexts, strict=True)]
+        self.plans = [c.plan(ctx) if request.informational or c.applies(ctx) else _not_run_here(c)
+                      for c, ctx in zip(self.checks, self.contexts, strict=True)]
         self.ready = device_ready(request, self.plans)
         self.results: list[CheckResult] = []
 
@@ -192,6 +193,13 @@ class _Part:
         for i in range(start, len(self.checks)):
             self.result(i, Verdict("failed", why), 0.0, output if i == start else "", status)
         return len(self.checks)
+
+
+def _not_run_here(check: Check) -> Plan:
+    """The stand-in plan of a check that cannot apply on this machine, when its figures were
+    not asked for (Request.informational)."""
+    why = f"cannot apply here (it needs {check.needs}); not run"
+    return Plan("nothing", {}, lambda data: skipped(why, not_applicable=True))
 
 
 def grade_part(request: Request, round_: Round, part: Part,
