@@ -199,7 +199,7 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
     """Create a fresh workspace at DIRECTORY (never overwrites existing work)."""
     round_ = round_named(round_id)
     try:
-        workspace = init_workspace(directory, round_.id, flavor)
+        workspace = init_workspace(directory, flavor, round_id=round_.id)
     except WorkspaceError as exc:
         raise click.ClickException(str(exc)) from exc
     first = round_.parts_for(workspace.flavor)[0].id
@@ -619,7 +619,8 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
                                  Fanout(progress, *listeners),
                                  expand_folders=gradescope_file is None)
     if csv_file:
-        write_bytes_atomic(csv_file, instructor_report.batch_csv(rows, list(config.columns)).encode())
+        write_bytes_atomic(csv_file,
+                           instructor_report.batch_csv(rows, list(config.columns)).encode())
     if as_json:
         click.echo(instructor_report.batch_json(rows, config))
     else:

@@ -143,10 +143,14 @@ def config_text(round_: Round, flavor: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def init_workspace(directory: Path, round_id: str = DEFAULT_ROUND,
-                   flavor: str | None = None) -> Workspace:
+def init_workspace(directory: Path, flavor: str | None = None, *,
+                   round_id: str = DEFAULT_ROUND) -> Workspace:
     """Write a fresh workspace at `directory`; refuse to touch one that already has work in it."""
-    round_ = _round(round_id, "--round")
+    return write_fresh(directory, _round(round_id, "--round"), flavor)
+
+
+def write_fresh(directory: Path, round_: Round, flavor: str | None = None) -> Workspace:
+    """A fresh workspace of `round_` at `directory` (see init_workspace)."""
     flavor = flavor or round_.default_flavor
     if flavor not in round_.flavors:
         raise WorkspaceError(f"round {round_.id} has no {flavor!r} flavor; choose one of: "

@@ -34,7 +34,7 @@ from typing import Any
 
 from grader.results import STATUSES, CheckResult, RunResult
 from grader.rounds import DEFAULT_ROUND, Round, get_round, installed
-from grader.workspace import init_workspace
+from grader.workspace import write_fresh
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -140,7 +140,7 @@ def checks_by_id(result: RunResult) -> dict[str, CheckResult]:
 def write_workspace(root: Path, flavor: str, start: str = "reference",
                     files: dict[str, Path] | None = None, round_: Round = PREFIX) -> Path:
     """A fresh workspace at root: stubs, optionally the flavor's reference on top, then files."""
-    workspace = init_workspace(root, round_.id, flavor)
+    workspace = write_fresh(root, round_, flavor)
     if start == "reference":
         for part in round_.parts_for(flavor):
             shutil.copy(round_.reference_file(part, flavor), workspace.exercises / part.file)

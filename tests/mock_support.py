@@ -6,10 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grader.parts import get_part
-from grader.references import reference_file
 from grader.results import CheckResult, PartResult, RunResult
 from grader.workspace import Workspace, init_workspace, load_workspace
+
+from helpers import PREFIX
 
 T0 = 1_700_000_000.0  # the fake clock's start (any epoch second works)
 
@@ -45,21 +45,21 @@ def make_workspace(root: Path, flavor: str = "torch", solved: tuple[str, ...] = 
 
 
 def use_reference(root: Path, part_id: str, flavor: str = "torch") -> None:
-    part = get_part(part_id)
-    shutil.copy(reference_file(part, flavor), root / "exercises" / part.file)
+    part = PREFIX.part(part_id)
+    shutil.copy(PREFIX.reference_file(part, flavor), root / "exercises" / part.file)
 
 
 def edit(workspace: Workspace, part_id: str, text: str) -> None:
     """Give a part's exercise file new content (a new attempt, as far as a round can tell)."""
-    workspace.part_file(get_part(part_id)).write_text(text)
+    workspace.part_file(PREFIX.part(part_id)).write_text(text)
 
 
 def result(*parts: tuple[str, float, bool]) -> RunResult:
     """A run with one check per part: (part id, score, passed). The part's weight is taken from
     the registry so max_score matches the round's weights."""
-    run = RunResult(flavor="torch", seed=1)
+    run = RunResult(round="prefix-products", flavor="torch", seed=1)
     for part_id, score, passed in parts:
-        part = get_part(part_id)
+        part = PREFIX.part(part_id)
         check = CheckResult(id=f"{part_id}.all", title="everything",
                             status="passed" if passed else "failed", score=score,
                             max_score=part.weight)

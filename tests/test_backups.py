@@ -39,7 +39,7 @@ def candidate_work(workspace: Workspace) -> None:
 
 
 def pristine_tree(workspace: Workspace) -> dict[str, bytes]:
-    return {f"exercises/{n}": t.encode() for n, t in pristine_files(workspace.flavor).items()}
+    return {f"exercises/{n}": t.encode() for n, t in pristine_files(workspace.round, workspace.flavor).items()}
 
 
 def run(args: list[str], input: str | None = None):  # noqa: A002 - click's own name

@@ -19,10 +19,9 @@ from click.testing import CliRunner, Result
 
 import grader.runner
 from grader.cli import cli
-from grader.parts import PART_IDS, PARTS
 from grader.runner import Request, Worker
 
-from helpers import REPO, solution, validate_run_json, write_workspace
+from helpers import PREFIX, REPO, solution, validate_run_json, write_workspace
 
 
 class LentWorker:
@@ -76,7 +75,7 @@ def test_the_reference_gets_full_marks_end_to_end(tmp_path: Path, flavor: str) -
     doc = json.loads(done.stdout)
     validate_run_json(doc)
     assert doc["flavor"] == flavor and doc["seed"] == 7
-    assert [p["id"] for p in doc["parts"]] == list(PART_IDS)
+    assert [p["id"] for p in doc["parts"]] == list(PREFIX.part_ids)
     not_passed = {cid: st for cid, st in statuses(doc).items() if st != "passed"}
     # Without CUDA the GPU timing check is skipped (worth nothing here); nothing else may be.
     assert not_passed in ({}, {"part4.timing": "skipped"})
@@ -135,12 +134,13 @@ def test_selected_parts_are_graded_in_the_order_given(runner: CliRunner, tmp_pat
     assert [p["id"] for p in doc["parts"]] == ["part2", "part1"]
 
 
-def test_a_skip_is_not_a_failure_but_is_not_a_pass(runner: CliRunner, tmp_path: Path) -> None:
+def test_a_skip_of_hidden_work_is_not_a_pass(runner: CliRunner, tmp_path: Path) -> None:
     case = solution("part3_hides_matmuls")
     root = write_workspace(tmp_path / "ws", "numpy", files=case.files("numpy"))
     result = invoke(runner, "check", "part3", "--workspace", root)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a skip that keeps its points is not a pass
     assert "– skipped" in result.output and "1 skipped" in result.output
+    assert "not passing yet" in result.output
     assert "A skipped check is not a pass" in " ".join(result.output.split())
     doc = json_of(invoke(runner, "check", "part3", "--json", "--workspace", root))
     assert statuses(doc)["part3.complexity"] == "skipped"
@@ -166,7 +166,7 @@ def test_an_unknown_part_is_a_usage_error_listing_the_valid_ones(
     root = write_workspace(tmp_path / "ws", "numpy", start="stubs")
     result = invoke(runner, *command, "--workspace", root)
     assert result.exit_code == 2
-    assert all(part_id in result.output for part_id in PART_IDS)
+    assert all(part_id in result.output for part_id in PREFIX.part_ids)
 
 
 def test_a_part_disabled_in_the_config_is_a_usage_error(runner: CliRunner,
@@ -239,7 +239,7 @@ def test_init_writes_a_workspace_of_the_chosen_flavor(runner: CliRunner, tmp_pat
     assert result.exit_code == 0, result.output
     config = (tmp_path / "fresh" / "grader.toml").read_text()
     assert 'flavor = "numpy"' in config
-    for part in PARTS:
+    for part in PREFIX.parts:
         stub = (tmp_path / "fresh" / "exercises" / part.file).read_text()
         assert "import numpy as np" in stub and "NotImplementedError" in stub
     assert (tmp_path / "fresh" / "exercises" / "__init__.py").is_file()
@@ -268,24 +268,24 @@ def test_list_shows_every_part_and_the_last_result(runner: CliRunner, tmp_path: 
     root = write_workspace(tmp_path / "ws", "numpy")
     before = invoke(runner, "list", "--workspace", root)
     assert before.exit_code == 0
-    for part in PARTS:
+    for part in PREFIX.parts:
         assert part.id in before.output and f"exercises/{part.file}" in before.output
-    assert before.output.count("not checked yet") == len(PARTS)
+    assert before.output.count("not checked yet") == len(PREFIX.parts)
     assert invoke(runner, "check", "part1", "--workspace", root).exit_code == 0
     after = invoke(runner, "list", "--workspace", root).output
-    assert "full marks" in after and after.count("not checked yet") == len(PARTS) - 1
+    assert "full marks" in after and after.count("not checked yet") == len(PREFIX.parts) - 1
 
 
 def test_hints_come_one_level_per_call(runner: CliRunner, tmp_path: Path) -> None:
     root = write_workspace(tmp_path / "ws", "numpy", start="stubs")
-    part = PARTS[2]
+    part = PREFIX.parts[2]
     outputs = [invoke(runner, "hint", part.id, "--workspace", root).output for _ in range(4)]
     assert "hint 1/3: nudge" in outputs[0] and "hint 2/3" not in outputs[0]
     assert "again for the next one" in outputs[0]
     assert "hint 2/3: approach" in outputs[1] and "hint 3/3" not in outputs[1]
     assert "hint 3/3: near-solution" in outputs[2] and "last hint" in outputs[2]
     assert outputs[3] == outputs[2]
-    other = invoke(runner, "hint", PARTS[0].id, "--workspace", root).output
+    other = invoke(runner, "hint", PREFIX.parts[0].id, "--workspace", root).output
     assert "hint 1/3" in other and "hint 2/3" not in other
 
 

@@ -15,8 +15,10 @@ from click.testing import CliRunner, Result
 from mock_support import FakeClock, edit, make_workspace, result, use_reference
 
 from grader import cli, grading, mock, report, state, views
-from grader.explain import TOPIC_NAMES
+from grader.prose import topics
 from grader.workspace import Workspace
+
+from helpers import PREFIX
 
 REVERSED_ORDER = '''
 EXPLANATION = ""
@@ -91,13 +93,13 @@ def test_a_whole_round_from_start_to_report(workspace: Workspace, clock: FakeClo
     assert data["followups"][0]["answer"] == ANSWER
     saved = mock.load_round(workspace)
     markdown = (mock.round_dir(workspace, saved) / "report.md").read_text()
-    assert ANSWER in markdown and "What torch raised on your code" in markdown
+    assert ANSWER in markdown and "The interviewer runs your code:" in markdown
 
 
 def test_check_json_gains_mock_only_in_a_round() -> None:
     run_result = result(("part1", 20.0, True))
     assert "mock" not in json.loads(report.render_json(run_result))
-    graded = grading.Graded(run_result)
+    graded = grading.GradingPass(run_result)
     assert graded.mock_json() is None
     with_clock = json.loads(report.render_json(run_result, mock={"elapsed_s": 1.0}))
     assert with_clock["mock"] == {"elapsed_s": 1.0}
@@ -172,7 +174,7 @@ def test_solution_only_after_passing_or_forced(workspace: Workspace, clock: Fake
 def test_explain_lists_topics_and_runs_a_live_demo() -> None:
     listing = CliRunner().invoke(cli.cli, ["explain"])
     assert listing.exit_code == 0
-    assert all(name in listing.output for name in TOPIC_NAMES)
+    assert all(name in listing.output for name in topics(PREFIX))
 
     shown = CliRunner().invoke(cli.cli, ["explain", "version-counter"])
     assert shown.exit_code == 0

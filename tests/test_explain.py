@@ -1,27 +1,30 @@
-"""`grader explain`: every topic's demonstrations run on this torch, they show what the text
-claims, and every topic that a hint, an error diagnosis or a follow-up names exists."""
+"""`grader explain`: every topic of every round parses, its demonstrations run on this torch
+and show what the text claims, and every topic a hint, a follow-up or an error names exists."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
-from pathlib import Path
 
 import pytest
 
-from grader.explain import TOPIC_NAMES, TOPICS, Topic, get_topic, run_demos
-from grader.followups import FOLLOWUPS
+from grader.explain import run_demos
+from grader.followups import followup_for
+from grader.prose import error_topic, parse, topics
+from grader.rounds import RoundError, installed
+
+from helpers import PREFIX
+
+TOPICS = [pytest.param(r, name, id=f"{r.id}/{name}") for r in installed().values()
+          for name in topics(r)]
 
 
-@pytest.mark.parametrize("topic", TOPICS, ids=TOPIC_NAMES)
-def test_every_demonstration_runs_without_an_unexpected_error(topic: Topic) -> None:
-    import torch
-
-    namespace: dict[str, object] = {"torch": torch}
-    for code in topic.demos:  # run directly: an exception here fails the test
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(code, topic.name, "exec"), namespace)
+@pytest.mark.parametrize(("round_", "name"), TOPICS)
+def test_every_demonstration_runs_without_an_unexpected_error(round_, name: str) -> None:
+    topic = topics(round_)[name]
+    assert topic.meta.get("summary"), f"{name} has no summary"
+    assert topic.has("explanation"), f"{name} has no ## explanation"
+    for block, printed in run_demos(topic):
+        assert "Error" not in printed or "raise" in block.text or "except" in block.text, printed
 
 
 @pytest.mark.parametrize(("name", "shown"), [
@@ -35,19 +38,47 @@ def test_every_demonstration_runs_without_an_unexpected_error(topic: Topic) -> N
     ("associativity", "A @ B == B @ A: False"),
 ])
 def test_demonstrations_show_what_the_text_claims(name: str, shown: str) -> None:
-    printed = "".join(output for _, output in run_demos(get_topic(name)))
+    printed = "".join(output for _, output in run_demos(topics(PREFIX)[name]))
     assert shown in printed
 
 
 def test_every_referenced_topic_exists() -> None:
-    source = Path(__file__).resolve().parents[1] / "grader"
-    named = set()
-    for path in source.rglob("*.py"):
-        named |= set(re.findall(r"grader explain ([a-z][a-z-]+[a-z])", path.read_text()))
-    named |= {t for f in FOLLOWUPS.values() for t in f.topics}
-    assert named and named <= set(TOPIC_NAMES)
+    """`grader explain NAME` in any round file, and every follow-up's topics, name a topic of
+    that round."""
+    for round_ in installed().values():
+        names = set(topics(round_))
+        named = set()
+        for path in round_.folder.rglob("*"):
+            if path.suffix in (".py", ".toml", ".md"):
+                named |= set(re.findall(r"grader explain ([a-z][a-z-]+[a-z])", path.read_text()))
+        for part in round_.parts:
+            for flavor in part.flavors:
+                followup = followup_for(round_, part.id, flavor)
+                named |= set(followup.topics if followup else ())
+        assert named <= names, (round_.id, named - names)
 
 
-def test_unknown_topic_names_the_known_ones() -> None:
-    with pytest.raises(KeyError, match="version-counter"):
-        get_topic("nope")
+def test_known_errors_are_matched_to_their_topic() -> None:
+    message = ("one of the variables needed for gradient computation has been modified by an "
+               "inplace operation: [torch.DoubleTensor [3, 3]] is at version 7; expected 6")
+    topic = error_topic(PREFIX, message)
+    assert topic is not None and topic.name == "version-counter"
+    assert "torch.stack" in topic.text("fix")
+    assert error_topic(PREFIX, "something else entirely") is None
+
+
+def test_a_malformed_topic_names_its_file() -> None:
+    with pytest.raises(RoundError, match="x.md: front matter is not closed"):
+        parse("---\nsummary: s\n", "x.md")
+    with pytest.raises(RoundError, match="x.md: text before the first ## section"):
+        parse("hello\n## explanation\nhi\n", "x.md")
+    with pytest.raises(RoundError, match="x.md: a code block is not closed"):
+        parse("## explanation\n```python\nprint(1)\n", "x.md")
+
+
+def test_prose_paragraphs_and_code() -> None:
+    doc = parse("---\nsummary: s\ntopics: a, b\n---\n## answer\nline one\nline two\n\n"
+                "    kept = 1\n    as is\n\n## other\nx {y}\n```python\nprint(2)\n```\n", "d.md")
+    assert doc.text("answer") == "line one line two\n\nkept = 1\nas is"
+    assert doc.listed("topics") == ("a", "b")
+    assert [b.code for b in doc.sections["other"]] == [False, True]

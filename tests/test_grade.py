@@ -23,9 +23,12 @@ from grader.submissions import (
     SubmissionError,
     expand,
     find_exercise_folder,
+    part_files,
     stage,
 )
 from grader.workspace import Settings
+
+from helpers import PREFIX
 
 CONFIG = """\
 flavor = "torch"
@@ -37,20 +40,23 @@ part2 = 40
 """
 
 
+NAMES = part_files(PREFIX)
+
+
 def invoke(args: list[str]) -> Result:
     return CliRunner().invoke(cli.cli, args, env={"COLUMNS": "200"})
 
 
 def reference_workspace(folder: Path) -> Path:
     """A candidate workspace holding the torch references (full marks)."""
-    write_exercises(folder, "torch", "references")
+    write_exercises(folder, PREFIX, "torch", "references")
     (folder / "grader.toml").write_text('flavor = "torch"\n')
     return folder
 
 
 def loose_files(folder: Path) -> Path:
     """The four exercise files straight in a folder, as a candidate might upload them."""
-    write_exercises(folder / "tmp", "torch", "references")
+    write_exercises(folder / "tmp", PREFIX, "torch", "references")
     for path in (folder / "tmp" / "exercises").glob("part*.py"):
         shutil.move(path, folder / path.name)
     shutil.rmtree(folder / "tmp")
@@ -98,8 +104,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     config.write_text(CONFIG)
     csv_path = root / "grades.csv"
 
-    result = invoke(["grade", str(subs), str(root / "does-not-exist"), "--jobs", "2",
-                     "--json", "--csv", str(csv_path), "--config", str(config), "--seed", "7"])
+    result = invoke(["grade", str(subs), "--jobs", "2", "--json", "--csv", str(csv_path),
+                     "--config", str(config), "--seed", "7"])
 
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
@@ -113,10 +119,13 @@ def part(row: dict[str, Any], part_id: str) -> dict[str, Any]:
 
 def test_json_shape_is_exactly_the_documented_one(graded: dict[str, Any]) -> None:
     document = graded["document"]
-    assert set(document) == {"submissions"}
+    assert set(document) == {"round", "seed", "submissions"}
+    assert document["round"] == "prefix-products" and document["seed"] == 7
     for row in document["submissions"]:
-        assert set(row) == {"path", "score", "max_score", "parts"}
-        assert isinstance(row["path"], str)
+        assert set(row) == {"path", "status", "flavor", "score", "max_score", "notes", "parts"}
+        assert isinstance(row["path"], str) and row["flavor"] == "torch"
+        assert row["status"] in ("graded", "mismatch", "broken", "error")
+        assert isinstance(row["notes"], list)
         assert isinstance(row["score"], float) and isinstance(row["max_score"], float)
         assert [p["id"] for p in row["parts"]] == ["part1", "part2"]
         for p in row["parts"]:
@@ -128,7 +137,7 @@ def test_json_shape_is_exactly_the_documented_one(graded: dict[str, Any]) -> Non
 def test_every_submission_gets_one_row_in_order(graded: dict[str, Any]) -> None:
     names = [Path(s["path"]).name for s in graded["document"]["submissions"]]
     assert names == ["bad.zip", "correct", "missing_part2", "syntax_error", "traversal.zip",
-                     "wrong_order", "zipped.zip", "does-not-exist"]
+                     "wrong_order", "zipped.zip"]
 
 
 def test_scores_follow_the_instructor_settings(graded: dict[str, Any]) -> None:
@@ -168,7 +177,6 @@ def test_a_missing_file_costs_its_part(graded: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("name", "reason"), [
     ("bad.zip", "not a readable zip file"),
     ("traversal.zip", "unsafe path in the zip: '../../escaped.py'"),
-    ("does-not-exist", "no such file or folder"),
 ])
 def test_broken_submissions_get_their_own_clear_row(graded: dict[str, Any], name: str,
                                                     reason: str) -> None:
@@ -182,13 +190,21 @@ def test_broken_submissions_get_their_own_clear_row(graded: dict[str, Any], name
 def test_csv_has_one_line_per_submission(graded: dict[str, Any]) -> None:
     lines = list(csv.DictReader(io.StringIO(graded["csv"])))
     by_name = {Path(line["path"]).name: line for line in lines}
-    assert len(lines) == 8
-    assert by_name["correct"]["score"] == "100" and by_name["correct"]["status"] == "graded"
+    assert len(lines) == 7
+    # Its grader.toml says numpy, the instructor's torch: graded as torch, and flagged.
+    assert by_name["correct"]["score"] == "100" and by_name["correct"]["status"] == "mismatch"
+    assert by_name["zipped.zip"]["status"] == "graded"
     assert by_name["bad.zip"]["status"] == "broken"
     assert "not a readable zip file" in by_name["bad.zip"]["notes"]
     assert by_name["missing_part2"]["notes"] == "missing part2_out_of_place.py"
     assert "its grader.toml says numpy; graded as torch" in by_name["correct"]["notes"]
     assert by_name["syntax_error"]["part1"] == "0" and by_name["syntax_error"]["part2"] == "40"
+
+
+def test_a_mistyped_submission_path_is_a_usage_error(tmp_path: Path) -> None:
+    result = invoke(["grade", str(tmp_path / "does-not-exist")])
+    assert result.exit_code == 2
+    assert "does-not-exist' does not exist" in result.output
 
 
 # --- runs that never reach a worker, and unit tests of staging ----------------------------
@@ -208,7 +224,8 @@ def test_table_lists_broken_rows_and_uses_the_config_found_from_here(tmp_path: P
     assert "part3" in out and "/50" in out and "/20" not in out
     assert "junk.zip: not a readable zip file" in out
     assert "empty: no exercise files found" in out
-    assert "2 submissions (torch flavor" in out and "2 that could not be graded" in out
+    assert "2 submissions (prefix-products round, torch flavor" in out
+    assert "2 that could not be graded" in out
 
 
 def test_grader_failures_are_rows_too_and_exit_1(tmp_path: Path, monkeypatch) -> None:
@@ -242,8 +259,8 @@ def test_a_grader_failure_mid_way_keeps_the_parts_that_finished(tmp_path: Path,
 
     monkeypatch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
         jobs, start_worker=lambda: DiesAfterOnePart()))
-    root = write_exercises(tmp_path / "sub", "numpy", "references")
-    config = batch.GradingConfig("numpy", Settings(enabled=("part2", "part4")), seed=1,
+    root = write_exercises(tmp_path / "sub", PREFIX, "numpy", "references")
+    config = batch.GradingConfig(Settings(PREFIX, "numpy", enabled=("part2", "part4")), seed=1,
                                  timeout_s=30.0)
 
     [row] = batch.grade_submissions([root], config, 1)
@@ -263,7 +280,10 @@ def test_bad_settings_stop_before_grading(tmp_path: Path) -> None:
 
 
 def test_gradescope_takes_exactly_one_submission(tmp_path: Path) -> None:
-    result = invoke(["grade", "a", "b", "--gradescope", str(tmp_path / "r.json")])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    result = invoke(["grade", str(tmp_path / "a"), str(tmp_path / "b"), "--gradescope",
+                     str(tmp_path / "r.json")])
     assert result.exit_code == 2
     assert "--gradescope grades exactly one SUBMISSION" in result.output
 
@@ -274,9 +294,9 @@ def test_a_folder_of_submissions_expands_but_a_submission_does_not(tmp_path: Pat
     (tmp_path / "class" / "cat.zip").write_bytes(b"")
     (tmp_path / "class" / "notes.txt").write_text("ignored")
     (tmp_path / "class" / ".hidden").mkdir()
-    assert [p.name for p in expand(tmp_path / "class")] == ["ann", "ben", "cat.zip"]
-    assert expand(tmp_path / "class" / "ben") == [tmp_path / "class" / "ben"]
-    assert expand(tmp_path / "class" / "ann") == [tmp_path / "class" / "ann"]
+    assert [p.name for p in expand(tmp_path / "class", PREFIX)] == ["ann", "ben", "cat.zip"]
+    assert expand(tmp_path / "class" / "ben", PREFIX) == [tmp_path / "class" / "ben"]
+    assert expand(tmp_path / "class" / "ann", PREFIX) == [tmp_path / "class" / "ann"]
 
 
 def P(text: str) -> Any:  # noqa: N802 - reads like the path it builds
@@ -288,14 +308,14 @@ def P(text: str) -> Any:  # noqa: N802 - reads like the path it builds
 def test_the_exercise_folder_is_the_shallowest_one() -> None:
     files = [P("ws/exercises/part1_inplace.py"), P("ws/reference/torch/part1_inplace.py"),
              P("ws/README.md")]
-    assert find_exercise_folder(files) == P("ws/exercises")
-    assert find_exercise_folder([P("part2_out_of_place.py")]) == P(".")
+    assert find_exercise_folder(files, NAMES) == P("ws/exercises")
+    assert find_exercise_folder([P("part2_out_of_place.py")], NAMES) == P(".")
     tie = [P("a/part1_inplace.py"), P("exercises/part1_inplace.py")]
-    assert find_exercise_folder(tie) == P("exercises")
+    assert find_exercise_folder(tie, NAMES) == P("exercises")
     with pytest.raises(SubmissionError, match="several folders"):
-        find_exercise_folder([P("a/part1_inplace.py"), P("b/part1_inplace.py")])
+        find_exercise_folder([P("a/part1_inplace.py"), P("b/part1_inplace.py")], NAMES)
     with pytest.raises(SubmissionError, match="found only: part1.py"):
-        find_exercise_folder([P("part1.py")])
+        find_exercise_folder([P("part1.py")], NAMES)
 
 
 def test_staging_copies_and_never_writes_into_the_submission(tmp_path: Path) -> None:
@@ -306,7 +326,7 @@ def test_staging_copies_and_never_writes_into_the_submission(tmp_path: Path) -> 
     (source / "exercises" / "__pycache__" / "junk.pyc").write_bytes(b"\0")
     before = sorted(p.relative_to(source) for p in source.rglob("*"))
 
-    staged = stage(source, tmp_path / "stage")
+    staged = stage(source, tmp_path / "stage", PREFIX)
 
     assert staged.problem is None and staged.missing == ()
     assert staged.root is not None
@@ -320,7 +340,7 @@ def test_a_submission_folder_holding_one_zip_is_that_zip(tmp_path: Path) -> None
     upload = tmp_path / "upload"
     upload.mkdir()
     zip_folder(loose_files(tmp_path / "files"), upload / "x.zip")
-    staged = stage(upload, tmp_path / "stage")
+    staged = stage(upload, tmp_path / "stage", PREFIX)
     assert staged.problem is None and staged.source == str(tmp_path / "upload")
 
 
@@ -348,7 +368,7 @@ def test_zip_guards(tmp_path: Path) -> None:
         "empty": (make("empty.zip", {"README.md": b"hi"}), "no exercise files found"),
     }
     for name, (path, reason) in cases.items():
-        staged = stage(path, tmp_path / f"stage-{name}")
+        staged = stage(path, tmp_path / f"stage-{name}", PREFIX)
         assert staged.root is None, name
         assert reason in (staged.problem or ""), (name, staged.problem)
 
@@ -359,7 +379,7 @@ def test_a_zip_outside_the_exercise_folder_is_not_extracted(tmp_path: Path) -> N
         archive.writestr("ws/exercises/part1_inplace.py", "x = 1\n")
         archive.writestr("ws/grader.toml", 'flavor = "numpy"\n')
         archive.writestr("ws/data/weights.bin", b"0" * (4 * MAX_FILE_BYTES))
-    staged = stage(target, tmp_path / "stage")
+    staged = stage(target, tmp_path / "stage", PREFIX)
     assert staged.problem is None and staged.root is not None
     assert staged.declared_flavor == "numpy"
     assert sorted(p.name for p in (staged.root / "exercises").iterdir()) == [

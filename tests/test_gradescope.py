@@ -18,6 +18,8 @@ from grader.results import CheckResult, PartResult
 from grader.selfcheck import write_exercises
 from grader.workspace import Settings
 
+from helpers import PREFIX
+
 REPO = Path(__file__).resolve().parents[1]
 GRADESCOPE_DIR = REPO / "docs" / "gradescope"
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
@@ -56,7 +58,8 @@ def check(status: str, score: float, max_score: float = 2.0) -> CheckResult:
 def test_partial_results_are_written_as_each_part_finishes(tmp_path: Path) -> None:
     path = tmp_path / "results" / "results.json"
     ticks = iter(range(100))
-    writer = GradescopeWriter(path, "after_due_date", {"seed": 1}, clock=lambda: next(ticks))
+    writer = GradescopeWriter(path, "after_due_date", {"seed": 1}, ["part1_inplace.py"],
+                              clock=lambda: next(ticks))
 
     writer.started(["sub"])
     first = json.loads(path.read_text())
@@ -78,7 +81,7 @@ def test_partial_results_are_written_as_each_part_finishes(tmp_path: Path) -> No
     assert skipped["visibility"] == "after_due_date"
 
     part2 = PartResult("part2", "Out-of-place forward", [check("failed", 0.5)])
-    writer.finished(0, GradedRow("sub", "graded", [part1, part2], 4.0, ["a note"]))
+    writer.finished(0, GradedRow("sub", "graded", [part1, part2], 4.0, "numpy", ["a note"]))
     final = json.loads(path.read_text())
     assert_valid_results(final)
     assert final["score"] == 2.5 and final["extra_data"] == {"seed": 1, "complete": True}
@@ -87,7 +90,7 @@ def test_partial_results_are_written_as_each_part_finishes(tmp_path: Path) -> No
 
 
 def test_a_real_grading_writes_the_file_during_the_run(tmp_path: Path) -> None:
-    submission = write_exercises(tmp_path / "sub", "numpy", "references")
+    submission = write_exercises(tmp_path / "sub", PREFIX, "numpy", "references")
     path = tmp_path / "results.json"
     snapshots: list[dict[str, Any]] = []
 
@@ -95,9 +98,9 @@ def test_a_real_grading_writes_the_file_during_the_run(tmp_path: Path) -> None:
         def part_done(self, index: int, part: PartResult) -> None:
             snapshots.append(json.loads(path.read_text()))
 
-    config = GradingConfig("numpy", Settings(enabled=("part2", "part4")), seed=3,
+    config = GradingConfig(Settings(PREFIX, "numpy", enabled=("part2", "part4")), seed=3,
                            timeout_s=30.0)
-    writer = GradescopeWriter(path, "visible", {})
+    writer = GradescopeWriter(path, "visible", {}, [p.file for p in PREFIX.parts])
     [row] = grade_submissions([submission], config, 1, Fanout(writer, Snapshot()),
                               expand_folders=False)
 
@@ -133,7 +136,7 @@ def test_run_autograder_grades_a_submission_laid_out_like_gradescope(tmp_path: P
     env = gradescope_layout(tmp_path)
     submission = Path(env["GRADER_AUTOGRADER_ROOT"]) / "submission"
     # Students upload loose files; Gradescope puts them straight into submission/.
-    write_exercises(tmp_path / "made", "torch", "references")
+    write_exercises(tmp_path / "made", PREFIX, "torch", "references")
     for path in (tmp_path / "made" / "exercises").glob("part*.py"):
         path.rename(submission / path.name)
 
@@ -171,7 +174,8 @@ def test_make_zip_puts_the_scripts_at_the_root(tmp_path: Path) -> None:
         names = set(archive.namelist())
         modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
     assert {"setup.sh", "run_autograder", "grader.toml", "grader-src/pyproject.toml",
-            "grader-src/grader/cli.py", "grader-src/reference/torch/part1_inplace.py",
-            "grader-src/grader/stubs/part1_inplace.py.tmpl"} <= names
+            "grader-src/grader/cli.py",
+            "grader-src/reference/prefix-products/torch/part1_inplace.py",
+            "grader-src/grader/rounds/prefix-products/stubs/torch/part1_inplace.py"} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     assert not any("__pycache__" in name for name in names)

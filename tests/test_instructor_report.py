@@ -12,6 +12,8 @@ from grader.instructor_report import BatchProgress, batch_csv, render_batch
 from grader.results import CheckResult, PartResult
 from grader.workspace import Settings
 
+from helpers import PREFIX
+
 
 def console(terminal: bool = False) -> Console:
     return Console(file=StringIO(), width=120, color_system=None, force_terminal=terminal)
@@ -23,14 +25,15 @@ def part(part_id: str, score: float, max_score: float) -> PartResult:
                                                      score, max_score)])
 
 
-CONFIG = GradingConfig("torch", Settings(enabled=("part1", "part2"), points={"part1": 60}),
-                       seed=9, timeout_s=5.0)
+CONFIG = GradingConfig(Settings(PREFIX, "torch", enabled=("part1", "part2"),
+                                points={"part1": 60}), seed=9, timeout_s=5.0)
 ROWS = [
-    GradedRow("subs/ann", "graded", [part("part1", 60, 60), part("part2", 15, 15)], 75.0),
+    GradedRow("subs/ann", "graded", [part("part1", 60, 60), part("part2", 15, 15)], 75.0,
+              "torch"),
     GradedRow("subs/ben.zip", "broken", [part("part1", 0, 60), part("part2", 0, 15)], 75.0,
-           ["not a readable zip file"]),
+              "torch", ["not a readable zip file"]),
     GradedRow("subs/cy", "graded", [part("part1", 0, 60), part("part2", 7.5, 15)], 75.0,
-           ["part1: could not import part1_inplace.py: SyntaxError"]),
+              "torch", ["part1: could not import part1_inplace.py: SyntaxError"]),
 ]
 
 
@@ -44,7 +47,8 @@ def test_the_batch_summary_shows_points_totals_and_notes() -> None:
     assert "60.0" in ann and "75.0" in ann and "graded" in ann
     assert "2 subs/ben.zip: not a readable zip file" in text
     assert "3 subs/cy: part1: could not import" in text
-    assert "3 submissions (torch flavor, seed 9): 1 with full marks, 1 that could not be" in text
+    assert "3 submissions (prefix-products round, torch flavor, seed 9): 1 with full marks, " \
+        "1 that could not be" in text
     assert "passing them is strong evidence, not proof" in text
 
 

@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from grader import cli
+from grader.runner.protocol import DEFAULT_TIMEOUT_S
 from grader.workspace import (
-    DEFAULT_TIMEOUT_S,
+    MAX_CONFIG_BYTES,
     Settings,
     WorkspaceError,
     config_text,
@@ -17,25 +18,31 @@ from grader.workspace import (
     load_config,
 )
 
+from helpers import PREFIX
+
 
 def invoke(args: list[str]) -> Result:
     return CliRunner().invoke(cli.cli, args, env={"COLUMNS": "200"})
 
 
 BAD = [
-    ("timeout = -1\n", "timeout must be a positive number, got -1"),
-    ("timeout = true\n", "timeout must be a positive number, got True"),
+    ("timeout = -1\n", "timeout must be a positive finite number, got -1"),
+    ("timeout = true\n", "timeout must be a positive finite number, got True"),
     ('parts = ["part1", "part7"]\n', "parts must be a non-empty list drawn from"),
     ("parts = []\n", "parts must be a non-empty list"),
-    ("[points]\npart1 = 0\n", "points.part1 must be a positive number, got 0"),
+    ("[points]\npart1 = 0\n", "points.part1 must be a positive finite number, got 0"),
     ("[points]\npart9 = 3\n", "[points] names unknown part(s) part9"),
-    ("[budgets]\npart2 = \"ten\"\n", "budgets.part2 must be a positive number, got 'ten'"),
-    ("[mock]\nminutes = 0\n", "mock.minutes must be a positive number"),
+    ("[budgets]\npart2 = \"ten\"\n", "budgets.part2 must be a positive finite number, got 'ten'"),
+    ("[mock]\nminutes = 0\n", "mock.minutes must be a positive finite number"),
     ("[gradescope]\nvisibility = \"public\"\n",
      "gradescope.visibility must be one of hidden, after_due_date, after_published, visible"),
     ("[gradescope]\nshow = 1\n", "[gradescope] takes only visibility"),
     ("colour = 1\n", "unknown setting(s) colour"),
-    ('flavor = "jax"\n', "flavor must be one of torch, numpy, got 'jax'"),
+    ('flavor = "jax"\n', "flavor must be one of torch, numpy for round prefix-products, got "
+     "'jax'"),
+    ('round = "chess"\n', "unknown round 'chess'; installed rounds: prefix-products"),
+    ("timeout = inf\n", "timeout must be a positive finite number, got inf"),
+    ("[points]\npart1 = nan\n", "points.part1 must be a positive finite number, got nan"),
     ("timeout = \n", "not valid TOML"),
 ]
 
@@ -48,7 +55,7 @@ def test_every_command_names_the_file_and_the_bad_key(tmp_path: Path, text: str,
     config.write_text(text)
     monkeypatch.chdir(workspace.root)
     for args in (["check"], ["list"], ["grade", ".", "--config", str(config)], ["grade", "."],
-                 ["selfcheck"], ["reset", "--all", "--yes"], ["backups"]):
+                 ["reset", "--all", "--yes"], ["backups"]):
         result = invoke(args)
         assert result.exit_code == 1, (args, result.output)
         assert f"Error: {config}: " in result.output, (args, result.output)
@@ -57,24 +64,41 @@ def test_every_command_names_the_file_and_the_bad_key(tmp_path: Path, text: str,
 
 def test_the_documented_template_is_valid_and_means_the_defaults(tmp_path: Path) -> None:
     config = tmp_path / "grader.toml"
-    config.write_text(config_text("numpy"))
-    assert load_config(config) == ("numpy", Settings())
+    config.write_text(config_text(PREFIX, "numpy"))
+    assert load_config(config) == Settings(PREFIX, "numpy")
+
+
+def test_a_config_without_a_round_is_prefix_products(tmp_path: Path) -> None:
+    """Workspaces made before rounds existed keep working."""
+    config = tmp_path / "grader.toml"
+    config.write_text('flavor = "numpy"\n')
+    assert load_config(config) == Settings(PREFIX, "numpy")
 
 
 def test_every_commented_setting_parses_when_uncommented(tmp_path: Path) -> None:
     config = tmp_path / "grader.toml"
     lines = [line[2:] if line.startswith("# ") and ("=" in line or line.startswith("# ["))
-             else line for line in config_text("torch").splitlines()]
+             else line for line in config_text(PREFIX, "torch").splitlines()]
     config.write_text("\n".join(lines) + "\n")
-    flavor, settings = load_config(config)
-    assert settings.timeout_s == 10 and settings.mock_minutes == 75
+    settings = load_config(config)
+    assert settings.timeout_s == 10 and settings.minutes == 75
     assert settings.points["part3"] == 35 and settings.gradescope_visibility == "visible"
+    assert settings.parts == PREFIX.parts
+
+
+def test_a_huge_config_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "grader.toml"
+    with open(config, "wb") as handle:
+        handle.truncate(3 * 1024**3)  # sparse: 3 GiB on paper, nothing on disk
+    with pytest.raises(WorkspaceError, match="too large for a settings file"):
+        load_config(config)
+    assert config.stat().st_size > MAX_CONFIG_BYTES
 
 
 def test_timeout_precedence() -> None:
-    assert Settings().timeout() == DEFAULT_TIMEOUT_S
-    assert Settings(timeout_s=4).timeout() == 4
-    assert Settings(timeout_s=4).timeout(2.5) == 2.5
+    assert Settings(PREFIX, "torch").timeout() == DEFAULT_TIMEOUT_S
+    assert Settings(PREFIX, "torch", timeout_s=4).timeout() == 4
+    assert Settings(PREFIX, "torch", timeout_s=4).timeout(2.5) == 2.5
 
 
 def test_load_config_names_a_missing_file(tmp_path: Path) -> None:

@@ -13,10 +13,12 @@ from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import Request
 from grader.selfcheck import write_exercises
 
+from helpers import PREFIX
+
 
 def stub_request(tmp_path: Path, name: str) -> Request:
-    root = write_exercises(tmp_path / name, "numpy", "stubs")
-    return Request(id=name, root=str(root), flavor="numpy", parts=["part2", "part4"], seed=1,
+    root = write_exercises(tmp_path / name, PREFIX, "numpy", "stubs")
+    return Request(id=name, root=str(root), round=PREFIX.id, flavor="numpy", parts=["part2", "part4"], seed=1,
                    timeout_s=30)
 
 
@@ -94,9 +96,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 def test_killing_a_worker_kills_the_candidate_process_it_forked(tmp_path: Path) -> None:
-    root = write_exercises(tmp_path / "hang", "numpy", "stubs")
+    root = write_exercises(tmp_path / "hang", PREFIX, "numpy", "stubs")
     (root / "exercises" / "part1_inplace.py").write_text("while True:\n    pass\n")
-    request = Request(id="hang", root=str(root), flavor="numpy", parts=["part1"], seed=1,
+    request = Request(id="hang", root=str(root), round=PREFIX.id, flavor="numpy", parts=["part1"], seed=1,
                       timeout_s=600)
     worker = Worker()
     errors: list[Exception] = []

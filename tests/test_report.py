@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from grader import report
 from grader.results import CheckResult, PartResult, RunResult
+from grader.workspace import Settings, Workspace
 
-from helpers import validate_run_json
+from helpers import PREFIX, validate_run_json
 
 EVIDENCE = ("N=3, D=2, float64: first wrong entry P[1, 0, 1]: yours 0.5, expected 1.25; max abs "
             "error 0.75, max rel error 0.6 (reproduce with `grader check part1 --seed 5`)")
@@ -36,7 +38,7 @@ def sample() -> RunResult:
         check("part2.empty", "timeout", message="did not finish within 10 s"),
         check("part2.fresh_result", "skipped", message="not run: part2.empty timed out"),
     ])
-    return RunResult(flavor="numpy", seed=5, parts=[part1, part2])
+    return RunResult(round="prefix-products", flavor="numpy", seed=5, parts=[part1, part2])
 
 
 def render(result: RunResult) -> str:
@@ -67,12 +69,21 @@ def test_skipped_checks_read_as_skipped_never_as_passed() -> None:
     assert "A skipped check is not a pass." in flat(text)
 
 
-def test_all_passed_with_a_skip_still_shows_the_skip() -> None:
+def test_a_skip_that_keeps_its_points_is_not_passing() -> None:
     result = sample()
     result.parts = result.parts[:1]
     text = render(result)
-    assert "every graded check passed" in text and "1 passed, 1 skipped" in text
+    assert "not passing yet" in text and "1 passed, 1 skipped" in text
     assert "Score 2.0/4.0" in text
+
+
+def test_all_passed_with_a_skip_that_cannot_apply_still_shows_the_skip() -> None:
+    result = sample()
+    result.parts = result.parts[:1]
+    result.parts[0].checks[1].max_score = 0.0
+    text = render(result)
+    assert "every graded check passed" in text and "1 skipped (not graded here)" in text
+    assert "Score 2.0/2.0" in text
 
 
 def test_printed_output_is_shown_under_its_check_and_trimmed() -> None:
@@ -91,7 +102,7 @@ def test_a_timeout_gets_its_own_panel_and_status() -> None:
 def test_figures_of_a_passed_or_skipped_check_are_shown_not_hidden_in_its_row() -> None:
     figures = ("no CUDA device: CPU figures for information\nCPU (cpu), N=512, D=32, float32\n"
                "  your scan forward  3.400 ms  ±2% (n=50)   78.5 GFLOP/s")
-    result = RunResult("torch", 1, [PartResult("part4", "Hillis-Steele scan", [
+    result = RunResult("prefix-products", "torch", 1, [PartResult("part4", "Hillis-Steele scan", [
         check("part4.forward", "passed", 2.0, message="one line, no panel"),
         check("part4.timing", "skipped", max_score=0.0, message=figures),
     ])])
@@ -103,8 +114,9 @@ def test_figures_of_a_passed_or_skipped_check_are_shown_not_hidden_in_its_row() 
 
 def test_an_untouched_stub_is_one_line_not_a_wall_of_panels() -> None:
     stub = "not implemented yet (Part 1: write prefix_products_out)"
-    result = RunResult("torch", 1, [PartResult("part1", "In-place forward", [
-        check(f"part1.c{i}", "failed", message=stub, hint="Fill in the stub.") for i in range(4)
+    result = RunResult("prefix-products", "torch", 1, [PartResult("part1", "In-place forward", [
+        check(f"part1.c{i}", "failed", message=stub, hint="Fill in the stub.",
+              not_implemented=True) for i in range(4)
     ])])
     text = render(result)
     assert "Traceback" not in text
@@ -114,7 +126,7 @@ def test_an_untouched_stub_is_one_line_not_a_wall_of_panels() -> None:
 
 
 def test_markup_in_messages_is_printed_literally() -> None:
-    result = RunResult("numpy", 1, [PartResult("part1", "In-place forward", [
+    result = RunResult("prefix-products", "numpy", 1, [PartResult("part1", "In-place forward", [
         check("part1.correctness", "failed", message="P[i] differs at [bold]W[0][/bold]",
               hint="use P[i - 1] @ W[i]"),
     ])])
@@ -141,9 +153,11 @@ def test_the_json_rendering_has_the_documented_shape() -> None:
 
 def test_the_part_list_and_hints_render_literally() -> None:
     console = Console(file=StringIO(), width=100, color_system=None)
-    report.render_part_list(console, {"part2": {"score": 15.0, "max_score": 15.0, "full": True,
-                                                "when": "2024-01-01 10:00"}})
-    report.render_hint(console, "part1", 2)
+    workspace = Workspace(Path("/ws"), Settings(PREFIX, "numpy"))
+    report.render_part_list(console, workspace, {"part2": {"score": 15.0, "max_score": 15.0,
+                                                           "full": True,
+                                                           "when": "2024-01-01 10:00"}})
+    report.render_hint(console, PREFIX.part("part1"), 2)
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "P[i] = W[0] @ ... @ W[i]" in text
     assert "15.0/15.0 full marks" in flat(text) and text.count("not checked yet") == 3

@@ -8,33 +8,40 @@ import os
 import py_compile
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from tiny_round import write_tiny_round
 
-from grader.checks.base import Check, Plan, Verdict, passed
-from grader.parts import get_part
+from grader.checks.base import Check, Context, Plan, Verdict, passed
 from grader.results import CheckResult
+from grader.rounds import Round
 from grader.runner import GraderCrash, Request
 from grader.runner.worker import (
     DEVICE_LOCK,
     DEVICE_SETUP_S,
     _Child,
-    device_in_reach,
+    _Part,
+    device_ready,
     device_turn,
     frame_timeout,
-    run_plans,
+    run_part,
 )
 
-from helpers import checks_by_id, write_workspace
+from helpers import PREFIX, checks_by_id, write_workspace
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Round:
+    """A round whose probes.py holds this module's probes."""
+    return Round.load(write_tiny_round(tmp_path_factory.mktemp("rounds")))
 
 
 def test_a_grader_failure_is_reported_and_the_worker_goes_on(grading, tmp_path: Path) -> None:
     root = write_workspace(tmp_path / "ws", "numpy")
-    with pytest.raises(GraderCrash, match="unknown part 'part9'"):
-        grading.worker.run(Request(id="bad", root=str(root), flavor="numpy", parts=["part9"],
-                                   seed=1))
+    with pytest.raises(GraderCrash, match="no part 'part9'"):
+        grading.worker.run(Request(id="bad", root=str(root), round=PREFIX.id, flavor="numpy",
+                                   parts=["part9"], seed=1))
     result = grading.run(root, "numpy", ["part1"])
     assert result.parts[0].passed
 
@@ -61,74 +68,70 @@ def test_each_request_sees_the_files_as_they_are_now(grading, tmp_path: Path) ->
         == "passed"
 
 
-def _address_space_capped(api: object) -> bool:
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    return soft != hard
-
-
 def _cap_report(capped: bool) -> Verdict:
     return passed("capped" if capped else "uncapped")
 
 
-def _run_plans_here(root: Path, plans: list[Plan], device_ready: bool,
+def _run_plans_here(tiny: Round, root: Path, plans: list[Plan], ready: bool,
                     timeout_s: float = 10.0) -> list[CheckResult]:
     """Run plans through the real runner from this process (forked children, real limits)."""
-    checks = [Check(f"test.plan{i}", f"plan {i}", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
+    checks = [Check(f"part1.plan{i}", f"plan {i}", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
               for i, plan in enumerate(plans)]
-    request = Request(id="device", root=str(root), flavor="numpy", parts=["part1"], seed=1,
-                      timeout_s=timeout_s)
-    return run_plans(request, get_part("part1"), checks, plans, device_ready)
+    request = Request(id="device", root=str(root), round=tiny.id, flavor="numpy",
+                      parts=["part1"], seed=1, timeout_s=timeout_s)
+    grading = _Part(request, tiny, tiny.part("part1"), checks,
+                    [Context(1, "numpy", c.id) for c in checks], plans)
+    grading.ready = ready
+    return run_part(grading)
 
 
-def test_a_probe_that_uses_the_device_runs_without_the_address_space_cap(tmp_path: Path) -> None:
+CAPPED = Plan("round:address_space_capped", {}, _cap_report)
+CAPPED_ON_DEVICE = Plan("round:address_space_capped", {}, _cap_report, uses_device=True)
+
+
+def test_a_probe_that_uses_the_device_runs_without_the_address_space_cap(
+        tiny: Round, tmp_path: Path) -> None:
     """cuInit reserves tens of GB of address space and fails under the memory cap, so a probe
     that sets up CUDA must run uncapped, but only that probe and only when CUDA is there."""
-    root = write_workspace(tmp_path / "ws", "numpy")
-    plans = [Plan(_address_space_capped, _cap_report),
-             Plan(_address_space_capped, _cap_report, uses_device=True),
-             Plan(_address_space_capped, _cap_report)]
-    with_cuda = [r.message for r in _run_plans_here(root, plans, device_ready=True)]
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    plans = [CAPPED, CAPPED_ON_DEVICE, CAPPED]
+    with_cuda = [r.message for r in _run_plans_here(tiny, root, plans, ready=True)]
     assert with_cuda == ["capped", "uncapped", "uncapped"]  # lifted for the rest of the child
-    without = [r.message for r in _run_plans_here(root, plans, device_ready=False)]
+    without = [r.message for r in _run_plans_here(tiny, root, plans, ready=False)]
     assert without == ["capped", "capped", "capped"]
 
 
-def test_a_probe_that_uses_the_device_gets_time_to_set_it_up(tmp_path: Path) -> None:
-    root = write_workspace(tmp_path / "ws", "numpy")
-
-    def slow(api: object) -> bool:
-        time.sleep(0.8)
-        return True
-
-    device_plan = Plan(slow, _cap_report, uses_device=True)
-    (ready,) = _run_plans_here(root, [device_plan], device_ready=True, timeout_s=0.3)
+def test_a_probe_that_uses_the_device_gets_time_to_set_it_up(tiny: Round,
+                                                              tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    device_plan = Plan("round:slow", {"seconds": 0.8}, _cap_report, uses_device=True)
+    (ready,) = _run_plans_here(tiny, root, [device_plan], ready=True, timeout_s=0.3)
     assert ready.status == "passed"
-    (absent,) = _run_plans_here(root, [device_plan], device_ready=False, timeout_s=0.3)
+    (absent,) = _run_plans_here(tiny, root, [device_plan], ready=False, timeout_s=0.3)
     assert absent.status == "timeout"
     assert "did not finish within 0.3 s" in absent.message
-    request = Request(id="t", root=str(root), flavor="numpy", parts=["part1"], seed=1,
-                      timeout_s=4.0)
+    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
+                      seed=1, timeout_s=4.0)
     assert frame_timeout(request, device_plan, True) == 4.0 + DEVICE_SETUP_S
-    assert frame_timeout(request, Plan(slow, _cap_report), True) == 4.0
+    assert frame_timeout(request, CAPPED, True) == 4.0
 
 
-def test_the_device_is_in_reach_only_for_torch_without_device_cpu(
+def test_the_device_is_used_only_for_torch_without_device_cpu(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import torch
 
     def request(flavor: str, device: str) -> Request:
-        return Request(id="t", root=str(tmp_path), flavor=flavor, parts=["part4"], seed=1,
-                       device=device)
+        return Request(id="t", root=str(tmp_path), round=PREFIX.id, flavor=flavor,
+                       parts=["part4"], seed=1, device=device)
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert device_in_reach(request("torch", "auto"))
-    assert device_in_reach(request("torch", "cuda"))
-    assert not device_in_reach(request("torch", "cpu"))
-    assert not device_in_reach(request("numpy", "auto"))
+    assert device_ready(request("torch", "auto"), [CAPPED_ON_DEVICE])
+    assert device_ready(request("torch", "cuda"), [CAPPED_ON_DEVICE])
+    assert not device_ready(request("torch", "auto"), [CAPPED])
+    assert not device_ready(request("torch", "cpu"), [CAPPED_ON_DEVICE])
+    assert not device_ready(request("numpy", "auto"), [CAPPED_ON_DEVICE])
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert not device_in_reach(request("torch", "cuda"))
+    assert not device_ready(request("torch", "cuda"), [CAPPED_ON_DEVICE])
 
 
 def _try_device_lock() -> int:
@@ -139,22 +142,19 @@ def _try_device_lock() -> int:
                            capture_output=True).returncode
 
 
-def test_one_grading_process_at_a_time_times_on_the_device(tmp_path: Path) -> None:
+def test_one_grading_process_at_a_time_times_on_the_device(tiny: Round, tmp_path: Path) -> None:
     with device_turn(True):
         assert _try_device_lock() != 0
     assert _try_device_lock() == 0
     with device_turn(False):
         assert _try_device_lock() == 0
     # A child forked during the turn does not keep it once the worker gives it back.
-    root = write_workspace(tmp_path / "ws", "numpy")
-
-    def slow(api: object) -> bool:
-        time.sleep(5)
-        return True
-
-    request = Request(id="t", root=str(root), flavor="numpy", parts=["part1"], seed=1)
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
+                      seed=1)
     with device_turn(True):
-        child = _Child(request, get_part("part1"), [Plan(slow, _cap_report)], 0)
+        child = _Child(request, tiny, tiny.part("part1"),
+                       [Plan("round:slow", {"seconds": 5}, _cap_report)], 0)
     try:
         assert _try_device_lock() == 0
     finally:

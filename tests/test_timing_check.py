@@ -1,14 +1,32 @@
 """part4.timing: graded on CUDA, skipped (with figures) elsewhere. The CUDA verdicts are
-tested here on the CPU by judging observations shaped like the child's."""
+tested here on the CPU by judging observations shaped like the children's (the candidate's
+scan, and the reference timed in a child of its own)."""
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from grader.checks import part4
-from grader.checks.part4 import judge_timing, resolve_device
+from grader.checks.base import Check, Context
+from grader.checks.kinds import KINDS, Spec
+from grader.checks.table import CHECK_KEYS, load_module
+from grader.runner import Request
+from grader.runner.worker import _Part, run_part
+
+from helpers import PREFIX, solution, write_workspace
+
+CHECKS = load_module(PREFIX, "checks")
+PROBES = load_module(PREFIX, "probes")
+ROW = next(c for c in tomllib.loads((PREFIX.folder / "checks.toml").read_text())["check"]
+           if c["id"] == "part4.timing")
+PARAMS = {k: v for k, v in ROW.items() if k not in CHECK_KEYS | {"plan"}}
+
+
+def judge_timing(both: dict[str, Any]) -> Any:
+    return CHECKS.timing_judge(PARAMS, 6.0)(both)
 
 
 def stats(ms: float) -> dict[str, float]:
@@ -18,17 +36,20 @@ def stats(ms: float) -> dict[str, float]:
 
 
 def observation(device: str, scan_ms: float, raised: dict[str, Any] | None = None) -> dict:
-    return {
-        "device": device, "why_not_cuda": None if device == "cuda" else "no CUDA device",
-        "n": 4096, "d": 32, "device_name": "NVIDIA H200" if device == "cuda" else "CPU",
-        "flops": 2 * 32**3 * 4096 * 12, "raised": raised, "untimed": [], "budget_s": 6.0,
-        "returned": {"P": f"{device}:0" if device == "cuda" else "cpu", "dW": device},
-        "figures": {
-            "your scan forward": stats(scan_ms), "your scan backward": stats(2 * scan_ms),
-            "reference scan forward": stats(1.0), "reference scan backward": stats(2.0),
-            "reference sequential forward": stats(30.0), "your sequential forward": stats(40.0),
-        },
-    }
+    """(the candidate's child's report, the reference child's), as the judge receives them."""
+    common = {"device": device, "why_not_cuda": None if device == "cuda" else "no CUDA device",
+              "n": 4096, "d": 32, "device_name": "NVIDIA H200" if device == "cuda" else "CPU",
+              "untimed": []}
+    yours = {**common, "raised": raised, "sequential_note": None,
+             "returned": {"P": f"{device}:0" if device == "cuda" else "cpu", "dW": device},
+             "figures": {"your scan forward": stats(scan_ms),
+                         "your scan backward": stats(2 * scan_ms),
+                         "your sequential forward": stats(40.0)}}
+    baseline = {**common, "raised": None,
+                "figures": {"reference scan forward": stats(1.0),
+                            "reference scan backward": stats(2.0),
+                            "reference sequential forward": stats(30.0)}}
+    return {"yours": yours, "baseline": baseline, "baseline_error": ""}
 
 
 def test_cuda_within_three_times_the_reference_passes_with_figures() -> None:
@@ -68,22 +89,21 @@ def test_a_scan_that_mixes_devices_on_cuda_fails_with_a_device_hint() -> None:
 
 def test_cuda_scan_too_slow_for_the_timing_budget_fails_and_says_what_went_untimed() -> None:
     obs = observation("cuda", 1.0)
-    for name in ("your scan backward", "reference sequential forward",
-                 "your sequential forward"):
-        del obs["figures"][name]
-    obs["untimed"] = ["your scan backward", "reference sequential forward"]
+    for name in ("your scan backward", "your sequential forward"):
+        del obs["yours"]["figures"][name]
+    obs["yours"]["untimed"] = ["your scan backward", "your sequential forward"]
     verdict = judge_timing(obs)
     assert verdict.status == "failed"
     assert verdict.message.startswith("your scan was too slow to time within the 6 s timing "
                                       "budget")
-    assert ("not timed (the 6 s timing budget ran out): your scan backward, reference "
+    assert ("not timed (the 6 s timing budget ran out): your scan backward, your "
             "sequential forward") in verdict.message
     assert verdict.hint and "one call" in verdict.hint
 
 
 def test_results_returned_on_the_cpu_for_cuda_inputs_fail_with_a_device_hint() -> None:
     obs = observation("cuda", 1.0)
-    obs["returned"] = {"P": "cpu", "dW": "cuda:0"}
+    obs["yours"]["returned"] = {"P": "cpu", "dW": "cuda:0"}
     verdict = judge_timing(obs)
     assert verdict.status == "failed"
     assert verdict.message.startswith("your scan returned P on cpu for inputs on cuda: part of "
@@ -93,7 +113,8 @@ def test_results_returned_on_the_cpu_for_cuda_inputs_fail_with_a_device_hint() -
 
 def test_figures_are_listed_yours_first_in_a_fixed_order() -> None:
     obs = observation("cuda", 2.0)
-    obs["figures"] = dict(reversed(list(obs["figures"].items())))
+    for side in ("yours", "baseline"):
+        obs[side]["figures"] = dict(reversed(list(obs[side]["figures"].items())))
     lines = judge_timing(obs).message.splitlines()
     names = [line.split("  ")[1].strip() for line in lines if " ms " in line]
     assert names == ["your scan forward", "your scan backward", "reference scan forward",
@@ -110,9 +131,17 @@ def test_without_cuda_the_check_is_skipped_never_passed() -> None:
     assert slow.status == "skipped"
 
 
+def test_a_reference_that_could_not_be_timed_fails_with_the_reason() -> None:
+    verdict = judge_timing({"yours": observation("cuda", 1.0)["yours"], "baseline": None,
+                            "baseline_error": "the reference did not finish in time"})
+    assert verdict.status == "failed"
+    assert "the reference did not finish in time" in verdict.message
+
+
 def test_device_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
+    resolve_device = PROBES.resolve_device
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "init", lambda: None)
     assert resolve_device("auto", "torch") == ("cuda", None)
@@ -128,54 +157,68 @@ def test_device_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("cuda", "torch") == ("cpu", "--device cuda, but no CUDA device here")
     assert resolve_device("auto", "torch") == ("cpu", "no CUDA device")
-    assert part4.TIMING_SIZES["cuda"] == (4096, 32)
+    assert PARAMS["sizes"]["cuda"] == [4096, 32]
 
 
-def test_reference_scan_on_this_cpu_reports_figures_and_skips(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import shutil
+def timing_check(**overrides: Any) -> Check:
+    """part4.timing built from its row of checks.toml, with some parameters changed."""
+    spec = Spec({**PARAMS, "plan": ROW["plan"], **overrides}, "test", PREFIX, CHECKS, PROBES,
+                lambda names, where: ())
+    return Check(ROW["id"], ROW["title"], ROW["points"], KINDS["custom"](spec),
+                 ("torch", "numpy"), needs="cuda")
 
+
+def run_timing(root: Path, check: Check, cuda: bool, earlier: tuple[str, ...] = ()) -> Any:
+    request = Request(id="t", root=str(root), round=PREFIX.id, flavor="torch",
+                      parts=["part4"], seed=5, timeout_s=20.0)
+    ctx = Context(5, "torch", check.id, timeout_s=20.0, cuda=cuda, graded_parts=earlier,
+                  passed_parts=earlier)
+    part = _Part(request, PREFIX, PREFIX.part("part4"), [check], [ctx], [check.plan(ctx)])
+    (timing,) = run_part(part)
+    return timing
+
+
+def test_the_reference_scan_on_this_cpu_reports_figures_and_skips(tmp_path: Path) -> None:
     import torch
-
-    from grader.references import reference_dir
-    from grader.runner import Request, run_request
-    from grader.workspace import init_workspace
 
     if torch.cuda.is_available():
         pytest.skip("covers the path without CUDA")
-    workspace = init_workspace(tmp_path / "ws", "torch")
-    for name in ("part2_out_of_place.py", "part4_scan.py"):
-        shutil.copy(reference_dir("torch") / name, workspace.exercises / name)
-    result = run_request(Request(id="t", root=str(workspace.root), flavor="torch",
-                                 parts=["part4"], seed=3))
-    (timing,) = [c for c in result.parts[0].checks if c.id == "part4.timing"]
+    root = write_workspace(tmp_path / "ws", "torch")
+    timing = run_timing(root, timing_check(), cuda=False, earlier=("part2",))
     assert timing.status == "skipped"
     assert timing.score == 0 and timing.max_score == 0
     assert timing.message.startswith("no CUDA device: CPU figures for information")
     for figure in ("your scan forward", "your scan backward", "reference scan forward",
                    "your sequential forward", "scan speedup over sequential forward"):
         assert figure in timing.message
-    assert result.parts[0].score == pytest.approx(30.0)
+
+
+def test_without_a_passing_part2_only_the_reference_sequential_forward_is_timed(
+        tmp_path: Path) -> None:
+    """A broken Part 2 (here: never graded in this run) costs Part 4 nothing."""
+    case = solution("hostile_segfault")
+    root = write_workspace(tmp_path / "ws", "torch", files=case.files("torch"))
+    timing = run_timing(root, timing_check(), cuda=False)
+    assert timing.status == "skipped"
+    assert "your sequential forward" not in timing.message
+    assert "reference sequential forward" in timing.message
+    assert "your Part 2 was not graded in this run" in timing.message
 
 
 @pytest.mark.parametrize(("solution_name", "status"), [
     (None, "passed"), ("part4_python_loop_scan", "failed")])
-def test_the_graded_path_runs_end_to_end_on_this_cpu(monkeypatch: pytest.MonkeyPatch, tmp_path,
-                                                      solution_name, status) -> None:  # type: ignore[no-untyped-def]
-    """Everything CUDA grading does but CUDA itself: resolve_device is told the CPU counts, so
-    the real probe (device set-up, budget, device of the results, every figure) and the
-    verdict run in real forked children."""
-    from grader.parts import get_part
-    from grader.runner import Request
-    from grader.runner.worker import grade_part
-
-    from helpers import solution, write_workspace
-
-    monkeypatch.setattr(part4, "resolve_device", lambda requested, flavor: ("cpu", None))
+def test_the_graded_path_runs_end_to_end_on_this_cpu(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path, solution_name: str | None,
+                                                      status: str) -> None:
+    """Everything CUDA grading does but CUDA itself: the children are told the CPU counts and
+    the check is planned as on a GPU machine (at the CPU's size), so the real probes (device
+    set-up, budget, device of the results, every figure) and the verdict run in real forked
+    children."""
+    monkeypatch.setattr(PROBES, "resolve_device", lambda requested, flavor: ("cpu", None))
     files = solution(solution_name).files("torch") if solution_name else None
     root = write_workspace(tmp_path / "ws", "torch", files=files)
-    results = grade_part(Request(id="t", root=str(root), flavor="torch", parts=["part4"],
-                                 seed=5, timeout_s=20.0), get_part("part4"))
-    (timing,) = [r for r in results if r.id == "part4.timing"]
+    check = timing_check(sizes={"cuda": [512, 32], "cpu": [512, 32]})
+    timing = run_timing(root, check, cuda=True)
     assert timing.status == status, timing.message
     assert timing.max_score > 0
     assert "CPU (cpu), N=512, D=32, float32" in timing.message

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from grader.runner.protocol import DEFAULT_TIMEOUT_S
+
 VerdictStatus = Literal["passed", "failed", "skipped"]
 Need = Literal["cuda"]
 
@@ -89,7 +91,7 @@ class Context:
     flavor: str
     check_id: str
     device: str = "auto"
-    timeout_s: float = 10.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     cuda: bool = False
     graded_parts: tuple[str, ...] = ()
     passed_parts: tuple[str, ...] = ()

@@ -72,11 +72,15 @@ class WorkerPool:
         self._closed = False
 
     def cuda(self) -> bool:
-        """Whether the workers see CUDA (a worker is started to ask, and kept for the batch)."""
+        """Whether the workers see CUDA (a worker is started to ask, and kept for the batch);
+        False when none can start (each request then reports that failure itself)."""
         with self._lock:
             known = next(iter(self._workers), None)
         if known is None:
-            known = self._enlist()
+            try:
+                known = self._enlist()
+            except (GraderCrash, OSError):
+                return False
             with self._lock:
                 self._idle.append(known)
         return known.cuda

@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
-
 _HEADER = struct.Struct("!Q")
 MAX_FRAME = 256 * 1024 * 1024
 

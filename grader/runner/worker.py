@@ -36,7 +36,6 @@ from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,
     Event,
     FrameTimeout,
-    ProbeFrame,
     Request,
     probe_frame,
     read_frame,
@@ -160,19 +159,26 @@ class _Child:
 class _Part:
     """One part being graded: its checks, their contexts and plans, and the results so far."""
 
-    def __init__(self, request: Request, round_: Round, part: Part,
-                 earlier: list[PartResult]) -> None:
+    def __init__(self, request: Request, round_: Round, part: Part, checks: list[Check],
+                 contexts: list[Context], plans: list[Plan]) -> None:
         self.request, self.round, self.part = request, round_, part
-        self.checks = checks_for(round_, part.id, request.flavor)
-        cuda = request.flavor == "torch" and request.device != "cpu" and any(
-            c.needs == "cuda" for c in self.checks) and cuda_in_reach()
-        self.contexts = [Context(request.seed, request.flavor, c.id, request.device,
-                                 request.timeout_s, cuda, tuple(p.id for p in earlier),
-                                 tuple(p.id for p in earlier if p.passed)) for c in self.checks]
-        self.plans = [c.plan(ctx) if request.informational or c.applies(ctx) else _not_run_here(c)
-                      for c, ctx in zip(self.checks, self.contexts, strict=True)]
-        self.ready = device_ready(request, self.plans)
+        self.checks, self.contexts, self.plans = checks, contexts, plans
+        self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
+
+    @classmethod
+    def planned(cls, request: Request, round_: Round, part: Part,
+                earlier: list[PartResult]) -> _Part:
+        """The part's checks from the round's table, each planned in its own context."""
+        checks = checks_for(round_, part.id, request.flavor)
+        cuda = request.flavor == "torch" and request.device != "cpu" and any(
+            c.needs == "cuda" for c in checks) and cuda_in_reach()
+        contexts = [Context(request.seed, request.flavor, c.id, request.device,
+                            request.timeout_s, cuda, tuple(p.id for p in earlier),
+                            tuple(p.id for p in earlier if p.passed)) for c in checks]
+        plans = [c.plan(ctx) if request.informational or c.applies(ctx) else _not_run_here(c)
+                 for c, ctx in zip(checks, contexts, strict=True)]
+        return cls(request, round_, part, checks, contexts, plans)
 
     def result(self, index: int, verdict: Verdict, duration: float, output: str,
                status: Status | None = None) -> None:
@@ -205,14 +211,20 @@ def _not_run_here(check: Check) -> Plan:
 def grade_part(request: Request, round_: Round, part: Part,
                earlier: list[PartResult]) -> list[CheckResult]:
     """Grade every check of one part; the results' points add up to the part's weight."""
-    grading = _Part(request, round_, part, earlier)
+    return run_part(_Part.planned(request, round_, part, earlier))
+
+
+def run_part(grading: _Part) -> list[CheckResult]:
+    """Run a part's plans: baselines first, then children (a fresh one after each crash)."""
     with device_turn(grading.ready):
         baselines = run_baselines(grading)
         index = 0
         while index < len(grading.checks):
-            child = _Child(request, round_, part, grading.plans, index, grading.ready)
+            child = _Child(grading.request, grading.round, grading.part, grading.plans, index,
+                           grading.ready)
             index = _collect(grading, child, index, baselines)
-    scale_to_weight(grading.results, (request.weights or {}).get(part.id, part.weight))
+    part = grading.part
+    scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
     return grading.results
 
 

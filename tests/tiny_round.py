@@ -1,0 +1,170 @@
+"""A whole round written into a temporary folder: proof that adding a round needs nothing but
+its own folder (no edit of the engine), and a place for runner tests' own probes.
+
+The round `tiny-sum` has one part: `total(x)` returns x.sum(). Its probes.py also holds probes
+the runner tests use (the address-space cap, a slow probe).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROUND_ID = "tiny-sum"
+
+ROUND_TOML = '''\
+id = "tiny-sum"
+title = "A tiny round for the tests"
+summary = "total(x) = x.sum()"
+flavors = ["numpy", "torch"]
+minutes = 5
+
+[[parts]]
+id = "part1"
+title = "Sum"
+file = "part1_sum.py"
+functions = ["total"]
+weight = 10
+budget = 5
+hints = ["Add the entries.", "Use the library's sum.", "return x.sum()", "That is all."]
+'''
+
+CHECKS_TOML = '''\
+[[check]]
+id = "part1.correctness"
+kind = "correctness"
+title = "Sums every entry"
+points = 3
+function = "total"
+cases = "vectors"
+args = ["x"]
+truth = "truth"
+name = "total"
+mistakes = ["first-dropped"]
+hint = "Add every entry of x."
+
+[[check]]
+id = "part1.unchanged"
+kind = "inputs_unchanged"
+title = "Leaves x unchanged"
+points = 1
+function = "total"
+case = "one_vector"
+args = ["x"]
+hint = "Read x, never write it."
+
+[mistakes.first-dropped]
+output = "without_first"
+hint = "the first entry is left out: start the sum at x[0]."
+'''
+
+CHECKS_PY = '''\
+"""Judge side of the tiny round."""
+
+import numpy as np
+
+from grader.checks.cases import Case
+
+
+def vectors(rng):
+    return [Case({"x": rng.standard_normal(n).astype(dtype)}, (("N", n),), dtype)
+            for n in (1, 2, 5, 9) for dtype in ("float64", "float32")]
+
+
+def one_vector(rng):
+    return Case({"x": rng.standard_normal(4)}, (("N", 4),))
+
+
+def truth(case):
+    return np.asarray(case["x"].astype(np.float64).sum())
+
+
+def without_first(case):
+    return np.asarray(case["x"].astype(np.float64)[1:].sum())
+
+
+def follow_args(seed):
+    return {"n": 3}
+'''
+
+PROBES_PY = '''\
+"""Candidate side of the tiny round, and probes of the runner's tests."""
+
+import resource
+import time
+
+
+def address_space_capped(api):
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != hard
+
+
+def slow(api, seconds):
+    time.sleep(seconds)
+    return True
+
+
+def demo(api, n):
+    value = api.function("total")(api.backend.native(__import__("numpy").ones(n)))
+    return {"total": float(value), "raised": None}
+'''
+
+STUB = '''\
+"""The tiny round: return the sum of every entry of x ({flavor} flavor)."""
+
+
+def total(x):
+    raise NotImplementedError("write total")
+'''
+
+REFERENCE = '''\
+"""Reference: the sum of every entry."""
+
+
+def total(x):
+    return x.sum()
+'''
+
+TOPIC = '''\
+---
+summary: adding things up
+---
+## explanation
+A sum adds every entry.
+
+```python
+print("sum:", sum([1, 2, 3]))
+```
+'''
+
+FOLLOWUP = '''\
+---
+probe: demo
+args: follow_args
+topics: sums
+---
+## question
+What is the sum of three ones?
+
+## answer
+It is the count of the ones.
+
+Your code said {total}.
+'''
+
+
+def write_tiny_round(folder: Path) -> Path:
+    """Write the round into folder/tiny-sum and return that folder."""
+    root = folder / ROUND_ID
+    files = {
+        "round.toml": ROUND_TOML, "checks.toml": CHECKS_TOML, "checks.py": CHECKS_PY,
+        "probes.py": PROBES_PY, "topics/sums.md": TOPIC, "followups/part1.md": FOLLOWUP,
+    }
+    for flavor in ("numpy", "torch"):
+        files[f"stubs/{flavor}/__init__.py"] = '"""Tiny round."""\n'
+        files[f"stubs/{flavor}/part1_sum.py"] = STUB.format(flavor=flavor)
+        files[f"reference/{flavor}/__init__.py"] = '"""Tiny round references."""\n'
+        files[f"reference/{flavor}/part1_sum.py"] = REFERENCE
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
