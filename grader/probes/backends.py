@@ -53,7 +53,8 @@ class NumpyBackend:
         return np.array(a, copy=True)
 
     def to_numpy(self, x: Any, what: str = "the result") -> np.ndarray:
-        if not isinstance(x, np.ndarray):
+        """A copy of an array; a numpy scalar (what x.sum() returns) is a 0-d array."""
+        if not isinstance(x, np.ndarray | np.generic):
             raise CandidateFault(f"{what} is a {_describe_type(x)}; expected a numpy.ndarray")
         return np.array(x, copy=True)
 

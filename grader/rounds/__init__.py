@@ -66,8 +66,8 @@ class Part:
         return self.file.removesuffix(".py")
 
     def hint_name(self, index: int) -> str:
-        """nudge, approach, near-solution; further hints are numbered."""
-        return HINT_NAMES[index] if index < len(HINT_NAMES) else f"hint {index + 1}"
+        """nudge, approach, near-solution, then "one more" for any further hint."""
+        return HINT_NAMES[index] if index < len(HINT_NAMES) else "one more"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,186 @@
+"""Rounds as data: a round defined only in a temporary folder (no edit of the engine) is listed,
+initialised, graded, hinted, rehearsed, self-checked and batch-graded like the installed ones;
+round data is validated with errors that name the file; the installed rounds are listed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import grader.runner
+from grader.cli import cli
+from grader.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
+from grader.runner import Worker
+
+from helpers import validate_run_json
+from tiny_round import ROUND_ID, write_tiny_round
+
+
+class LentWorker:
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def __enter__(self) -> Worker:
+        return self.worker
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@pytest.fixture(scope="module")
+def tiny_worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worker]:
+    """GRADER_ROUNDS_PATH names a folder holding the tiny round, for this module and for the
+    worker it starts (which sees the round only through that variable)."""
+    folder = tmp_path_factory.mktemp("coach-rounds")
+    write_tiny_round(folder)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(EXTRA_ROUNDS_ENV, str(folder))
+        with Worker() as worker:
+            yield worker
+
+
+@pytest.fixture
+def runner(tiny_worker: Worker, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(tiny_worker))
+    return CliRunner(env={"COLUMNS": "120"})
+
+
+def invoke(runner: CliRunner, *args: str | Path, input: str | None = None) -> Result:
+    return runner.invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def test_a_round_in_a_folder_of_its_own_is_listed(runner: CliRunner) -> None:
+    listed = invoke(runner, "rounds")
+    assert listed.exit_code == 0
+    assert "prefix-products" in listed.output and ROUND_ID in listed.output
+    row = next(line for line in listed.output.splitlines() if ROUND_ID in line)
+    assert "A tiny round for the tests" in row and "numpy, torch" in row
+
+
+def test_init_check_and_hint_work_for_the_new_round(runner: CliRunner, tmp_path: Path) -> None:
+    made = invoke(runner, "init", "--round", ROUND_ID, tmp_path / "ws")
+    assert made.exit_code == 0, made.output
+    assert "Next: cd" in made.output and "grader check part1" in made.output
+    config = (tmp_path / "ws" / "grader.toml").read_text()
+    assert f'round = "{ROUND_ID}"' in config and 'flavor = "numpy"' in config
+
+    stub = invoke(runner, "check", "--json", "--workspace", tmp_path / "ws")
+    assert stub.exit_code == 1
+    doc = json.loads(stub.stdout)
+    validate_run_json(doc)
+    assert doc["round"] == ROUND_ID and doc["score"] == 0
+
+    (tmp_path / "ws" / "exercises" / "part1_sum.py").write_text(
+        "def total(x):\n    return x[1:].sum()\n")
+    wrong = json.loads(invoke(runner, "check", "--json", "--workspace",
+                              tmp_path / "ws").stdout)
+    correctness = wrong["parts"][0]["checks"][0]
+    assert correctness["status"] == "failed"
+    assert correctness["hint"] == "the first entry is left out: start the sum at x[0]."
+
+    (tmp_path / "ws" / "exercises" / "part1_sum.py").write_text(
+        "def total(x):\n    return x.sum()\n")
+    right = invoke(runner, "check", "--workspace", tmp_path / "ws")
+    assert right.exit_code == 0 and "Score 10.0/10.0" in right.output
+
+    hints = [invoke(runner, "hint", "part1", "--workspace", tmp_path / "ws").output
+             for _ in range(5)]
+    assert "hint 3/4: near-solution" in hints[2]
+    assert "hint 4/4: one more" in hints[3] and "last hint" in hints[3]
+    assert hints[4] == hints[3]
+
+
+def test_part_names_are_checked_against_the_workspace_round(runner: CliRunner,
+                                                             tmp_path: Path) -> None:
+    invoke(runner, "init", "--round", ROUND_ID, tmp_path / "ws")
+    result = invoke(runner, "check", "part2", "--workspace", tmp_path / "ws")
+    assert result.exit_code == 2
+    assert f"part2: not a part of round {ROUND_ID}" in result.output
+    assert "its parts: part1" in result.output
+
+
+def test_an_unknown_round_is_a_usage_error_listing_the_installed_ones(runner: CliRunner,
+                                                                      tmp_path: Path) -> None:
+    result = invoke(runner, "init", "--round", "chess", tmp_path / "ws")
+    assert result.exit_code == 2
+    assert "unknown round 'chess'" in result.output and "prefix-products" in result.output
+    assert not (tmp_path / "ws").exists()
+
+
+def test_a_mock_round_of_the_new_round_asks_its_follow_up(runner: CliRunner, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    from grader import cli as cli_module
+
+    invoke(runner, "init", "--round", ROUND_ID, tmp_path / "ws")
+    (tmp_path / "ws" / "exercises" / "part1_sum.py").write_text(
+        "def total(x):\n    return x.sum()\n")
+    assert invoke(runner, "mock", "start", "--workspace", tmp_path / "ws").exit_code == 0
+    monkeypatch.setattr(cli_module, "someone_can_answer", lambda needs_screen=False: True)
+    passing = invoke(runner, "check", "--workspace", tmp_path / "ws", input="three\n\n")
+    assert "What is the sum of three ones?" in passing.output
+    assert "Your code said 3.0." in passing.output
+    ended = json.loads(invoke(runner, "mock", "end", "--json", "--workspace",
+                              tmp_path / "ws").stdout)
+    assert ended["round"] == ROUND_ID and ended["followups"][0]["answer"] == "three"
+
+
+def test_explain_lists_and_shows_the_rounds_own_topics(runner: CliRunner) -> None:
+    listed = invoke(runner, "explain", "--round", ROUND_ID)
+    assert "sums" in listed.output and "version-counter" not in listed.output
+    shown = invoke(runner, "explain", "--round", ROUND_ID, "sums")
+    assert "A sum adds every entry." in shown.output and "» sum: 6" in shown.output
+
+
+def test_selfcheck_and_grade_run_on_the_new_round(runner: CliRunner, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no instructor grader.toml here: --round decides
+    checked = invoke(runner, "selfcheck", "--round", ROUND_ID, "--jobs", "1")
+    assert checked.exit_code == 0, checked.output
+    assert "selfcheck passed" in checked.output
+    for name, body in (("good", "return x.sum()"), ("bad", "return x[1:].sum()")):
+        folder = tmp_path / "class" / name
+        folder.mkdir(parents=True)
+        (folder / "part1_sum.py").write_text(f"def total(x):\n    {body}\n")
+    graded = invoke(runner, "grade", tmp_path / "class", "--round", ROUND_ID, "--json",
+                    "--jobs", "1")
+    doc = json.loads(graded.stdout)
+    assert doc["round"] == ROUND_ID
+    elsewhere = invoke(runner, "grade", tmp_path / "class", "--round", ROUND_ID, "--config",
+                       Path(__file__).parents[1] / "grader.toml")
+    assert elsewhere.exit_code == 2 and "is for round prefix-products" in elsewhere.output
+    scores = {Path(row["path"]).name: row["score"] for row in doc["submissions"]}
+    assert scores["good"] == 10.0 and scores["bad"] < 10.0
+
+
+def test_round_data_errors_name_the_file(tmp_path: Path) -> None:
+    root = write_tiny_round(tmp_path)
+    toml = root / "round.toml"
+    toml.write_text(toml.read_text().replace('file = "part1_sum.py"', 'file = "sum.txt"'))
+    with pytest.raises(RoundError, match=r"round.toml: parts\[0\]: file must be a .py file"):
+        Round.load(root)
+    with pytest.raises(RoundError, match="is not a round"):
+        Round.load(tmp_path)
+
+
+def test_check_table_errors_name_the_check(tmp_path: Path) -> None:
+    from grader.checks.table import round_checks
+
+    root = write_tiny_round(tmp_path)
+    checks = root / "checks.toml"
+    checks.write_text(checks.read_text().replace('truth = "truth"', 'truth = "nope"\ncolour = 1'))
+    with pytest.raises(RoundError, match="part1.correctness: truth = 'nope': checks.py has no"):
+        round_checks(Round.load(root))
+
+
+def test_the_installed_rounds() -> None:
+    rounds = installed()
+    assert list(rounds)[0] == "prefix-products"
+    for round_ in rounds.values():
+        assert round_.parts and round_.flavors and round_.minutes > 0
+        for part in round_.parts:
+            assert len(part.hints) >= 3, (round_.id, part.id)
