@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,8 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from grader.references import reference_dir  # noqa: E402
-from grader.workspace import init_workspace  # noqa: E402
+from grader.rounds import DEFAULT_ROUND, get_round  # noqa: E402
+from grader.selfcheck import write_exercises  # noqa: E402
+
+PREFIX = get_round(DEFAULT_ROUND)
 
 
 def wall_time(command: list[str], cwd: Path, repeats: int) -> float:
@@ -44,10 +45,10 @@ def wall_time(command: list[str], cwd: Path, repeats: int) -> float:
 
 
 def solved_workspace(root: Path) -> Path:
-    workspace = init_workspace(root / "ws", "torch")
-    for source in reference_dir("torch").glob("part*.py"):
-        shutil.copy(source, workspace.exercises / source.name)
-    return workspace.root
+    """A prefix-products torch workspace holding the references."""
+    folder = write_exercises(root / "ws", PREFIX, "torch", "references")
+    (folder / "grader.toml").write_text(f'round = "{PREFIX.id}"\nflavor = "torch"\n')
+    return folder
 
 
 def cli_figures(repeats: int) -> list[tuple[str, float, str]]:
@@ -71,13 +72,13 @@ def scan_figures(devices: list[str]) -> list[tuple[str, int, int, float, float, 
     import numpy as np
     import torch
 
-    from grader.checks.cases import well_scaled
-    from grader.parts import PART2, PART4
+    from grader.checks.table import load_module
     from grader.references import load_reference_part
     from grader.timing import CudaStopwatch, Stopwatch, measure, steady_host_allocator
 
-    scan = load_reference_part(PART4, "torch")
-    sequential = load_reference_part(PART2, "torch").prefix_products
+    well_scaled = load_module(PREFIX, "checks").well_scaled
+    scan = load_reference_part(PREFIX, PREFIX.part("part4"), "torch")
+    sequential = load_reference_part(PREFIX, PREFIX.part("part2"), "torch").prefix_products
     rng = np.random.default_rng(0)
     steady_host_allocator()  # as part4.timing does: repeatable CPU figures
     rows = []

@@ -29,7 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from grader.selfcheck import write_exercises  # noqa: E402 - after the path is set
+from grader.rounds import DEFAULT_ROUND, get_round  # noqa: E402 - after the path is set
+from grader.selfcheck import write_exercises  # noqa: E402
 
 TARGET_RATIO = 0.6
 SEED = "12345"
@@ -49,7 +50,8 @@ def make_workspaces(folder: Path, count: int) -> list[Path]:
     """`count` torch workspaces, every other one broken in its own way."""
     workspaces = []
     for index in range(count):
-        root = write_exercises(folder / f"candidate{index}", "torch", "references")
+        root = write_exercises(folder / f"candidate{index}", get_round(DEFAULT_ROUND), "torch",
+                               "references")
         (root / "grader.toml").write_text('flavor = "torch"\n')
         breakage = BREAKAGES[index % len(BREAKAGES)]
         if breakage:

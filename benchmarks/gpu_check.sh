@@ -17,11 +17,11 @@ print('torch', torch.__version__, 'on', torch.cuda.get_device_name())"
 
 workspace() {  # $1: folder; the reference solutions, part 4 optionally replaced by $2
   "$python" -m grader init "$1" >/dev/null
-  cp reference/torch/part*.py "$1/exercises/"
+  cp reference/prefix-products/torch/part*.py "$1/exercises/"
   if [ -n "${2:-}" ]; then cp "$2" "$1/exercises/part4_scan.py"; fi
 }
 timing() {  # $1: workspace, $2: label
-  "$python" -m grader check part4 --device cuda --seed 1 --workspace "$1" --json \
+  "$python" -m grader check part2 part4 --device cuda --seed 1 --workspace "$1" --json \
     > "$out/part4_$2.json" || true
   "$python" - "$out/part4_$2.json" "$2" <<'PY'
 import json, sys
@@ -39,6 +39,6 @@ fi
 tmp=$(mktemp -d)
 workspace "$tmp/reference"
 timing "$tmp/reference" reference
-workspace "$tmp/slow" tests/solutions/part4_python_loop_scan/part4_scan.py
+workspace "$tmp/slow" tests/solutions/prefix-products/part4_python_loop_scan/part4_scan.py
 timing "$tmp/slow" python_loop_scan
 "$python" benchmarks/bench.py --skip-cli | tee "$out/bench.md"

@@ -39,7 +39,8 @@ def candidate_work(workspace: Workspace) -> None:
 
 
 def pristine_tree(workspace: Workspace) -> dict[str, bytes]:
-    return {f"exercises/{n}": t.encode() for n, t in pristine_files(workspace.round, workspace.flavor).items()}
+    pristine = pristine_files(workspace.round, workspace.flavor)
+    return {f"exercises/{n}": t.encode() for n, t in pristine.items()}
 
 
 def run(args: list[str], input: str | None = None):  # noqa: A002 - click's own name

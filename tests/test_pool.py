@@ -18,8 +18,8 @@ from helpers import PREFIX
 
 def stub_request(tmp_path: Path, name: str) -> Request:
     root = write_exercises(tmp_path / name, PREFIX, "numpy", "stubs")
-    return Request(id=name, root=str(root), round=PREFIX.id, flavor="numpy", parts=["part2", "part4"], seed=1,
-                   timeout_s=30)
+    return Request(id=name, root=str(root), round=PREFIX.id, flavor="numpy",
+                   parts=["part2", "part4"], seed=1, timeout_s=30)
 
 
 def test_every_request_reports_its_checks_parts_and_end(tmp_path: Path) -> None:
@@ -98,8 +98,8 @@ def _alive(pid: int) -> bool:
 def test_killing_a_worker_kills_the_candidate_process_it_forked(tmp_path: Path) -> None:
     root = write_exercises(tmp_path / "hang", PREFIX, "numpy", "stubs")
     (root / "exercises" / "part1_inplace.py").write_text("while True:\n    pass\n")
-    request = Request(id="hang", root=str(root), round=PREFIX.id, flavor="numpy", parts=["part1"], seed=1,
-                      timeout_s=600)
+    request = Request(id="hang", root=str(root), round=PREFIX.id, flavor="numpy",
+                      parts=["part1"], seed=1, timeout_s=600)
     worker = Worker()
     errors: list[Exception] = []
 

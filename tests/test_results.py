@@ -20,7 +20,8 @@ def run() -> RunResult:
     checks = [CheckResult("part1.a", "A", "passed", 3.0, 3.0, duration_s=0.25),
               CheckResult("part1.b", "B", "failed", 0.5, 2.0, message="half", hint="try"),
               CheckResult("part1.c", "C", "skipped", 0.0, 1.0, message="not run")]
-    return RunResult("prefix-products", "torch", 11, [PartResult("part1", "In-place forward", checks)])
+    return RunResult("prefix-products", "torch", 11,
+                     [PartResult("part1", "In-place forward", checks)])
 
 
 def test_scores_add_up_and_skips_are_neither_pass_nor_failure() -> None:

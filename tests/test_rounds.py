@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from tiny_round import ROUND_ID, write_tiny_round
 
 import grader.runner
 from grader.cli import cli
@@ -17,7 +18,6 @@ from grader.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
 from grader.runner import Worker
 
 from helpers import validate_run_json
-from tiny_round import ROUND_ID, write_tiny_round
 
 
 class LentWorker:
