@@ -159,7 +159,16 @@ def memory_option(func: F) -> F:
 part_argument = click.argument("parts", nargs=-1, metavar="[PARTS]...")
 seed_option = click.option("--seed", type=click.IntRange(min=0),
                            help="Seed for the random inputs (default: a fresh one).")
-flavor_names = sorted({f for r in installed().values() for f in r.flavors})
+
+
+def flavor_of(round_: Round, flavor: str | None) -> str:
+    """--flavor, checked against the round (exit 2 naming its flavors); else its default."""
+    if flavor is None:
+        return round_.default_flavor
+    if flavor not in round_.flavors:
+        raise click.BadParameter(f"round {round_.id} has no {flavor!r} flavor; its flavors: "
+                                 f"{', '.join(round_.flavors)}", param_hint="--flavor")
+    return flavor
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -192,14 +201,13 @@ def round_named(round_id: str) -> Round:
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option("--round", "round_id", default=DEFAULT_ROUND, show_default=True,
               help="The round to practise (`grader rounds` lists them).")
-@click.option("--flavor", type=click.Choice(flavor_names),
-              help="torch: tensors in and out, autograd checks; numpy: arrays in and out "
-              "(default: the round's first flavor).")
+@click.option("--flavor", help="torch: tensors in and out, autograd checks; numpy: arrays in "
+              "and out (default: the round's first; `grader rounds` lists each round's).")
 def init(directory: Path, round_id: str, flavor: str | None) -> None:
     """Create a fresh workspace at DIRECTORY (never overwrites existing work)."""
     round_ = round_named(round_id)
     try:
-        workspace = init_workspace(directory, flavor, round_id=round_.id)
+        workspace = init_workspace(directory, flavor_of(round_, flavor), round_id=round_.id)
     except WorkspaceError as exc:
         raise click.ClickException(str(exc)) from exc
     first = round_.parts_for(workspace.flavor)[0].id
@@ -582,9 +590,8 @@ def instructor_settings(config_file: Path | None,
               help="The instructor's grader.toml (default: found from the current folder up).")
 @click.option("--round", "round_id", help="The round the submissions are for (default: the "
               "config's, else prefix-products).")
-@click.option("--flavor", type=click.Choice(flavor_names),
-              help="Grade every submission in this flavor (default: the config's, else each "
-              "submission's own).")
+@click.option("--flavor", help="Grade every submission in this flavor (default: the config's, "
+              "else each submission's own).")
 @click.option("--seed", type=click.IntRange(min=0),
               help="Seed for the random inputs, shared by every submission.")
 @timeout_option
@@ -602,9 +609,7 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
         raise click.UsageError("--gradescope grades exactly one SUBMISSION")
     settings, config_path = instructor_settings(config_file, round_id)
     if flavor:
-        if flavor not in settings.round.flavors:
-            raise click.UsageError(f"round {settings.round.id} has no {flavor} flavor")
-        settings = settings.with_flavor(flavor)
+        settings = settings.with_flavor(flavor_of(settings.round, flavor))
     config = GradingConfig(settings=settings, seed=fresh_seed(seed),
                            timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb)
     listeners: list[BatchListener] = []
@@ -631,7 +636,7 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
 @cli.command(help=SELFCHECK_HELP)
 @click.option("--round", "round_ids", multiple=True,
               help="Check only this round (repeatable; default: every installed round).")
-@click.option("--flavor", "flavors", type=click.Choice(flavor_names), multiple=True,
+@click.option("--flavor", "flavors", multiple=True,
               help="Check only this flavor (repeatable; default: every flavor).")
 @seed_option
 @timeout_option

@@ -34,11 +34,6 @@ class TimingStats:
         """Interquartile range relative to the median (0.05 = ±5%)."""
         return (self.q3 - self.q1) / self.median if self.median > 0 else 0.0
 
-    def describe(self) -> str:
-        return (f"{self.median * 1e3:.3g} ms (IQR ±{self.spread * 50:.0f}%, n={self.repeats}"
-                + (f", {self.outliers} outlier{'s' * (self.outliers != 1)}" if self.outliers
-                   else "") + ")")
-
     def as_dict(self) -> dict[str, float]:
         return {"median": self.median, "q1": self.q1, "q3": self.q3, "min": self.minimum,
                 "max": self.maximum, "repeats": self.repeats, "outliers": self.outliers}

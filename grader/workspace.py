@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader.rounds import DEFAULT_ROUND, Part, Round, RoundError, get_round
@@ -75,8 +75,6 @@ class Settings:
         return self.mock_minutes if self.mock_minutes is not None else self.round.minutes
 
     def with_flavor(self, flavor: str) -> Settings:
-        from dataclasses import replace
-
         return replace(self, flavor=flavor, flavor_given=True)
 
 

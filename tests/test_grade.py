@@ -385,3 +385,18 @@ def test_a_zip_outside_the_exercise_folder_is_not_extracted(tmp_path: Path) -> N
     assert sorted(p.name for p in (staged.root / "exercises").iterdir()) == [
         "__init__.py", "part1_inplace.py"]
     assert "missing part2_out_of_place.py, part3_backward.py, part4_scan.py" in staged.notes
+
+
+def test_a_row_that_never_ran_is_scored_by_the_same_rule_as_a_graded_one(grading,
+                                                                         tmp_path: Path) -> None:
+    """One scoring rule: the stand-in checks of a part that never ran carry exactly the points
+    its graded checks carry on this machine (GPU timing included, worth nothing without CUDA)."""
+    settings = Settings(PREFIX, "torch")
+    config = batch.GradingConfig(settings, seed=1, timeout_s=30.0, cuda=grading.worker.cuda)
+    root = write_exercises(tmp_path / "sub", PREFIX, "torch", "references")
+    graded = grading.run(root, "torch", ["part4"], informational=False).parts[0]
+    (unrun,) = [p for p in batch.unrun_parts(config, settings, "the zip was unreadable")
+                if p.id == "part4"]
+    assert [(c.id, round(c.max_score, 6)) for c in unrun.checks] == \
+        [(c.id, round(c.max_score, 6)) for c in graded.checks]
+    assert unrun.max_score == pytest.approx(30.0) == graded.max_score
