@@ -132,8 +132,9 @@ class MockRound:
         return max(0.0, end - self.started_at)
 
     def hints_for(self, part: str) -> int:
-        """Hints used on a part: hint levels revealed plus solutions viewed before passing."""
-        return sum(h.part == part for h in self.hints) + sum(
+        """Hints used on a part: the hint levels revealed, plus one if its solution was viewed
+        before it passed (seeing the same hint or solution again reveals nothing new)."""
+        return len({h.level for h in self.hints if h.part == part}) + any(
             s.part == part and s.forced for s in self.solutions)
 
     def attempts_for(self, part: str) -> list[Attempt]:

@@ -135,11 +135,14 @@ def test_hints_restart_each_round_and_forced_solutions_count(workspace: Workspac
     mock.start_round(workspace, clock())
     assert [mock.take_hint(workspace, "part3", 3, clock.at(s)) for s in (1, 2, 3, 4)] == \
         [1, 2, 3, 3]
+    first = mock.current_round(workspace)
+    assert first is not None and first.hints_for("part3") == 3  # the last one, seen twice
     mock.end_round(workspace, clock.at(10), views.report_markdown)
 
     mock.start_round(workspace, clock.at(20))
     assert mock.take_hint(workspace, "part3", 3, clock.at(30)) == 1
     assert mock.record_solution(workspace, "part3", True, clock.at(40))
+    assert mock.record_solution(workspace, "part3", True, clock.at(45))  # the same, again
     assert mock.record_solution(workspace, "part4", False, clock.at(50))
     round_ = mock.current_round(workspace)
     assert round_ is not None
