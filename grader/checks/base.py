@@ -115,6 +115,9 @@ class Check:
     `needs`: what the machine must have for the check to apply at all ("cuda"); where it is
     missing, the check is worth no points (its share goes to the part's other checks).
     `after`: checks whose failure explains this one's (the scorecard folds it under them).
+    `voids`: checks of the same part whose results do not count when this one fails (a
+    hand-written backward that used autograd earns nothing for its values); `void_message` says
+    why, on each of them.
     """
 
     id: str
@@ -124,6 +127,8 @@ class Check:
     flavors: tuple[str, ...]
     needs: Need | None = None
     after: tuple[str, ...] = ()
+    voids: tuple[str, ...] = ()
+    void_message: str = ""
 
     @property
     def part_id(self) -> str:

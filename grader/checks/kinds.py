@@ -99,6 +99,10 @@ class Spec:
             raise RoundError(f"{self.where}: {key} = {name!r}: checks.py has no such function")
         return found
 
+    def case_maker(self) -> Any:
+        """The input maker under `cases` (a list of cases), or `case` (one)."""
+        return self.maker("cases") if "cases" in self.table else self.maker("case")
+
     def helper(self, key: str) -> str | None:
         """A function of the round's probes.py, named by `key` (passed to the probe by name)."""
         name = self.text(key, None)
@@ -270,51 +274,56 @@ def correctness(spec: Spec) -> PlanFactory:
 
 
 def inputs_unchanged(spec: Spec) -> PlanFactory:
-    """Every input holds, bit for bit, what it held before the call."""
-    maker, function = spec.maker("case"), spec.text("function", None)
+    """Every input holds, bit for bit, what it held before the call, in every case (small N
+    included: a slip can hide at N = 0 or 1)."""
+    maker, function = spec.case_maker(), spec.text("function", None)
     args, run, hint = spec.names("args"), spec.helper("run"), spec.text("hint")
 
     def plan(ctx: Context) -> Plan:
-        (case,) = _cases(maker, ctx)
+        cases = _cases(maker, ctx)
 
-        def judge(obs: Observation) -> Verdict:
-            if obs["raised"]:
-                return raised_verdict(case.describe(), obs["raised"])
-            changed = [n for n, after in obs["after"].items()
-                       if not unchanged(np.asarray(case[n]), after)]
-            if changed:
-                return failed(f"{case.describe()}: {' and '.join(changed)} modified", hint=hint)
-            return passed()
+        def judge(rows: list[Observation]) -> Verdict:
+            for case, row in zip(cases, rows, strict=False):
+                if row["raised"]:
+                    return raised_verdict(case.describe(), row["raised"])
+                changed = [n for n, after in row["after"].items()
+                           if not unchanged(np.asarray(case[n]), after)]
+                if changed:
+                    return failed(f"{case.describe()}: {' and '.join(changed)} modified",
+                                  hint=hint)
+            return passed(f"inputs unchanged in {len(cases)} cases ({span(cases)})")
 
-        return Plan("inputs_after", {"function": function, "case": case.data(), "args": args,
-                                     "run": run}, judge)
+        return Plan("inputs_after", {"function": function, "cases": [c.data() for c in cases],
+                                     "args": args, "run": run}, judge)
 
     return plan
 
 
 def fresh_result(spec: Spec) -> PlanFactory:
-    """The result is new memory (not an input or a view of one) and the inputs are unchanged."""
-    maker, function, args = spec.maker("case"), spec.text("function"), spec.names("args")
+    """The result is new memory (not an input or a view of one) and the inputs are unchanged,
+    in every case (small N included: returning W itself when N <= 1 is a slip too)."""
+    maker, function, args = spec.case_maker(), spec.text("function"), spec.names("args")
     shared_hint, changed_hint = spec.text("shared_hint"), spec.text("changed_hint")
 
     def plan(ctx: Context) -> Plan:
-        (case,) = _cases(maker, ctx)
+        cases = _cases(maker, ctx)
 
-        def judge(obs: Observation) -> Verdict:
-            if obs["raised"]:
-                return raised_verdict(case.describe(), obs["raised"])
-            if obs["shared"]:
-                return failed(f"{case.describe()}: the result shares memory with "
-                              f"{' and '.join(obs['shared'])}", hint=shared_hint)
-            changed = [n for n, after in obs["after"].items()
-                       if not unchanged(np.asarray(case[n]), after)]
-            if changed:
-                return failed(f"{case.describe()}: {' and '.join(changed)} was modified",
-                              hint=changed_hint)
-            return passed()
+        def judge(rows: list[Observation]) -> Verdict:
+            for case, row in zip(cases, rows, strict=False):
+                if row["raised"]:
+                    return raised_verdict(case.describe(), row["raised"])
+                if row["shared"]:
+                    return failed(f"{case.describe()}: the result shares memory with "
+                                  f"{' and '.join(row['shared'])}", hint=shared_hint)
+                changed = [n for n, after in row["after"].items()
+                           if not unchanged(np.asarray(case[n]), after)]
+                if changed:
+                    return failed(f"{case.describe()}: {' and '.join(changed)} was modified",
+                                  hint=changed_hint)
+            return passed(f"a fresh result in {len(cases)} cases ({span(cases)})")
 
-        return Plan("fresh_result", {"function": function, "case": case.data(), "args": args},
-                    judge)
+        return Plan("fresh_result", {"function": function, "cases": [c.data() for c in cases],
+                                     "args": args}, judge)
 
     return plan
 
@@ -459,8 +468,8 @@ def gradcheck(spec: Spec) -> PlanFactory:
 
 def no_autograd(spec: Spec) -> PlanFactory:
     """A hand-written backward never runs autograd's engine."""
-    maker, function, args = spec.maker("case"), spec.text("function"), spec.names("args")
-    hint = spec.text("hint")
+    maker, function, args = spec.maker("case"), spec.text("function", None), spec.names("args")
+    run, hint = spec.helper("run"), spec.text("hint")
 
     def plan(ctx: Context) -> Plan:
         (case,) = _cases(maker, ctx)
@@ -475,7 +484,7 @@ def no_autograd(spec: Spec) -> PlanFactory:
             return passed()
 
         return Plan("autograd_runs", {"function": function, "case": case.data(),
-                                      "args": args}, judge)
+                                      "args": args, "run": run}, judge)
 
     return plan
 

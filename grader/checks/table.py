@@ -8,6 +8,8 @@
     flavors = ["torch"]             # optional: the flavors it applies to (default: the part's)
     needs = "cuda"                  # optional: worth no points where the machine lacks it
     after = ["part1.correctness"]   # optional: checks whose failure explains this one's
+    voids = ["part3.correctness"]   # optional: checks whose results do not count if this fails
+    void_message = "..."            # why, shown on each voided check
     ...                             # the kind's own keys
 
     [mistakes.reversed-order]       # a known slip: what it computes (or a matcher), its hint
@@ -39,7 +41,8 @@ from grader.checks.mistakes import Mistake, same_as
 from grader.rounds import Round, RoundError
 
 CHECKS_FILE = "checks.toml"
-CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after"}
+CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after", "voids",
+              "void_message"}
 NEEDS = ("cuda",)
 
 
@@ -124,8 +127,12 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
                 helpers, book.expand, defaults)
     plan = KINDS[kind](spec)
     spec.finish()
+    voids = tuple(entry.get("voids", ()))
+    if voids and not entry.get("void_message"):
+        raise RoundError(f"{here}: voids needs a void_message saying why")
     return Check(id=check_id, title=str(entry["title"]), points=float(entry["points"]),
-                 plan=plan, flavors=flavors, needs=needs, after=tuple(entry.get("after", ())))
+                 plan=plan, flavors=flavors, needs=needs, after=tuple(entry.get("after", ())),
+                 voids=voids, void_message=str(entry.get("void_message", "")))
 
 
 @cache
@@ -152,6 +159,10 @@ def round_checks(round_: Round) -> tuple[Check, ...]:
             if earlier not in ids[:ids.index(check.id)]:
                 raise RoundError(f"{path}: {check.id} comes after {earlier!r}, which is not an "
                                  "earlier check")
+        for voided in check.voids:
+            if voided not in ids or voided.split(".", 1)[0] != check.part_id:
+                raise RoundError(f"{path}: {check.id} voids {voided!r}, which is not a check "
+                                 "of the same part")
     return checks
 
 

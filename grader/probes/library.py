@@ -112,35 +112,47 @@ def snapshot(api: Api, x: Any) -> np.ndarray:
 
 
 @probe
-def inputs_after(api: Api, function: str | None, case: CaseData, args: Sequence[str] = (),
-                 run: str | None = None) -> Observation:
-    """Run the candidate on native copies of the case's inputs; what each input holds after.
+def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
+                 args: Sequence[str] = (), run: str | None = None) -> list[Observation]:
+    """For each case, run the candidate on native copies of its inputs; what each input holds
+    after (up to the first call that raised).
 
     Without `run` the function is called on the inputs `args`; `run(api, natives)` (a helper)
     may instead call several functions on the natives and returns what was raised, or None."""
-    natives = {name: api.backend.native(np.asarray(a)) for name, a in case["inputs"].items()}
-    if run:
-        raised = api.helper(run)(api, natives)
-    else:
-        raised = api.call(api.function(function or ""), *(natives[n] for n in args))[1]
-    return {"raised": as_dict(raised),
-            "after": {name: snapshot(api, x) for name, x in natives.items()}}
+    rows = []
+    for case in cases:
+        natives = {name: api.backend.native(np.asarray(a)) for name, a in case["inputs"].items()}
+        if run:
+            raised = api.helper(run)(api, natives)
+        else:
+            raised = as_dict(api.call(api.function(function or ""),
+                                      *(natives[n] for n in args))[1])
+        rows.append({"raised": raised,
+                     "after": {name: snapshot(api, x) for name, x in natives.items()}})
+        if raised:
+            break
+    return rows
 
 
 @probe
-def fresh_result(api: Api, function: str, case: CaseData, args: Sequence[str]) -> Observation:
-    """Whether the result shares memory with (or is) an input, and the inputs afterwards."""
-    natives = [api.backend.native(np.asarray(case["inputs"][n])) for n in args]
-    value, raised = api.call(api.function(function), *natives)
-    if raised:
-        return {"raised": raised.as_dict()}
-    outputs = value if isinstance(value, tuple | list) else (value,)
-    for out in outputs:
-        api.backend.to_numpy(out)
-    shared = sorted({name for name, x in zip(args, natives, strict=True) for out in outputs
-                     if out is x or api.backend.shares_memory(out, x)})
-    return {"raised": None, "shared": shared,
-            "after": {name: snapshot(api, x) for name, x in zip(args, natives, strict=True)}}
+def fresh_result(api: Api, function: str, cases: Sequence[CaseData],
+                 args: Sequence[str]) -> list[Observation]:
+    """For each case: whether the result shares memory with (or is) an input, and the inputs
+    afterwards (up to the first call that raised)."""
+    rows = []
+    for case in cases:
+        natives = [api.backend.native(np.asarray(case["inputs"][n])) for n in args]
+        value, raised = api.call(api.function(function), *natives)
+        if raised:
+            return rows + [{"raised": raised.as_dict()}]
+        outputs = value if isinstance(value, tuple | list) else (value,)
+        for out in outputs:
+            api.backend.to_numpy(out)
+        shared = sorted({name for name, x in zip(args, natives, strict=True) for out in outputs
+                         if out is x or api.backend.shares_memory(out, x)})
+        rows.append({"raised": None, "shared": shared,
+                     "after": {n: snapshot(api, x) for n, x in zip(args, natives, strict=True)}})
+    return rows
 
 
 @probe
@@ -193,9 +205,15 @@ def _needs_grad(count: int) -> list[bool]:
 
 
 @probe
-def autograd_runs(api: Api, function: str, case: CaseData, args: Sequence[str]) -> Observation:
-    """How many times autograd's engine ran inside the candidate's function."""
-    _, raised, runs = count_autograd_runs(api, api.function(function),
+def autograd_runs(api: Api, function: str | None, case: CaseData, args: Sequence[str] = (),
+                  run: str | None = None) -> Observation:
+    """How many times autograd's engine ran inside the candidate's function (or during a run
+    helper's whole call sequence)."""
+    if run:
+        helper = api.helper(run)
+        obs, _, runs = count_autograd_runs(api, lambda: helper(api, case))
+        return {"raised": obs["raised"] if obs else None, "runs": runs}
+    _, raised, runs = count_autograd_runs(api, api.function(function or ""),
                                           *native_args(api, case, args))
     return {"raised": as_dict(raised), "runs": runs}
 

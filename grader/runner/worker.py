@@ -223,9 +223,25 @@ def run_part(grading: _Part) -> list[CheckResult]:
             child = _Child(grading.request, grading.round, grading.part, grading.plans, index,
                            grading.ready)
             index = _collect(grading, child, index, baselines)
+    void_results(grading.checks, grading.results)
     part = grading.part
     scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
     return grading.results
+
+
+def void_results(checks: list[Check], results: list[CheckResult]) -> None:
+    """A failed check that voids others (autograd inside a hand-written backward) takes their
+    points: their values cannot count, whatever they showed."""
+    by_id = {r.id: r for r in results}
+    for check in checks:
+        if by_id[check.id].status not in ("failed", "error", "timeout") or not check.voids:
+            continue
+        for voided in (by_id[v] for v in check.voids if v in by_id):
+            if voided.status in ("passed", "failed"):
+                shown = f" (on its own it {voided.status})"
+                voided.status, voided.score, voided.hint = "failed", 0.0, None
+                voided.message = f"{check.void_message}{shown}: see {check.id}"
+                voided.after = [check.id]
 
 
 def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:

@@ -110,18 +110,23 @@ def empty(rng: np.random.Generator) -> list[Case]:
     return [Case({"W": np.zeros((0, 3, 3)), "dP": np.zeros((0, 3, 3))}, (("N", 0), ("D", 3)))]
 
 
+def sizes(*pairs: tuple[int, int]) -> Callable[[np.random.Generator], list[Case]]:
+    """An input maker: one float64 case per (N, D)."""
+    return lambda rng: [make_case(rng, n, d) for n, d in pairs]
+
+
 def small(n: int, d: int) -> Callable[[np.random.Generator], Case]:
     return lambda rng: make_case(rng, n, d)
 
 
 one_5x3 = small(5, 3)
-one_6x3 = small(6, 3)
-one_7x3 = small(7, 3)
 one_4x3 = small(4, 3)
-
-
-def aliasing_shapes(rng: np.random.Generator) -> list[Case]:
-    return [make_case(rng, n, d) for n, d in ((2, 2), (5, 3), (9, 4))]
+one_6x3 = small(6, 3)
+# Property checks run at N = 0, 1 and 2 too: a slip that only shows on tiny stacks (returning W
+# itself when N <= 1, a square check that N = 1 never reaches) must not pass.
+tiny_and_7 = sizes((0, 3), (1, 3), (2, 2), (7, 3))
+tiny_and_6 = sizes((0, 3), (1, 3), (2, 2), (6, 3))
+aliasing_shapes = sizes((1, 3), (2, 2), (5, 3), (9, 4))
 
 
 def both_dtypes(rng: np.random.Generator) -> list[Case]:
@@ -141,25 +146,31 @@ def _malformed(shapes: list[tuple[str, tuple[int, ...], tuple[int, ...]]]) -> li
             for label, w, other in shapes]
 
 
-def _bad_shapes(n: int = 4, d: int = 3) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
-    """(description, W shape, second-argument shape) that must raise ValueError."""
+def _bad_w(n: int = 4, d: int = 3) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+    """(description, W shape, second-argument shape) with a malformed W: at N = 0 and 1 too,
+    where a forgotten square check is never reached by a matmul."""
     return [
         ("W has ndim 2", (d, d), (d, d)),
         ("W has ndim 4", (n, 1, d, d), (n, 1, d, d)),
         ("W is not square", (n, d, d + 1), (n, d, d + 1)),
-        ("second argument has a different N", (n, d, d), (n + 1, d, d)),
-        ("second argument has a different D", (n, d, d), (n, d + 1, d + 1)),
+        ("W is not square (N = 1)", (1, d, d + 1), (1, d, d + 1)),
+        ("W is not square (N = 0)", (0, d, d + 1), (0, d, d + 1)),
     ]
 
 
 def malformed_pairs(rng: np.random.Generator) -> list[Case]:
     """Malformed W, or a second argument (P or dP) of the wrong shape."""
-    return _malformed(_bad_shapes())
+    n, d = 4, 3
+    return _malformed(_bad_w(n, d) + [
+        ("second argument has a different N", (n, d, d), (n + 1, d, d)),
+        ("second argument has a different D", (n, d, d), (n, d + 1, d + 1)),
+        ("second argument has a different N (N = 1)", (1, d, d), (2, d, d)),
+    ])
 
 
 def malformed_w(rng: np.random.Generator) -> list[Case]:
     """Malformed W alone (the one-argument functions)."""
-    return _malformed(_bad_shapes()[:3])
+    return _malformed(_bad_w())
 
 
 def complexity_budget(case: Case) -> int:
