@@ -583,6 +583,38 @@ def _order(exponent: float) -> str:
     return {1.0: "linearly", 2.0: "quadratically"}.get(exponent, f"as the power {exponent:g}")
 
 
+# --- depth: a parallel algorithm must not be a sequential chain ------------------------------
+
+
+def depth(spec: Spec) -> PlanFactory:
+    """The longest chain of dependent matrix products grows like log2 of the size: at most
+    `per_level` more per doubling of `size` (plus `slack`), where a sequential loop in
+    disguise grows like the size itself."""
+    maker, run, size = spec.maker("cases"), spec.helper("run"), spec.text("size")
+    per_level, slack = spec.number("per_level", 4), spec.number("slack", 4)
+    what, hint = spec.text("what"), spec.text("hint")
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+        small, large = cases[0].dim(size), cases[-1].dim(size)
+        allowed = per_level * (np.log2(large) - np.log2(small)) + slack
+
+        def judge(obs: Observation) -> Verdict:
+            if obs["raised"]:
+                return raised_verdict(cases[len(obs["depths"])].describe(), obs["raised"])
+            low, high = obs["depths"][0], obs["depths"][-1]
+            summary = (f"{what}: the longest chain of dependent matrix products is {low} at "
+                       f"{size}={small} and {high} at {size}={large}")
+            if high - low > allowed:
+                return failed(summary + f": it grows with {size}, so the work is sequential",
+                              hint=hint)
+            return passed(summary + f" (O(log {size}) levels)")
+
+        return Plan("chain_depth", {"cases": [c.data() for c in cases], "run": run}, judge)
+
+    return plan
+
+
 # --- an explanation in the candidate's words ----------------------------------------------------
 
 
@@ -637,6 +669,7 @@ KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "no_autograd": no_autograd,
     "finite_differences": finite_differences,
     "complexity": complexity,
+    "depth": depth,
     "explanation": explanation,
     "custom": custom,
 }

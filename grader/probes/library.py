@@ -231,6 +231,31 @@ def matmul_flops(api: Api, function: str, cases: Sequence[CaseData],
 
 
 @probe
+def chain_depth(api: Api, cases: Sequence[CaseData], run: str) -> Observation:
+    """The longest chain of dependent matrix products behind what `run(api, natives)` returns,
+    per case (see grader.probes.depth)."""
+    from grader.probes.depth import numpy_depth, torch_depth
+
+    helper, depths = api.helper(run), []
+    for case in cases:
+        if api.flavor == "torch":
+            natives = {n: api.backend.native(np.asarray(a)) for n, a in case["inputs"].items()}
+            with torch_depth() as depth:
+                value, raised = api.call(helper, api, natives)
+                found = depth(value)
+        else:
+            with numpy_depth() as (wrap, depth):
+                natives = {n: wrap(api.backend.native(np.asarray(a)))
+                           for n, a in case["inputs"].items()}
+                value, raised = api.call(helper, api, natives)
+                found = depth(value)
+        if raised:
+            return {"raised": raised.as_dict(), "depths": depths}
+        depths.append(found)
+    return {"raised": None, "depths": depths}
+
+
+@probe
 def module_string(api: Api, name: str) -> Observation:
     """A module-level string the candidate writes (an EXPLANATION)."""
     if not hasattr(api.module, name):

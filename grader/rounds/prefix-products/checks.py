@@ -137,6 +137,9 @@ def growing(rng: np.random.Generator) -> list[Case]:
     return [make_case(rng, n, COMPLEXITY_D) for n in COMPLEXITY_SIZES]
 
 
+depth_sizes = sizes((16, 2), (128, 2))
+
+
 def level_cases(rng: np.random.Generator) -> list[Case]:
     return [make_case(rng, n, 2) for n in LEVEL_SIZES]
 
@@ -506,6 +509,14 @@ def _timing_failure_hint(raised: dict[str, Any], params: dict[str, str]) -> str:
     return params["raised_hint"]
 
 
+def _ratio(figures: dict[str, Any]) -> float | None:
+    """The candidate's scan time over the reference scan's, when both were timed."""
+    if any(name not in figures for name in (*SCAN_FIGURES, *REFERENCE_FIGURES)):
+        return None
+    yours = sum(figures[name]["median"] for name in SCAN_FIGURES)
+    return yours / sum(figures[name]["median"] for name in REFERENCE_FIGURES)
+
+
 def timing_judge(params: dict[str, Any],
                  budget_s: float) -> Callable[[dict[str, Any]], Verdict]:
     limit = float(params["speed_limit"])
@@ -521,6 +532,10 @@ def timing_judge(params: dict[str, Any],
             note = f"{obs['why_not_cuda']}: CPU figures for information"
             if raised:
                 note += f" (stopped early: {format_raised(raised)})"
+            ratio = _ratio(figures)
+            if ratio is not None and ratio > limit:
+                note += (f"; your scan took {ratio:.1f}x the reference's here, so on a GPU, "
+                         f"where the bar is {limit:g}x, it would likely fail")
             return skipped("\n".join([note, *lines]), not_applicable=True)
         if raised:
             return failed("\n".join([f"could not time your scan: {format_raised(raised)}",
@@ -536,9 +551,7 @@ def timing_judge(params: dict[str, Any],
             return failed("\n".join([f"your scan was too slow to time within the "
                                       f"{budget_s:g} s timing budget", *lines]),
                           hint=params["slow_hint"])
-        yours = sum(figures[name]["median"] for name in SCAN_FIGURES)
-        reference = sum(figures[name]["median"] for name in REFERENCE_FIGURES)
-        ratio = yours / reference
+        ratio = _ratio(figures) or 0.0
         summary = f"your scan takes {ratio:.2f}x the reference scan's time (limit {limit:g}x)"
         if ratio > limit:
             return failed("\n".join([summary, *lines]), hint=params["slow_hint"])

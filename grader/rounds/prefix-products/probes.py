@@ -82,6 +82,17 @@ def scan_both(api: Api, natives: dict[str, Any]) -> Any:
     return as_dict(api.call(api.function(BACKWARD), split_forward(value)[1], natives["dP"])[1])
 
 
+def scan_forward_result(api: Api, natives: dict[str, Any]) -> Any:
+    """The scan's P (its depth is what part4.depth measures)."""
+    return split_forward(api.function(FORWARD)(natives["W"]))[0]
+
+
+def scan_backward_result(api: Api, natives: dict[str, Any]) -> Any:
+    """The scan's dW, from the candidate's own levels."""
+    _, levels = split_forward(api.function(FORWARD)(natives["W"]))
+    return api.function(BACKWARD)(levels, natives["dP"])
+
+
 # --- autograd.Functions around the candidate's backward, for gradcheck --------------------------
 
 

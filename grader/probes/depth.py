@@ -1,0 +1,292 @@
+"""The longest chain of dependent matrix products behind a result: what tells a parallel scan
+(O(log N) levels of independent products) from a sequential loop in disguise (N - 1 products,
+each waiting for the one before).
+
+Depth is tracked per matrix slot: a tensor of shape (..., D, D) holds one matrix per index of
+its leading dims, and each slot of each buffer carries the depth of the product last written
+there (0 for an input). A product's slot depth is the larger of its operands' plus one; any other
+operation passes on the largest depth among its inputs. Slots are found by their offset in the
+buffer, so views (slices, transposes) read and writes through views (P[i] = ..., out=, copy_)
+land where they belong, and a scan updating one buffer in place from the top down is measured
+as the scan it is.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+
+class SlotDepths:
+    """Depth per (buffer, element offset of a matrix)."""
+
+    def __init__(self) -> None:
+        self.table: dict[int, dict[int, int]] = {}
+        self.deepest = 0
+
+    @staticmethod
+    def offsets(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+        """The element offsets of a view's matrices, shaped like its leading dims."""
+        batch = shape[:-2] if len(shape) >= 2 else ()
+        grid = np.full(batch, offset, dtype=np.int64)
+        for axis, (size, stride) in enumerate(zip(batch, strides, strict=False)):
+            step = np.arange(size, dtype=np.int64) * stride
+            grid = grid + step.reshape((1,) * axis + (size,) + (1,) * (len(batch) - axis - 1))
+        return grid
+
+    def read(self, key: int, offsets: np.ndarray) -> np.ndarray:
+        slots = self.table.get(key, {})
+        return np.vectorize(lambda o: slots.get(int(o), 0), otypes=[np.int64])(offsets) \
+            if offsets.size else np.zeros(offsets.shape, dtype=np.int64)
+
+    def write(self, key: int, offsets: np.ndarray, depths: Any) -> None:
+        slots = self.table.setdefault(key, {})
+        values = np.broadcast_to(np.asarray(depths, dtype=np.int64), offsets.shape)
+        for offset, depth in zip(offsets.ravel(), values.ravel(), strict=True):
+            slots[int(offset)] = int(depth)
+            self.deepest = max(self.deepest, int(depth))
+
+    def forget(self, key: int) -> None:
+        self.table.pop(key, None)
+
+
+def _broadcast_max(*depths: np.ndarray) -> np.ndarray:
+    try:
+        return np.maximum.reduce(np.broadcast_arrays(*depths)) if depths else np.zeros(())
+    except ValueError:  # batch shapes that do not broadcast: the largest depth for all
+        return np.asarray(max(int(d.max(initial=0)) for d in depths))
+
+
+def _overall(depths: list[np.ndarray]) -> int:
+    return max((int(d.max(initial=0)) for d in depths), default=0)
+
+
+# --- torch --------------------------------------------------------------------------------------
+
+
+def _torch_mode(torch: Any) -> type:
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._pytree import tree_flatten
+
+    T = torch.Tensor
+    products = {torch.matmul, torch.mm, torch.bmm, torch.einsum, T.__matmul__, T.matmul,
+                T.mm, T.bmm, torch.linalg.matmul, torch.linalg.multi_dot, torch.chain_matmul}
+    reversed_products = {T.__rmatmul__}
+    with_bias = {torch.addmm, torch.baddbmm, T.addmm, T.baddbmm, T.addmm_, T.baddbmm_}
+    writes = {T.__setitem__, T.copy_}
+
+    class DepthMode(TorchFunctionMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.depths = SlotDepths()
+            self._watched: set[int] = set()
+
+        def _where(self, t: Any) -> tuple[int, np.ndarray]:
+            storage = t.untyped_storage()
+            key = storage.data_ptr()
+            if key not in self._watched:
+                self._watched.add(key)
+                weakref.finalize(storage, self._release, key)
+            return key, SlotDepths.offsets(t.storage_offset(), tuple(t.shape), tuple(t.stride()))
+
+        def _release(self, key: int) -> None:
+            self._watched.discard(key)
+            self.depths.forget(key)
+
+        def depth(self, t: Any) -> np.ndarray:
+            return self.depths.read(*self._where(t))
+
+        def _record(self, t: Any, depths: Any) -> None:
+            self.depths.write(*self._where(t), depths)
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            kwargs = kwargs or {}
+            tensors = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
+            ins = [self.depth(t) for t in tensors if t.numel()]
+            out = func(*args, **kwargs)
+            if func in writes and len(args) >= 2:
+                target = args[0][args[1]] if func is T.__setitem__ else args[0]
+                source = args[2] if func is T.__setitem__ else args[1]
+                if isinstance(source, torch.Tensor) and target.numel():
+                    self._record(target, _overall([self.depth(source)]) if source.ndim < 2
+                                 else self.depth(source))
+                return out
+            if func in products or func in reversed_products or func in with_bias:
+                operands = [self.depth(t) for t in tensors[:3] if t.numel()]
+                step = _broadcast_max(*operands) + 1 if operands else np.asarray(1)
+            else:
+                step = np.asarray(_overall(ins))
+            inputs = {t.untyped_storage().data_ptr() for t in tensors}
+            for result in tree_flatten(out)[0]:
+                if not isinstance(result, torch.Tensor) or not result.numel():
+                    continue
+                fresh = result.untyped_storage().data_ptr() not in inputs
+                in_place = _in_place(getattr(func, "__name__", "")) or "out" in kwargs
+                if fresh or in_place:
+                    self._record(result, step if np.shape(step) in ((), tuple(
+                        result.shape[:-2])) else _overall([np.asarray(step)]))
+            return out
+
+    return DepthMode
+
+
+def _in_place(name: str) -> bool:
+    """add_, baddbmm_, __iadd__ write into their first operand; __getitem__ does not."""
+    return (name.endswith("_") and not name.startswith("_")) or (
+        name.startswith("__i") and name.endswith("__") and name != "__index__")
+
+
+@contextmanager
+def torch_depth() -> Iterator[Callable[[Any], int]]:
+    """Track depths while the block runs; yields `depth(result)`: the deepest slot of every
+    tensor in a result (a tensor, or tuples and lists holding them)."""
+    import torch
+
+    mode = _torch_mode(torch)()
+
+    def depth(result: Any) -> int:
+        from torch.utils._pytree import tree_flatten
+
+        return _overall([mode.depth(t) for t in tree_flatten(result)[0]
+                         if isinstance(t, torch.Tensor) and t.numel()])
+
+    with mode:
+        yield depth
+
+
+# --- numpy --------------------------------------------------------------------------------------
+
+
+class _DepthArray(np.ndarray):
+    """An ndarray whose products and writes are seen by the current SlotDepths."""
+
+    current: SlotDepths | None = None
+
+    @staticmethod
+    def where(a: np.ndarray) -> tuple[int, np.ndarray]:
+        root = a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        key = int(root.__array_interface__["data"][0])
+        start = int(a.__array_interface__["data"][0])
+        itemsize = a.itemsize or 1
+        return key, SlotDepths.offsets((start - key) // itemsize, a.shape,
+                                       tuple(s // itemsize for s in a.strides))
+
+    @classmethod
+    def depth(cls, a: Any) -> np.ndarray:
+        if not isinstance(a, np.ndarray) or not a.size or cls.current is None:
+            return np.zeros(())
+        return cls.current.read(*cls.where(a))
+
+    @classmethod
+    def record(cls, a: np.ndarray, depths: Any) -> None:
+        if cls.current is not None and a.size:
+            cls.current.write(*cls.where(a), depths)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        plain = [i.view(np.ndarray) if isinstance(i, _DepthArray) else i for i in inputs]
+        outs = kwargs.get("out")
+        if outs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _DepthArray) else o
+                                  for o in outs)
+        ins = [self.depth(i) for i in inputs]
+        step = _broadcast_max(*ins) + 1 if ufunc is np.matmul else np.asarray(_overall(ins))
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        for out in (kwargs["out"] if outs else _as_tuple(result)):
+            if isinstance(out, np.ndarray):
+                self.record(out, step if np.shape(step) == out.shape[:-2] else _overall([step]))
+        return _rewrap(result)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        plain = _unwrap(args)
+        result = func(*plain, **_unwrap(kwargs))
+        products = (np.dot, np.einsum, np.tensordot, np.linalg.multi_dot, np.inner, np.vdot)
+        ins = [self.depth(a) for a in _flat(args)]
+        step = _overall(ins) + (1 if func in products else 0)
+        for out in _as_tuple(result):
+            if isinstance(out, np.ndarray) and not any(
+                    isinstance(p, np.ndarray) and np.may_share_memory(out, p)
+                    for p in _flat(plain)):
+                self.record(out, step)
+        return _rewrap(result)
+
+    def __array_finalize__(self, source: Any) -> None:
+        """A copy (a.copy(), np.array(a)) carries its source's depths; a view shares them."""
+        if isinstance(source, np.ndarray) and self.size and self.shape == source.shape \
+                and not np.may_share_memory(self, source):
+            self.record(self, self.depth(source))
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        np.ndarray.__setitem__(self.view(np.ndarray), index, _unwrap(value))
+        target = self.view(np.ndarray)[index]
+        if isinstance(target, np.ndarray):
+            source = self.depth(value)
+            self.record(target, source if np.shape(source) == target.shape[:-2]
+                        else _overall([source]))
+
+    def dot(self, b: Any, out: Any = None) -> Any:  # type: ignore[override]
+        return np.dot(self, b) if out is None else np.dot(self, b, out=out)
+
+
+def _as_tuple(result: Any) -> tuple[Any, ...]:
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _flat(items: Any) -> list[Any]:
+    if isinstance(items, list | tuple):
+        return [x for item in items for x in _flat(item)]
+    return [items]
+
+
+def _unwrap(items: Any) -> Any:
+    if isinstance(items, _DepthArray):
+        return items.view(np.ndarray)
+    if isinstance(items, dict):
+        return {k: _unwrap(v) for k, v in items.items()}
+    if isinstance(items, list | tuple):
+        return type(items)(_unwrap(i) for i in items)
+    return items
+
+
+def _rewrap(result: Any) -> Any:
+    if isinstance(result, np.ndarray) and not isinstance(result, _DepthArray):
+        return result.view(_DepthArray)
+    if isinstance(result, tuple):
+        return tuple(_rewrap(r) for r in result)
+    return result
+
+
+@contextmanager
+def numpy_depth() -> Iterator[tuple[Callable[[np.ndarray], np.ndarray], Callable[[Any], int]]]:
+    """Track depths while the block runs; yields (wrap an input array, depth of a result)."""
+    previous = _DepthArray.current
+    _DepthArray.current = SlotDepths()
+    originals = {name: getattr(np, name) for name in ("asarray", "array", "ascontiguousarray")}
+
+    def keep(name: str) -> Callable[..., Any]:
+        original = originals[name]
+
+        def converter(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(obj, *args, **kwargs)
+            if isinstance(obj, _DepthArray) and not isinstance(result, _DepthArray):
+                return result.view(_DepthArray)
+            return result
+
+        return converter
+
+    def depth(result: Any) -> int:
+        return _overall([_DepthArray.depth(a) for a in _flat(result) if isinstance(a, np.ndarray)])
+
+    for name in originals:
+        setattr(np, name, keep(name))
+    try:
+        yield (lambda a: a.view(_DepthArray)), depth
+    finally:
+        for name, original in originals.items():
+            setattr(np, name, original)
+        _DepthArray.current = previous
