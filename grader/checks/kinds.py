@@ -615,14 +615,46 @@ def depth(spec: Spec) -> PlanFactory:
     return plan
 
 
-# --- an explanation in the candidate's words ----------------------------------------------------
+# --- an explanation in the candidate's words ----------------------------------------------
+
+FUNCTION_WORDS = frozenset(
+    "a an the is are was were be been being it its it's that this these those to of in on for "
+    "when because so and but then which by with before after if as at from into has have had "
+    "does do did will can would could should must not no their they them there than while "
+    "until once each every".split())
+MIN_WORDS = 5
+
+
+def sentences(text: str) -> list[str]:
+    """The text cut into sentences: at ., ! and ?, at blank lines and at list bullets."""
+    pieces = re.split(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?:[-*\u2022]|\d+[.)])\s+", text)
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def is_statement(sentence: str) -> bool:
+    """A sentence that says something: enough words, and the small words that join ideas. A
+    list of keywords ("version saved overwritten stack") has none of them."""
+    words = re.findall(r"[A-Za-z_']+", sentence.lower())
+    return len(words) >= MIN_WORDS and any(w in FUNCTION_WORDS for w in words)
+
+
+def states(sentence: str, concepts: Sequence[str]) -> bool:
+    return all(re.search(c, sentence, re.I) for c in concepts)
 
 
 def explanation(spec: Spec) -> PlanFactory:
-    """A module-level string that must state the ideas an interviewer listens for."""
+    """A module-level string that must state the ideas an interviewer listens for.
+
+    An idea counts only when one sentence states it: each idea lists `concepts` (regexes) that
+    must all appear in the same sentence, and a sentence counts only when it reads as one (see
+    is_statement), so a bag of keywords earns nothing while a paraphrase in the candidate's own
+    words earns full marks. `pattern` is a one-concept idea."""
     variable, about = spec.text("variable", "EXPLANATION"), spec.text("about")
     file = spec.text("file")
-    ideas = [(str(i["idea"]), str(i["pattern"])) for i in spec.value("ideas")]
+    ideas = [(str(i["idea"]), [str(c) for c in i.get("concepts", [i.get("pattern")])])
+             for i in spec.value("ideas")]
+    if any(None in concepts or "None" in concepts for _, concepts in ideas):
+        raise RoundError(f"{spec.where}: every idea needs concepts (or a pattern)")
 
     def missed_hint(missed: Sequence[str]) -> str:
         return "Not yet said: " + "; ".join(missed) + "."
@@ -637,12 +669,16 @@ def explanation(spec: Spec) -> PlanFactory:
         if not text.strip():
             return not_started(f"{variable} is empty; write a few sentences on {about}",
                                hint=missed_hint(names))
-        missed = [idea for idea, pattern in ideas if not re.search(pattern, text, re.I)]
+        said = [s for s in sentences(text) if is_statement(s)]
+        missed = [idea for idea, concepts in ideas if not any(states(s, concepts) for s in said)]
         covered = len(ideas) - len(missed)
-        if missed:
-            return failed(f"covers {covered} of {len(ideas)} key ideas",
-                          fraction=covered / len(ideas), hint=missed_hint(missed))
-        return passed(f"covers all {len(ideas)} key ideas")
+        if not missed:
+            return passed(f"states all {len(ideas)} key ideas")
+        summary = f"states {covered} of {len(ideas)} key ideas"
+        if not said:
+            summary += (": it reads as a list of words; say in sentences how the ideas "
+                        "connect (what happens, and why)")
+        return failed(summary, fraction=covered / len(ideas), hint=missed_hint(missed))
 
     return lambda ctx: Plan("module_string", {"name": variable}, judge)
 
