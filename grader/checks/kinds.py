@@ -631,11 +631,20 @@ def sentences(text: str) -> list[str]:
     return [p.strip() for p in pieces if p.strip()]
 
 
+ARTICLES = frozenset({"a", "an", "the"})
+
+
 def is_statement(sentence: str) -> bool:
-    """A sentence that says something: enough words, and the small words that join ideas. A
-    list of keywords ("version saved overwritten stack") has none of them."""
+    """A sentence that says something, not a list of keywords ("version saved overwritten
+    stack"): enough words, and either a word that joins ideas (is, when, because, to, of, ...)
+    or the shape of a written sentence (a capital, a full stop, not a comma-separated list)."""
     words = re.findall(r"[A-Za-z_']+", sentence.lower())
-    return len(words) >= MIN_WORDS and any(w in FUNCTION_WORDS for w in words)
+    if len(words) < MIN_WORDS:
+        return False
+    if any(w in FUNCTION_WORDS - ARTICLES for w in words):
+        return True
+    written = sentence[0].isupper() and sentence.rstrip()[-1] in ".!?"
+    return written and sentence.count(",") < 2
 
 
 def states(sentence: str, concepts: Sequence[str]) -> bool:
