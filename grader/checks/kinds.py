@@ -547,6 +547,7 @@ def finite_differences(spec: Spec) -> PlanFactory:
 def complexity(spec: Spec) -> PlanFactory:
     """Matmul flops at growing sizes: the growth must be that of the expected order."""
     maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
+    call = spec.helper("call")
     size, exponent = spec.text("size"), spec.number("exponent", 1.0)
     budget = spec.maker("budget", None)
     growth_hint, budget_hint = spec.text("growth_hint"), spec.text("budget_hint", None)
@@ -573,7 +574,7 @@ def complexity(spec: Spec) -> PlanFactory:
                               hint=budget_hint)
             return passed(summary)
 
-        return Plan("matmul_flops", {"function": function, "args": args,
+        return Plan("matmul_flops", {"function": function, "args": args, "call": call,
                                      "cases": [c.data() for c in cases]}, judge)
 
     return plan

@@ -219,13 +219,13 @@ def autograd_runs(api: Api, function: str | None, case: CaseData, args: Sequence
 
 
 @probe
-def matmul_flops(api: Api, function: str, cases: Sequence[CaseData],
-                 args: Sequence[str]) -> Observation:
+def matmul_flops(api: Api, function: str, cases: Sequence[CaseData], args: Sequence[str] = (),
+                 call: str | None = None) -> Observation:
     """The matmul flops the counter saw in one call per case."""
     fn = api.function(function)
     flops = []
     for case in cases:
-        _, count = api.backend.count_matmul_flops(fn, *native_args(api, case, args))
+        _, count = api.backend.count_matmul_flops(fn, *build_args(api, case, call, args))
         flops.append(int(count))
     return {"flops": flops}
 

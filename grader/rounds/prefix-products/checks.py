@@ -274,30 +274,41 @@ def too_few_levels_half(case: Case) -> np.ndarray:
     return _scan(_f64(case), lambda s, n: 2 * s <= n and s < n)
 
 
-_ADJOINT_STEPS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "adj @ W.T": lambda adj, w: adj @ w.T,
-    "adj @ W": lambda adj, w: adj @ w,
-    "W.T @ adj": lambda adj, w: w.T @ adj,
+_ADJOINT_STEPS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
+    "adj @ W.T": lambda adj, w, p: adj @ w.T,
+    "adj @ W": lambda adj, w, p: adj @ w,
+    "W.T @ adj": lambda adj, w, p: w.T @ adj,
+    "adj @ P.T": lambda adj, w, p: adj @ p.T,
+}
+_LEFT_FACTORS: dict[str, Callable[[np.ndarray, np.ndarray, int], np.ndarray]] = {
+    "P[i-1]": lambda P, W, i: P[i - 1] if i > 0 else np.eye(W.shape[1]),
+    "P[i]": lambda P, W, i: P[i],
+    "W[i-1]": lambda P, W, i: W[i - 1] if i > 0 else np.eye(W.shape[1]),
+    "P[-1] at 0": lambda P, W, i: P[i - 1],
 }
 
 
 def _backward(case: Case, *, accumulate: bool = True, add_before_use: bool = True,
-              transpose_left: bool = True, left_is_current: bool = False,
-              adjoint_step: str = "adj @ W.T") -> np.ndarray:
-    """The sequential backward with one knob turned to a known slip."""
+              transpose_left: bool = True, left: str = "P[i-1]", right_side: bool = False,
+              adjoint_step: str = "adj @ W.T", stop: int = -1,
+              upward: bool = False) -> np.ndarray:
+    """The sequential backward with one knob turned to a known slip: the left factor, its
+    transpose or side, where dP[i] joins the adjoint, the adjoint step, the loop's range."""
     W, dP = _f64(case), case["dP"].astype(np.float64)
     n, d, _ = W.shape
     P = forward(W)
-    dW = np.empty_like(W)
+    dW = np.zeros_like(W)
     adj = np.zeros((d, d))
-    for i in range(n - 1, -1, -1):
+    order = range(0, n) if upward else range(n - 1, stop, -1)
+    for i in order:
         if add_before_use:
             adj = adj + dP[i] if accumulate else dP[i]
-        left = P[i] if left_is_current else (P[i - 1] if i > 0 else np.eye(d))
-        dW[i] = (left.T if transpose_left else left) @ adj
+        factor = _LEFT_FACTORS[left](P, W, i)
+        factor = factor.T if transpose_left else factor
+        dW[i] = adj @ factor if right_side else factor @ adj
         if not add_before_use:
             adj = adj + dP[i]
-        adj = _ADJOINT_STEPS[adjoint_step](adj, W[i])
+        adj = _ADJOINT_STEPS[adjoint_step](adj, W[i], P[i])
     return dW
 
 
@@ -314,7 +325,27 @@ def left_not_transposed(case: Case) -> np.ndarray:
 
 
 def left_off_by_one(case: Case) -> np.ndarray:
-    return _backward(case, left_is_current=True)
+    return _backward(case, left="P[i]")
+
+
+def left_is_w(case: Case) -> np.ndarray:
+    return _backward(case, left="W[i-1]")
+
+
+def left_wraps_at_zero(case: Case) -> np.ndarray:
+    return _backward(case, left="P[-1] at 0")
+
+
+def left_on_the_right(case: Case) -> np.ndarray:
+    return _backward(case, right_side=True)
+
+
+def skips_first(case: Case) -> np.ndarray:
+    return _backward(case, stop=0)
+
+
+def sweeps_upward(case: Case) -> np.ndarray:
+    return _backward(case, upward=True)
 
 
 def adjoint_not_transposed(case: Case) -> np.ndarray:
@@ -325,17 +356,36 @@ def adjoint_wrong_side(case: Case) -> np.ndarray:
     return _backward(case, adjoint_step="W.T @ adj")
 
 
-def _scan_backward(case: Case, *, passthrough: bool = True, transposes: bool = True) -> np.ndarray:
-    """The level-by-level scan backward with one knob turned to a known slip."""
+def adjoint_through_prefix(case: Case) -> np.ndarray:
+    return _backward(case, adjoint_step="adj @ P.T")
+
+
+def _scan_backward(case: Case, *, passthrough: bool = True, transposes: bool = True,
+                   accumulate: bool = True, forward_order: bool = False, swapped: bool = False,
+                   cached: str = "input") -> np.ndarray:
+    """The level-by-level scan backward with one knob turned to a known slip: the
+    pass-through, the transposes, += or =, the order of the levels, which operand gets which
+    term, and whether each level cached its input (right) or its output."""
     levels = scan_levels(case["W"])
+    if cached == "output":
+        outputs = [old for _, old in levels[1:]] + [forward(case["W"])]
+        levels = [(step, out) for (step, _), out in zip(levels, outputs, strict=True)]
     grad = case["dP"].astype(np.float64).copy()
     t = _T if transposes else (lambda a: a)
-    for step, old in reversed(levels):
+    for step, old in (levels if forward_order else reversed(levels)):
         new = np.zeros_like(grad)
         if passthrough:
             new[:step] += grad[:step]
-        new[:-step] += grad[step:] @ t(old[step:])
-        new[step:] += t(old[:-step]) @ grad[step:]
+        a_term = grad[step:] @ t(old[step:])
+        b_term = t(old[:-step]) @ grad[step:]
+        if swapped:
+            a_term, b_term = t(old[:-step]) @ grad[step:], grad[step:] @ t(old[step:])
+        if accumulate:
+            new[:-step] += a_term
+            new[step:] += b_term
+        else:
+            new[:-step] = a_term
+            new[step:] = b_term
         grad = new
     return grad
 
@@ -346,6 +396,50 @@ def no_passthrough(case: Case) -> np.ndarray:
 
 def missing_transposes(case: Case) -> np.ndarray:
     return _scan_backward(case, transposes=False)
+
+
+def assigns_instead_of_adding(case: Case) -> np.ndarray:
+    return _scan_backward(case, accumulate=False)
+
+
+def levels_walked_forward(case: Case) -> np.ndarray:
+    return _scan_backward(case, forward_order=True)
+
+
+def swapped_terms(case: Case) -> np.ndarray:
+    return _scan_backward(case, swapped=True)
+
+
+def cached_outputs(case: Case) -> np.ndarray:
+    return _scan_backward(case, cached="output")
+
+
+def previous_factor(case: Case) -> np.ndarray:
+    """P[i] = P[i-1] @ W[i-1]: the factor one behind."""
+    W = _f64(case)
+    out = W.copy()
+    for i in range(1, len(W)):
+        out[i] = out[i - 1] @ W[i - 1]
+    return out
+
+
+def last_slot_unwritten(case: Case, actual: np.ndarray) -> bool:
+    """Everything right but P[N-1]: the loop stopped one short."""
+    expected = forward_of(case)
+    return (case.dim("N") > 1 and matches(actual[:-1], expected[:-1], case.dtype)
+            and not matches(actual[-1:], expected[-1:], case.dtype))
+
+
+def recomputed_in_place(case: Case) -> np.ndarray:
+    """With P is W: each prefix recomputed from scratch as W[0] @ ... @ W[i], reading slots the
+    earlier iterations already overwrote with prefixes."""
+    W = _f64(case).copy()
+    for i in range(len(W)):
+        product = W[0].copy()
+        for j in range(1, i + 1):
+            product = product @ W[j]
+        W[i] = product
+    return W
 
 
 # --- special judges -----------------------------------------------------------------------------

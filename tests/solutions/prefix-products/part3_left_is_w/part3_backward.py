@@ -1,0 +1,16 @@
+"""Buggy: the left factor is W[i-1], not the prefix P[i-1]."""
+
+from .part2_out_of_place import prefix_products
+
+
+def prefix_products_backward(W, dP):
+    if W.ndim != 3 or W.shape[1] != W.shape[2] or dP.shape != W.shape:
+        raise ValueError("W and dP must both be (N, D, D)")
+    P = prefix_products(W)
+    dW = W * 0
+    adjoint = dP[0] * 0
+    for i in range(len(W) - 1, -1, -1):
+        adjoint = adjoint + dP[i]
+        dW[i] = adjoint if i == 0 else W[i - 1].T @ adjoint
+        adjoint = adjoint @ W[i].T
+    return dW

@@ -1,0 +1,16 @@
+"""Buggy: the sweep runs from i = 0 up, so no adjoint has reached i yet."""
+
+from .part2_out_of_place import prefix_products
+
+
+def prefix_products_backward(W, dP):
+    if W.ndim != 3 or W.shape[1] != W.shape[2] or dP.shape != W.shape:
+        raise ValueError("W and dP must both be (N, D, D)")
+    P = prefix_products(W)
+    dW = W * 0
+    adjoint = dP[0] * 0
+    for i in range(len(W)):
+        adjoint = adjoint + dP[i]
+        dW[i] = adjoint if i == 0 else P[i - 1].T @ adjoint
+        adjoint = adjoint @ W[i].T
+    return dW
