@@ -698,9 +698,13 @@ def explanation(spec: Spec) -> PlanFactory:
 
 def custom(spec: Spec) -> PlanFactory:
     """A check the round writes itself: `plan` names checks.py's `plan(ctx, params) -> Plan`;
-    every other key of the row is in `params` (its hints, sizes, limits)."""
+    every other key of the row is in `params` (its hints, sizes, limits; `mistakes` arrive as
+    Mistakes)."""
     make = spec.maker("plan")
+    mistakes = spec.mistakes() if "mistakes" in spec.table else None
     params = spec.rest()
+    if mistakes is not None:
+        params["mistakes"] = mistakes
     return lambda ctx: make(ctx, params)
 
 

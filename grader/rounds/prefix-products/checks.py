@@ -16,8 +16,8 @@ import numpy as np
 
 from grader.checks.base import Context, Plan, Verdict, failed, passed, skipped
 from grader.checks.cases import Case
-from grader.checks.compare import matches
-from grader.checks.kinds import format_raised, raised_verdict
+from grader.checks.compare import matches, tree_matches
+from grader.checks.kinds import format_raised, judge_cases, raised_verdict
 from grader.references import load_reference_part
 from grader.rounds import Round
 
@@ -138,6 +138,13 @@ def growing(rng: np.random.Generator) -> list[Case]:
 
 
 depth_sizes = sizes((16, 2), (128, 2))
+
+
+def with_levels(case: Case) -> Case:
+    """The case with the reference's levels beside it (in its dtype), for the backward to be
+    tried on them too."""
+    levels = [[step, old.astype(case.dtype)] for step, old in scan_levels(case["W"])]
+    return Case(case.inputs, case.dims, case.dtype, case.label, {"levels": levels})
 
 
 def level_cases(rng: np.random.Generator) -> list[Case]:
@@ -543,6 +550,43 @@ def scan_flops(n: int, d: int) -> int:
         flops += 2 * d**3 * (n - step)
         step *= 2
     return flops
+
+
+def _reference_backward(levels: list[list[Any]], dP: np.ndarray) -> np.ndarray:
+    """The reference scan backward (float64) on levels the candidate's forward produced."""
+    cast = [(int(step), np.asarray(old, dtype=np.float64)) for step, old in levels]
+    return _reference("part4").hillis_steele_scan_backward(cast, dP.astype(np.float64))
+
+
+def scan_backward(ctx: Context, params: dict[str, Any]) -> Plan:
+    """The backward on the candidate's own levels against the truth, and on the reference's
+    levels too, so the card can say which half is wrong: the backward, or the forward's
+    levels that feed it."""
+    cases = [with_levels(c) for c in many(ctx.rng())]
+    stages = {"forward": {"prefix": params["forward_raised"], "hint": "Fix part4.forward first."}}
+
+    def judge(observed: list[dict[str, Any]]) -> Verdict:
+        verdict = judge_cases(ctx, cases, observed, backward_of, "dW", params["mistakes"],
+                              params["hint"], "Valid input must not raise; " + params["hint"],
+                              None, stages)
+        if verdict.status == "passed" or any(o["raised"] for o in observed):
+            return verdict
+        right_on_reference = all(
+            o.get("on_reference") is not None
+            and tree_matches(o["on_reference"], backward_of(c), c.dtype)
+            for c, o in zip(cases, observed, strict=False))
+        own_levels_fine = all(o.get("levels") is not None and tree_matches(
+            _reference_backward(o["levels"], c["dP"]), backward_of(c), c.dtype)
+            for c, o in zip(cases, observed, strict=False))
+        named = verdict.hint != params["hint"]
+        if right_on_reference and not named:
+            return failed(verdict.message, hint=params["fix_forward"])
+        if own_levels_fine and not named:
+            return failed(verdict.message, hint=f"{params['fix_backward']} {verdict.hint}")
+        return verdict
+
+    return Plan("call_each", {"function": None, "run": "scan_gradient_both",
+                              "cases": [c.data() for c in cases]}, judge)
 
 
 def timing(ctx: Context, params: dict[str, Any]) -> Plan:

@@ -67,6 +67,29 @@ def scan_gradient(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     return {"value": api.backend.to_numpy(dW, "dW"), "raised": None, "stage": "backward"}
 
 
+def scan_gradient_both(api: Api, case: dict[str, Any]) -> dict[str, Any]:
+    """scan_gradient, plus the candidate's backward on the reference's levels (when it accepts
+    them), so the judge can tell a wrong backward from wrong levels."""
+    observed = scan_gradient(api, case)
+    if observed["raised"] is None:
+        levels = [(int(step), api.backend.native(np.asarray(old)))
+                  for step, old in case["extra"]["levels"]]
+        dW, raised = api.call(api.function(BACKWARD), levels,
+                              api.backend.native(case["inputs"]["dP"]))
+        observed["on_reference"] = None if raised else api.backend.to_numpy(dW, "dW")
+        observed["levels"] = _levels_data(api, case)
+    return observed
+
+
+def _levels_data(api: Api, case: dict[str, Any]) -> list[list[Any]] | None:
+    """The candidate's levels as plain (step, array) pairs, when they have that shape."""
+    value, raised = api.call(api.function(FORWARD), api.backend.native(case["inputs"]["W"]))
+    try:
+        return [[int(step), api.backend.to_numpy(old)] for step, old in split_forward(value)[1]]
+    except (TypeError, ValueError, CandidateFault):
+        return None
+
+
 def fill_fresh_buffer(api: Api, natives: dict[str, Any]) -> Any:
     """Part 1 on W and a separate NaN buffer (only W is an input here)."""
     W = natives["W"]
