@@ -109,19 +109,34 @@ def _die_with_worker(worker_pid: int | None) -> None:
         os._exit(1)  # the worker died before the request took effect
 
 
-def _answer_last_words(fd: int, capture: CappedText) -> None:
+def _answer_last_words(fd: int, capture: CappedText, folder: Path) -> None:
     """At a timeout the worker asks, before killing this child, for what the code printed so
-    far: a candidate's debug prints before an endless loop are the best clue to it. Python runs
-    the handler between bytecodes, so a loop in Python answers; a call stuck in C does not, and
+    far and the candidate's line it is on: the best clues to an endless loop. Python runs the
+    handler between bytecodes, so a loop in Python answers; a call stuck in C does not, and
     the worker kills it after a short grace."""
 
     def answer(signum: int, frame: Any) -> None:
         try:
-            write_frame(fd, {"kind": "last_words", "output": capture.take()})
+            write_frame(fd, {"kind": "last_words", "output": capture.take(),
+                             "where": _candidate_line(frame, folder)})
         finally:
             os._exit(0)
 
     signal.signal(LAST_WORDS_SIGNAL, answer)
+
+
+def _candidate_line(frame: Any, folder: Path) -> str:
+    """The innermost frame of the stack that lies in the candidate's folder, as 'file, line N:
+    code'; "" when none does."""
+    import linecache
+
+    while frame is not None:
+        path = Path(frame.f_code.co_filename)
+        if path.is_relative_to(folder):
+            line = linecache.getline(str(path), frame.f_lineno).strip()
+            return f"{path.relative_to(folder.parent)}, line {frame.f_lineno}: {line}"
+        frame = frame.f_back
+    return ""
 
 
 def _silence_standard_streams() -> None:
@@ -186,7 +201,8 @@ def describe_import_failure(exc: BaseException, folder: Path) -> str:
     return f"{raised.type}: {raised.message}" + (f"\n  at {raised.where}" if raised.where else "")
 
 
-def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None) -> CappedText:
+def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None,
+             folder: Path) -> CappedText:
     """Everything a child does before running any code of the candidate's or a probe's."""
     os.setpgid(0, 0)
     _die_with_worker(worker_pid)
@@ -194,7 +210,7 @@ def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None) -> Ca
     apply_limits(memory_mb)
     capture = CappedText()
     sys.stdout = sys.stderr = capture
-    _answer_last_words(fd, capture)
+    _answer_last_words(fd, capture, folder)
     if flavor == "torch" or "torch" in sys.modules:
         import torch
 
@@ -212,8 +228,8 @@ def run_child(
     address-space cap."""
     code = 0
     try:
-        capture = _prepare(fd, memory_mb, flavor, worker_pid)
         folder = root / "exercises"
+        capture = _prepare(fd, memory_mb, flavor, worker_pid, folder)
         try:
             module = _import_module(root, part.module)
         except BaseException as exc:  # noqa: BLE001 - a failed import is a result, not a crash
@@ -243,7 +259,7 @@ def run_baseline(fd: int, probe: str, args: dict[str, Any], flavor: str, memory_
     one frame. Never returns."""
     code = 0
     try:
-        capture = _prepare(fd, memory_mb, flavor, worker_pid)
+        capture = _prepare(fd, memory_mb, flavor, worker_pid, reference_folder)
         if device_ready:
             lift_address_space_cap()
         api = Api(ModuleType("baseline"), make_backend(flavor), reference_folder, helpers)

@@ -166,6 +166,7 @@ class ProbeFrame(TypedDict):
 class LastWordsFrame(TypedDict):
     kind: Literal["last_words"]
     output: str
+    where: str
 
 
 Frame = ImportedFrame | ImportErrorFrame | ProbeFrame | LastWordsFrame

@@ -127,17 +127,18 @@ class _Child:
             return dict(probe_frame("error", message="unreadable result from the child process"))
         return frame
 
-    def last_words(self, grace_s: float = LAST_WORDS_GRACE_S) -> str:
-        """What a hung child printed since its last frame, asked for before it is killed;
-        "" when it cannot answer within the grace (stuck in C code, or its handler replaced)."""
+    def last_words(self, grace_s: float = LAST_WORDS_GRACE_S) -> tuple[str, str]:
+        """(what a hung child printed since its last frame, the candidate's line it was on),
+        asked for before it is killed; empty when it cannot answer within the grace (stuck in
+        C code, or its handler replaced)."""
         try:
             os.kill(self.pid, LAST_WORDS_SIGNAL)
             frame = read_frame(self.fd, time.monotonic() + grace_s)
         except Exception:  # noqa: BLE001 - gone, silent or garbled: nothing to add
-            return ""
+            return "", ""
         if isinstance(frame, dict) and frame.get("kind") == "last_words":
-            return str(frame.get("output", ""))
-        return ""
+            return str(frame.get("output", "")), str(frame.get("where", ""))
+        return "", ""
 
     def end(self, kill: bool) -> str:
         """Reap the child (killing its process group first if asked); how it ended, in words."""
@@ -296,7 +297,10 @@ def _time_out(grading: _Part, child: _Child, index: int, why: str, what: str, be
               output: str) -> int:
     """Kill a child that hung in checks[index] (or in `what` before it); the part's remaining
     checks are not run, so a hang costs one timeout per part, not one per check."""
-    output += child.last_words()
+    printed, where = child.last_words()
+    output += printed
+    if where:
+        why += f"\n  it was at {where}"
     child.end(kill=True)
     grading.result(index, Verdict("failed", why), time.perf_counter() - began, output, "timeout")
     return grading.not_run(index + 1, f"not run: {what} timed out")
