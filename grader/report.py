@@ -19,6 +19,7 @@ from rich.text import Text
 
 from grader.results import CheckResult, PartResult, RunResult
 from grader.rounds import Part, get_round
+from grader.triage import FAILING, Trouble, triage
 from grader.workspace import Workspace
 
 STATUS_STYLE: dict[str, tuple[str, str]] = {
@@ -29,10 +30,8 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
     "skipped": ("– skipped", "dim"),
 }
 
-HONESTY_NOTE = (
-    "These are hidden checks against reference implementations: passing them is strong "
-    "evidence, not proof. A skipped check is not a pass."
-)
+HONESTY_NOTE = "Hidden checks against the references: strong evidence, not proof. A skip is " \
+    "not a pass."
 OUTPUT_LINES = 12
 
 
@@ -52,37 +51,39 @@ def _trim_output(output: str) -> str:
     return "\n".join(lines)
 
 
-def check_details(check: CheckResult) -> Group:
-    """Message, hint and captured output of one check."""
+def check_details(check: CheckResult, follows: tuple[CheckResult, ...] = ()) -> Group:
+    """Message, hint and captured output of one check, and the failures that follow from it."""
     body: list[Text] = [Text(check.message or "(no message)")]
     if check.hint:
         body.append(Text.assemble(("hint: ", "bold cyan"), (check.hint, "cyan")))
     if check.output:
         body.append(Text("your code printed:", style="bold dim"))
         body.append(Text(_trim_output(check.output), style="dim"))
+    failing = [c.id for c in follows if c.status in FAILING]
+    if failing:
+        body.append(Text(f"also failing because of this: {', '.join(failing)}", style="dim"))
     return Group(*body)
 
 
-def first_failure_panel(check: CheckResult) -> Panel:
-    title = Text.assemble(status_text(check.status), "  ", (check.id, "bold"), f"  {check.title}")
-    return Panel(check_details(check), title=title, title_align="left", border_style="red")
+WIDE = 100  # from this width on, a table row shows the check's title too
 
 
-def part_table(part: PartResult) -> Table:
-    table = Table(
-        title=f"{part.id} · {part.title}   {_points(part.score, part.max_score)}",
-        title_justify="left", title_style="bold", expand=True, show_edge=False,
-    )
-    table.add_column("status", no_wrap=True, width=11)
-    table.add_column("check", ratio=1)
+def part_table(console: Console, part: PartResult, follows_from: dict[str, str]) -> Table:
+    """One line per check: status, check (its title too on a wide terminal), points. The
+    evidence and hints are in the panels below, once."""
+    table = Table(title=f"{part.id} · {part.title}   {_points(part.score, part.max_score)}",
+                  title_justify="left", title_style="bold", expand=True, show_edge=False,
+                  show_header=False, box=None, padding=(0, 1))
+    table.add_column("status", no_wrap=True, width=10)
+    table.add_column("check", ratio=1, overflow="fold")
     table.add_column("points", justify="right", no_wrap=True)
-    table.add_column("time", justify="right", no_wrap=True)
     for check in part.checks:
-        label = Text.assemble((check.title, ""), (f"  {check.id}", "dim"))
-        if check.status != "passed" and check.message:
-            label.append("\n" + check.message.splitlines()[0][:160], style="dim")
-        table.add_row(status_text(check.status), label, _points(check.score, check.max_score),
-                      f"{check.duration_s:.2f}s")
+        label = Text(check.id, style="bold" if check.status in FAILING else "")
+        if console.width >= WIDE:
+            label.append(f"  {check.title}", style="dim")
+        if check.id in follows_from and check.status in FAILING:
+            label.append(f"  (follows from {follows_from[check.id]})", style="dim")
+        table.add_row(status_text(check.status), label, _points(check.score, check.max_score))
     return table
 
 
@@ -103,30 +104,19 @@ def summary_line(result: RunResult) -> Text:
                          f"  ·  {pieces}  ·  ", (verdict, style))
 
 
-def _worth_a_panel(check: CheckResult) -> bool:
-    """Failures with evidence beyond their table line (an untouched stub says it all there),
-    and checks that report figures (part4.timing's table), which a passed or skipped row
-    would otherwise hide."""
-    if check.status in ("passed", "skipped"):
-        return "\n" in check.message
-    if is_stub(check):
-        return False
-    return bool(check.hint or check.output or "\n" in check.message)
-
-
-def is_stub(check: CheckResult) -> bool:
-    return check.not_implemented
-
-
-def untouched(part: PartResult) -> bool:
-    """Every check failed only because the stub is still a stub."""
-    return bool(part.checks) and all(is_stub(c) for c in part.checks)
-
-
 def untouched_line(part: PartResult) -> Text:
     return Text.assemble(
         (f"{part.id} · {part.title}   {_points(part.score, part.max_score)}", "bold"),
         ("   not implemented yet", "yellow"),
+    )
+
+
+def never_ran_line(trouble: Trouble) -> Text:
+    how = "timed out at import" if trouble.root.status == "timeout" else "could not be imported"
+    part = trouble.part
+    return Text.assemble(
+        (f"{part.id} · {part.title}   {_points(part.score, part.max_score)}", "bold"),
+        (f"   {how}: every check {trouble.root.status}", "red"),
     )
 
 
@@ -141,26 +131,50 @@ def start_here_panel(round_id: str, part: PartResult) -> Panel:
     )
 
 
+def trouble_panel(console: Console, trouble: Trouble) -> Panel:
+    """A root failure: its evidence, hint and printed output, and what follows from it. The
+    check's title joins the panel's only where it fits whole."""
+    check = trouble.root
+    name = f"{trouble.part.id}: every check" if trouble.whole_part else check.id
+    title = Text.assemble(status_text(check.status), "  ", (name, "bold"))
+    if not trouble.whole_part and title.cell_len + len(check.title) + 10 <= console.width:
+        title.append(f"  {check.title}")
+    return Panel(check_details(check, () if trouble.whole_part else trouble.follows),
+                 title=title, title_align="left", border_style="red")
+
+
+def figures_panel(check: CheckResult) -> Panel:
+    """A passed or skipped check that reports figures (part4.timing's table)."""
+    return Panel(check_details(check), title=escape(check.id), title_align="left",
+                 border_style="dim")
+
+
 def render_scorecard(console: Console, result: RunResult) -> None:
-    """The full scorecard: first failure up front, then one table per part, then the score.
-    A part that is still an untouched stub takes one line, not a table of identical rows."""
+    """The scorecard, laid out for a terminal, where the last lines stay on screen: one compact
+    table per part (a stub part, or one that never ran, is one line), then any figures, then
+    the failures' panels, least important first, so that the root cause of the first failure,
+    its evidence and its hint, stand just above the score."""
+    found = triage(result)
+    never_ran = {t.part.id: t for t in found.troubles if t.whole_part}
     console.print(Text.assemble(("grader", "bold"), f" · {result.round} · {result.flavor} "
                                 f"flavor · seed {result.seed} · hidden checks"))
-    failure = result.first_failure()
-    stub_part = next((p for p in result.parts if failure in p.checks and untouched(p)), None)
-    if stub_part:
-        console.print(start_here_panel(result.round, stub_part))
-    elif failure:
-        console.print(first_failure_panel(failure))
     for part in result.parts:
-        if untouched(part):
+        if part in found.untouched:
             console.print(untouched_line(part))
-            continue
-        console.print(part_table(part))
+        elif part.id in never_ran:
+            console.print(never_ran_line(never_ran[part.id]))
+        else:
+            console.print(part_table(console, part, found.follows_from))
+    for part in result.parts:
         for check in part.checks:
-            if check is not failure and _worth_a_panel(check):
-                console.print(Panel(check_details(check), title=escape(check.id),
-                                    title_align="left", border_style="dim"))
+            if check.status in ("passed", "skipped") and "\n" in check.message:
+                console.print(figures_panel(check))
+    panels = [trouble_panel(console, t) for t in found.troubles]
+    if found.untouched and (found.first is None or result.parts.index(found.untouched[0])
+                            < result.parts.index(found.first.part)):
+        panels.insert(0, start_here_panel(result.round, found.untouched[0]))
+    for panel in reversed(panels):
+        console.print(panel)
     console.print(summary_line(result))
     console.print(Text(HONESTY_NOTE, style="dim"))
 

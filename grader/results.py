@@ -17,7 +17,8 @@ STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped
 class CheckResult:
     """One hidden check's outcome. `output` is what the candidate's code printed during it;
     `not_implemented`: the code under test is still the stub (it raised NotImplementedError);
-    `after`: the checks whose failure would explain this one's."""
+    `after`: the checks whose failure would explain this one's; `rank`: how likely a failure
+    here is the mistake to fix first (the scorecard's order, see grader.triage)."""
 
     id: str
     title: str
@@ -30,6 +31,7 @@ class CheckResult:
     output: str = ""
     not_implemented: bool = False
     after: list[str] = field(default_factory=list)
+    rank: int = 1
 
     @property
     def not_applicable(self) -> bool:

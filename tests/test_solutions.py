@@ -68,3 +68,40 @@ def test_solution_gets_the_pinned_verdicts(grading, solution: Solution, flavor: 
             assert check.hint is not None and expect.hint in check.hint, shown
         if expect.message is not None:
             assert re.search(expect.message, check.message), shown
+
+
+def on_one_screen(result, width: int = 80, rows: int = 24) -> str:  # type: ignore[no-untyped-def]
+    """The scorecard's last `rows` lines on a `width`-column terminal, box drawing and line
+    breaks folded into single spaces."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from grader import report
+
+    console = Console(file=StringIO(), width=width, color_system=None)
+    report.render_scorecard(console, result)
+    last = console.file.getvalue().splitlines()[-rows:]  # type: ignore[attr-defined]
+    return " ".join(" ".join(last).replace("│", " ").replace("╭", " ").replace("╰", " ").split())
+
+
+NAMED = [pytest.param(s, f, id=f"{s.key}[{f}]") for s in SOLUTIONS for f in s.flavors
+         if len(s.parts) == 1 and any(e.hint and e.status == "failed" and f in e.flavors
+                                      for e in s.expect)]
+
+
+@pytest.mark.parametrize(("solution", "flavor"), NAMED)
+def test_the_hint_that_names_the_mistake_is_on_the_first_screen(grading, solution: Solution,
+                                                                 flavor: str) -> None:
+    """On an 80x24 terminal, after `grader check PART`, the root cause's hint is visible
+    without scrolling, and it is one of the hints the folder pins."""
+    from grader.triage import triage
+
+    result = grading.solution(solution, flavor)
+    first = triage(result).first
+    assert first is not None
+    pinned = [e.hint for e in solution.expect if e.hint and flavor in e.flavors]
+    assert any(hint in (first.root.hint or "") for hint in pinned), (first.root.id,
+                                                                    first.root.hint, pinned)
+    screen = on_one_screen(result)
+    assert " ".join((first.root.hint or "").split())[-60:] in screen, screen

@@ -117,7 +117,9 @@ class Check:
     `after`: checks whose failure explains this one's (the scorecard folds it under them).
     `voids`: checks of the same part whose results do not count when this one fails (a
     hand-written backward that used autograd earns nothing for its values); `void_message` says
-    why, on each of them.
+    why, on each of them. `rank`: how likely a failure here is the mistake to fix first (2: the
+    function's values, 1: its properties, 0: input validation and explanations), for the
+    scorecard's order.
     """
 
     id: str
@@ -129,6 +131,7 @@ class Check:
     after: tuple[str, ...] = ()
     voids: tuple[str, ...] = ()
     void_message: str = ""
+    rank: int = 1
 
     @property
     def part_id(self) -> str:

@@ -43,6 +43,8 @@ FINITE_DIFFERENCES_HINT = (
     "Finite differences do not lie: nudge that one entry of {wrt} by hand and watch the loss; "
     "then compare with your formula. (`grader hint {part}`)"
 )
+VALID_INPUT_HINT = ("This input is valid (small N, N = 0 included): it must not raise. The "
+                    "line above is where your code failed.")
 REQUIRED = object()
 
 
@@ -129,10 +131,10 @@ class Spec:
         return self._get(key, default)
 
     def rest(self) -> dict[str, Any]:
-        """Every key not read yet (a custom check's parameters)."""
+        """Every key not read yet (a custom check's parameters), over the table's defaults."""
         rest = {k: v for k, v in self.table.items() if k not in self._read}
         self._read |= set(rest)
-        return rest
+        return {**self.defaults, **rest}
 
     def finish(self) -> None:
         unknown = sorted(set(self.table) - self._read)
@@ -285,7 +287,7 @@ def inputs_unchanged(spec: Spec) -> PlanFactory:
         def judge(rows: list[Observation]) -> Verdict:
             for case, row in zip(cases, rows, strict=False):
                 if row["raised"]:
-                    return raised_verdict(case.describe(), row["raised"])
+                    return raised_verdict(case.describe(), row["raised"], VALID_INPUT_HINT)
                 changed = [n for n, after in row["after"].items()
                            if not unchanged(np.asarray(case[n]), after)]
                 if changed:
@@ -311,7 +313,7 @@ def fresh_result(spec: Spec) -> PlanFactory:
         def judge(rows: list[Observation]) -> Verdict:
             for case, row in zip(cases, rows, strict=False):
                 if row["raised"]:
-                    return raised_verdict(case.describe(), row["raised"])
+                    return raised_verdict(case.describe(), row["raised"], VALID_INPUT_HINT)
                 if row["shared"]:
                     return failed(f"{case.describe()}: the result shares memory with "
                                   f"{' and '.join(row['shared'])}", hint=shared_hint)
@@ -707,6 +709,11 @@ def custom(spec: Spec) -> PlanFactory:
         params["mistakes"] = mistakes
     return lambda ctx: make(ctx, params)
 
+
+# How likely a failure of each kind is the mistake to fix first (see Check.rank).
+RANKS: dict[str, int] = {"correctness": 2, "autograd": 2, "gradcheck": 2,
+                         "finite_differences": 2, "depth": 2, "validation": 0,
+                         "explanation": 0}
 
 KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "validation": validation,

@@ -10,6 +10,7 @@
     after = ["part1.correctness"]   # optional: checks whose failure explains this one's
     voids = ["part3.correctness"]   # optional: checks whose results do not count if this fails
     void_message = "..."            # why, shown on each voided check
+    rank = 2                        # optional: 2 values, 1 properties, 0 validation (see Check)
     ...                             # the kind's own keys
 
     [mistakes.reversed-order]       # a known slip: what it computes (or a matcher), its hint
@@ -36,13 +37,13 @@ from types import ModuleType
 from typing import Any
 
 from grader.checks.base import Check
-from grader.checks.kinds import KINDS, Spec
+from grader.checks.kinds import KINDS, RANKS, Spec
 from grader.checks.mistakes import Mistake, same_as
 from grader.rounds import Round, RoundError
 
 CHECKS_FILE = "checks.toml"
 CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after", "voids",
-              "void_message"}
+              "void_message", "rank"}
 NEEDS = ("cuda",)
 
 
@@ -132,7 +133,8 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
         raise RoundError(f"{here}: voids needs a void_message saying why")
     return Check(id=check_id, title=str(entry["title"]), points=float(entry["points"]),
                  plan=plan, flavors=flavors, needs=needs, after=tuple(entry.get("after", ())),
-                 voids=voids, void_message=str(entry.get("void_message", "")))
+                 voids=voids, void_message=str(entry.get("void_message", "")),
+                 rank=int(entry.get("rank", RANKS.get(kind, 1))))
 
 
 @cache

@@ -192,7 +192,7 @@ class _Part:
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
             message=verdict.message, hint=verdict.hint, duration_s=duration, output=output,
-            not_implemented=verdict.stub, after=list(check.after)))
+            not_implemented=verdict.stub, after=list(check.after), rank=check.rank))
 
     def not_run(self, start: int, why: str, status: Status = "skipped",
                 output: str = "") -> int:

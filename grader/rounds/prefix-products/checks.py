@@ -568,7 +568,7 @@ def scan_backward(ctx: Context, params: dict[str, Any]) -> Plan:
     def judge(observed: list[dict[str, Any]]) -> Verdict:
         verdict = judge_cases(ctx, cases, observed, backward_of, "dW", params["mistakes"],
                               params["hint"], "Valid input must not raise; " + params["hint"],
-                              None, stages)
+                              params["shape_hint"], stages)
         if verdict.status == "passed" or any(o["raised"] for o in observed):
             return verdict
         right_on_reference = all(

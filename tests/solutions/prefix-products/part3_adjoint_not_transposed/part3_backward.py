@@ -6,7 +6,7 @@ from .part2_out_of_place import prefix_products
 def prefix_products_backward(W, dP):
     P = prefix_products(W)
     dW = W * 0
-    adjoint = dP[0] * 0
+    adjoint = W.sum(0) * 0
     for i in range(len(W) - 1, -1, -1):
         adjoint = adjoint + dP[i]
         dW[i] = adjoint if i == 0 else P[i - 1].T @ adjoint

@@ -8,7 +8,7 @@ def prefix_products_backward(W, dP):
         raise ValueError("W and dP must both be (N, D, D)")
     P = prefix_products(W)
     dW = W * 0
-    adjoint = dP[0] * 0
+    adjoint = W.sum(0) * 0
     for i in range(len(W)):
         adjoint = adjoint + dP[i]
         dW[i] = adjoint if i == 0 else P[i - 1].T @ adjoint
