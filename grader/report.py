@@ -116,7 +116,7 @@ def never_ran_line(trouble: Trouble) -> Text:
     part = trouble.part
     return Text.assemble(
         (f"{part.id} · {part.title}   {_points(part.score, part.max_score)}", "bold"),
-        (f"   {how}: every check {trouble.root.status}", "red"),
+        (f"   {how}", "red"),
     )
 
 

@@ -141,7 +141,7 @@ def test_a_skip_of_hidden_work_is_not_a_pass(runner: CliRunner, tmp_path: Path) 
     assert result.exit_code == 1  # a skip that keeps its points is not a pass
     assert "– skipped" in result.output and "1 skipped" in result.output
     assert "not passing yet" in result.output
-    assert "A skipped check is not a pass" in " ".join(result.output.split())
+    assert "A skip is not a pass" in " ".join(result.output.split())
     doc = json_of(invoke(runner, "check", "part3", "--json", "--workspace", root))
     assert statuses(doc)["part3.complexity"] == "skipped"
     # The candidate's code hid the work, so the check keeps its points and earns none.

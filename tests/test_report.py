@@ -4,6 +4,7 @@ color_system=None) and read as text, as rich's own tests do."""
 from __future__ import annotations
 
 import json
+import os
 from io import StringIO
 from pathlib import Path
 
@@ -52,12 +53,75 @@ def flat(text: str) -> str:
     return " ".join(text.replace("│", " ").split())
 
 
-def test_the_first_failure_comes_first_with_its_evidence_and_hint() -> None:
+def test_the_root_cause_comes_last_just_above_the_score() -> None:
+    """On a terminal the last lines stay on screen: the first trouble's panel (its evidence,
+    its hint) is the last thing before the score, and each message is printed once."""
     text = render(sample())
-    assert text.index("part2.correctness") < text.index("part1 · In-place forward")
-    assert "yours 0.5, expected 1.25" in flat(text)
-    assert "hint: " + HINT in flat(text)
+    lines = text.splitlines()
+    assert text.index("part1 · In-place forward") < text.index("hint: ")
+    last_panel = max(i for i, line in enumerate(lines) if line.startswith("╭"))
+    assert "part2.correctness" in lines[last_panel]
+    assert "yours 0.5, expected 1.25" in flat("\n".join(lines[last_panel:]))
+    assert "hint: " + HINT in flat("\n".join(lines[last_panel:]))
+    assert text.count("yours 0.5, expected 1.25") == 1
     assert "--seed 5" in text
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def golden_results() -> dict[str, RunResult]:
+    """Fixed runs whose whole rendering is pinned in tests/golden/."""
+    part1 = PartResult("part1", "In-place forward", [
+        check("part1.validation", "failed", 0.0, 3.0, rank=0,
+              message="W has ndim 2: returned normally; expected ValueError",
+              hint="Check shapes first and raise ValueError yourself."),
+        check("part1.correctness", "failed", 0.0, 6.0, rank=2, message=EVIDENCE, hint=HINT),
+        check("part1.returns_p", "passed", 1.0, 1.0),
+        check("part1.aliasing", "failed", 0.0, 3.0, rank=2, after=["part1.correctness"],
+              message="called with P is W: wrong products"),
+    ])
+    hung = PartResult("part3", "Hand-written backward", [
+        check("part3.validation", "timeout", 0.0, 2.0, message="did not finish within 3 s (an "
+              "infinite loop?)\n  it was at exercises/part3_backward.py, line 6: while True:",
+              output="backward called: about to loop forever"),
+        check("part3.correctness", "skipped", 0.0, 9.0,
+              message="not run: part3.validation timed out"),
+    ])
+    broken = PartResult("part2", "Out-of-place forward", [
+        check(f"part2.c{i}", "error", 0.0, 1.0, message="could not import "
+              "part2_out_of_place.py:\nSyntaxError: invalid syntax (exercises/"
+              "part2_out_of_place.py, line 6)") for i in range(3)])
+    stub = PartResult("part4", "Hillis-Steele scan", [
+        check(f"part4.c{i}", "failed", 0.0, 1.0, not_implemented=True,
+              message="not implemented yet (Part 4)") for i in range(3)])
+    timing = PartResult("part4", "Hillis-Steele scan", [
+        check("part4.forward", "passed", 7.0, 7.0),
+        check("part4.timing", "skipped", 0.0, 0.0, message="no CUDA device: CPU figures for "
+              "information\nCPU (cpu), N=512, D=32, float32\n  your scan forward  3.400 ms  "
+              "±2% (n=50)"),
+    ])
+    return {
+        "wrong_order": RunResult("prefix-products", "torch", 5, [part1]),
+        "hang_broken_stub": RunResult("prefix-products", "numpy", 7, [broken, hung, stub]),
+        "figures": RunResult("prefix-products", "torch", 9, [timing]),
+    }
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("name", ["wrong_order", "hang_broken_stub", "figures"])
+def test_the_whole_scorecard_matches_its_golden_file(name: str, width: int) -> None:
+    """The whole rendered text, at a narrow and a wide terminal. To accept a deliberate
+    change: GRADER_UPDATE_GOLDEN=1 python -m pytest tests/test_report.py, then read the diff."""
+    console = Console(file=StringIO(), width=width, color_system=None)
+    report.render_scorecard(console, golden_results()[name])
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    path = GOLDEN / f"scorecard-{name}-{width}.txt"
+    if os.environ.get("GRADER_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text()
+    assert all(len(line) <= width for line in text.splitlines())
 
 
 def test_skipped_checks_read_as_skipped_never_as_passed() -> None:
@@ -66,7 +130,7 @@ def test_skipped_checks_read_as_skipped_never_as_passed() -> None:
     assert "– skipped" in memory_row and "passed" not in memory_row
     assert "1 passed, 1 failed, 1 timeout, 2 skipped" in text
     assert "not passing yet" in text
-    assert "A skipped check is not a pass." in flat(text)
+    assert "A skip is not a pass." in flat(text)
 
 
 def test_a_skip_that_keeps_its_points_is_not_passing() -> None:
