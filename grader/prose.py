@@ -72,7 +72,8 @@ def _paragraphs(lines: list[str]) -> list[str]:
                 current = []
             continue
         if line.startswith("    "):
-            current.append(("\n" if current else "") + line[4:] + "\n")
+            after_prose = current and not current[-1].endswith("\n")
+            current.append(("\n" if after_prose else "") + line[4:] + "\n")
         else:
             joiner = " " if current and not current[-1].endswith("\n") else ""
             current.append(joiner + line.strip())
