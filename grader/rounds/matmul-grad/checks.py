@@ -86,7 +86,7 @@ BATCHED_SHAPES: tuple[tuple[Shape, Shape], ...] = (
     ((2, 1, 1, 2, 2), (3, 1, 2, 3)),  # a 3-D batch, size-1 dims on both sides
 )
 BROADCAST = ((2, 1, 2, 3), (3, 3, 2))
-GROWING_BATCH = (2, 16)
+GROWING_BATCH = (2, 32)
 DTYPES = ("float64", "float32")
 
 
@@ -131,10 +131,10 @@ def one_broadcast(rng: np.random.Generator) -> Case:
 
 
 def growing_batch(rng: np.random.Generator) -> list[Case]:
-    """A (S, 1, M, K) with B (1, S, K, N): an S x S batch along which each input broadcasts,
-    so a loop over either batch axis, or over either reduction, grows with S."""
-    return [make_case(rng, (s, 1, 2, 3), (1, s, 3, 2), dims=(("S", s),))
-            for s in GROWING_BATCH]
+    """A (S, 1, M, K) with B (S, K, N): an S x S batch that A broadcasts along (a size-1 axis)
+    and B too (an axis it lacks), so a loop over either batch axis, or in either reduction,
+    grows with S."""
+    return [make_case(rng, (s, 1, 2, 3), (s, 3, 2), dims=(("S", s),)) for s in GROWING_BATCH]
 
 
 def _malformed(shapes: Sequence[tuple[str, Shape, Shape, Shape | None]]) -> list[Case]:
@@ -270,6 +270,17 @@ def _reduction_slip(case: Case, actual: dict[str, Any],
         found = actual[name]
         if any(_same(found, wrong, case) and not (wrong.shape == shape and matches(
                 wrong, right, "float64")) for wrong in slip(full, shape)):
+            return True
+    return False
+
+
+def everything_summed(case: Case, actual: dict[str, Any]) -> bool:
+    """A gradient summed down to one number, as torch's x.sum(dim=()) does."""
+    for name in ("dA", "dB"):
+        full, shape = _full(case, name)
+        found = actual[name]
+        if isinstance(found, np.ndarray) and found.size == 1 < full.size and matches(
+                found.reshape(()), np.asarray(full.sum()), case.dtype):
             return True
     return False
 
@@ -559,17 +570,18 @@ def interpret_part2(data: dict[str, Any]) -> dict[str, Any]:
 def interpret_part3(data: dict[str, Any]) -> dict[str, Any]:
     """A modified in place between forward and backward: caught by the version counter,
     silently wrong (the Function kept A itself outside save_for_backward), or right (it kept
-    a copy)."""
+    a copy). What raised is shown with the interviewer's snippet."""
     from grader.followups import unavailable
+    from grader.prose import followups
 
     if data["stage"] != "backward":
         return unavailable(data["raised"]["message"] if data["raised"] else "no result")
     raised = data["raised"]
     if raised:
         piece = "caught" if explain_error(ROUND, raised["message"]) else "raised"
-        values = {"error": first_line(raised["message"], 160)}
-    else:
-        right = matches(np.asarray(data["dB"]), gradients(followup_case("part3"))["dB"],
-                        "float64")
-        piece, values = ("copied" if right else "silent"), {}
-    return {"status": "demonstrated", "values": values, "answer": [piece, "answer"]}
+        snippet = followups(ROUND)["part3"].text("snippet")
+        shown = [{"title": "The interviewer runs your Function", "snippet": snippet,
+                  "raised": raised, "line": raised["where"]}]
+        return {"status": "demonstrated", "answer": [piece, "answer"], "shown": shown}
+    right = matches(np.asarray(data["dB"]), gradients(followup_case("part3"))["dB"], "float64")
+    return {"status": "demonstrated", "answer": ["copied" if right else "silent", "answer"]}
