@@ -72,6 +72,15 @@ def _product(api: Api, A: Any, B: Any) -> tuple[Any, Any]:
     return (None, raised) if raised else (api.backend.to_tensor(value, "matmul(A, B)"), None)
 
 
+def _function_node(C: Any) -> Any:
+    """C's grad_fn, which must be a custom Function's node (its ctx)."""
+    node = C.grad_fn
+    if not hasattr(node, "_forward_cls"):
+        raise CandidateFault("matmul(A, B) did not go through a custom autograd.Function "
+                             "(see part3.function)")
+    return node
+
+
 def autograd_grads(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     """A.grad and B.grad after (matmul(A, B) * dC).sum().backward()."""
     A, B, dC = _leaves(case, "A", "B")
@@ -104,7 +113,8 @@ def function_api(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     MatMul = api.function("MatMul")
     is_function = isinstance(MatMul, type) and issubclass(MatMul, torch.autograd.Function)
     observed: dict[str, Any] = {
-        "is_function": is_function, "kind": type(MatMul).__name__, "raised": None,
+        "is_function": is_function, "raised": None,
+        "kind": "class" if isinstance(MatMul, type) else type(MatMul).__name__,
         "setup_context": is_function and MatMul.setup_context is not
         torch.autograd.Function.setup_context}
     if not observed["setup_context"]:
@@ -154,9 +164,8 @@ def saved_tensors(api: Api, case: dict[str, Any]) -> dict[str, Any]:
         return isinstance(v, torch.Tensor) or (isinstance(v, tuple | list) and any(
             isinstance(x, torch.Tensor) for x in v))
 
-    node = C.grad_fn
-    stashed = sorted(k for k, v in vars(node).items() if holds_tensor(v) and k != "to_save") \
-        if node is not None else []
+    node = _function_node(C)
+    stashed = sorted(k for k, v in vars(node).items() if holds_tensor(v) and k != "to_save")
     return {"raised": None, "saved": [label(t) for t in packed], "stashed": stashed}
 
 
@@ -174,10 +183,7 @@ def needs_input_grad(api: Api, case: dict[str, Any]) -> list[dict[str, Any]]:
         C, raised = _product(api, A, B)
         if raised:
             return rows + [{"raised": raised.as_dict()}]
-        node = C.grad_fn
-        if not hasattr(node, "_forward_cls"):
-            raise CandidateFault("matmul(A, B) did not go through a custom autograd.Function "
-                                 "(see part3.function)")
+        node = _function_node(C)
         counted, raised = api.call(lambda n=node, g=dC: api.backend.count_matmul_flops(
             n.apply, g))
         if raised:
@@ -213,7 +219,7 @@ def double_backward(api: Api, case: dict[str, Any]) -> dict[str, Any]:
         return {"raised": raised.as_dict(), "stage": "double backward"}
     return {"raised": None, "value": {
         name: (x.grad if x.grad is not None else torch.zeros_like(x)).detach().numpy().copy()
-        for name, x in (("A", A), ("B", B), ("dC", dC))}}
+        for name, x in (("dL2/dA", A), ("dL2/dB", B), ("dL2/d(dC)", dC))}}
 
 
 # --- the interviewer's follow-up demonstrations -------------------------------------------------
