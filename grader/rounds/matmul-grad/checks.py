@@ -34,7 +34,8 @@ def _reference() -> Any:
 
 
 def _f64(case: Case) -> Arrays:
-    return tuple(case[name].astype(np.float64) for name in ("A", "B", "dC"))  # type: ignore[return-value]
+    return (case["A"].astype(np.float64), case["B"].astype(np.float64),
+            case["dC"].astype(np.float64))
 
 
 def backward(A: np.ndarray, B: np.ndarray, dC: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -115,11 +116,6 @@ def batched_cases(rng: np.random.Generator) -> list[Case]:
     return [make_case(rng, a, b, dtype, (("batch dims", len(output_shape(a, b)) - 2),
                                          *sizes(a, b)))
             for dtype in DTYPES for a, b in BATCHED_SHAPES]
-
-
-def product_cases(rng: np.random.Generator) -> list[Case]:
-    """Part 3's shapes: every batched shape, both dtypes."""
-    return batched_cases(rng)
 
 
 def one_plain(rng: np.random.Generator) -> Case:
@@ -263,16 +259,9 @@ def _axes_needed(full: np.ndarray, shape: Shape) -> tuple[tuple[int, ...], tuple
 
 def _reduction_slip(case: Case, actual: dict[str, Any],
                     slip: Callable[[np.ndarray, Shape], list[np.ndarray]]) -> bool:
-    """Either gradient equals one of what `slip` makes of the full gradient, while the right
-    answer looks different."""
-    for name in ("dA", "dB"):
-        full, shape = _full(case, name)
-        right = sum_to(full, shape)
-        found = actual[name]
-        if any(_same(found, wrong, case) and not (wrong.shape == shape and matches(
-                wrong, right, "float64")) for wrong in slip(full, shape)):
-            return True
-    return False
+    """Either gradient equals one of the wrong reductions `slip` makes of the full gradient."""
+    return any(_is_slip(case, actual, name, wrong) for name in ("dA", "dB")
+               for wrong in slip(*_full(case, name)))
 
 
 def everything_summed(case: Case, actual: dict[str, Any]) -> bool:
@@ -329,6 +318,7 @@ def wrong_axes(case: Case, actual: dict[str, Any]) -> bool:
 
 
 DTYPE_SHAPES = {"part1": ((3, 4), (4, 2)), "part2": BROADCAST}
+SEE_GRADIENTS = "See part3.gradients for the evidence."
 
 
 def keeps_dtype(ctx: Context, params: dict[str, Any]) -> Plan:
@@ -394,7 +384,7 @@ def gradcheck_both(ctx: Context, params: dict[str, str]) -> Plan:
                                               "the gradients"):
             return failed("gradcheck reported success, but autograd's gradients through your "
                           "matmul on the same input are wrong",
-                          hint="See part3.gradients for the evidence.")
+                          hint=SEE_GRADIENTS)
         return passed("gradcheck passed (float64, slow mode, A and B requiring grad)")
 
     return Plan("round:gradcheck_both", {"case": case.data()}, judge)
@@ -462,7 +452,7 @@ def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
                           f"takes {_single_gradient_flops(case)}", hint=params["computed_hint"])
         difference = tree_difference(row["value"], truth["d" + name], "float64", "d" + name)
         if difference:
-            return failed(f"{where}: {difference}", hint="See part3.gradients for the evidence.")
+            return failed(f"{where}: {difference}", hint=SEE_GRADIENTS)
         return None
 
     def judge(rows: list[dict[str, Any]]) -> Verdict:
@@ -516,21 +506,14 @@ def double_backward(ctx: Context, params: dict[str, str]) -> Plan:
 #
 # Each demonstration runs on fixed inputs (seed 0), so the judge can rebuild them.
 
-FOLLOWUP_SIZES = {"m": 8, "k": 16, "n": 4}
-LINEAR = {"s": 64, "m": 4, "k": 8, "n": 8}
+FOLLOWUP_SHAPES = {"part1": ((8, 16), (16, 4)), "part2": ((64, 4, 8), (8, 8)),
+                   "part3": BROADCAST}
 FLOAT64_BYTES = 8
 
 
 @cache
 def followup_case(part_id: str) -> Case:
-    rng = np.random.default_rng(0)
-    if part_id == "part1":
-        m, k, n = FOLLOWUP_SIZES.values()
-        return make_case(rng, (m, k), (k, n))
-    if part_id == "part2":
-        s, m, k, n = LINEAR.values()
-        return make_case(rng, (s, m, k), (k, n))
-    return one_broadcast(rng)
+    return make_case(np.random.default_rng(0), *FOLLOWUP_SHAPES[part_id])
 
 
 def followup_args(part_id: str) -> Callable[[int], dict[str, Any]]:
@@ -548,8 +531,9 @@ def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
 
     if data["raised"]:
         return unavailable(data["raised"]["message"])
-    forward = 2 * FOLLOWUP_SIZES["m"] * FOLLOWUP_SIZES["k"] * FOLLOWUP_SIZES["n"]
-    values: dict[str, Any] = {**FOLLOWUP_SIZES, "forward": forward}
+    (m, k), (_, n) = FOLLOWUP_SHAPES["part1"]
+    forward = 2 * m * k * n
+    values: dict[str, Any] = {"m": m, "k": k, "n": n, "forward": forward}
     if data["flops"]:
         values.update(backward=data["flops"], ratio=f"{data['flops'] / forward:g}")
     return {"status": "measured", "values": values}
@@ -561,10 +545,11 @@ def interpret_part2(data: dict[str, Any]) -> dict[str, Any]:
 
     if data["raised"]:
         return unavailable(data["raised"]["message"])
-    s, m, k, n = LINEAR.values()
+    (s, m, k), (_, n) = FOLLOWUP_SHAPES["part2"]
     outputs = (s * m * k + k * n) * FLOAT64_BYTES
     unreduced = s * k * n * FLOAT64_BYTES
-    values = {**LINEAR, "extra": data["extra"], "outputs": outputs, "unreduced": unreduced}
+    values = {"s": s, "m": m, "k": k, "n": n, "extra": data["extra"], "outputs": outputs,
+              "unreduced": unreduced}
     piece = "materialised" if data["extra"] >= outputs + unreduced else "folded"
     return {"status": "measured", "values": values, "answer": ["answer", piece, "fold"]}
 
