@@ -545,14 +545,23 @@ def finite_differences(spec: Spec) -> PlanFactory:
 
 # --- complexity by op count ---------------------------------------------------------------------
 
+MEASURES = {"flops": "matmul flops", "operations": "array operations"}
+"""What the complexity kind counts: the work (a cost of the wrong order), or every operation
+(with exponent 0: a Python loop over a batch makes more of them as the batch grows)."""
+
 
 def complexity(spec: Spec) -> PlanFactory:
-    """Matmul flops at growing sizes: the growth must be that of the expected order."""
+    """A count at growing sizes (matmul flops, or array operations): the growth must be that
+    of the expected order."""
     maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
     call = spec.helper("call")
     size, exponent = spec.text("size"), spec.number("exponent", 1.0)
+    measure = spec.text("measure", "flops")
+    if measure not in MEASURES:
+        raise RoundError(f"{spec.where}: measure must be one of {', '.join(MEASURES)}")
     budget = spec.maker("budget", None)
     growth_hint, budget_hint = spec.text("growth_hint"), spec.text("budget_hint", None)
+    counted = MEASURES[measure]
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
@@ -560,30 +569,33 @@ def complexity(spec: Spec) -> PlanFactory:
         n_small, n_large = small.dim(size), large.dim(size)
 
         def judge(obs: Observation) -> Verdict:
-            low, high = obs["flops"][0], obs["flops"][-1]
+            low, high = obs["counts"][0], obs["counts"][-1]
             if low == 0 or high == 0:
-                return skipped("no matmul work was visible to the counter (were the inputs "
+                return skipped(f"no {counted} were visible to the counter (were the inputs "
                                "converted, e.g. with np.asarray?), so the cost was not measured")
             growth = high / low
-            summary = (f"matmul flops: {low} at {size}={n_small}, {high} at {size}={n_large} "
+            summary = (f"{counted}: {low} at {size}={n_small}, {high} at {size}={n_large} "
                        f"(x{growth:.1f} for x{n_large // n_small} {size})")
             if growth > 1.5 * (n_large / n_small) ** exponent:
-                return failed(summary + f": the cost grows faster than {_order(exponent)} in "
-                              f"{size}", hint=growth_hint)
+                return failed(f"{summary}: {_too_fast(exponent, size)}", hint=growth_hint)
             allowed = budget(large) if budget else None
             if allowed is not None and high > allowed:
                 return failed(summary + f": more than 4x the reference's {allowed // 4} flops",
                               hint=budget_hint)
             return passed(summary)
 
-        return Plan("matmul_flops", {"function": function, "args": args, "call": call,
-                                     "cases": [c.data() for c in cases]}, judge)
+        return Plan("cost_counts", {"function": function, "args": args, "call": call,
+                                    "measure": measure, "cases": [c.data() for c in cases]},
+                    judge)
 
     return plan
 
 
-def _order(exponent: float) -> str:
-    return {1.0: "linearly", 2.0: "quadratically"}.get(exponent, f"as the power {exponent:g}")
+def _too_fast(exponent: float, size: str) -> str:
+    if exponent == 0:
+        return f"the count grows with {size}"
+    order = {1.0: "linearly", 2.0: "quadratically"}.get(exponent, f"as the power {exponent:g}")
+    return f"the cost grows faster than {order} in {size}"
 
 
 # --- depth: a parallel algorithm must not be a sequential chain ------------------------------

@@ -37,6 +37,12 @@ class Backend(Protocol):
     def dtype_name(self, x: Any) -> str: ...
     def device_name(self, x: Any) -> str: ...
     def count_matmul_flops(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]: ...
+    def count_operations(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+        """Every array operation the call makes on its arguments and on what they produce: a
+        vectorised function makes as many at any batch size; a Python loop over the batch
+        makes more as the batch grows."""
+        ...
+
     def from_tensor(self, t: Any) -> Any: ...
     def to_tensor(self, x: Any, what: str = "the result") -> Any: ...
     def extra_memory(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]: ...
@@ -77,16 +83,11 @@ class NumpyBackend:
         return "cpu"
 
     def count_matmul_flops(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-        """Wrap the array arguments so every matmul / dot on them (and on what they produce)
-        is counted. np.asarray and friends would strip the wrapper, so while the call runs
-        they keep it (this is a disposable child process)."""
-        _FlopCountingArray.flops = 0
-        wrapped = [a.view(_FlopCountingArray) if isinstance(a, np.ndarray) else a for a in args]
-        with _keeping_subclass():
-            result = fn(*wrapped)
-        if isinstance(result, _FlopCountingArray):
-            result = result.view(np.ndarray)
-        return result, _FlopCountingArray.flops
+        return _counted(fn, args), _CountingArray.flops
+
+    def count_operations(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+        """Ufuncs, array functions and indexing (a loop indexes or iterates: both count)."""
+        return _counted(fn, args), _CountingArray.operations
 
     def from_tensor(self, t: Any) -> np.ndarray:
         """A torch tensor (inside an autograd.Function) as this flavor's array."""
@@ -108,6 +109,17 @@ class NumpyBackend:
         return result, int(peak)
 
 
+def _counted(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """Call fn with its array arguments wrapped so that every operation on them (and on what
+    they produce) is counted, with the matmul / dot flops. np.asarray and friends would strip
+    the wrapper, so while the call runs they keep it (this is a disposable child process)."""
+    _CountingArray.flops = _CountingArray.operations = 0
+    wrapped = [a.view(_CountingArray) if isinstance(a, np.ndarray) else a for a in args]
+    with _keeping_subclass():
+        result = fn(*wrapped)
+    return result.view(np.ndarray) if isinstance(result, _CountingArray) else result
+
+
 @contextmanager
 def _keeping_subclass() -> Iterator[None]:
     """Make np.asarray / np.array / np.ascontiguousarray pass a counting array through."""
@@ -118,8 +130,8 @@ def _keeping_subclass() -> Iterator[None]:
 
         def converter(obj: Any, *args: Any, **kwargs: Any) -> Any:
             result = original(obj, *args, **kwargs)
-            if isinstance(obj, _FlopCountingArray) and not isinstance(result, _FlopCountingArray):
-                return result.view(_FlopCountingArray)
+            if isinstance(obj, _CountingArray) and not isinstance(result, _CountingArray):
+                return result.view(_CountingArray)
             return result
 
         return converter
@@ -145,35 +157,43 @@ def _matmul_flops(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> int:
     return 2 * m * k * n * batch
 
 
-class _FlopCountingArray(np.ndarray):
-    """An ndarray that counts the multiply-adds of every matmul it takes part in."""
+class _CountingArray(np.ndarray):
+    """An ndarray that counts the operations it takes part in and the multiply-adds of every
+    matmul among them."""
 
     flops = 0
+    operations = 0
+
+    def __getitem__(self, key: Any) -> Any:
+        _CountingArray.operations += 1
+        return super().__getitem__(key)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        plain = [i.view(np.ndarray) if isinstance(i, _FlopCountingArray) else i for i in inputs]
+        _CountingArray.operations += 1
+        plain = [i.view(np.ndarray) if isinstance(i, _CountingArray) else i for i in inputs]
         if "out" in kwargs:
             kwargs["out"] = tuple(
-                o.view(np.ndarray) if isinstance(o, _FlopCountingArray) else o
+                o.view(np.ndarray) if isinstance(o, _CountingArray) else o
                 for o in kwargs["out"]
             )
         if ufunc is np.matmul and method == "__call__" and len(plain) == 2:
-            _FlopCountingArray.flops += _matmul_flops(np.shape(plain[0]), np.shape(plain[1]))
+            _CountingArray.flops += _matmul_flops(np.shape(plain[0]), np.shape(plain[1]))
         result = getattr(ufunc, method)(*plain, **kwargs)
         return _rewrap(result)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        _CountingArray.operations += 1
         if func is np.dot and len(args) >= 2:
-            _FlopCountingArray.flops += _matmul_flops(np.shape(args[0]), np.shape(args[1]))
-        plain_args = [a.view(np.ndarray) if isinstance(a, _FlopCountingArray) else a for a in args]
+            _CountingArray.flops += _matmul_flops(np.shape(args[0]), np.shape(args[1]))
+        plain_args = [a.view(np.ndarray) if isinstance(a, _CountingArray) else a for a in args]
         if func in (np.dot, np.einsum, np.tensordot, np.linalg.multi_dot):
             return _rewrap(func(*plain_args, **kwargs))
         return super().__array_function__(func, types, args, kwargs)
 
 
 def _rewrap(result: Any) -> Any:
-    if isinstance(result, np.ndarray) and not isinstance(result, _FlopCountingArray):
-        return result.view(_FlopCountingArray)
+    if isinstance(result, np.ndarray) and not isinstance(result, _CountingArray):
+        return result.view(_CountingArray)
     if isinstance(result, tuple):
         return tuple(_rewrap(r) for r in result)
     return result
@@ -219,13 +239,22 @@ class TorchBackend:
     def device_name(self, x: Any) -> str:
         return str(x.device)
 
-    def count_matmul_flops(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-        """Matmul flops of every torch call the function makes (a TorchFunctionMode: unlike a
-        dispatch mode, entering it does not pull in torch._dynamo, which costs a second)."""
+    def _watched(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, Any]:
+        """(fn's result, the watcher that saw its torch calls): a TorchFunctionMode, which
+        unlike a dispatch mode does not pull in torch._dynamo when entered (a second)."""
         watcher = _torch_watcher(self.torch)()
         with watcher:
             result = fn(*args)
+        return result, watcher
+
+    def count_matmul_flops(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+        result, watcher = self._watched(fn, args)
         return result, watcher.flops
+
+    def count_operations(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+        """Every torch function and tensor method (indexing and iterating a tensor count)."""
+        result, watcher = self._watched(fn, args)
+        return result, watcher.operations
 
     def from_tensor(self, t: Any) -> Any:
         return t.detach()
@@ -239,9 +268,7 @@ class TorchBackend:
         """Peak bytes of fresh tensor storage alive at once during the call: a scratch copy of
         the stack, or a list holding every product, adds up to O(N*D^2); a per-step temporary
         that dies once copied into P stays O(D^2)."""
-        watcher = _torch_watcher(self.torch)()
-        with watcher:
-            result = fn(*args)
+        result, watcher = self._watched(fn, args)
         return result, watcher.peak
 
 
@@ -256,7 +283,8 @@ def _einsum_flops(equation: str, operands: list[Any]) -> int:
 
 
 def _torch_watcher(torch: Any) -> type:
-    """A TorchFunctionMode that counts matmul flops and the peak of fresh storage alive."""
+    """A TorchFunctionMode that counts torch calls, their matmul flops and the peak of fresh
+    storage alive."""
     from torch.overrides import TorchFunctionMode
     from torch.utils._pytree import tree_flatten
 
@@ -269,6 +297,7 @@ def _torch_watcher(torch: Any) -> type:
         def __init__(self) -> None:
             super().__init__()
             self.flops = 0
+            self.operations = 0
             self.live: dict[int, int] = {}
             self.total = 0
             self.peak = 0
@@ -287,6 +316,7 @@ def _torch_watcher(torch: Any) -> type:
 
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
+            self.operations += 1
             tensors = [a for a in args if isinstance(a, torch.Tensor)]
             if func in matmuls and len(tensors) >= 2:
                 self.flops += _matmul_flops(tuple(tensors[0].shape), tuple(tensors[1].shape))

@@ -219,15 +219,13 @@ def autograd_runs(api: Api, function: str | None, case: CaseData, args: Sequence
 
 
 @probe
-def matmul_flops(api: Api, function: str, cases: Sequence[CaseData], args: Sequence[str] = (),
-                 call: str | None = None) -> Observation:
-    """The matmul flops the counter saw in one call per case."""
+def cost_counts(api: Api, function: str, cases: Sequence[CaseData], args: Sequence[str] = (),
+                call: str | None = None, measure: str = "flops") -> Observation:
+    """What the counter saw in one call per case: matmul flops, or array operations."""
     fn = api.function(function)
-    flops = []
-    for case in cases:
-        _, count = api.backend.count_matmul_flops(fn, *build_args(api, case, call, args))
-        flops.append(int(count))
-    return {"flops": flops}
+    count = api.backend.count_operations if measure == "operations" \
+        else api.backend.count_matmul_flops
+    return {"counts": [int(count(fn, *build_args(api, case, call, args))[1]) for case in cases]}
 
 
 @probe

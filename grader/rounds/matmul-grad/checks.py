@@ -1,0 +1,574 @@
+"""Matmul backward, judge side: the truth, the inputs, the known mistakes, the special judges.
+
+checks.toml names everything here that a check uses. Nothing in this module runs beside
+candidate code: it runs in the judge, where it computes what the answers should be (with the
+numpy references, in float64).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader.checks.base import Context, Plan, Verdict, failed, passed
+from grader.checks.cases import Case
+from grader.checks.compare import matches, tree_difference
+from grader.checks.kinds import explain_error, first_line, format_raised, raised_verdict
+from grader.references import load_reference_part
+from grader.rounds import Round
+
+ROUND = Round.load(Path(__file__).resolve().parent)
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+# --- the truth: the numpy references, evaluated in float64 ------------------------------------
+
+
+@cache
+def _reference() -> Any:
+    return load_reference_part(ROUND, ROUND.part("part2"), "numpy")
+
+
+def _f64(case: Case) -> Arrays:
+    return (case["A"].astype(np.float64), case["B"].astype(np.float64),
+            case["dC"].astype(np.float64))
+
+
+def backward(A: np.ndarray, B: np.ndarray, dC: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return _reference().batched_matmul_backward(A, B, dC)
+
+
+def sum_to(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return _reference().sum_to_shape(grad, shape)
+
+
+def gradients(case: Case) -> dict[str, np.ndarray]:
+    dA, dB = backward(*_f64(case))
+    return {"dA": dA, "dB": dB}
+
+
+def product(case: Case) -> np.ndarray:
+    A, B, _ = _f64(case)
+    return A @ B
+
+
+def loss(inputs: dict[str, np.ndarray]) -> float:
+    """The scalar whose gradient the backward computes: sum((A @ B) * dC)."""
+    return float(np.sum((inputs["A"] @ inputs["B"]) * inputs["dC"]))
+
+
+# --- inputs ------------------------------------------------------------------------------------
+#
+# Square shapes come first: a formula with a missing or misplaced transpose still runs on them
+# and gives wrong numbers the mistake can be named from; on the later shapes it raises.
+
+Shape = tuple[int, ...]
+PLAIN_SHAPES: tuple[tuple[int, int, int], ...] = (
+    (3, 3, 3), (4, 4, 4), (2, 3, 4), (4, 3, 2), (1, 5, 3), (5, 1, 3), (3, 5, 1), (1, 1, 1),
+    (6, 2, 7), (2, 7, 2), (8, 8, 1),
+)
+BATCHED_SHAPES: tuple[tuple[Shape, Shape], ...] = (
+    ((4, 3, 3), (4, 3, 3)),           # square, the same batch on both sides
+    ((4, 3, 3), (3, 3)),              # square, B broadcast over the batch
+    ((3, 3), (2, 4, 3, 3)),           # square, A broadcast over a 2-D batch
+    ((2, 3), (3, 4)),                 # no batch at all
+    ((5, 2, 3), (5, 3, 4)),           # 1-D batch on both sides
+    ((5, 2, 3), (3, 4)),              # B shared across the batch (a Linear layer)
+    ((2, 3), (5, 3, 4)),              # A shared across the batch
+    ((2, 3, 2, 3), (2, 3, 3, 4)),     # 2-D batch on both sides
+    ((3, 1, 2, 3), (4, 3, 4)),        # a size-1 dim of A broadcasts, B lacks a dim
+    ((1, 2, 3), (5, 3, 4)),           # A's size-1 batch dim broadcasts
+    ((2, 1, 2, 3), (1, 3, 3, 4)),     # each broadcast along the other's dim
+    ((4, 1, 3), (2, 4, 3, 1)),        # M = 1 and N = 1, A lacks a dim
+    ((2, 1, 1, 2, 2), (3, 1, 2, 3)),  # a 3-D batch, size-1 dims on both sides
+)
+BROADCAST = ((2, 1, 2, 3), (3, 3, 2))
+GROWING_BATCH = (2, 64)
+DTYPES = ("float64", "float32")
+
+
+def output_shape(a: Shape, b: Shape) -> Shape:
+    return (*np.broadcast_shapes(a[:-2], b[:-2]), a[-2], b[-1])
+
+
+def sizes(a: Shape, b: Shape) -> tuple[tuple[str, int], ...]:
+    return ("M", a[-2]), ("K", a[-1]), ("N", b[-1])
+
+
+def make_case(rng: np.random.Generator, a: Shape, b: Shape, dtype: str = "float64",
+              dims: tuple[tuple[str, int], ...] | None = None) -> Case:
+    inputs = {"A": rng.standard_normal(a).astype(dtype), "B": rng.standard_normal(b).astype(dtype),
+              "dC": rng.standard_normal(output_shape(a, b)).astype(dtype)}
+    return Case(inputs, sizes(a, b) if dims is None else dims, dtype,
+                label=f"A {a} @ B {b}, {dtype}")
+
+
+def plain_cases(rng: np.random.Generator) -> list[Case]:
+    return [make_case(rng, (m, k), (k, n), dtype) for dtype in DTYPES
+            for m, k, n in PLAIN_SHAPES]
+
+
+def batched_cases(rng: np.random.Generator) -> list[Case]:
+    return [make_case(rng, a, b, dtype, (("batch dims", len(output_shape(a, b)) - 2),
+                                         *sizes(a, b)))
+            for dtype in DTYPES for a, b in BATCHED_SHAPES]
+
+
+def one_plain(rng: np.random.Generator) -> Case:
+    return make_case(rng, (3, 4), (4, 2))
+
+
+def one_broadcast(rng: np.random.Generator) -> Case:
+    return make_case(rng, *BROADCAST)
+
+
+def growing_batch(rng: np.random.Generator) -> list[Case]:
+    """A (S, 1, M, K) with B (2, K, N): an (S, 2) batch, with B's gradient summed over the S
+    axis it lacks, so a loop over the batch or in that reduction grows with S."""
+    return [make_case(rng, (s, 1, 2, 3), (2, 3, 2), dims=(("S", s),)) for s in GROWING_BATCH]
+
+
+def _malformed(shapes: Sequence[tuple[str, Shape, Shape, Shape | None]]) -> list[Case]:
+    cases = []
+    for label, a, b, c in shapes:
+        inputs = {"A": np.ones(a), "B": np.ones(b)}
+        if c is not None:
+            inputs["dC"] = np.ones(c)
+        cases.append(Case(inputs, label=label))
+    return cases
+
+
+def malformed_2d(rng: np.random.Generator) -> list[Case]:
+    return _malformed([
+        ("A has ndim 1", (3,), (3, 2), (2,)),
+        ("A has ndim 3", (2, 2, 3), (3, 4), (2, 2, 4)),
+        ("B has ndim 1", (2, 3), (3,), (2,)),
+        ("A (2, 3) and B (4, 5): inner sizes differ", (2, 3), (4, 5), (2, 5)),
+        ("dC is (N, M), not (M, N)", (2, 3), (3, 4), (4, 2)),
+        ("dC has one row too many", (2, 3), (3, 4), (3, 4)),
+    ])
+
+
+def _bad_products() -> list[tuple[str, Shape, Shape, Shape | None]]:
+    return [
+        ("A has ndim 1", (3,), (3, 2), (2,)),
+        ("B has ndim 1", (2, 3), (3,), (2,)),
+        ("A (4, 2, 3) and B (4, 4, 2): inner sizes differ", (4, 2, 3), (4, 4, 2), (4, 2, 2)),
+        ("batch dims (2,) and (3,) do not broadcast", (2, 2, 3), (3, 3, 4), (2, 2, 4)),
+        ("batch dims (2, 3) and (3, 2) do not broadcast", (2, 3, 2, 3), (3, 2, 3, 4),
+         (2, 3, 2, 4)),
+    ]
+
+
+def malformed_batched(rng: np.random.Generator) -> list[Case]:
+    return _malformed([*_bad_products(),
+                       ("dC lacks the batch dims", (4, 2, 3), (3, 5), (2, 5)),
+                       ("dC has A's batch (3, 1), not the broadcast (3, 4)", (3, 1, 2, 3),
+                        (4, 3, 5), (3, 1, 2, 5)),
+                       ("dC is (S, N, M), not (S, M, N)", (4, 2, 3), (4, 3, 5), (4, 5, 2))])
+
+
+def malformed_product(rng: np.random.Generator) -> list[Case]:
+    return _malformed([(label, a, b, None) for label, a, b, _ in _bad_products()])
+
+
+# --- the known mistakes -------------------------------------------------------------------------
+#
+# Each matcher looks at one gradient: a candidate with a slip in dA and another in dB is told
+# about the first, then the second.
+
+Formula = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def _T(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def _same(actual: Any, expected: np.ndarray, case: Case) -> bool:
+    return isinstance(actual, np.ndarray) and matches(actual, expected, case.dtype)
+
+
+def _is_slip(case: Case, actual: dict[str, Any], name: str, wrong: np.ndarray) -> bool:
+    """The gradient `name` equals `wrong`, which differs from the right one on this case (at
+    1 x 1 a missing transpose is no mistake)."""
+    return _same(actual[name], wrong, case) and not _same(wrong, gradients(case)[name], case)
+
+
+def _slip(case: Case, actual: dict[str, Any], name: str, formula: Formula) -> bool:
+    """The gradient `name` equals a wrong formula, reduced to its input's shape."""
+    A, B, dC = _f64(case)
+    shape = (A if name == "dA" else B).shape
+    full = formula(A, B, dC)
+    return full.shape[-2:] == shape[-2:] and _is_slip(case, actual, name, sum_to(full, shape))
+
+
+def da_not_transposed(case: Case, actual: dict[str, Any]) -> bool:
+    return _slip(case, actual, "dA", lambda A, B, dC: dC @ B)
+
+
+def da_wrong_order(case: Case, actual: dict[str, Any]) -> bool:
+    return _slip(case, actual, "dA", lambda A, B, dC: _T(B) @ dC)
+
+
+def db_not_transposed(case: Case, actual: dict[str, Any]) -> bool:
+    return _slip(case, actual, "dB", lambda A, B, dC: A @ dC)
+
+
+def db_wrong_order(case: Case, actual: dict[str, Any]) -> bool:
+    return _slip(case, actual, "dB", lambda A, B, dC: dC @ _T(A))
+
+
+def _transposed(case: Case, actual: dict[str, Any], name: str) -> bool:
+    return _is_slip(case, actual, name, _T(gradients(case)[name]))
+
+
+def da_transposed(case: Case, actual: dict[str, Any]) -> bool:
+    return _transposed(case, actual, "dA")
+
+
+def db_transposed(case: Case, actual: dict[str, Any]) -> bool:
+    return _transposed(case, actual, "dB")
+
+
+def swapped_outputs(case: Case, actual: dict[str, Any]) -> bool:
+    truth = gradients(case)
+    return _is_slip(case, actual, "dA", truth["dB"]) and _is_slip(case, actual, "dB", truth["dA"])
+
+
+def _full(case: Case, name: str) -> tuple[np.ndarray, Shape]:
+    """The gradient `name` before any reduction (the broadcast batch shape), and its input's
+    shape."""
+    A, B, dC = _f64(case)
+    if name == "dA":
+        return dC @ _T(B), A.shape
+    return _T(A) @ dC, B.shape
+
+
+def _axes_needed(full: np.ndarray, shape: Shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(the leading axes the input lacks, the axes where it has size 1 and the batch does
+    not), as axes of the full gradient."""
+    lead = full.ndim - len(shape)
+    ones = tuple(lead + i for i, size in enumerate(shape[:-2]) if size == 1
+                 and full.shape[lead + i] != 1)
+    return tuple(range(lead)), ones
+
+
+def _reduction_slip(case: Case, actual: dict[str, Any],
+                    slip: Callable[[np.ndarray, Shape], list[np.ndarray]]) -> bool:
+    """Either gradient equals one of the wrong reductions `slip` makes of the full gradient."""
+    return any(_is_slip(case, actual, name, wrong) for name in ("dA", "dB")
+               for wrong in slip(*_full(case, name)))
+
+
+def everything_summed(case: Case, actual: dict[str, Any]) -> bool:
+    """A gradient summed down to one number, as torch's x.sum(dim=()) does."""
+    for name in ("dA", "dB"):
+        full, shape = _full(case, name)
+        found = actual[name]
+        if isinstance(found, np.ndarray) and found.size == 1 < full.size and matches(
+                found.reshape(()), np.asarray(full.sum()), case.dtype):
+            return True
+    return False
+
+
+def no_reduction(case: Case, actual: dict[str, Any]) -> bool:
+    return _reduction_slip(case, actual, lambda full, shape: [full])
+
+
+def size_one_not_reduced(case: Case, actual: dict[str, Any]) -> bool:
+    def slip(full: np.ndarray, shape: Shape) -> list[np.ndarray]:
+        lead, _ = _axes_needed(full, shape)
+        return [full.sum(axis=lead)]
+
+    return _reduction_slip(case, actual, slip)
+
+
+def keepdims_leading(case: Case, actual: dict[str, Any]) -> bool:
+    def slip(full: np.ndarray, shape: Shape) -> list[np.ndarray]:
+        lead, ones = _axes_needed(full, shape)
+        return [full.sum(axis=lead + ones, keepdims=True)]
+
+    return _reduction_slip(case, actual, slip)
+
+
+def size_one_dropped(case: Case, actual: dict[str, Any]) -> bool:
+    def slip(full: np.ndarray, shape: Shape) -> list[np.ndarray]:
+        lead, ones = _axes_needed(full, shape)
+        return [full.sum(axis=lead + ones)]
+
+    return _reduction_slip(case, actual, slip)
+
+
+def wrong_axes(case: Case, actual: dict[str, Any]) -> bool:
+    """Any other non-empty set of batch axes summed, with or without keepdims."""
+    def slip(full: np.ndarray, shape: Shape) -> list[np.ndarray]:
+        batch = range(full.ndim - 2)
+        subsets = itertools.chain.from_iterable(
+            itertools.combinations(batch, r) for r in range(1, full.ndim - 1))
+        return [full.sum(axis=axes, keepdims=keep) for axes in subsets for keep in (False, True)]
+
+    return _reduction_slip(case, actual, slip)
+
+
+# --- special judges -----------------------------------------------------------------------------
+
+
+DTYPE_SHAPES = {"part1": ((3, 4), (4, 2)), "part2": BROADCAST}
+SEE_GRADIENTS = "See part3.gradients for the evidence."
+
+
+def keeps_dtype(ctx: Context, params: dict[str, Any]) -> Plan:
+    """dA and dB come back in the inputs' dtype, for float32 and float64 inputs."""
+    rng = ctx.rng()
+    cases = [make_case(rng, *DTYPE_SHAPES[ctx.part_id], dtype) for dtype in DTYPES]
+
+    def judge(rows: list[dict[str, Any]]) -> Verdict:
+        for case, row in zip(cases, rows, strict=False):
+            if row["raised"]:
+                return raised_verdict(case.describe(), row["raised"])
+            wrong = [f"{name} is {dtype}" for name, dtype in row["dtypes"].items()
+                     if dtype != case.dtype]
+            if wrong:
+                return failed(f"{case.describe()}: {' and '.join(wrong)}", hint=params["hint"])
+        return passed(f"dA and dB keep the dtype ({' and '.join(DTYPES)})")
+
+    return Plan("round:dtypes", {"function": params["function"],
+                                 "cases": [c.data() for c in cases]}, judge)
+
+
+def function_api(ctx: Context, params: dict[str, str]) -> Plan:
+    """MatMul is an autograd.Function in the torch 2 style, and matmul goes through it."""
+    case = make_case(ctx.rng(), (2, 3), (3, 4))
+
+    def judge(obs: dict[str, Any]) -> Verdict:
+        if not obs["is_function"]:
+            return failed(f"MatMul is a {obs['kind']} that does not subclass "
+                          "torch.autograd.Function",
+                          hint=params["not_function_hint"])
+        if not obs["setup_context"]:
+            return failed("MatMul has no setup_context of its own: forward(ctx, ...) is the "
+                          "old style", hint=params["old_style_hint"])
+        if obs["raised"]:
+            return raised_verdict(case.describe(), obs["raised"])
+        if not obs["through"]:
+            return failed(f"matmul(A, B).grad_fn is {obs['grad_fn']}, not MatMul's backward "
+                          "node", hint=params["bypass_hint"])
+        return passed(f"matmul(A, B).grad_fn is {obs['grad_fn']}")
+
+    return Plan("round:function_api", {"case": case.data()}, judge)
+
+
+def gradcheck_both(ctx: Context, params: dict[str, str]) -> Plan:
+    """gradcheck with A and B both requiring grad, then the judge's own look at autograd's
+    gradients through matmul on the same case (a patched gradcheck proves nothing)."""
+    from grader.probes.autograd import bound_gradcheck
+
+    bound_gradcheck()  # bound here, in the judge, before any candidate import
+    case = one_broadcast(ctx.rng())
+
+    def judge(obs: dict[str, Any]) -> Verdict:
+        result = obs["gradcheck"]
+        if not result["ok"]:
+            raised = result["raised"]
+            known = explain_error(ROUND, raised["message"])
+            where = f"\n  at {raised['where']}" if raised["where"] else ""
+            return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
+                          f"{first_line(raised['message'])}{where}",
+                          hint=known[1] if known else params["hint"])
+        grads = obs["grads"]
+        if grads["raised"] or tree_difference(grads["value"], gradients(case), "float64",
+                                              "the gradients"):
+            return failed("gradcheck reported success, but autograd's gradients through your "
+                          "matmul on the same input are wrong",
+                          hint=SEE_GRADIENTS)
+        return passed("gradcheck passed (float64, slow mode, A and B requiring grad)")
+
+    return Plan("round:gradcheck_both", {"case": case.data()}, judge)
+
+
+SAVED_LABELS = {"A": "A itself", "B": "B itself", "A copy": "a copy of A",
+                "B copy": "a copy of B", "output": "the output C"}
+
+
+def saves_inputs(ctx: Context, params: dict[str, str]) -> Plan:
+    """What setup_context saved, seen by saved-tensor hooks: A and B, not C."""
+    case = one_broadcast(ctx.rng())
+
+    def judge(obs: dict[str, Any]) -> Verdict:
+        if obs["raised"]:
+            return raised_verdict(case.describe(), obs["raised"])
+        saved = obs["saved"]
+        shown = ", ".join(SAVED_LABELS.get(s, s) for s in saved) or "nothing"
+        summary = f"ctx.save_for_backward saved {shown}"
+        if "output" in saved:
+            return failed(summary, hint=params["output_hint"])
+        missing = [name for name in ("A", "B") if name not in saved
+                   and f"{name} copy" not in saved]
+        if missing and obs["stashed"]:
+            return failed(f"{summary}; tensors kept as ctx attributes instead: "
+                          f"{', '.join('ctx.' + n for n in obs['stashed'])}",
+                          hint=params["stashed_hint"])
+        if missing:
+            return failed(f"{summary}: {' and '.join(missing)} missing",
+                          hint=params["missing_hint"])
+        return passed(summary)
+
+    return Plan("round:saved_tensors", {"case": case.data()}, judge)
+
+
+NEEDS = (("A", 0), ("B", 1))
+
+
+def _single_gradient_flops(case: Case) -> int:
+    """One gradient's matmul: 2 x batch x M x K x N multiply-adds."""
+    batch = int(np.prod(case["dC"].shape[:-2]))
+    return 2 * batch * case.dim("M") * case.dim("K") * case.dim("N")
+
+
+def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
+    """MatMul's backward node, called with only A (then only B) requiring grad: it returns
+    None for the other, computes one matmul's worth of flops, and the right gradient."""
+    case = one_broadcast(ctx.rng())
+    truth = gradients(case)
+    limit = params["flop_slack"] * _single_gradient_flops(case)
+
+    def one(row: dict[str, Any], name: str, index: int) -> Verdict | None:
+        other = "dB" if index == 0 else "dA"
+        where = f"{case.describe()}, only {name} requiring grad"
+        if row["raised"]:
+            return raised_verdict(where, row["raised"])
+        if row["returned"] is None:
+            return failed(f"{where}: backward returned a {row['kind']}, not one entry per "
+                          "input", hint=params["arity_hint"])
+        if row["returned"][1 - index] is not None:
+            return failed(f"{where}: backward returned a {row['returned'][1 - index]} for "
+                          f"{other}, which nobody asked for", hint=params["none_hint"])
+        if row["flops"] > limit:
+            return failed(f"{where}: backward did {row['flops']} matmul flops; one gradient "
+                          f"takes {_single_gradient_flops(case)}", hint=params["computed_hint"])
+        difference = tree_difference(row["value"], truth["d" + name], "float64", "d" + name)
+        if difference:
+            return failed(f"{where}: {difference}", hint=SEE_GRADIENTS)
+        return None
+
+    def judge(rows: list[dict[str, Any]]) -> Verdict:
+        for (name, index), row in zip(NEEDS, rows, strict=True):
+            verdict = one(row, name, index)
+            if verdict:
+                return verdict
+        return passed("only the gradient asked for was computed and returned, the other None")
+
+    return Plan("round:needs_input_grad", {"case": case.data()}, judge)
+
+
+def second_derivatives(case: Case) -> dict[str, np.ndarray]:
+    """Of L2 = sum(dA * vA) + sum(dB * vB) + sum(C * W) with dA, dB the first-order gradients
+    of sum(C * dC): w.r.t. A, B and dC."""
+    A, B, dC = _f64(case)
+    vA, vB, W = (case.extra[n] for n in ("vA", "vB", "W"))
+    first = backward(A, B, W)
+    return {"dL2/dA": backward(A, vB, dC)[0] + first[0],
+            "dL2/dB": backward(vA, B, dC)[1] + first[1], "dL2/d(dC)": vA @ B + A @ vB}
+
+
+def double_backward(ctx: Context, params: dict[str, str]) -> Plan:
+    """Differentiate the first-order gradients again: right, or torch's refusal."""
+    rng = ctx.rng()
+    base = one_broadcast(rng)
+    extra = {"vA": rng.standard_normal(base["A"].shape), "vB": rng.standard_normal(
+        base["B"].shape), "W": rng.standard_normal(base["dC"].shape)}
+    case = Case(base.inputs, base.dims, base.dtype, base.label, extra)
+
+    def judge(obs: dict[str, Any]) -> Verdict:
+        where = f"{case.describe()}, L2 = sum(dA * vA) + sum(dB * vB) + sum(C * W)"
+        raised = obs["raised"]
+        if raised and "once_differentiable" in raised["message"]:
+            return passed("a double backward raised torch's once_differentiable error")
+        if raised:
+            return failed(f"{where}: the {obs['stage']} raised {format_raised(raised)}",
+                          hint=params["raised_hint"])
+        difference = tree_difference(obs["value"], second_derivatives(case), "float64",
+                                     "the second derivatives")
+        if difference:
+            return failed(f"{where}: a double backward ran and gave a wrong answer: "
+                          f"{difference}", hint=params["wrong_hint"])
+        return passed("a double backward through your Function gives the right second "
+                      "derivatives")
+
+    return Plan("round:double_backward", {"case": case.data()}, judge)
+
+
+# --- the interviewer's follow-ups ----------------------------------------------------------------
+#
+# Each demonstration runs on fixed inputs (seed 0), so the judge can rebuild them.
+
+FOLLOWUP_SHAPES = {"part1": ((8, 16), (16, 4)), "part2": ((64, 4, 8), (8, 8)),
+                   "part3": BROADCAST}
+FLOAT64_BYTES = 8
+
+
+@cache
+def followup_case(part_id: str) -> Case:
+    return make_case(np.random.default_rng(0), *FOLLOWUP_SHAPES[part_id])
+
+
+def followup_args(part_id: str) -> Callable[[int], dict[str, Any]]:
+    return lambda seed: {"case": followup_case(part_id).data()}
+
+
+followup_part1_args = followup_args("part1")
+followup_part2_args = followup_args("part2")
+followup_part3_args = followup_args("part3")
+
+
+def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
+    """The backward's matmul flops against the forward's 2MKN."""
+    from grader.followups import unavailable
+
+    if data["raised"]:
+        return unavailable(data["raised"]["message"])
+    (m, k), (_, n) = FOLLOWUP_SHAPES["part1"]
+    forward = 2 * m * k * n
+    values: dict[str, Any] = {"m": m, "k": k, "n": n, "forward": forward}
+    if data["flops"]:
+        values.update(backward=data["flops"], ratio=f"{data['flops'] / forward:g}")
+    return {"status": "measured", "values": values}
+
+
+def interpret_part2(data: dict[str, Any]) -> dict[str, Any]:
+    """Whether the candidate's backward held an unreduced (S, K, N) dB at its peak."""
+    from grader.followups import unavailable
+
+    if data["raised"]:
+        return unavailable(data["raised"]["message"])
+    (s, m, k), (_, n) = FOLLOWUP_SHAPES["part2"]
+    outputs = (s * m * k + k * n) * FLOAT64_BYTES
+    unreduced = s * k * n * FLOAT64_BYTES
+    values = {"s": s, "m": m, "k": k, "n": n, "extra": data["extra"], "outputs": outputs,
+              "unreduced": unreduced}
+    piece = "materialised" if data["extra"] >= outputs + unreduced else "folded"
+    return {"status": "measured", "values": values, "answer": ["answer", piece, "fold"]}
+
+
+def interpret_part3(data: dict[str, Any]) -> dict[str, Any]:
+    """A modified in place between forward and backward: caught by the version counter,
+    silently wrong (the Function kept A itself outside save_for_backward), or right (it kept
+    a copy). What raised is shown with the interviewer's snippet."""
+    from grader.followups import unavailable
+    from grader.prose import followups
+
+    if data["stage"] != "backward":
+        return unavailable(data["raised"]["message"] if data["raised"] else "no result")
+    raised = data["raised"]
+    if raised:
+        piece = "caught" if explain_error(ROUND, raised["message"]) else "raised"
+        snippet = followups(ROUND)["part3"].text("snippet")
+        shown = [{"title": "The interviewer runs your Function", "snippet": snippet,
+                  "raised": raised, "line": raised["where"]}]
+        return {"status": "demonstrated", "answer": [piece, "answer"], "shown": shown}
+    right = matches(np.asarray(data["dB"]), gradients(followup_case("part3"))["dB"], "float64")
+    return {"status": "demonstrated", "answer": ["copied" if right else "silent", "answer"]}

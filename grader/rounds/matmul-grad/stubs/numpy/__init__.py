@@ -1,0 +1,1 @@
+"""The exercises of the matmul-grad round (numpy flavor): fill in the two part files."""

@@ -1,0 +1,1 @@
+"""Reference solutions of the matmul-grad round, numpy flavor."""

@@ -1,0 +1,13 @@
+"""Asks torch autograd for the gradients instead of deriving them."""
+
+import torch
+
+
+def matmul_backward(A, B, dC):
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
+        raise ValueError("A and B cannot be multiplied")
+    if tuple(dC.shape) != (A.shape[0], B.shape[1]):
+        raise ValueError("dC does not have C's shape")
+    A, B = A.detach().requires_grad_(), B.detach().requires_grad_()
+    dA, dB = torch.autograd.grad(A @ B, (A, B), dC)
+    return dA, dB

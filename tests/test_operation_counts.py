@@ -1,0 +1,91 @@
+"""Counting array operations (backends' count_operations) and the complexity kind measuring them:
+a vectorised function makes as many operations at any batch size, a Python loop over the batch
+makes more as the batch grows, in either flavor and however the loop is written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from grader.checks.base import Context
+from grader.checks.cases import Case
+from grader.checks.kinds import Spec, complexity
+from grader.probes.backends import make_backend
+from grader.rounds import RoundError, get_round
+
+
+def batched(xp: Any) -> Callable[[Any, Any], Any]:
+    return lambda A, B: xp.sum(A @ B, 0)
+
+
+def indexed_loop(A: Any, B: Any) -> Any:
+    return sum(A[i] @ B for i in range(A.shape[0]))
+
+
+def builtin_sum(A: Any, B: Any) -> Any:
+    return sum(A @ B)
+
+
+def converted_loop(A: Any, B: Any) -> Any:
+    A = np.asarray(A)
+    return [a @ B for a in A]
+
+
+def operations(flavor: str, fn: Callable[..., Any], size: int) -> int:
+    backend = make_backend(flavor)
+    A = backend.native(np.ones((size, 2, 3)))
+    B = backend.native(np.ones((3, 4)))
+    return backend.count_operations(fn, A, B)[1]
+
+
+@pytest.mark.parametrize("flavor", ["numpy", "torch"])
+def test_a_vectorised_function_makes_as_many_operations_at_any_batch_size(flavor: str) -> None:
+    xp = pytest.importorskip("torch") if flavor == "torch" else np
+    counts = {operations(flavor, batched(xp), size) for size in (2, 32)}
+    assert len(counts) == 1 and counts.pop() > 0
+
+
+@pytest.mark.parametrize("flavor", ["numpy", "torch"])
+@pytest.mark.parametrize("loop", [indexed_loop, builtin_sum])
+def test_a_loop_over_the_batch_makes_more(flavor: str, loop: Callable[..., Any]) -> None:
+    assert operations(flavor, loop, 32) > 4 * operations(flavor, loop, 2)
+
+
+def test_np_asarray_does_not_hide_a_loop() -> None:
+    assert operations("numpy", converted_loop, 32) > 4 * operations("numpy", converted_loop, 2)
+
+
+def test_matmul_flops_are_still_counted() -> None:
+    backend = make_backend("numpy")
+    A, B = np.ones((5, 2, 3)), np.ones((3, 4))
+    assert backend.count_matmul_flops(batched(np), A, B)[1] == 2 * 5 * 2 * 3 * 4
+
+
+def _spec(table: dict[str, Any]) -> Spec:
+    def cases(rng: np.random.Generator) -> list[Case]:
+        return [Case({"A": np.ones((s, 2, 3)), "B": np.ones((3, 4))}, (("S", s),))
+                for s in (2, 32)]
+
+    judge = SimpleNamespace(cases=cases)
+    return Spec({"function": "f", "cases": "cases", "args": ["A", "B"], "size": "S",
+                 "growth_hint": "loop", **table}, "test", get_round("prefix-products"),
+                judge, SimpleNamespace(), lambda names, where: ())  # type: ignore[arg-type]
+
+
+def test_the_complexity_kind_fails_operations_that_grow_at_exponent_zero() -> None:
+    plan = complexity(_spec({"measure": "operations", "exponent": 0}))(
+        Context(seed=1, flavor="numpy", check_id="part1.loop"))
+    assert plan.probe == "cost_counts" and plan.args["measure"] == "operations"
+    assert plan.judge({"counts": [9, 9]}).status == "passed"
+    grown = plan.judge({"counts": [9, 70]})
+    assert grown.status == "failed" and "grows with S" in grown.message and grown.hint == "loop"
+    assert plan.judge({"counts": [0, 0]}).status == "skipped"
+
+
+def test_the_complexity_kind_knows_what_it_can_measure() -> None:
+    with pytest.raises(RoundError, match="measure must be one of"):
+        complexity(_spec({"measure": "seconds"}))
