@@ -33,7 +33,6 @@ from typing import Any
 INSTALLED: tuple[str, ...] = (
     "prefix-products",
     "matmul-grad",
-
 )
 DEFAULT_ROUND = "prefix-products"
 EXTRA_ROUNDS_ENV = "GRADER_ROUNDS_PATH"
