@@ -86,7 +86,7 @@ def kink_case(rng: np.random.Generator, b: int, d: int, h: int, c: int, dtype: s
 
 
 def kinks(rng: np.random.Generator) -> list[Case]:
-    shapes = ((4, 3, 5, 3), (6, 2, 4, 4), (3, 4, 6, 2))
+    shapes = ((6, 2, 4, 4), (4, 3, 5, 3), (3, 4, 6, 2))  # square first, as in NETWORK_SHAPES
     return [kink_case(rng, *shape, dtype) for dtype in DTYPES for shape in shapes]
 
 
@@ -197,8 +197,12 @@ def malformed_grads(rng: np.random.Generator) -> list[Case]:
 
 
 def blobs(rng: np.random.Generator, b: int, d: int, c: int) -> tuple[np.ndarray, np.ndarray]:
-    """B points in C well-separated Gaussian clusters in D dimensions, labels balanced."""
-    centres = 3.0 * rng.standard_normal((c, d))
+    """B points in C tight clusters whose centres lie evenly on a circle of radius 3 (turned
+    by a random angle, in the first two of D >= 2 dimensions): always separable. Labels
+    take turns."""
+    angles = rng.uniform(0, 2 * np.pi) + 2 * np.pi * np.arange(c) / c
+    centres = np.zeros((c, d))
+    centres[:, 0], centres[:, 1] = 3 * np.cos(angles), 3 * np.sin(angles)
     y = np.arange(b) % c
     return centres[y] + 0.3 * rng.standard_normal((b, d)), y
 
@@ -587,21 +591,26 @@ def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
 
 
 def stability_hint(case: Case, obs: dict[str, Any], params: dict[str, str]) -> str | None:
-    """Which shortcut broke on which row of STABLE_LOGITS (None: all is well)."""
+    """Which shortcut broke, told by which rows of STABLE_LOGITS came out non-finite (None:
+    all is well)."""
     truth = loss_of(case)
     dlogits = obs["value"]["dlogits"]
     if not isinstance(dlogits, np.ndarray) or dlogits.shape != truth["dlogits"].shape:
         return params["wrong_hint"]
-    rows_ok = [tree_matches(dlogits[i], truth["dlogits"][i], case.dtype)
-               for i in range(len(dlogits))]
-    if not all(rows_ok):
-        only_batch_max = [i for i, ok in enumerate(rows_ok) if not ok] == [BATCH_MAX_ROW]
-        return params["batch_max_hint"] if only_batch_max else params["overflow_hint"]
+    broken = [i for i, row in enumerate(dlogits) if not np.isfinite(row).all()]
+    if broken:
+        return params["batch_max_hint"] if broken == [BATCH_MAX_ROW] else params["overflow_hint"]
+    if not tree_matches(dlogits, truth["dlogits"], case.dtype):
+        return params["wrong_hint"]
     if not tree_matches(obs["value"]["loss"], truth["loss"], case.dtype):
         return params["log_hint"]
     if obs["warnings"]:
         return params["warning_hint"]
     return None
+
+
+def _rows(logits: np.ndarray) -> str:
+    return "[" + "; ".join(", ".join(f"{v:g}" for v in row) for row in logits) + "]"
 
 
 def stability(ctx: Context, params: dict[str, str]) -> Plan:
@@ -611,7 +620,7 @@ def stability(ctx: Context, params: dict[str, str]) -> Plan:
 
     def judge(observed: list[dict[str, Any]]) -> Verdict:
         for case, obs in zip(cases, observed, strict=False):
-            where = f"logits {np.array2string(STABLE_LOGITS, separator=', ')}, {case.dtype}"
+            where = f"logits {_rows(STABLE_LOGITS)}, labels {STABLE_LABELS.tolist()}, {case.dtype}"
             if obs["raised"]:
                 return raised_verdict(where, obs["raised"])
             hint = stability_hint(case, obs, params)
@@ -654,6 +663,12 @@ def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
             if obs.get("stage") != "forward":
                 return verdict
             return failed(forward_stage()["prefix"] + verdict.message,
+                          hint=forward_stage()["hint"])
+        wrong_forward = tree_difference(obs["value"]["logits"], logits_of(case), "float64",
+                                        "logits")
+        if wrong_forward:
+            return failed(f"{case.describe()}: your mlp_forward's {wrong_forward}, so its cache "
+                          "is suspect and the gradients were not compared",
                           hint=forward_stage()["hint"])
         for name in FD_ORDER:
             numeric = central_differences(loss, case.inputs, name, eps)

@@ -84,9 +84,9 @@ def read_dict(api: Api, value: Any, function: str, keys: tuple[str, ...]) -> Obs
     return {k: api.backend.to_numpy(value[k], k) for k in keys if k in value}
 
 
-def _forward(api: Api, params: dict[str, Any], X: Any) -> tuple[Any, Any, Observation | None]:
-    """(cache, logits as numpy, None) from the candidate's Part 1, or (None, None, the failure
-    as an observation of stage "forward")."""
+def _forward(api: Api, params: dict[str, Any], X: Any) -> tuple[Any, Any, Raised | None]:
+    """(cache, logits as numpy, None) from the candidate's Part 1, or (None, None, what it
+    raised): a forward that fails is reported as such, not blamed on the backward."""
     def run() -> tuple[Any, Any]:
         return pair(api.other_part(PART1_MODULE).mlp_forward(params, X), "mlp_forward",
                     "logits, cache")
@@ -94,21 +94,21 @@ def _forward(api: Api, params: dict[str, Any], X: Any) -> tuple[Any, Any, Observ
     try:
         value, raised = api.call(run)
     except CandidateFault as exc:
-        raised = Raised("CandidateFault", str(exc), "")
+        value, raised = None, Raised("CandidateFault", str(exc), "")
     if raised is not None:
-        return None, None, {"value": None, "raised": raised.as_dict(), "stage": "forward"}
+        return None, None, raised
     logits, cache = value
     return cache, api.backend.to_numpy(logits, "logits"), None
 
 
 def backward_run(api: Api, case: dict[str, Any]) -> Observation:
     """The candidate's forward, then their backward on its cache: the logits and the
-    gradients, or which of the two raised."""
+    gradients, or which of the two raised (its stage)."""
     arrays = natives(api, case)
     params = params_from(arrays)
-    cache, logits, failure = _forward(api, params, arrays["X"])
-    if failure:
-        return failure
+    cache, logits, raised = _forward(api, params, arrays["X"])
+    if raised is not None:
+        return {"value": None, "raised": raised.as_dict(), "stage": "forward"}
     grads, raised = api.call(api.function("mlp_backward"), params, cache, arrays["dlogits"])
     if raised is not None:
         return {"value": None, "raised": raised.as_dict(), "stage": "backward"}
@@ -120,31 +120,29 @@ def backward_call(api: Api, case: dict[str, Any]) -> tuple[Any, Any, Any]:
     """(params, the candidate's cache, dlogits): the backward's arguments, for validation."""
     arrays = natives(api, case)
     params = params_from(arrays)
-    cache, _, failure = _forward(api, params, arrays["X"])
-    if failure:
-        raised = failure["raised"]
+    cache, _, raised = _forward(api, params, arrays["X"])
+    if raised is not None:
         raise CandidateFault("your mlp_forward (Part 1) raised on a well-formed network, so the "
-                             "backward could not be called: fix Part 1 first "
-                             f"({raised['type']}: {raised['message']})")
+                             f"backward could not be called: fix Part 1 first ({raised.type}: "
+                             f"{raised.message})")
     return params, cache, arrays["dlogits"]
 
 
-def backward_on(api: Api, arrays: dict[str, Any]) -> Any:
+def backward_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
     """Forward then backward on the natives (for inputs_unchanged); what was raised."""
     params = params_from(arrays)
-    cache, _, failure = _forward(api, params, arrays["X"])
-    if failure:
-        return failure["raised"]
-    return as_dict(api.call(api.function("mlp_backward"), params, cache, arrays["dlogits"])[1])
+    cache, _, raised = _forward(api, params, arrays["X"])
+    if raised is not None:
+        return raised
+    return api.call(api.function("mlp_backward"), params, cache, arrays["dlogits"])[1]
 
 
-def forward_on(api: Api, arrays: dict[str, Any]) -> Any:
-    return as_dict(api.call(api.function("mlp_forward"), params_from(arrays), arrays["X"])[1])
+def forward_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
+    return api.call(api.function("mlp_forward"), params_from(arrays), arrays["X"])[1]
 
 
-def loss_on(api: Api, arrays: dict[str, Any]) -> Any:
-    return as_dict(api.call(api.function("softmax_cross_entropy"), arrays["logits"],
-                            arrays["y"])[1])
+def loss_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
+    return api.call(api.function("softmax_cross_entropy"), arrays["logits"], arrays["y"])[1]
 
 
 def sgd_call(api: Api, case: dict[str, Any]) -> tuple[Any, Any, float]:
@@ -178,9 +176,9 @@ UNCHANGED_RUN = {"lr": 0.1, "steps": 3}
 """The training run of the inputs-unchanged check (its inputs carry no lr or steps)."""
 
 
-def train_on(api: Api, arrays: dict[str, Any]) -> Any:
-    return as_dict(api.call(api.function("train"), params_from(arrays), arrays["X"],
-                            arrays["y"], UNCHANGED_RUN["lr"], UNCHANGED_RUN["steps"])[1])
+def train_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
+    return api.call(api.function("train"), params_from(arrays), arrays["X"], arrays["y"],
+                    UNCHANGED_RUN["lr"], UNCHANGED_RUN["steps"])[1]
 
 
 # --- special probes -----------------------------------------------------------------------------
@@ -300,9 +298,9 @@ def backward_twice(api: Api, case: dict[str, Any]) -> Observation:
     """Two backward calls on one cache, each with a fresh dlogits."""
     arrays = natives(api, case)
     params = params_from(arrays)
-    cache, _, failure = _forward(api, params, arrays["X"])
-    if failure:
-        return {"raised": failure["raised"]}
+    cache, _, raised = _forward(api, params, arrays["X"])
+    if raised is not None:
+        return {"raised": raised.as_dict()}
     results = []
     for _ in range(2):
         dlogits = api.backend.native(np.asarray(case["inputs"]["dlogits"]))
