@@ -295,7 +295,7 @@ def cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]
     z = torch.tensor(np.asarray(logits, dtype=np.float64), requires_grad=True)
     loss = torch.nn.functional.cross_entropy(z, torch.tensor(np.asarray(y, dtype=np.int64)))
     loss.backward()
-    return float(loss), z.grad.numpy().copy()
+    return float(loss.detach()), z.grad.numpy().copy()
 
 
 def loss_of(case: Case) -> Tree:
@@ -328,7 +328,7 @@ def trained(case: Case, update: Callable[[np.ndarray, np.ndarray, float], np.nda
         leaves, logits = _torch_network(params, case["X"])
         loss = torch.nn.functional.cross_entropy(logits, labels)
         loss.backward()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         grads = _grads_of(leaves)
         params = {n: step(params[n], grads["d" + n], case.extra["lr"]) for n in PARAMS}
     return {"losses": np.array(losses), **params}
@@ -609,8 +609,10 @@ def stability_hint(case: Case, obs: dict[str, Any], params: dict[str, str]) -> s
     return None
 
 
-def _rows(logits: np.ndarray) -> str:
-    return "[" + "; ".join(", ".join(f"{v:g}" for v in row) for row in logits) + "]"
+def _rows(matrix: np.ndarray, digits: int = 6) -> str:
+    """A matrix on one line, rows separated by semicolons: [1e4, 0, -1e4; ...]."""
+    return "[" + "; ".join(", ".join(f"{v + 0.0:.{digits}g}" for v in row)
+                           for row in matrix) + "]"
 
 
 def stability(ctx: Context, params: dict[str, str]) -> Plan:
@@ -667,7 +669,8 @@ def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
         wrong_forward = tree_difference(obs["value"]["logits"], logits_of(case), "float64",
                                         "logits")
         if wrong_forward:
-            return failed(f"{case.describe()}: your mlp_forward's {wrong_forward}, so its cache "
+            return failed(f"{case.describe()}: your mlp_forward (Part 1) gives wrong logits "
+                          f"({wrong_forward}), so its cache "
                           "is suspect and the gradients were not compared",
                           hint=forward_stage()["hint"])
         for name in FD_ORDER:
@@ -766,9 +769,12 @@ def learns(ctx: Context, params: dict[str, Any]) -> Plan:
 
 # --- the interviewer's follow-ups ---------------------------------------------------------------
 
+# The follow-ups' inputs are fixed, not drawn from the run's seed, so that every candidate is
+# told the same story: with these clusters the largest learning rate diverges and kills units.
 INIT_SETTINGS = {"seed": 0, "batch": 512, "width": 256, "classes": 10, "depth": 6}
 DEAD_UNIT = 2
 LEARNING_RATES = (0.05, 0.5, 5.0)
+FOLLOWUP_SEED = 4
 
 
 def followup_part1_args(seed: int) -> dict[str, Any]:
@@ -807,8 +813,7 @@ def interpret_part2(data: dict[str, Any]) -> dict[str, Any]:
     _, expected = cross_entropy(logits, y)
     yours = np.asarray(data["dlogits"], dtype=np.float64)
     return {"status": "measured", "values": {
-        "dlogits": np.array2string(yours, precision=4, separator=", "),
-        "expected": np.array2string(expected, precision=4, separator=", "),
+        "dlogits": _rows(yours, 4), "expected": _rows(expected, 4),
         "gap": f"{float(np.abs(yours - expected).max()):.2g}",
         "fd_gap": f"{float(np.abs(yours - data['finite_differences']).max()):.2g}",
         "row_sums": _listed(yours.sum(axis=1)),
@@ -816,7 +821,7 @@ def interpret_part2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def followup_part3_args(seed: int) -> dict[str, Any]:
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(FOLLOWUP_SEED)
     case = network_case(rng, 16, 3, 5, 3)
     b1 = case["b1"].copy()
     b1[DEAD_UNIT] = -50.0
@@ -838,7 +843,8 @@ def interpret_part3(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def followup_part4_args(seed: int) -> dict[str, Any]:
-    case = training_case(np.random.default_rng(seed), 30, 2, 16, 3, 0.0, 60)
+    """The clusters and He initialisation; the probe runs train at each of LEARNING_RATES."""
+    case = training_case(np.random.default_rng(FOLLOWUP_SEED), 30, 2, 16, 3, 0.0, 60)
     return {"case": case.data(), "rates": list(LEARNING_RATES)}
 
 
@@ -847,13 +853,17 @@ def interpret_part4(data: dict[str, Any]) -> dict[str, Any]:
 
     if data.get("raised"):
         return unavailable(data["raised"]["message"])
-    X = followup_part4_args(0)["case"]["inputs"]["X"]
+    inputs = followup_part4_args(FOLLOWUP_SEED)["case"]["inputs"]
+    case = Case(inputs)
     rows = []
     for run in data["runs"]:
         final = {n: np.asarray(run["params"][n], np.float64) for n in PARAMS}
-        dead = int(np.sum((forward64(final, X)["z"] <= 0).all(axis=0)))
+        with np.errstate(all="ignore"):  # a diverged run's parameters are huge
+            dead = int(np.sum((forward64(final, inputs["X"])["z"] <= 0).all(axis=0)))
+            accuracy = _accuracy(case, final)
         curve = run["losses"]
-        rows.append(f"lr {run['lr']:g}: loss {curve[0]:.3g} -> {curve[-1]:.3g} (highest "
-                    f"{max(curve):.3g}), {dead} of {final['b1'].size} hidden units dead")
+        rows.append(f"lr {run['lr']:g}: loss {curve[0]:.3g} -> {curve[-1] + 0.0:.3g} (highest "
+                    f"{max(curve):.3g}), training accuracy {accuracy:.0%}, {dead} of "
+                    f"{final['b1'].size} hidden units dead")
     return {"status": "measured", "values": {"rows": "; ".join(rows),
                                              "steps": len(data["runs"][0]["losses"])}}

@@ -1,4 +1,5 @@
-"""Known-buggy solution: the one-hot from np.eye is float64, so float32 logits get a float64 dlogits."""
+"""Known-buggy solution: the one-hot from np.eye is float64, so float32 logits get a float64
+dlogits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Known-buggy solution: a stable softmax, but the loss as -log(softmax[y]), which is log(0) once p underflows."""
+"""Known-buggy solution: a stable softmax, but the loss as -log(softmax[y]), which is log(0) once p
+underflows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Known-buggy solution: the ReLU mask z >= 0: gradient passes where a pre-activation is exactly 0."""
+"""Known-buggy solution: the ReLU mask z >= 0: gradient passes where a pre-activation is exactly
+0."""
 
 from __future__ import annotations
 

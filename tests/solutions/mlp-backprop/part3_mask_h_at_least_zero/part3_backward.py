@@ -14,7 +14,7 @@ def mlp_backward(params: dict[str, torch.Tensor], cache: dict[str, Any],
     dlogits already carries the batch mean's 1/B, so nothing here divides by B. The ReLU gate
     is z > 0: relu'(0) = 0, the convention torch.relu's backward uses.
     """
-    X, z, h = cache["X"], cache["z"], cache["h"]
+    X, h = cache["X"], cache["h"]
     expected = (X.shape[0], params["W2"].shape[1])
     if tuple(dlogits.shape) != expected:
         raise ValueError(f"dlogits must be {expected}, got {tuple(dlogits.shape)}")

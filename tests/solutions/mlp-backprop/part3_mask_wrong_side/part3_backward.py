@@ -1,4 +1,5 @@
-"""Known-buggy solution: the ReLU mask multiplied into dlogits before W2^T (operator precedence)."""
+"""Known-buggy solution: the ReLU mask multiplied into dlogits before W2^T (operator
+precedence)."""
 
 from __future__ import annotations
 

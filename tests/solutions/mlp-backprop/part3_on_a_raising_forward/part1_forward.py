@@ -1,4 +1,5 @@
-"""Known-buggy solution: Part 1 raises KeyError (params['w1']); Part 3 is right but graded on Part 1's cache."""
+"""Known-buggy solution: Part 1 raises KeyError (params['w1']); Part 3 is right but graded on Part
+1's cache."""
 
 from __future__ import annotations
 

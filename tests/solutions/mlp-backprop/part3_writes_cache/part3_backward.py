@@ -1,4 +1,5 @@
-"""Known-buggy solution: turns the cached h into the ReLU mask in place, so a second call on the cache is wrong."""
+"""Known-buggy solution: turns the cached h into the ReLU mask in place, so a second call on the
+cache is wrong."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ def mlp_backward(params: dict[str, np.ndarray], cache: dict[str, Any],
     dlogits already carries the batch mean's 1/B, so nothing here divides by B. The ReLU gate
     is z > 0: relu'(0) = 0, the convention torch.relu's backward uses.
     """
-    X, z, h = cache["X"], cache["z"], cache["h"]
+    X, h = cache["X"], cache["h"]
     if dlogits.shape != (X.shape[0], params["W2"].shape[1]):
         raise ValueError(f"dlogits must be {(X.shape[0], params['W2'].shape[1])}, got "
                          f"{dlogits.shape}")
