@@ -591,22 +591,24 @@ def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
 
 
 def stability_hint(case: Case, obs: dict[str, Any], params: dict[str, str]) -> str | None:
-    """Which shortcut broke, told by which rows of STABLE_LOGITS came out non-finite (None:
-    all is well)."""
+    """Which shortcut broke (None: all is well). A non-finite value anywhere is instability:
+    the rows of STABLE_LOGITS that came out wrong tell which kind."""
     truth = loss_of(case)
-    dlogits = obs["value"]["dlogits"]
+    loss, dlogits = obs["value"]["loss"], obs["value"]["dlogits"]
     if not isinstance(dlogits, np.ndarray) or dlogits.shape != truth["dlogits"].shape:
         return params["wrong_hint"]
-    broken = [i for i, row in enumerate(dlogits) if not np.isfinite(row).all()]
-    if broken:
-        return params["batch_max_hint"] if broken == [BATCH_MAX_ROW] else params["overflow_hint"]
-    if not tree_matches(dlogits, truth["dlogits"], case.dtype):
+    wrong = [i for i, row in enumerate(dlogits)
+             if not tree_matches(row, truth["dlogits"][i], case.dtype)]
+    loss_right = tree_matches(loss, truth["loss"], case.dtype)
+    if not (np.isfinite(loss).all() and np.isfinite(dlogits).all()):
+        if wrong == [BATCH_MAX_ROW]:
+            return params["batch_max_hint"]
+        return params["overflow_hint"] if wrong else params["log_hint"]
+    if wrong:
         return params["wrong_hint"]
-    if not tree_matches(obs["value"]["loss"], truth["loss"], case.dtype):
+    if not loss_right:
         return params["log_hint"]
-    if obs["warnings"]:
-        return params["warning_hint"]
-    return None
+    return params["warning_hint"] if obs["warnings"] else None
 
 
 def _rows(matrix: np.ndarray, digits: int = 6) -> str:
