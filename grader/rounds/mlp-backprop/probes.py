@@ -161,15 +161,19 @@ def train_call(api: Api, case: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def read_training(api: Api, args: tuple[Any, ...], value: Any) -> Observation:
+    """The final params and the losses: a list of numbers (or 0-d arrays), or one 1-D array."""
     params, losses = pair(value, "train", "params, losses")
-    if not isinstance(losses, list | tuple):
-        raise CandidateFault(f"train's losses should be a list of floats, got "
-                             f"{type(losses).__name__}")
-    curve = [scalar(api, loss, f"losses[{i}]") for i, loss in enumerate(losses)]
-    if not all(isinstance(v, float) for v in curve):
-        raise CandidateFault("train's losses should be one float per step")
-    return {"losses": np.array(curve, dtype=np.float64),
-            **read_dict(api, params, "train", PARAMS)}
+    if isinstance(losses, list | tuple):
+        curve = [scalar(api, loss, f"losses[{i}]") for i, loss in enumerate(losses)]
+        if not all(isinstance(v, float) for v in curve):
+            raise CandidateFault("train's losses should hold one number per step")
+        losses = np.array(curve, dtype=np.float64)
+    else:
+        losses = api.backend.to_numpy(losses, "train's losses").astype(np.float64)
+        if losses.ndim != 1:
+            raise CandidateFault(f"train's losses should be one number per step, got an array "
+                                 f"of shape {losses.shape}")
+    return {"losses": losses, **read_dict(api, params, "train", PARAMS)}
 
 
 UNCHANGED_RUN = {"lr": 0.1, "steps": 3}
