@@ -24,7 +24,6 @@ from grader.checks.kinds import central_differences, raised_verdict
 
 HERE = Path(__file__).resolve().parent
 PARAMS = ("W1", "b1", "W2", "b2")
-GRADS = tuple("d" + name for name in PARAMS)
 Tree = dict[str, Any]
 
 # --- inputs -------------------------------------------------------------------------------------
@@ -180,10 +179,6 @@ def sgd_cases(rng: np.random.Generator) -> list[Case]:
 
 def one_sgd(rng: np.random.Generator) -> Case:
     return sgd_case(rng, (4, 3, 5, 3), 0.1, "float64")
-
-
-def one_sgd_float32(rng: np.random.Generator) -> Case:
-    return sgd_case(rng, (4, 3, 5, 3), 0.1, "float32")
 
 
 def malformed_grads(rng: np.random.Generator) -> list[Case]:

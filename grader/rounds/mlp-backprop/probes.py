@@ -250,15 +250,6 @@ def backward_dtypes(api: Api, case: dict[str, Any]) -> Observation:
                                        if k in GRADS}}
 
 
-def sgd_dtypes(api: Api, case: dict[str, Any]) -> Observation:
-    value, raised = api.call(api.function("sgd_step"), *sgd_call(api, case))
-    if raised:
-        return {"raised": raised.as_dict()}
-    if not isinstance(value, dict):
-        raise CandidateFault(f"sgd_step should return a dict, got {type(value).__name__}")
-    return {"raised": None, "dtypes": _dtypes(api, value)}
-
-
 def dtypes(api: Api, run: str, case: dict[str, Any]) -> Observation:
     return api.helper(run)(api, case)
 
@@ -323,14 +314,13 @@ def sgd_fresh(api: Api, case: dict[str, Any]) -> Observation:
     if raised:
         return {"raised": raised.as_dict()}
     read_dict(api, value, "sgd_step", PARAMS)  # a fault unless it is a dict of arrays
-    new = value
     olds = list(before.values()) + list(grads.values())
     return {
         "raised": None,
         "after": {n: api.backend.to_numpy(before[n]) for n in PARAMS},
         "rebound": [n for n in PARAMS if params.get(n) is not before[n]],
-        "shared": [n for n in PARAMS if n in new and any(
-            new[n] is old or _shares(api, new[n], old) for old in olds)],
+        "shared": [n for n in PARAMS if n in value and any(
+            value[n] is old or _shares(api, value[n], old) for old in olds)],
     }
 
 
