@@ -118,12 +118,13 @@ def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
     after (up to the first call that raised).
 
     Without `run` the function is called on the inputs `args`; `run(api, natives)` (a helper)
-    may instead call several functions on the natives and returns what was raised, or None."""
+    may instead call several functions on the natives and returns what was raised (a Raised),
+    or None."""
     rows = []
     for case in cases:
         natives = {name: api.backend.native(np.asarray(a)) for name, a in case["inputs"].items()}
         if run:
-            raised = api.helper(run)(api, natives)
+            raised = as_dict(api.helper(run)(api, natives))
         else:
             raised = as_dict(api.call(api.function(function or ""),
                                       *(natives[n] for n in args))[1])

@@ -33,6 +33,7 @@ from typing import Any
 INSTALLED: tuple[str, ...] = (
     "prefix-products",
     "matmul-grad",
+    "mlp-backprop",
 )
 DEFAULT_ROUND = "prefix-products"
 EXTRA_ROUNDS_ENV = "GRADER_ROUNDS_PATH"

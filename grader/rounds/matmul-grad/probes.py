@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.probes.api import Api, as_dict
+from grader.probes.api import Api, Raised, as_dict
 from grader.probes.autograd import leaf, run_gradcheck
 from grader.probes.backends import CandidateFault
 
@@ -97,13 +97,13 @@ def autograd_grads(api: Api, case: dict[str, Any]) -> dict[str, Any]:
             "raised": None, "stage": "backward"}
 
 
-def forward_backward(api: Api, natives: dict[str, Any]) -> Any:
+def forward_backward(api: Api, natives: dict[str, Any]) -> Raised | None:
     """matmul on the natives, then a backward (they are the leaves): what was raised."""
     A, B = natives["A"].requires_grad_(), natives["B"].requires_grad_()
     C, raised = _product(api, A, B)
     if raised:
-        return raised.as_dict()
-    return as_dict(api.call(lambda: C.backward(natives["dC"]))[1])
+        return raised
+    return api.call(lambda: C.backward(natives["dC"]))[1]
 
 
 def function_api(api: Api, case: dict[str, Any]) -> dict[str, Any]:

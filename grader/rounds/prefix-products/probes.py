@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.probes.api import Api, as_dict
+from grader.probes.api import Api, Raised, as_dict
 from grader.probes.autograd import custom_function
 from grader.probes.backends import CandidateFault
 
@@ -90,19 +90,19 @@ def _levels_data(api: Api, case: dict[str, Any]) -> list[list[Any]] | None:
         return None
 
 
-def fill_fresh_buffer(api: Api, natives: dict[str, Any]) -> Any:
+def fill_fresh_buffer(api: Api, natives: dict[str, Any]) -> Raised | None:
     """Part 1 on W and a separate NaN buffer (only W is an input here)."""
     W = natives["W"]
     P = api.backend.nan_buffer(tuple(W.shape), api.backend.dtype_name(W))
-    return as_dict(api.call(api.function("prefix_products_out"), W, P)[1])
+    return api.call(api.function("prefix_products_out"), W, P)[1]
 
 
-def scan_both(api: Api, natives: dict[str, Any]) -> Any:
+def scan_both(api: Api, natives: dict[str, Any]) -> Raised | None:
     """The scan's forward on W, then its backward on dP."""
     value, raised = api.call(api.function(FORWARD), natives["W"])
     if raised:
-        return as_dict(raised)
-    return as_dict(api.call(api.function(BACKWARD), split_forward(value)[1], natives["dP"])[1])
+        return raised
+    return api.call(api.function(BACKWARD), split_forward(value)[1], natives["dP"])[1]
 
 
 def scan_forward_result(api: Api, natives: dict[str, Any]) -> Any:

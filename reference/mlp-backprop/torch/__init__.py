@@ -1,0 +1,1 @@
+"""Reference solutions of the mlp-backprop round, torch flavor (tensors, autograd off)."""

@@ -1,0 +1,36 @@
+"""Known-buggy solution: the result of sgd_step is dropped, so the parameters never change."""
+
+from __future__ import annotations
+
+import torch
+
+from .part1_forward import mlp_forward
+from .part2_loss import softmax_cross_entropy
+from .part3_backward import mlp_backward
+
+
+def sgd_step(params: dict[str, torch.Tensor], grads: dict[str, torch.Tensor],
+             lr: float) -> dict[str, torch.Tensor]:
+    """New parameters p - lr * dp, in new tensors; the caller's dict and tensors stay as they
+    were."""
+    for name, value in params.items():
+        grad = grads.get("d" + name)
+        if grad is None or grad.shape != value.shape:
+            raise ValueError(f"d{name} must have {name}'s shape {tuple(value.shape)}, got "
+                             f"{None if grad is None else tuple(grad.shape)}")
+    return {name: value - lr * grads["d" + name] for name, value in params.items()}
+
+
+def train(params: dict[str, torch.Tensor], X: torch.Tensor, y: torch.Tensor, lr: float,
+          steps: int) -> tuple[dict[str, torch.Tensor], list[float]]:
+    """`steps` steps of full-batch gradient descent; losses[t] is the loss before step t's
+    update."""
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    losses = []
+    for _ in range(steps):
+        logits, cache = mlp_forward(params, X)
+        loss, dlogits = softmax_cross_entropy(logits, y)
+        losses.append(loss)
+        sgd_step(params, mlp_backward(params, cache, dlogits), lr)
+    return params, losses
