@@ -32,7 +32,7 @@ from typing import Any
 # here (and its references under reference/<id>/), then one line in this tuple.
 INSTALLED: tuple[str, ...] = (
     "prefix-products",
-
+    "autograd-pitfalls",
 )
 DEFAULT_ROUND = "prefix-products"
 EXTRA_ROUNDS_ENV = "GRADER_ROUNDS_PATH"
