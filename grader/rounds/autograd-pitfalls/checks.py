@@ -333,10 +333,6 @@ def part1_zeroed_at_end(case: Case) -> Tree:
     return outcome_of(variant("part1", train=_sgd_loop("backward step zero")), case)
 
 
-def part1_lagging_step(case: Case) -> Tree:
-    return outcome_of(variant("part1", train=_sgd_loop("step zero backward")), case)
-
-
 def raised_topic(actual: Tree) -> str | None:
     """The round's topic about the error a run raised (the `matches` of topics/*.md)."""
     if not isinstance(actual, dict) or "raised" not in actual:
@@ -347,6 +343,10 @@ def raised_topic(actual: Tree) -> str | None:
 
 def no_graph_error(case: Case, actual: Tree) -> bool:
     return raised_topic(actual) == "no-graph"
+
+
+def version_error(case: Case, actual: Tree) -> bool:
+    return raised_topic(actual) == "version-counter"
 
 
 def leaf_inplace_error(case: Case, actual: Tree) -> bool:
