@@ -742,7 +742,7 @@ def interpret_part4(data: dict[str, Any]) -> dict[str, Any]:
     case = one_heads_case(np.random.default_rng(0))
     right = tree_matches(data["yours"]["grads"], truth(case)["grads"], "float64")
     return _unavailable(data) or _evidence("part4", data, {
-        "runs": len(kept), "kept": ", ".join("kept" if k else "freed" for k in kept),
+        "runs": len(kept), "kept": ", then ".join("kept" if k else "freed" for k in kept),
         "verdict": "equal" if right else "do not equal"}, shown=("stub snippet",))
 
 

@@ -11,7 +11,12 @@ from __future__ import annotations
 import torch
 
 # In a few sentences: what was wrong, what symptom it causes, and what the fix is.
-EXPLANATION = 'Every call to backward sums its result into p.grad, and nothing reset it, so step k applied the gradients of steps 1..k piled up together; the updates came out too big and the training went unstable. Resetting p.grad = None for every parameter at the top of each step fixes it.'
+EXPLANATION = (
+    'Every call to backward sums its result into p.grad, and nothing reset it, so step k '
+    'applied the gradients of steps 1..k piled up together; the updates came out too big and '
+    'the training went unstable. Resetting p.grad = None for every parameter at the top of '
+    'each step fixes it.'
+)
 
 
 def train(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]], lr: float,

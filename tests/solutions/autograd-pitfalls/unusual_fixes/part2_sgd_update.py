@@ -13,7 +13,13 @@ from collections.abc import Iterable
 import torch
 
 # In a few sentences: what was wrong, what symptom it causes, and what the fix is.
-EXPLANATION = 'Model parameters are leaves with requires_grad=True; writing into one in place while autograd tracks operations is forbidden, because the write would enter the graph and the parameter would stop being a leaf. Running the step with grad mode off (torch.optim.SGD does its update under no_grad) keeps the same tensors. Using .data instead would hide the write from autograd.'
+EXPLANATION = (
+    'Model parameters are leaves with requires_grad=True; writing into one in place while '
+    'autograd tracks operations is forbidden, because the write would enter the graph and the'
+    ' parameter would stop being a leaf. Running the step with grad mode off (torch.optim.SGD'
+    ' does its update under no_grad) keeps the same tensors. Using .data instead would hide '
+    'the write from autograd.'
+)
 
 
 def sgd_update(params: Iterable[torch.Tensor], lr: float) -> None:

@@ -12,7 +12,12 @@ from __future__ import annotations
 import torch
 
 # In a few sentences: what was wrong, what symptom it causes, and what the fix is.
-EXPLANATION = 'Without no_grad the evaluation forward builds a graph and saves activations each batch, and summing the loss tensors keeps a reference to all those graphs, so memory grows batch after batch. Run evaluation in inference_mode and add up plain Python floats via .item() (or detached values).'
+EXPLANATION = (
+    'Without no_grad the evaluation forward builds a graph and saves activations each batch, '
+    'and summing the loss tensors keeps a reference to all those graphs, so memory grows '
+    'batch after batch. Run evaluation in inference_mode and add up plain Python floats via '
+    '.item() (or detached values).'
+)
 
 
 def evaluate(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> float:

@@ -12,7 +12,12 @@ from __future__ import annotations
 import torch
 
 # In a few sentences: what was wrong, what symptom it causes, and what the fix is.
-EXPLANATION = 'The first backward released the saved tensors it used, and the second backward had to go through the shared trunk again and found them gone, so it raised. Keeping the graph with retain_graph on the first call only (or one backward of the sum) fixes it; retaining on every call would keep the buffers around.'
+EXPLANATION = (
+    'The first backward released the saved tensors it used, and the second backward had to go'
+    ' through the shared trunk again and found them gone, so it raised. Keeping the graph '
+    'with retain_graph on the first call only (or one backward of the sum) fixes it; '
+    'retaining on every call would keep the buffers around.'
+)
 
 
 def two_heads_backward(model: torch.nn.Module, x: torch.Tensor) -> tuple[float, float]:

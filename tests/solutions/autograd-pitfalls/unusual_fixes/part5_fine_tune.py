@@ -12,7 +12,12 @@ from __future__ import annotations
 import torch
 
 # In a few sentences: what was wrong, what symptom it causes, and what the fix is.
-EXPLANATION = "The adapter's output was detached, which cuts the graph there: gradients could not reach the adapter, so its weights never changed and only the head learned. The encoder is already frozen with requires_grad_(False); running it under no_grad is enough, and I would verify by checking which parameters changed after one step."
+EXPLANATION = (
+    "The adapter's output was detached, which cuts the graph there: gradients could not reach"
+    ' the adapter, so its weights never changed and only the head learned. The encoder is '
+    'already frozen with requires_grad_(False); running it under no_grad is enough, and I '
+    'would verify by checking which parameters changed after one step.'
+)
 
 
 def freeze_encoder(model: torch.nn.Module) -> list[torch.nn.Parameter]:
