@@ -349,6 +349,13 @@ def run_two_heads(api: Api, case: Case) -> Run:
     }, "raised": None}
 
 
+def trunk_gradient(api: Api, case: Case) -> Run:
+    """Part 4's run, reading the trunk weight's gradient alone (for finite differences)."""
+    run = run_two_heads(api, case)
+    return run if run["raised"] else {"value": run["value"]["grads"]["trunk.0.weight"],
+                                      "raised": None}
+
+
 def run_fine_tune(api: Api, case: Case) -> Run:
     """Part 5: freeze_encoder, then `steps` fine_tune steps; what was frozen, what was
     returned as trainable, and which parameters changed."""

@@ -1,35 +1,11 @@
-"""Part 3: evaluation and a running loss that hold on to memory (torch).
-
-`evaluate` and `running_loss` below give sensible numbers, but they share one autograd bug: what
-they keep alive. Find it, fix both (keep the rest of each function as it is), and say what was
-wrong in EXPLANATION.
-
-Run `grader check part3` to grade this file; `grader hint part3` when stuck.
-"""
+"""A known wrong fix: expect.toml says what it is and which check must name it."""
 
 from __future__ import annotations
 
 import torch
 
-# In a few sentences: what was wrong, what symptom it causes, and what the fix is.
-EXPLANATION = (
-    "Outside torch.no_grad() every forward of evaluate records a graph and saves its "
-    "activations for a backward that never comes. And `total += loss` adds the loss tensor, "
-    "not its value: the total keeps a reference to every batch's loss, so every step's graph "
-    "stays alive until the total dies, and the memory held grows with the number of batches "
-    "(the result is a tensor with a grad_fn, not a float). The fix: evaluate under "
-    "torch.no_grad() (or torch.inference_mode()), and accumulate loss.item(), a Python float, "
-    "in both functions. model.eval() alone is not the fix: it switches dropout and batch "
-    "norm to inference behaviour but autograd still records."
-)
-
 
 def evaluate(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
-    """The mean over `batches` of the mean squared error of model(x) against y, as a float.
-
-    Evaluation only: autograd records nothing, and the model (its parameters, their .grad, its
-    training mode) is left as it was. Raises ValueError when batches is empty.
-    """
     if not batches:
         raise ValueError("evaluate needs at least one batch")
     total = 0.0
@@ -41,12 +17,6 @@ def evaluate(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Ten
 
 def running_loss(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]],
                  lr: float) -> float:
-    """One epoch of plain SGD (torch.optim.SGD, no momentum) on the mean squared error, one step
-    per batch in order; return the mean of the step losses as a float.
-
-    Memory stays flat however many batches there are: nothing of a step's graph outlives the
-    step. Raises ValueError when batches is empty or lr <= 0.
-    """
     if not batches:
         raise ValueError("running_loss needs at least one batch")
     if not lr > 0:

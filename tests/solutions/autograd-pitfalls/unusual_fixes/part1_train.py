@@ -1,16 +1,9 @@
-"""Part 1: a training loop whose steps do not add up (torch).
-
-`train` below runs, and its loss even falls at first, but it has one autograd bug. Find it, fix
-it (keep the rest of the function as it is), and say what was wrong in EXPLANATION.
-
-Run `grader check part1` to grade this file; `grader hint part1` when stuck.
-"""
+"""A correct fix written differently from the reference (see expect.toml)."""
 
 from __future__ import annotations
 
 import torch
 
-# In a few sentences: what was wrong, what symptom it causes, and what the fix is.
 EXPLANATION = (
     'Every call to backward sums its result into p.grad, and nothing reset it, so step k '
     'applied the gradients of steps 1..k piled up together; the updates came out too big and '
@@ -21,12 +14,6 @@ EXPLANATION = (
 
 def train(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]], lr: float,
           steps: int) -> list[float]:
-    """Train `model` for `steps` steps of plain SGD (torch.optim.SGD, no momentum) on the mean
-    squared error, step t on batches[t % len(batches)]; return the step losses as floats.
-
-    Each step's update must use the gradient of that step's loss alone, whatever .grad held
-    when train was called. Raises ValueError when batches is empty, lr <= 0 or steps < 0.
-    """
     if not batches:
         raise ValueError("train needs at least one batch")
     if not lr > 0 or steps < 0:

@@ -1,17 +1,9 @@
-"""Part 4: two heads on one trunk (torch).
-
-`two_heads_backward` below backpropagates two losses through a shared trunk, and has one
-autograd bug. Find it, fix it (keep the rest of the function as it is), and say what was wrong
-in EXPLANATION.
-
-Run `grader check part4` to grade this file; `grader hint part4` when stuck.
-"""
+"""A correct fix written differently from the reference (see expect.toml)."""
 
 from __future__ import annotations
 
 import torch
 
-# In a few sentences: what was wrong, what symptom it causes, and what the fix is.
 EXPLANATION = (
     'The first backward released the saved tensors it used, and the second backward had to go'
     ' through the shared trunk again and found them gone, so it raised. Keeping the graph '
@@ -21,14 +13,6 @@ EXPLANATION = (
 
 
 def two_heads_backward(model: torch.nn.Module, x: torch.Tensor) -> tuple[float, float]:
-    """Backpropagate both heads' losses through the shared trunk.
-
-    With h = model.trunk(x), loss_a = mean(model.head_a(h) ** 2) and
-    loss_b = mean((model.head_b(h) - 1) ** 2): afterwards every parameter's .grad holds the
-    gradient of loss_a + loss_b, added to what .grad held before (as backward() adds), each
-    loss counted once, and nothing of the graph is kept once the function returns. Returns
-    (loss_a, loss_b) as floats. Raises ValueError when x is not a 2-D (batch, features) tensor.
-    """
     if x.ndim != 2:
         raise ValueError(f"x should be (batch, features), got shape {tuple(x.shape)}")
     h = model.trunk(x)
