@@ -537,6 +537,18 @@ def _select(tree: Tree, fields: Sequence[str] | None) -> Tree:
     return {k: tree[k] for k in fields} if fields is not None else tree
 
 
+def _flat(tree: dict[str, Any]) -> dict[str, Any]:
+    """Observations one level deep, so that a message names the field of a nested entry:
+    changed['encoder.0.weight'], params['head.0.bias'][1]."""
+    flat = {}
+    for field, value in tree.items():
+        if isinstance(value, dict):
+            flat.update({f"{field}[{key!r}]": inner for key, inner in value.items()})
+        else:
+            flat[field] = value
+    return flat
+
+
 def _over(actual: Tree, limits: dict[str, float]) -> str | None:
     for field, limit in limits.items():
         if actual[field] > limit:
@@ -577,10 +589,10 @@ def compare_runs(ctx: Context, params: dict[str, Any]) -> Plan:
                                   _raised_hint(run["raised"], params["hint"]))
                 continue
             actual = _select(run["value"], fields)
+            compared = [k for k in actual if k not in limits]
             difference = _over(actual, limits) or tree_difference(
-                {k: v for k, v in actual.items() if k not in limits},
-                _select(truth(case), [k for k in actual if k not in limits]), case.dtype,
-                "the result")
+                _flat(_select(actual, compared)), _flat(_select(truth(case), compared)),
+                case.dtype, "the result")
             if difference:
                 wrong.append((case, run["value"]))
                 first = first or (f"{case.describe()}: {difference} ({ctx.reproduce()})", None)
