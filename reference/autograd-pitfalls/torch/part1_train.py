@@ -1,10 +1,4 @@
-"""Part 1: a training loop whose steps do not add up (torch).
-
-`train` below runs, and its loss even falls at first, but it has one autograd bug. Find it, fix
-it (keep the rest of the function as it is), and say what was wrong in EXPLANATION.
-
-Run `grader check part1` to grade this file; `grader hint part1` when stuck.
-"""
+"""Part 1, fixed (torch): the gradients are cleared at the start of every step."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Part 2: a hand-written optimizer step that autograd refuses (torch).
-
-`sgd_update` below looks like the textbook update, but it has one autograd bug. Find it, fix it
-(keep the rest of the function as it is), and say what was wrong in EXPLANATION.
-
-Run `grader check part2` to grade this file; `grader hint part2` when stuck.
-"""
+"""Part 2, fixed (torch): the update runs in place under torch.no_grad()."""
 
 from __future__ import annotations
 

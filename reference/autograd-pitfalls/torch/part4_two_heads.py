@@ -1,11 +1,4 @@
-"""Part 4: two heads on one trunk (torch).
-
-`two_heads_backward` below backpropagates two losses through a shared trunk, and has one
-autograd bug. Find it, fix it (keep the rest of the function as it is), and say what was wrong
-in EXPLANATION.
-
-Run `grader check part4` to grade this file; `grader hint part4` when stuck.
-"""
+"""Part 4, fixed (torch): one backward of the summed loss."""
 
 from __future__ import annotations
 

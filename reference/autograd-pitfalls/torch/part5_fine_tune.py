@@ -1,11 +1,4 @@
-"""Part 5: fine-tuning on a frozen encoder (torch).
-
-`freeze_encoder` and `fine_tune` below train a model whose encoder is frozen, and have one
-autograd bug between them: not everything that should train does. Find it, fix it (keep the
-rest as it is), and say what was wrong in EXPLANATION.
-
-Run `grader check part5` to grade this file; `grader hint part5` when stuck.
-"""
+"""Part 5, fixed (torch): the detach moved to the frozen encoder's output."""
 
 from __future__ import annotations
 
