@@ -308,7 +308,8 @@ def fine_tune_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _sgd_loop(order: str) -> Callable[..., list[float]]:
-    """Part 1's loop with its four calls in another order (a known wrong fix)."""
+    """Part 1's loop with zero_grad, backward and step in the `order` given (a known
+    wrong fix when it is not zero backward step)."""
 
     def train(model: Any, batches: Any, lr: float, steps: int) -> list[float]:
         optimizer = torch.optim.SGD(model.parameters(), lr=lr)
@@ -679,7 +680,7 @@ def _evidence(part_id: str, data: dict[str, Any], values: dict[str, Any],
     doc = followups(ROUND)[part_id]
     stub_run = data["baseline"]
     runs = [{"title": doc.text("stub title"), "snippet": doc.text(name),
-             "raised": stub_run["raised"], "line": ""} for name in shown]
+             "raised": stub_run["raised"], "line": ""} for name in shown if stub_run["raised"]]
     return {"status": "demonstrated", "note": fill(doc.text("observed"), values) or "",
             "values": values, "answer": list(answer), "shown": runs}
 
