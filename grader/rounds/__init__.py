@@ -34,6 +34,7 @@ INSTALLED: tuple[str, ...] = (
     "prefix-products",
     "matmul-grad",
     "mlp-backprop",
+    "autograd-pitfalls",
 )
 DEFAULT_ROUND = "prefix-products"
 EXTRA_ROUNDS_ENV = "GRADER_ROUNDS_PATH"
