@@ -11,8 +11,6 @@ Nothing in this module runs beside candidate code.
 
 from __future__ import annotations
 
-import sys
-import tomllib
 import weakref
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -28,7 +26,7 @@ from grader.checks.cases import Case, span
 from grader.checks.compare import tree_difference, tree_matches
 from grader.checks.kinds import explain_error, format_raised
 from grader.checks.mistakes import Mistake, diagnose
-from grader.checks.table import CHECKS_FILE, MistakeBook, load_module
+from grader.checks.table import load_module
 from grader.probes.api import Api
 from grader.probes.backends import TorchBackend
 from grader.prose import error_topic, fill, followups
@@ -519,19 +517,7 @@ def trainable_list_wrong(case: Case, actual: Tree) -> bool:
     return _observed(actual, key) is not None and _observed(actual, key) != truth(case)[key]
 
 
-@cache
-def mistake_book() -> MistakeBook:
-    """The known mistakes of checks.toml, for the custom checks (the generic kinds read them
-    through the table)."""
-    path = ROUND.folder / CHECKS_FILE
-    return MistakeBook(tomllib.loads(path.read_text()), sys.modules[__name__], str(path))
-
-
 # --- the judges ---------------------------------------------------------------------------------
-
-
-def _named(names: Any, where: str) -> tuple[Mistake, ...]:
-    return mistake_book().expand(list(names or []), where)
 
 
 def _select(tree: Tree, fields: Sequence[str] | None) -> Tree:
@@ -570,10 +556,9 @@ def compare_runs(ctx: Context, params: dict[str, Any]) -> Plan:
     `mistakes` (the known wrong fixes to name), `hint` (when none explains the failure) and
     `validation_hint` (for a malformed case, marked in its extra, that did not raise
     ValueError)."""
-    where = f"{ROUND.id} {ctx.check_id}"
     cases = globals()[params["cases"]](ctx.rng())
     fields, limits = params.get("fields"), params.get("at_most", {})
-    mistakes = _named(params.get("mistakes"), where)
+    mistakes: tuple[Mistake, ...] = tuple(params.get("mistakes") or ())
     valid = [c for c in cases if not c.extra.get("malformed")]
     for case in valid:  # now, in the judge: a child forked after it inherits torch's imports
         truth(case)
