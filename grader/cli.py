@@ -110,6 +110,14 @@ def fresh_seed(seed: int | None) -> int:
     return seed if seed is not None else random.randrange(10**6)
 
 
+def grading_seed(seed: int | None) -> int:
+    """The seed `check` and `grade` grade with: --seed or a fresh one, mixed with the
+    instructor's GRADER_SECRET when that is set (grader/secret.py says why)."""
+    from grader.secret import seed_with_secret
+
+    return seed_with_secret(fresh_seed(seed))
+
+
 def chosen_parts(workspace: Workspace, parts: tuple[str, ...]) -> list[str]:
     """The parts named on the command line, checked against the workspace's round (exit 2
     naming the valid ones); all enabled parts when none is named."""
@@ -137,7 +145,7 @@ def build_request(workspace: Workspace, parts: tuple[str, ...], seed: int | None
     weights = settings.weights()
     return Request(
         id="check", root=str(workspace.root), round=workspace.round.id, flavor=workspace.flavor,
-        parts=selected, seed=fresh_seed(seed), timeout_s=settings.timeout(timeout_s),
+        parts=selected, seed=grading_seed(seed), timeout_s=settings.timeout(timeout_s),
         memory_mb=memory_mb, weights={p: weights[p] for p in selected}, device=device,
     )
 
@@ -225,18 +233,25 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
               show_default=True, help="Where part 4's timing check runs (auto: CUDA when "
               "available). Without CUDA the timing is shown for information and skipped.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "classroom"]),
+              help="text: the scorecard (default); json: one JSON document (as --json); "
+              "classroom: GitHub Classroom's base64 result, one test per check.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
-          timeout_s: float | None, memory_mb: int, device: str, as_json: bool) -> None:
-    from grader import grading, report
+          timeout_s: float | None, memory_mb: int, device: str, output_format: str | None,
+          as_json: bool) -> None:
+    from grader import classroom, grading, report
     from grader.runner import GraderCrash, Worker
 
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(f"--json means --format json, not --format {output_format}")
+    shown = "json" if as_json else output_format or "text"
     workspace = resolve_workspace(workspace_dir)
     request = build_request(workspace, parts, seed, timeout_s, memory_mb, device)
     out = console()
     try:
         with Worker() as worker:
-            if as_json:
+            if shown != "text":
                 graded = grading.grade(workspace, request, worker, now)
             else:
                 with out.status("grading…") as status:
@@ -245,11 +260,12 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
     except GraderCrash as exc:
         raise click.ClickException(f"the grader itself failed; please report this:\n{exc}") \
             from exc
-    if as_json:
-        click.echo(report.render_json(graded.result, mock=graded.mock_json()))
-        grading.conduct_followups(workspace, graded, now, None, None)
-    else:
+    if shown == "text":
         grading.present(out, workspace, graded, now, terminal_ask(out))
+    else:
+        click.echo(report.render_json(graded.result, mock=graded.mock_json()) if shown == "json"
+                   else classroom.encode(classroom.document(graded.result)))
+        grading.conduct_followups(workspace, graded, now, None, None)
     sys.exit(0 if graded.result.all_passed else 1)
 
 
@@ -610,7 +626,7 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     settings, config_path = instructor_settings(config_file, round_id)
     if flavor:
         settings = settings.with_flavor(flavor_of(settings.round, flavor))
-    config = GradingConfig(settings=settings, seed=fresh_seed(seed),
+    config = GradingConfig(settings=settings, seed=grading_seed(seed),
                            timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb)
     listeners: list[BatchListener] = []
     if gradescope_file:
