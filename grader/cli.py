@@ -34,6 +34,7 @@ from grader.workspace import (
 )
 
 if TYPE_CHECKING:
+    from grader.batch import BatchDoc
     from grader.runner import Request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -601,6 +602,9 @@ def instructor_settings(config_file: Path | None,
 @click.option("--gradescope", "gradescope_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write Gradescope's results.json here (one SUBMISSION), updated as each "
               "part finishes.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the cohort report, one self-contained HTML file, here (needs "
+              'the [report] extra: pip install "prefix-grader[report]").')
 @click.option("--config", "config_file",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The instructor's grader.toml (default: found from the current folder up).")
@@ -613,16 +617,24 @@ def instructor_settings(config_file: Path | None,
 @timeout_option
 @memory_option
 def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Path | None,
-          gradescope_file: Path | None, config_file: Path | None, round_id: str | None,
-          flavor: str | None, seed: int | None, timeout_s: float | None,
+          gradescope_file: Path | None, report_file: Path | None, config_file: Path | None,
+          round_id: str | None, flavor: str | None, seed: int | None, timeout_s: float | None,
           memory_mb: int) -> None:
     from grader import instructor_report
-    from grader.batch import BatchListener, Fanout, GradingConfig, grade_submissions
+    from grader.batch import (
+        BatchListener,
+        Fanout,
+        GradingConfig,
+        batch_document,
+        grade_submissions,
+    )
     from grader.gradescope import GradescopeWriter
     from grader.state import write_bytes_atomic
 
     if gradescope_file and len(submissions) != 1:
         raise click.UsageError("--gradescope grades exactly one SUBMISSION")
+    if report_file:
+        report_extra()
     settings, config_path = instructor_settings(config_file, round_id)
     if flavor:
         settings = settings.with_flavor(flavor_of(settings.round, flavor))
@@ -642,11 +654,61 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     if csv_file:
         write_bytes_atomic(csv_file,
                            instructor_report.batch_csv(rows, list(config.columns)).encode())
+    if report_file:
+        write_cohort_report(report_file, batch_document(rows, config))
     if as_json:
         click.echo(instructor_report.batch_json(rows, config))
     else:
         instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
+
+
+def report_extra() -> None:
+    """The [report] extra is there, or one line saying how to install it (exit 1)."""
+    from grader.cohort_report import ReportError, require_extra
+
+    try:
+        require_extra()
+    except ReportError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def write_cohort_report(path: Path, doc: BatchDoc) -> None:
+    from grader.cohort_report import write_report
+
+    try:
+        write_report(path, doc)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the report to {path}: {exc.strerror}") \
+            from exc
+    click.echo(f"cohort report ({len(doc['submissions'])} submissions): {path}", err=True)
+
+
+REPORT_HELP = """Write the cohort report of a saved `grader grade --json` (RESULTS): one
+self-contained HTML file with the score distributions, each check's pass rate, the named
+mistakes ranked by how many submissions made them, time-outs, crashes and review flags, and
+every submission's scorecard.
+
+Needs the [report] extra: pip install "prefix-grader[report]".
+"""
+
+
+@cli.command(help=REPORT_HELP)
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--output", "-o", "output", type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file to write (default: RESULTS with the suffix .html).")
+def report(results: Path, output: Path | None) -> None:
+    from grader.cohort import CohortError, read_results
+
+    report_extra()
+    try:
+        doc = read_results(results)
+    except CohortError as exc:
+        raise click.ClickException(str(exc)) from exc
+    target = output or results.with_suffix(".html")
+    if target.resolve() == results.resolve():
+        raise click.UsageError(f"--output {target} would overwrite RESULTS")
+    write_cohort_report(target, doc)
 
 
 @cli.command(help=SELFCHECK_HELP)
