@@ -21,20 +21,7 @@ import grader.runner
 from grader.cli import cli
 from grader.runner import Request, Worker
 
-from helpers import PREFIX, REPO, solution, validate_run_json, write_workspace
-
-
-class LentWorker:
-    """The session's worker, lent to one command: `with` hands it over and leaves it running."""
-
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-
-    def __enter__(self) -> Worker:
-        return self.worker
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+from helpers import PREFIX, REPO, LentWorker, solution, validate_run_json, write_workspace
 
 
 @pytest.fixture
