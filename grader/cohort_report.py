@@ -53,7 +53,11 @@ def histogram_svg(column: Distribution, chart_id: str, size: tuple[float, float]
 
     top = column.max_score if column.max_score > 0 else max(column.scores, default=1.0) or 1.0
     edges = [top * i / BINS for i in range(BINS + 1)]
-    figure = Figure(figsize=size, layout="constrained")
+    width, height = size
+    figure = Figure(figsize=size)
+    # Fixed margins (in inches) rather than a layout engine, which would draw the figure twice.
+    figure.subplots_adjust(left=0.55 / width, right=1 - 0.15 / width, bottom=0.45 / height,
+                           top=1 - 0.1 / height)
     axes = figure.add_subplot()
     counts, _, bars = axes.hist(column.scores, bins=edges, color=COLOURS["bar"],
                                 edgecolor="white")

@@ -192,6 +192,16 @@ def test_check_grades_with_the_mixed_seed_and_the_worker_never_sees_the_secret(
     assert SECRET_ENV not in grader.runner._worker_environment()
 
 
+def test_grade_grades_with_the_mixed_seed_too(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")  # a row without grading anything
+    done = CliRunner().invoke(cli, ["grade", "junk.zip", "--json", "--seed", "7"],
+                              env={SECRET_ENV: "s3cret"})
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["seed"] == seed_with_secret(7, {SECRET_ENV: "s3cret"})
+
+
 # --- the workflow ------------------------------------------------------------------------
 
 def workflow_steps() -> dict[str, dict[str, Any]]:
