@@ -28,7 +28,7 @@ from grader.results import CheckResult, PartResult, RunResult, scale_to_weight
 from grader.secret import SECRET_ENV, seed_with_secret
 from grader.workspace import load_config
 
-from helpers import PREFIX, REPO, LentWorker, write_workspace
+from helpers import PREFIX, REPO, write_workspace
 
 CLASSROOM_DIR = REPO / "docs" / "github-classroom"
 WORKFLOW = CLASSROOM_DIR / "classroom.yml"
@@ -36,12 +36,6 @@ DOC_KEYS = {"version", "status", "max_score", "tests"}
 TEST_KEYS = {"name", "status", "score", "message", "test_code", "filename", "line_no",
              "duration"}
 PART1_CHECKS = [c.id for c in checks_for(PREFIX, "part1", "torch")]
-
-
-@pytest.fixture
-def runner(grading, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(grading.worker))
-    return CliRunner(env={"COLUMNS": "120"})
 
 
 def check(runner: CliRunner, workspace: Path, *args: str, env: dict[str, str] | None = None

@@ -17,18 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-import grader.runner
 from grader.cli import cli
 from grader.runner import Request, Worker
 
-from helpers import PREFIX, REPO, LentWorker, solution, validate_run_json, write_workspace
-
-
-@pytest.fixture
-def runner(grading, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    """A CliRunner whose `grader check` grades in the session's worker."""
-    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(grading.worker))
-    return CliRunner(env={"COLUMNS": "120"})
+from helpers import PREFIX, REPO, solution, validate_run_json, write_workspace
 
 
 def invoke(runner: CliRunner, *args: str | Path) -> Result:
