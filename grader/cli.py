@@ -44,7 +44,8 @@ CHECK_HELP = """Run the hidden checks on your exercises and print a scorecard.
 
 PARTS are parts of the workspace's round (`grader list` names them; default: all enabled).
 Exit status: 0 when every selected check that applies here passed, 1 otherwise, 2 on a usage
-error.
+error. With GRADER_SECRET set (an instructor's secret, e.g. in GitHub Classroom), its value is
+mixed into the seed.
 """
 
 
@@ -497,8 +498,8 @@ either; a folder that is none of these counts as a folder of submissions (each s
 from the grader.toml of the current folder or its parents, else the defaults; a candidate's own
 grader.toml is never obeyed, except that without a flavor from the instructor each submission
 is graded in the flavor it declares. A broken submission gets its own row and never stops the
-batch. Exit status: 0 when every submission got a row, 1 when the grader itself failed on one,
-2 when a SUBMISSION does not exist.
+batch. With GRADER_SECRET set, its value is mixed into the seed. Exit status: 0 when every
+submission got a row, 1 when the grader itself failed on one, 2 when a SUBMISSION does not exist.
 """
 
 SELFCHECK_HELP = """Prove the exercises and the checks agree: every pristine stub fails every
