@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader import __version__
 from grader.batch import BatchDoc, SubmissionDoc
@@ -23,6 +23,9 @@ from grader.cohort import Cohort, Distribution, cohort
 from grader.report import HONESTY_NOTE
 from grader.results import PartDoc
 from grader.state import write_bytes_atomic
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 EXTRA = ("matplotlib", "jinja2")
 INSTALL = 'pip install "prefix-grader[report]"'
@@ -44,23 +47,25 @@ def require_extra() -> None:
 
 
 def histogram_svg(column: Distribution, chart_id: str, size: tuple[float, float]) -> str:
-    """The column's scores in BINS bins from 0 to its maximum, each bar labelled with its count
-    and the mean marked, as an <svg> element whose ids are prefixed with `chart_id` (several
-    charts share one page)."""
-    import matplotlib
+    """The column's distribution as an <svg> element for the page."""
+    return inline_svg(histogram(column, size), chart_id)
+
+
+def histogram(column: Distribution, size: tuple[float, float]) -> Figure:
+    """The column's scores in BINS bins from 0 to its maximum, each bar labelled with its
+    count, the mean a dashed line."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     top = column.max_score if column.max_score > 0 else max(column.scores, default=1.0) or 1.0
-    edges = [top * i / BINS for i in range(BINS + 1)]
     width, height = size
     figure = Figure(figsize=size)
     # Fixed margins (in inches) rather than a layout engine, which would draw the figure twice.
     figure.subplots_adjust(left=0.55 / width, right=1 - 0.15 / width, bottom=0.45 / height,
                            top=1 - 0.1 / height)
     axes = figure.add_subplot()
-    counts, _, bars = axes.hist(column.scores, bins=edges, color=COLOURS["bar"],
-                                edgecolor="white")
+    counts, _, bars = axes.hist(column.scores, bins=[top * i / BINS for i in range(BINS + 1)],
+                                color=COLOURS["bar"], edgecolor="white")
     axes.bar_label(bars, labels=[f"{c:.0f}" if c else "" for c in counts], fontsize=8)
     if column.scores:
         axes.axvline(column.mean, color=COLOURS["mean"], linestyle="--", linewidth=1)
@@ -71,12 +76,20 @@ def histogram_svg(column: Distribution, chart_id: str, size: tuple[float, float]
     axes.set_ylabel("submissions", fontsize=8)
     axes.tick_params(labelsize=8)
     axes.spines[["top", "right"]].set_visible(False)
+    return figure
+
+
+def inline_svg(figure: Figure, chart_id: str) -> str:
+    """The figure as an <svg> element with text kept as text (the page's font, searchable),
+    no date in it (the same results make the same page), and its ids prefixed with `chart_id`
+    (several charts share one page, and ids must not clash)."""
+    import matplotlib
+
     out = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": chart_id}):
         figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
     svg = out.getvalue()
-    svg = svg[svg.index("<svg"):]
-    return re.sub(r'(\bid="|url\(#|href="#)', rf"\g<1>{chart_id}-", svg)
+    return re.sub(r'(\bid="|url\(#|href="#)', rf"\g<1>{chart_id}-", svg[svg.index("<svg"):])
 
 
 @dataclass(frozen=True)
