@@ -15,9 +15,9 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-from grader.results import CheckResult, PartResult, RunResult, scale_to_weight
+from grader.results import CheckResult, PartDoc, PartResult, RunResult, scale_to_weight
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import DEFAULT_MEMORY_MB, Request
 from grader.submissions import Staged, expand, stage
@@ -25,6 +25,33 @@ from grader.workspace import Settings
 
 NOTE_WIDTH = 160
 RowStatus = Literal["graded", "mismatch", "broken", "error"]
+ROW_STATUSES: tuple[RowStatus, ...] = ("graded", "mismatch", "broken", "error")
+
+
+class _GradedSubmissionDoc(TypedDict):
+    path: str
+    status: RowStatus
+    flavor: str
+    score: float
+    max_score: float
+    notes: list[str]
+    parts: list[PartDoc]
+
+
+class SubmissionDoc(_GradedSubmissionDoc, total=False):
+    """One submission of `grade --json`. `flags`, where a review scan ran: what it found (a
+    line of text, or an object with the details). (NotRequired would not be seen here: this
+    module's annotations are strings.)"""
+
+    flags: list[str | dict[str, Any]]
+
+
+class BatchDoc(TypedDict):
+    """The whole `grade --json` document, which `grader report` reads back."""
+
+    round: str
+    seed: int
+    submissions: list[SubmissionDoc]
 
 
 @dataclass(frozen=True)
@@ -102,7 +129,7 @@ class GradedRow:
     def part(self, part_id: str) -> PartResult | None:
         return next((p for p in self.parts if p.id == part_id), None)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SubmissionDoc:
         """The documented per-submission `grade --json` shape."""
         return {
             "path": self.path,
@@ -113,6 +140,11 @@ class GradedRow:
             "notes": list(self.notes),
             "parts": [p.to_dict() for p in self.parts],
         }
+
+
+def batch_document(rows: Sequence[GradedRow], config: GradingConfig) -> BatchDoc:
+    return {"round": config.round_id, "seed": config.seed,
+            "submissions": [row.to_dict() for row in rows]}
 
 
 def unrun_parts(config: GradingConfig, settings: Settings, message: str,

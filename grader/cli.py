@@ -34,6 +34,7 @@ from grader.workspace import (
 )
 
 if TYPE_CHECKING:
+    from grader.batch import BatchDoc
     from grader.runner import Request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,7 +44,8 @@ CHECK_HELP = """Run the hidden checks on your exercises and print a scorecard.
 
 PARTS are parts of the workspace's round (`grader list` names them; default: all enabled).
 Exit status: 0 when every selected check that applies here passed, 1 otherwise, 2 on a usage
-error.
+error. With GRADER_SECRET set (an instructor's secret, e.g. in GitHub Classroom), its value is
+mixed into the seed.
 """
 
 
@@ -110,6 +112,14 @@ def fresh_seed(seed: int | None) -> int:
     return seed if seed is not None else random.randrange(10**6)
 
 
+def grading_seed(seed: int | None) -> int:
+    """The seed `check` and `grade` grade with: --seed or a fresh one, mixed with the
+    instructor's GRADER_SECRET when that is set (grader/secret.py says why)."""
+    from grader.secret import seed_with_secret
+
+    return seed_with_secret(fresh_seed(seed))
+
+
 def chosen_parts(workspace: Workspace, parts: tuple[str, ...]) -> list[str]:
     """The parts named on the command line, checked against the workspace's round (exit 2
     naming the valid ones); all enabled parts when none is named."""
@@ -137,7 +147,7 @@ def build_request(workspace: Workspace, parts: tuple[str, ...], seed: int | None
     weights = settings.weights()
     return Request(
         id="check", root=str(workspace.root), round=workspace.round.id, flavor=workspace.flavor,
-        parts=selected, seed=fresh_seed(seed), timeout_s=settings.timeout(timeout_s),
+        parts=selected, seed=grading_seed(seed), timeout_s=settings.timeout(timeout_s),
         memory_mb=memory_mb, weights={p: weights[p] for p in selected}, device=device,
     )
 
@@ -225,18 +235,25 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
               show_default=True, help="Where part 4's timing check runs (auto: CUDA when "
               "available). Without CUDA the timing is shown for information and skipped.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "classroom"]),
+              help="text: the scorecard (default); json: one JSON document (as --json); "
+              "classroom: GitHub Classroom's base64 result, one test per check.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
-          timeout_s: float | None, memory_mb: int, device: str, as_json: bool) -> None:
-    from grader import grading, report
+          timeout_s: float | None, memory_mb: int, device: str, output_format: str | None,
+          as_json: bool) -> None:
+    from grader import classroom, grading, report
     from grader.runner import GraderCrash, Worker
 
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(f"--json means --format json, not --format {output_format}")
+    shown = "json" if as_json else output_format or "text"
     workspace = resolve_workspace(workspace_dir)
     request = build_request(workspace, parts, seed, timeout_s, memory_mb, device)
     out = console()
     try:
         with Worker() as worker:
-            if as_json:
+            if shown != "text":
                 graded = grading.grade(workspace, request, worker, now)
             else:
                 with out.status("grading…") as status:
@@ -245,11 +262,12 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
     except GraderCrash as exc:
         raise click.ClickException(f"the grader itself failed; please report this:\n{exc}") \
             from exc
-    if as_json:
-        click.echo(report.render_json(graded.result, mock=graded.mock_json()))
-        grading.conduct_followups(workspace, graded, now, None, None)
-    else:
+    if shown == "text":
         grading.present(out, workspace, graded, now, terminal_ask(out))
+    else:
+        click.echo(report.render_json(graded.result, mock=graded.mock_json()) if shown == "json"
+                   else classroom.encode(classroom.document(graded.result)))
+        grading.conduct_followups(workspace, graded, now, None, None)
     sys.exit(0 if graded.result.all_passed else 1)
 
 
@@ -480,8 +498,8 @@ either; a folder that is none of these counts as a folder of submissions (each s
 from the grader.toml of the current folder or its parents, else the defaults; a candidate's own
 grader.toml is never obeyed, except that without a flavor from the instructor each submission
 is graded in the flavor it declares. A broken submission gets its own row and never stops the
-batch. Exit status: 0 when every submission got a row, 1 when the grader itself failed on one,
-2 when a SUBMISSION does not exist.
+batch. With GRADER_SECRET set, its value is mixed into the seed. Exit status: 0 when every
+submission got a row, 1 when the grader itself failed on one, 2 when a SUBMISSION does not exist.
 """
 
 SELFCHECK_HELP = """Prove the exercises and the checks agree: every pristine stub fails every
@@ -585,6 +603,9 @@ def instructor_settings(config_file: Path | None,
 @click.option("--gradescope", "gradescope_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write Gradescope's results.json here (one SUBMISSION), updated as each "
               "part finishes.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the cohort report, one self-contained HTML file, here (needs "
+              'the [report] extra: pip install "prefix-grader[report]").')
 @click.option("--config", "config_file",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The instructor's grader.toml (default: found from the current folder up).")
@@ -597,20 +618,28 @@ def instructor_settings(config_file: Path | None,
 @timeout_option
 @memory_option
 def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Path | None,
-          gradescope_file: Path | None, config_file: Path | None, round_id: str | None,
-          flavor: str | None, seed: int | None, timeout_s: float | None,
+          gradescope_file: Path | None, report_file: Path | None, config_file: Path | None,
+          round_id: str | None, flavor: str | None, seed: int | None, timeout_s: float | None,
           memory_mb: int) -> None:
     from grader import instructor_report
-    from grader.batch import BatchListener, Fanout, GradingConfig, grade_submissions
+    from grader.batch import (
+        BatchListener,
+        Fanout,
+        GradingConfig,
+        batch_document,
+        grade_submissions,
+    )
     from grader.gradescope import GradescopeWriter
     from grader.state import write_bytes_atomic
 
     if gradescope_file and len(submissions) != 1:
         raise click.UsageError("--gradescope grades exactly one SUBMISSION")
+    if report_file:
+        report_extra()
     settings, config_path = instructor_settings(config_file, round_id)
     if flavor:
         settings = settings.with_flavor(flavor_of(settings.round, flavor))
-    config = GradingConfig(settings=settings, seed=fresh_seed(seed),
+    config = GradingConfig(settings=settings, seed=grading_seed(seed),
                            timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb)
     listeners: list[BatchListener] = []
     if gradescope_file:
@@ -626,11 +655,61 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     if csv_file:
         write_bytes_atomic(csv_file,
                            instructor_report.batch_csv(rows, list(config.columns)).encode())
+    if report_file:
+        write_cohort_report(report_file, batch_document(rows, config))
     if as_json:
         click.echo(instructor_report.batch_json(rows, config))
     else:
         instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
+
+
+def report_extra() -> None:
+    """The [report] extra is there, or one line saying how to install it (exit 1)."""
+    from grader.cohort_report import ReportError, require_extra
+
+    try:
+        require_extra()
+    except ReportError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def write_cohort_report(path: Path, doc: BatchDoc) -> None:
+    from grader.cohort_report import write_report
+
+    try:
+        write_report(path, doc)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the report to {path}: {exc.strerror}") \
+            from exc
+    click.echo(f"cohort report ({len(doc['submissions'])} submissions): {path}", err=True)
+
+
+REPORT_HELP = """Write the cohort report of a saved `grader grade --json` (RESULTS): one
+self-contained HTML file with the score distributions, each check's pass rate, the named
+mistakes ranked by how many submissions made them, time-outs, crashes and review flags, and
+every submission's scorecard.
+
+Needs the [report] extra: pip install "prefix-grader[report]".
+"""
+
+
+@cli.command(help=REPORT_HELP)
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--output", "-o", "output", type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file to write (default: RESULTS with the suffix .html).")
+def report(results: Path, output: Path | None) -> None:
+    from grader.cohort import CohortError, read_results
+
+    report_extra()
+    try:
+        doc = read_results(results)
+    except CohortError as exc:
+        raise click.ClickException(str(exc)) from exc
+    target = output or results.with_suffix(".html")
+    if target.resolve() == results.resolve():
+        raise click.UsageError(f"--output {target} would overwrite RESULTS")
+    write_cohort_report(target, doc)
 
 
 @cli.command(help=SELFCHECK_HELP)

@@ -20,19 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.batch import BatchListener, GradedRow
-from grader.report import HONESTY_NOTE
-from grader.results import CheckResult, PartResult
+from grader.report import HONESTY_NOTE, check_label, check_text
+from grader.results import PartResult
 from grader.state import write_json_atomic
-
-
-def test_output(check: CheckResult) -> str:
-    """What a candidate reads under one test: the status, the message, a hint, their prints."""
-    lines = [f"[{check.status}] {check.message}".rstrip()]
-    if check.hint:
-        lines.append(f"hint: {check.hint}")
-    if check.output:
-        lines.append(f"your code printed:\n{check.output.rstrip()}")
-    return "\n".join(lines)
 
 
 def tests(parts: Sequence[PartResult], visibility: str) -> list[dict[str, Any]]:
@@ -44,12 +34,12 @@ def tests(parts: Sequence[PartResult], visibility: str) -> list[dict[str, Any]]:
             if check.not_applicable:
                 continue
             entries.append({
-                "name": f"{part.id} {part.title}: {check.title} ({check.id})",
+                "name": check_label(part, check),
                 "number": f"{part_number}.{index}",
                 "score": round(check.score, 4),
                 "max_score": round(check.max_score, 4),
                 "status": "passed" if check.status == "passed" else "failed",
-                "output": test_output(check),
+                "output": check_text(check),
                 "output_format": "text",
                 "tags": [part.id, check.status],
                 "visibility": visibility,

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.backups import Backup, Change, Outcome
-from grader.batch import BatchListener, GradedRow, GradingConfig
+from grader.batch import BatchListener, GradedRow, GradingConfig, batch_document
 from grader.report import HONESTY_NOTE, STATUS_STYLE, status_text
 from grader.results import CheckResult, PartResult
 from grader.selfcheck import SOURCES, SelfcheckReport
@@ -114,8 +114,7 @@ def render_batch(console: Console, rows: Sequence[GradedRow], config: GradingCon
 
 
 def batch_json(rows: Sequence[GradedRow], config: GradingConfig) -> str:
-    return json.dumps({"round": config.round_id, "seed": config.seed,
-                       "submissions": [row.to_dict() for row in rows]}, indent=2)
+    return json.dumps(batch_document(rows, config), indent=2)
 
 
 def batch_csv(rows: Sequence[GradedRow], part_ids: Sequence[str]) -> str:

@@ -51,6 +51,22 @@ def _trim_output(output: str) -> str:
     return "\n".join(lines)
 
 
+def check_label(part: PartResult, check: CheckResult) -> str:
+    """A check's name where it is one test among many (Gradescope, GitHub Classroom)."""
+    return f"{part.id} {part.title}: {check.title} ({check.id})"
+
+
+def check_text(check: CheckResult) -> str:
+    """What a candidate reads under one test outside the terminal: the status, the message, a
+    hint, their prints."""
+    lines = [f"[{check.status}] {check.message}".rstrip()]
+    if check.hint:
+        lines.append(f"hint: {check.hint}")
+    if check.output:
+        lines.append(f"your code printed:\n{check.output.rstrip()}")
+    return "\n".join(lines)
+
+
 def check_details(check: CheckResult, follows: tuple[CheckResult, ...] = ()) -> Group:
     """Message, hint and captured output of one check, and the failures that follow from it."""
     body: list[Text] = [Text(check.message or "(no message)")]

@@ -7,10 +7,32 @@ to turn themselves into, and back from, the documented `--json` shape.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped")
+PRINTED_MARK = "--- your code printed ---"
+
+
+class CheckDoc(TypedDict):
+    """A check in the documented `--json` shape (check's, grade's, the cohort report's input)."""
+
+    id: str
+    title: str
+    status: Status
+    score: float
+    max_score: float
+    message: str
+    hint: str | None
+    duration_s: float
+
+
+class PartDoc(TypedDict):
+    id: str
+    title: str
+    score: float
+    max_score: float
+    checks: list[CheckDoc]
 
 
 @dataclass
@@ -39,11 +61,11 @@ class CheckResult:
         CUDA): unlike a check not run after a hang, which keeps its points and scores 0."""
         return self.status == "skipped" and self.max_score == 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CheckDoc:
         """The documented JSON shape; printed output is folded into the message there."""
         message = self.message
         if self.output:
-            message = f"{message}\n--- your code printed ---\n{self.output}".lstrip("\n")
+            message = f"{message}\n{PRINTED_MARK}\n{self.output}".lstrip("\n")
         return {
             "id": self.id,
             "title": self.title,
@@ -85,7 +107,7 @@ class PartResult:
         return bool(self.checks) and all(c.status == "passed" or c.not_applicable
                                          for c in self.checks)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PartDoc:
         return {
             "id": self.id,
             "title": self.title,

@@ -14,17 +14,30 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 # Ask NVML whether CUDA is there, so that no test process initialises CUDA before it forks.
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
 from grader.checks.table import round_checks  # noqa: E402
+from grader.secret import SECRET_ENV
+
+# An instructor's secret in the developer's environment would change every seed a test pins.
+os.environ.pop(SECRET_ENV, None)
+import grader.runner
 from grader.results import RunResult
 from grader.rounds import DEFAULT_ROUND
 from grader.runner import Request, Worker
 from grader.runner.pool import RequestDone, WorkerPool
 
-from helpers import TEST_SEED, TEST_TIMEOUT_S, Solution, all_solutions, write_workspace
+from helpers import (
+    TEST_SEED,
+    TEST_TIMEOUT_S,
+    LentWorker,
+    Solution,
+    all_solutions,
+    write_workspace,
+)
 
 MATRIX_JOBS = 2
 
@@ -108,3 +121,10 @@ def grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
     yield session
     session.close()
 
+
+@pytest.fixture
+def runner(grading: Grading, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """A CliRunner whose `grader check` grades in the session's worker (a module may lend
+    another worker under the same name)."""
+    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(grading.worker))
+    return CliRunner(env={"COLUMNS": "120"})

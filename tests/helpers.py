@@ -34,6 +34,7 @@ from typing import Any
 
 from grader.results import STATUSES, CheckResult, RunResult
 from grader.rounds import DEFAULT_ROUND, Round, get_round, installed
+from grader.runner import Worker
 from grader.workspace import write_fresh
 
 TESTS = Path(__file__).resolve().parent
@@ -131,6 +132,34 @@ def all_solutions() -> list[Solution]:
 
 def solution(name: str, round_id: str = DEFAULT_ROUND) -> Solution:
     return load_solution(SOLUTIONS_DIR / round_id / name)
+
+
+class LentWorker:
+    """A warm worker of the test session, lent to one command without a torch import: `with`
+    hands it over (as `with Worker()` would), and a WorkerPool may run requests on it, but
+    neither closes it."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def __enter__(self) -> Worker:
+        return self.worker
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @property
+    def cuda(self) -> bool:
+        return self.worker.cuda
+
+    def run(self, *args: Any, **kwargs: Any) -> RunResult:
+        return self.worker.run(*args, **kwargs)
+
+    def close(self) -> None:
+        """The worker stays up for the next test."""
+
+    def kill(self) -> None:
+        """The worker stays up for the next test."""
 
 
 def checks_by_id(result: RunResult) -> dict[str, CheckResult]:

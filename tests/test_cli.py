@@ -17,31 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-import grader.runner
 from grader.cli import cli
 from grader.runner import Request, Worker
 
 from helpers import PREFIX, REPO, solution, validate_run_json, write_workspace
-
-
-class LentWorker:
-    """The session's worker, lent to one command: `with` hands it over and leaves it running."""
-
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-
-    def __enter__(self) -> Worker:
-        return self.worker
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-@pytest.fixture
-def runner(grading, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    """A CliRunner whose `grader check` grades in the session's worker."""
-    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(grading.worker))
-    return CliRunner(env={"COLUMNS": "120"})
 
 
 def invoke(runner: CliRunner, *args: str | Path) -> Result:

@@ -17,18 +17,7 @@ from grader.cli import cli
 from grader.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
 from grader.runner import Worker
 
-from helpers import validate_run_json
-
-
-class LentWorker:
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-
-    def __enter__(self) -> Worker:
-        return self.worker
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+from helpers import LentWorker, validate_run_json
 
 
 @pytest.fixture(scope="module")

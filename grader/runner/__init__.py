@@ -20,6 +20,7 @@ from typing import IO, Any
 from grader.results import CheckResult, PartResult, RunResult
 from grader.rounds import get_round
 from grader.runner.protocol import Request
+from grader.secret import SECRET_ENV
 
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
 
@@ -35,6 +36,9 @@ def _worker_environment() -> dict[str, str]:
     """The worker must import the same grader as this process (a checkout, a worktree, an
     install), whatever folder the command was started from."""
     env = dict(os.environ)
+    # The instructor's secret is mixed into the seed in this process; the code under test runs
+    # in the worker's children and must not be able to read it.
+    env.pop(SECRET_ENV, None)
     # Children are forked from the worker and may time on CUDA, so nothing in the worker may
     # initialise CUDA: with this, even torch.cuda.is_available() asks NVML instead.
     env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")

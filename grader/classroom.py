@@ -1,0 +1,96 @@
+"""GitHub Classroom's autograding result: the document its command-grader action reports.
+
+The classroom reporter (classroom-resources/autograding-grading-reporter) reads each grading
+step's `result` output, base64-decodes it to `{"version": 1, "status", "max_score", "tests":
+[...]}` and adds up the tests' `score` against the top-level `max_score`: that sum is the grade
+Classroom records. So each hidden check is one test carrying its points, and the points are
+rounded to the cent so that every part still sums exactly: a perfect submission reads 100/100,
+not 99.9998/100.
+
+`status` is "pass", "fail" or "error" (the code crashed, could not be imported, or hung), at the
+top and per test, as the action reports them; a skip is never a pass. A check that cannot apply
+on the grading machine (GPU timing on a CPU runner) is worth nothing there and is no test, as on
+Gradescope. `duration` is in milliseconds and `line_no` 0 (unknown), like the action's own.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Sequence
+from typing import Literal, TypedDict
+
+from grader.report import check_label, check_text
+from grader.results import CheckResult, PartResult, RunResult
+from grader.rounds import get_round
+
+ClassroomStatus = Literal["pass", "fail", "error"]
+
+
+class ClassroomTest(TypedDict):
+    name: str
+    status: ClassroomStatus
+    score: float
+    message: str
+    test_code: str
+    filename: str
+    line_no: int
+    duration: int
+
+
+class ClassroomDocument(TypedDict):
+    version: int
+    status: ClassroomStatus
+    max_score: float
+    tests: list[ClassroomTest]
+
+
+def to_cents(values: Sequence[float], total: float) -> list[float]:
+    """`values` rounded to the cent so that they add up to `total` rounded to the cent: each
+    gets its floor, and the cents left over go to the largest remainders."""
+    cents = [v * 100 for v in values]
+    floors = [math.floor(c + 1e-6) for c in cents]
+    left = round(total * 100) - sum(floors)
+    by_remainder = sorted(range(len(cents)), key=lambda i: floors[i] - cents[i])
+    for i in by_remainder[:max(0, left)]:
+        floors[i] += 1
+    return [f / 100 for f in floors]
+
+
+def test_status(check: CheckResult) -> ClassroomStatus:
+    if check.status == "passed":
+        return "pass"
+    return "error" if check.status in ("error", "timeout") else "fail"
+
+
+def part_tests(result: RunResult, part: PartResult) -> list[ClassroomTest]:
+    """The tests of one part: its checks that apply here, their points in cents."""
+    checks = [c for c in part.checks if not c.not_applicable]
+    maxima = to_cents([c.max_score for c in checks], part.max_score)
+    filename = f"exercises/{get_round(result.round).part(part.id).file}"
+    return [{
+        "name": check_label(part, check),
+        "status": test_status(check),
+        "score": top if check.status == "passed" else min(top, round(check.score, 2)),
+        "message": check_text(check),
+        "test_code": f"grader check {part.id} --seed {result.seed}",
+        "filename": filename,
+        "line_no": 0,
+        "duration": round(check.duration_s * 1000),
+    } for check, top in zip(checks, maxima, strict=True)]
+
+
+def document(result: RunResult) -> ClassroomDocument:
+    """The whole run as one classroom result: pass only when every graded check passed."""
+    tests = [t for part in result.parts for t in part_tests(result, part)]
+    statuses = {t["status"] for t in tests}
+    status: ClassroomStatus = ("pass" if result.all_passed else
+                               "error" if "error" in statuses else "fail")
+    return {"version": 1, "status": status, "max_score": round(result.max_score, 2),
+            "tests": tests}
+
+
+def encode(doc: ClassroomDocument) -> str:
+    """The `result` output the reporter reads: the compact JSON, base64-encoded."""
+    return base64.b64encode(json.dumps(doc, separators=(",", ":")).encode()).decode()
