@@ -4,8 +4,9 @@ The classroom reporter (classroom-resources/autograding-grading-reporter) reads 
 step's `result` output, base64-decodes it to `{"version": 1, "status", "max_score", "tests":
 [...]}` and adds up the tests' `score` against the top-level `max_score`: that sum is the grade
 Classroom records. So each hidden check is one test carrying its points, and the points are
-rounded to the cent so that every part still sums exactly: a perfect submission reads 100/100,
-not 99.9998/100.
+rounded to eighths of a point: every part still sums exactly, and since eighths are exact in
+binary floating point, so does the reporter's running total (a perfect submission reads
+100/100, not 99.99999999999999/100).
 
 `status` is "pass", "fail" or "error" (the code crashed, could not be imported, or hung), at the
 top and per test, as the action reports them; a skip is never a pass. A check that cannot apply
@@ -46,16 +47,23 @@ class ClassroomDocument(TypedDict):
     tests: list[ClassroomTest]
 
 
-def to_cents(values: Sequence[float], total: float) -> list[float]:
-    """`values` rounded to the cent so that they add up to `total` rounded to the cent: each
-    gets its floor, and the cents left over go to the largest remainders."""
-    cents = [v * 100 for v in values]
-    floors = [math.floor(c + 1e-6) for c in cents]
-    left = round(total * 100) - sum(floors)
-    by_remainder = sorted(range(len(cents)), key=lambda i: floors[i] - cents[i])
+UNITS = 8  # per point: scores are multiples of 1/8, which floats add up exactly
+
+
+def to_units(values: Sequence[float], total: float) -> list[float]:
+    """`values` rounded to eighths so that they add up to `total` rounded to eighths: each
+    gets its floor, and the eighths left over go to the largest remainders."""
+    scaled = [v * UNITS for v in values]
+    floors = [math.floor(c + 1e-6) for c in scaled]
+    left = round(total * UNITS) - sum(floors)
+    by_remainder = sorted(range(len(scaled)), key=lambda i: floors[i] - scaled[i])
     for i in by_remainder[:max(0, left)]:
         floors[i] += 1
-    return [f / 100 for f in floors]
+    return [f / UNITS for f in floors]
+
+
+def _in_units(value: float) -> float:
+    return math.floor(value * UNITS + 1e-6) / UNITS
 
 
 def test_status(check: CheckResult) -> ClassroomStatus:
@@ -65,14 +73,14 @@ def test_status(check: CheckResult) -> ClassroomStatus:
 
 
 def part_tests(result: RunResult, part: PartResult) -> list[ClassroomTest]:
-    """The tests of one part: its checks that apply here, their points in cents."""
+    """The tests of one part: its checks that apply here, their points in eighths."""
     checks = [c for c in part.checks if not c.not_applicable]
-    maxima = to_cents([c.max_score for c in checks], part.max_score)
+    maxima = to_units([c.max_score for c in checks], part.max_score)
     filename = f"exercises/{get_round(result.round).part(part.id).file}"
     return [{
         "name": check_label(part, check),
         "status": test_status(check),
-        "score": top if check.status == "passed" else min(top, round(check.score, 2)),
+        "score": top if check.status == "passed" else min(top, _in_units(check.score)),
         "message": check_text(check),
         "test_code": f"grader check {part.id} --seed {result.seed}",
         "filename": filename,
@@ -87,8 +95,8 @@ def document(result: RunResult) -> ClassroomDocument:
     statuses = {t["status"] for t in tests}
     status: ClassroomStatus = ("pass" if result.all_passed else
                                "error" if "error" in statuses else "fail")
-    return {"version": 1, "status": status, "max_score": round(result.max_score, 2),
-            "tests": tests}
+    return {"version": 1, "status": status,
+            "max_score": round(result.max_score * UNITS) / UNITS, "tests": tests}
 
 
 def encode(doc: ClassroomDocument) -> str:
