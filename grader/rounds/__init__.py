@@ -32,6 +32,7 @@ from typing import Any
 # here (and its references under reference/<id>/), then one line in this tuple.
 INSTALLED: tuple[str, ...] = (
     "prefix-products",
+    "gradient-check",
 
 )
 DEFAULT_ROUND = "prefix-products"
