@@ -155,10 +155,6 @@ def gradient(spec: Spec, x: Any) -> Any:
     return grad
 
 
-def describe(spec: Spec) -> str:
-    return str(spec["kind"])
-
-
 # --- strided views: how a probe and the judge cut the same view out of a base array -----------
 
 
