@@ -34,6 +34,7 @@ INSTALLED: tuple[str, ...] = (
     "prefix-products",
     "matmul-grad",
     "mlp-backprop",
+    "gradient-check",
     "autograd-pitfalls",
 )
 DEFAULT_ROUND = "prefix-products"

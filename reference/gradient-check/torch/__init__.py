@@ -1,0 +1,1 @@
+"""Reference solutions of the gradient-check round, torch flavor."""

@@ -1,0 +1,27 @@
+import itertools
+import math
+
+import torch
+
+
+def _validate(x, eps):
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
+        raise ValueError("eps must be a positive finite number")
+    if not x.is_floating_point():
+        raise ValueError("x must be floating point")
+
+
+def numerical_gradient(f, x, eps=1e-6):
+    _validate(x, eps)
+    if torch.as_tensor(f(x)).numel() != 1:
+        raise ValueError("f must return a scalar")
+    g = torch.empty_like(x)
+    for i in itertools.product(*map(range, x.shape)):
+        saved = x[i].item()
+        x[i] = saved + eps
+        plus = f(x)
+        x[i] = saved - eps
+        minus = f(x)
+        x[i] = saved
+        g[i] = (plus - minus) / (2 * eps)
+    return g

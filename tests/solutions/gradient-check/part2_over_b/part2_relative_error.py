@@ -1,0 +1,9 @@
+import numpy as np
+
+
+def relative_error(a, b):
+    if a.shape != b.shape:
+        raise ValueError("shapes differ")
+    if a.size == 0:
+        return 0.0
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), np.finfo(b.dtype).tiny)))
