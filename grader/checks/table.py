@@ -156,16 +156,28 @@ def round_checks(round_: Round) -> tuple[Check, ...]:
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):
         raise RoundError(f"{path}: check ids repeat")
+    parts = {c.id: c.part_id for c in checks}
     for check in checks:
-        for earlier in check.after:
-            if earlier not in ids[:ids.index(check.id)]:
-                raise RoundError(f"{path}: {check.id} comes after {earlier!r}, which is not an "
-                                 "earlier check")
-        for voided in check.voids:
-            if voided not in ids or voided.split(".", 1)[0] != check.part_id:
-                raise RoundError(f"{path}: {check.id} voids {voided!r}, which is not a check "
-                                 "of the same part")
+        for other in (*check.after, *check.voids):
+            if parts.get(other) != check.part_id:
+                raise RoundError(f"{path}: {check.id} names {other!r} (after or voids), which "
+                                 "is not a check of the same part")
+    _no_cycles(checks, str(path))
     return checks
+
+
+def _no_cycles(checks: tuple[Check, ...], where: str) -> None:
+    """`after` must not loop back: each failure needs a root to be folded under."""
+    after = {c.id: c.after for c in checks}
+
+    def visit(check_id: str, trail: tuple[str, ...]) -> None:
+        if check_id in trail:
+            raise RoundError(f"{where}: `after` loops: {' -> '.join(trail + (check_id,))}")
+        for cause in after.get(check_id, ()):
+            visit(cause, trail + (check_id,))
+
+    for check in checks:
+        visit(check.id, ())
 
 
 def checks_for(round_: Round, part_id: str, flavor: str) -> list[Check]:
