@@ -14,11 +14,12 @@ import pytest
 from click.testing import CliRunner, Result
 from mock_support import FakeClock, edit, make_workspace, result, use_reference
 
+import grader.runner
 from grader import cli, grading, mock, report, state, views
 from grader.prose import topics
 from grader.workspace import Workspace
 
-from helpers import PREFIX
+from helpers import PREFIX, LentWorker
 
 REVERSED_ORDER = '''
 EXPLANATION = ""
@@ -44,7 +45,11 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Workspace:
+def workspace(tmp_path: Path, request: pytest.FixtureRequest,
+              monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    """A workspace whose `grader check` runs grade in the session's warm worker."""
+    session = request.getfixturevalue("grading")
+    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(session.worker))
     return make_workspace(tmp_path / "ws")
 
 

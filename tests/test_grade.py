@@ -104,7 +104,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     config.write_text(CONFIG)
     csv_path = root / "grades.csv"
 
-    result = invoke(["grade", str(subs), "--jobs", "2", "--json", "--csv", str(csv_path),
+    result = invoke(["grade", str(subs), "--jobs", "1", "--json", "--csv", str(csv_path),
                      "--config", str(config), "--seed", "7"])
 
     assert result.exit_code == 0, result.output

@@ -83,7 +83,7 @@ def test_selfcheck_lists_every_violation_and_fails(monkeypatch: pytest.MonkeyPat
     the package (a coach's own)."""
     monkeypatch.setenv(EXTRA_ROUNDS_ENV, str(broken_copy(tmp_path)))
     result = invoke(["selfcheck", "--round", "broken-prefix", "--flavor", "torch",
-                     "--seed", "5"])
+                     "--seed", "5", "--jobs", "1"])
     assert result.exit_code == 1
     assert "selfcheck FAILED" in result.output
     assert "broken-prefix torch references: part1.correctness should pass but is ✗ failed" \
@@ -106,7 +106,7 @@ def test_a_round_with_missing_data_is_reported_before_grading(tmp_path: Path) ->
 
 def test_selfcheck_passes_on_the_shipped_exercises() -> None:
     result = invoke(["selfcheck", "--round", "prefix-products", "--flavor", "numpy",
-                     "--seed", "5", "--jobs", "2"])
+                     "--seed", "5", "--jobs", "1"])
     assert result.exit_code == 0, result.output
     assert "numpy" in result.output and "torch" not in result.output
     assert "selfcheck passed" in result.output

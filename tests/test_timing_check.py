@@ -160,10 +160,16 @@ def test_device_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     assert PARAMS["sizes"]["cuda"] == [4096, 32]
 
 
+QUICK = {"sizes": {"cuda": [128, 16], "cpu": [128, 16]},
+         "repeat_s": {"cuda": 0.02, "cpu": 0.02}}
+"""Small inputs and short repeats: these tests are about the path, not the figures."""
+
+
 def timing_check(**overrides: Any) -> Check:
-    """part4.timing built from its row of checks.toml, with some parameters changed."""
-    spec = Spec({**PARAMS, "plan": ROW["plan"], **overrides}, "test", PREFIX, CHECKS, PROBES,
-                lambda names, where: ())
+    """part4.timing built from its row of checks.toml, with some parameters changed (by default
+    the QUICK ones)."""
+    spec = Spec({**PARAMS, "plan": ROW["plan"], **QUICK, **overrides}, "test", PREFIX, CHECKS,
+                PROBES, lambda names, where: ())
     return Check(ROW["id"], ROW["title"], ROW["points"], KINDS["custom"](spec),
                  ("torch", "numpy"), needs="cuda")
 
@@ -217,11 +223,10 @@ def test_the_graded_path_runs_end_to_end_on_this_cpu(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(PROBES, "resolve_device", lambda requested, flavor: ("cpu", None))
     files = solution(solution_name).files("torch") if solution_name else None
     root = write_workspace(tmp_path / "ws", "torch", files=files)
-    check = timing_check(sizes={"cuda": [512, 32], "cpu": [512, 32]})
-    timing = run_timing(root, check, cuda=True)
+    timing = run_timing(root, timing_check(sizes={"cuda": [512, 8], "cpu": [512, 8]}), cuda=True)
     assert timing.status == status, timing.message
     assert timing.max_score > 0
-    assert "CPU (cpu), N=512, D=32, float32" in timing.message
+    assert "CPU (cpu), N=512, D=8, float32" in timing.message
     assert "your scan takes" in timing.message and "x the reference scan's time" in timing.message
     if status == "failed":
         assert timing.hint and "one call" in timing.hint

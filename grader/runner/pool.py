@@ -136,12 +136,14 @@ class WorkerPool:
                         on_part=lambda part, rid=request.id: events.put(PartDone(rid, part)),
                     )
                     events.put(RequestDone(request.id, result))
-                except (GraderCrash, OSError, ValueError) as exc:
+                except Exception as exc:  # noqa: BLE001 - any failure costs this request only
                     if worker is not None:
                         worker.kill()
                         self._retire(worker)
                     worker = None
-                    events.put(RequestDone(request.id, None, f"the grader itself failed: {exc}"))
+                    why = str(exc) if isinstance(exc, GraderCrash | OSError) else \
+                        f"{type(exc).__name__}: {exc}"
+                    events.put(RequestDone(request.id, None, f"the grader itself failed: {why}"))
         finally:
             if worker is not None:
                 self._retire(worker)
