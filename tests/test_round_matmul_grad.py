@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +35,10 @@ def test_no_mistake_is_named_for_the_right_answer() -> None:
         assert diagnose([(case, CHECKS.gradients(case))], mistakes) is None, case.describe()
 
 
-@pytest.fixture(scope="module")
-def worker() -> Iterator[Worker]:
-    with Worker() as warm:
-        yield warm
+@pytest.fixture
+def worker(grading) -> Worker:  # type: ignore[no-untyped-def]
+    """The session's warm worker: follow-ups of this round need no worker of their own."""
+    return grading.worker
 
 
 def evidence(worker: Worker, root: Path, flavor: str, part: str) -> dict[str, Any]:
