@@ -8,6 +8,8 @@ import os
 import py_compile
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +18,14 @@ from tiny_round import write_tiny_round
 from grader.checks.base import Check, Context, Plan, Verdict, passed
 from grader.results import CheckResult
 from grader.rounds import Round
-from grader.runner import GraderCrash, Request
+from grader.runner import GraderCrash, Request, strays
 from grader.runner.worker import (
     DEVICE_LOCK,
     DEVICE_SETUP_S,
-    _Child,
     _Part,
     device_ready,
     device_turn,
+    fork_spawner,
     frame_timeout,
     run_part,
 )
@@ -80,7 +82,7 @@ def _run_plans_here(tiny: Round, root: Path, plans: list[Plan], ready: bool,
     request = Request(id="device", root=str(root), round=tiny.id, flavor="numpy",
                       parts=["part1"], seed=1, timeout_s=timeout_s)
     grading = _Part(request, tiny, tiny.part("part1"), checks,
-                    [Context(1, "numpy", c.id) for c in checks], plans)
+                    [Context(1, "numpy", c.id) for c in checks], plans, fork_spawner(tiny))
     grading.ready = ready
     return run_part(grading)
 
@@ -153,9 +155,50 @@ def test_one_grading_process_at_a_time_times_on_the_device(tiny: Round, tmp_path
     request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
                       seed=1)
     with device_turn(True):
-        child = _Child(request, tiny, tiny.part("part1"),
-                       [Plan("round:slow", {"seconds": 5}, _cap_report)], 0)
+        slow = _Part(request, tiny, tiny.part("part1"), [], [],
+                     [Plan("round:slow", {"seconds": 5}, _cap_report)], fork_spawner(tiny))
+        child = slow.spawn(slow.spec(0, 1))
     try:
         assert _try_device_lock() == 0
     finally:
         child.end(kill=True)
+
+
+def _runs_report(data: list[dict]) -> Verdict:  # type: ignore[type-arg]
+    return passed(" ".join(f"{run['data']}:{run['cpu_s']:.2f}" for run in data))
+
+
+def test_a_plan_measured_run_by_run_gets_each_processs_cpu_time_from_the_kernel(
+        tiny: Round, tmp_path: Path) -> None:
+    """Each run is a process of its own; its CPU time is what wait4 reports, so work done in a
+    process the code waited for counts too."""
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    runs = ({"seconds": 0.05}, {"seconds": 0.4}, {"seconds": 0.4, "hidden": True})
+    (result,) = _run_plans_here(tiny, root, [Plan("round:spin", {}, _runs_report, runs=runs)],
+                                ready=False)
+    figures = [(kind, float(cpu)) for kind, cpu in
+               (item.split(":") for item in result.message.split())]
+    assert [kind for kind, _ in figures] == ["spun", "spun", "hidden"]
+    assert figures[0][1] < 0.3 < 0.35 <= figures[1][1] < 1.5
+    assert 0.35 <= figures[2][1] < 1.5
+
+
+@pytest.fixture
+def subreaper() -> Iterator[None]:
+    """This test process adopts orphans, as the worker does, for one test."""
+    assert strays.become_subreaper()
+    yield
+    strays.become_subreaper(adopt=False)
+
+
+@pytest.mark.usefixtures("subreaper")
+def test_nothing_a_child_started_outlives_it(tiny: Round, tmp_path: Path) -> None:
+    """A process in a session of its own, started by the code under test, is killed as soon
+    as the child that started it ends, not only at a timeout."""
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    marker = tmp_path / "marker"
+    plan = Plan("round:leave_behind", {"path": str(marker)}, lambda ok: passed())
+    (result,) = _run_plans_here(tiny, root, [plan], ready=False)
+    assert result.status == "passed"
+    time.sleep(1.5)
+    assert not marker.exists()

@@ -14,7 +14,7 @@ from grader.checks.base import Check, Context
 from grader.checks.kinds import KINDS, Spec
 from grader.checks.table import CHECK_KEYS, load_module
 from grader.runner import Request
-from grader.runner.worker import _Part, run_part
+from grader.runner.worker import _Part, fork_spawner, run_part
 
 from helpers import PREFIX, solution, write_workspace
 
@@ -179,7 +179,8 @@ def run_timing(root: Path, check: Check, cuda: bool, earlier: tuple[str, ...] = 
                       parts=["part4"], seed=5, timeout_s=20.0)
     ctx = Context(5, "torch", check.id, timeout_s=20.0, cuda=cuda, graded_parts=earlier,
                   passed_parts=earlier)
-    part = _Part(request, PREFIX, PREFIX.part("part4"), [check], [ctx], [check.plan(ctx)])
+    part = _Part(request, PREFIX, PREFIX.part("part4"), [check], [ctx], [check.plan(ctx)],
+                 fork_spawner(PREFIX))
     (timing,) = run_part(part)
     return timing
 

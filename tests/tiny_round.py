@@ -103,6 +103,31 @@ def slow(api, seconds):
     return True
 
 
+def spin(api, seconds, hidden=False):
+    """Burn CPU for `seconds`, in a process of its own that it waits for when `hidden`."""
+    if hidden:
+        import os
+        pid = os.fork()
+        if pid == 0:
+            spin(api, seconds)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        return "hidden"
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return "spun"
+
+
+def leave_behind(api, path):
+    """Start a process in a session of its own that would write `path` a second later."""
+    import subprocess, sys
+    subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(1); "
+                      "open(sys.argv[1], 'w').write('still here')", path],
+                     start_new_session=True)
+    return True
+
+
 def demo(api, n):
     value = api.function("total")(api.backend.native(__import__("numpy").ones(n)))
     return {"total": float(value), "raised": None}

@@ -70,6 +70,12 @@ class Plan:
     candidate's code (the reference timed as a yardstick, the textbook code demonstrated). The
     judge then receives {"yours": observation, "baseline": its observation, or None with
     "baseline_error": why}.
+
+    `runs`: run the probe (and its baseline) once per entry, each entry's arguments merged into
+    `args`, each run in a fresh process of its own; the observation is then a list, run by
+    run, of {"data": the probe's observation, "cpu_s": the CPU seconds the kernel charged that
+    process, as its parent read them}. That figure is measured outside the candidate's
+    process, so work hidden from the probe's counters still shows in it.
     """
 
     probe: str
@@ -77,6 +83,7 @@ class Plan:
     judge: Callable[[Any], Verdict]
     uses_device: bool = False
     baseline: tuple[str, dict[str, Any]] | None = None
+    runs: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

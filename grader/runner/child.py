@@ -22,12 +22,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from grader.checks.base import Plan
 from grader.probes.api import Api, describe_exception
 from grader.probes.backends import CandidateFault, make_backend
 from grader.probes.library import resolve
-from grader.rounds import Part
-from grader.runner.protocol import LAST_WORDS_SIGNAL, ProbeFrame, probe_frame, write_frame
+from grader.runner.protocol import (
+    LAST_WORDS_SIGNAL,
+    ChildSpec,
+    ProbeFrame,
+    probe_frame,
+    write_frame,
+)
 
 OUTPUT_LIMIT = 4000
 FILE_SIZE_LIMIT = 64 * 1024 * 1024
@@ -218,33 +222,39 @@ def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None,
     return capture
 
 
-def run_child(
-    fd: int, root: Path, part: Part, flavor: str, plans: list[Plan], start: int, memory_mb: int,
-    helpers: ModuleType, worker_pid: int | None = None, device_ready: bool = False,
-) -> None:
-    """Import the part and run plans[start:], one frame per probe. Never returns.
+def run_child(fd: int, spec: ChildSpec, helpers: ModuleType,
+              worker_pid: int | None = None) -> None:
+    """Run spec's calls, one frame each, after importing the candidate's part (spec.module), or,
+    for a baseline (module None), with no candidate code at all, spec.root then being the
+    reference folder. Never returns.
 
-    `device_ready`: CUDA is there for a plan that uses the device, which then runs without the
-    address-space cap."""
+    A call that uses the device runs without the address-space cap when CUDA is there
+    (spec.device_ready)."""
     code = 0
     try:
-        folder = root / "exercises"
-        capture = _prepare(fd, memory_mb, flavor, worker_pid, folder)
-        try:
-            module = _import_module(root, part.module)
-        except BaseException as exc:  # noqa: BLE001 - a failed import is a result, not a crash
-            message = describe_import_failure(exc, folder)
-            write_frame(fd, {"kind": "import_error", "message": message,
-                             "output": capture.take()})
-            os._exit(0)
-        write_frame(fd, {"kind": "imported", "output": capture.take()})
-        api = Api(module, make_backend(flavor), folder, helpers,
-                  lambda name: _import_module(root, name))
-        for index in range(start, len(plans)):
-            plan = plans[index]
-            if plan.uses_device and device_ready:
+        module_name = spec["module"]
+        root = Path(spec["root"])
+        folder = root / "exercises" if module_name else root
+        _close_inherited_files(fd)
+        capture = _prepare(fd, spec["memory_mb"], spec["flavor"], worker_pid, folder)
+        if module_name is None:
+            api = Api(ModuleType("baseline"), make_backend(spec["flavor"]), folder, helpers)
+        else:
+            try:
+                module = _import_module(root, module_name)
+            except BaseException as exc:  # noqa: BLE001 - a failed import is a result
+                message = describe_import_failure(exc, folder)
+                write_frame(fd, {"kind": "import_error", "message": message,
+                                 "output": capture.take()})
+                os._exit(0)
+            write_frame(fd, {"kind": "imported", "output": capture.take()})
+            api = Api(module, make_backend(spec["flavor"]), folder, helpers,
+                      lambda name: _import_module(root, name))
+        for offset, call in enumerate(spec["calls"]):
+            if call["uses_device"] and spec["device_ready"]:
                 lift_address_space_cap()
-            _send_probe(fd, index, plan.probe, plan.args, api, folder, capture)
+            _send_probe(fd, spec["first"] + offset, call["probe"], call["args"], api, folder,
+                        capture)
     except BaseException:  # noqa: BLE001 - last resort: report, then leave without cleanup
         code = 70
         _report_crash(fd)
@@ -252,23 +262,16 @@ def run_child(
         os._exit(code)
 
 
-def run_baseline(fd: int, probe: str, args: dict[str, Any], flavor: str, memory_mb: int,
-                 helpers: ModuleType, reference_folder: Path, worker_pid: int | None = None,
-                 device_ready: bool = False) -> None:
-    """Run one probe that involves no candidate code (a yardstick, a textbook demonstration);
-    one frame. Never returns."""
-    code = 0
-    try:
-        capture = _prepare(fd, memory_mb, flavor, worker_pid, reference_folder)
-        if device_ready:
-            lift_address_space_cap()
-        api = Api(ModuleType("baseline"), make_backend(flavor), reference_folder, helpers)
-        _send_probe(fd, 0, probe, args, api, reference_folder, capture)
-    except BaseException:  # noqa: BLE001 - last resort: report, then leave without cleanup
-        code = 70
-        _report_crash(fd)
-    finally:
-        os._exit(code)
+def _close_inherited_files(keep: int) -> None:
+    """Close every file this child inherited but its frame pipe and the standard streams: the
+    worker's (or the sandbox's) other pipes and sockets are not the candidate's to write."""
+    os.closerange(3, keep)
+    os.closerange(keep + 1, _max_fd())
+
+
+def _max_fd() -> int:
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return soft if soft != resource.RLIM_INFINITY and soft < 1 << 20 else 1 << 16
 
 
 def _send_probe(fd: int, index: int, probe: str, args: dict[str, Any], api: Api, folder: Path,

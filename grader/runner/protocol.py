@@ -136,6 +136,33 @@ class Request:
         return cls(**data)
 
 
+# --- worker -> child: what a child is asked to run -----------------------------------------------
+
+
+class ProbeCall(TypedDict):
+    """One probe as a child runs it: a name, plain-data keyword arguments, and whether it may
+    use CUDA. This, not the judge's Plan, is all that crosses into a child, so in the sandbox
+    nothing of the judge's (its truths, its closures) is ever within the candidate's reach."""
+
+    probe: str
+    args: dict[str, Any]
+    uses_device: bool
+
+
+class ChildSpec(TypedDict):
+    """A child's whole job: import `module` of the workspace at `root` (none for a baseline)
+    and run `calls`, the first of which is plan number `first` of its part."""
+
+    round: str
+    root: str
+    module: str | None
+    flavor: str
+    calls: list[ProbeCall]
+    first: int
+    memory_mb: int
+    device_ready: bool
+
+
 # --- child -> worker frames ---------------------------------------------------------------------
 
 
@@ -206,6 +233,13 @@ class FollowupEvent(TypedDict):
     evidence: dict[str, Any]
 
 
+class AliveEvent(TypedDict):
+    """A child's frame arrived: the request is making progress (the CLI's watchdog)."""
+
+    type: Literal["alive"]
+    request: str
+
+
 class DoneEvent(TypedDict):
     type: Literal["done"]
     request: str
@@ -218,4 +252,5 @@ class FatalEvent(TypedDict):
     trace: str
 
 
-Event = ReadyEvent | PartEvent | CheckEvent | FollowupEvent | DoneEvent | FatalEvent
+Event = (ReadyEvent | PartEvent | CheckEvent | FollowupEvent | AliveEvent | DoneEvent
+         | FatalEvent)

@@ -22,20 +22,24 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from types import ModuleType
+from typing import Any, Protocol, TextIO
 
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for, load_module
 from grader.results import CheckResult, PartResult, Status, scale_to_weight
 from grader.rounds import Part, Round, get_round
-from grader.runner.child import run_baseline, run_child
+from grader.runner import strays
+from grader.runner.child import run_child
 from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,
+    ChildSpec,
     Event,
     FrameTimeout,
+    ProbeCall,
     Request,
     probe_frame,
     read_frame,
@@ -93,39 +97,64 @@ def frame_timeout(request: Request, plan: Plan, ready: bool) -> float:
     return request.timeout_s + (DEVICE_SETUP_S if plan.uses_device and ready else 0.0)
 
 
-class _Child:
-    """A forked child and the read end of its pipe: running plans[start:] against the
-    candidate's part, or (part None) one baseline probe with no candidate code."""
+@dataclass(frozen=True)
+class Ended:
+    """How a child ended, in words, and the CPU seconds the kernel charged it (user + system,
+    its waited-for children included), read by its parent: a figure the child cannot forge."""
 
-    def __init__(self, request: Request, round_: Round, part: Part | None, plans: list[Plan],
-                 start: int, ready: bool = False) -> None:
-        helpers = load_module(round_, "probes")
+    how: str
+    cpu_s: float
+
+
+class Child(Protocol):
+    """A process running one ChildSpec, forked here or in a sandbox; the worker reads its
+    frames from `fd`."""
+
+    fd: int
+    device_ready: bool
+
+    def last_words(self, grace_s: float = ...) -> tuple[str, str]: ...
+
+    def end(self, kill: bool) -> Ended: ...
+
+
+Spawn = Callable[[ChildSpec], Child]
+Children = Callable[[Request, Round], AbstractContextManager[Spawn]]
+
+
+def next_frame(child: Child, timeout_s: float) -> dict[str, Any] | None:
+    """The child's next frame; a malformed one reads as an error frame, not a worker crash."""
+    try:
+        frame = read_frame(child.fd, time.monotonic() + timeout_s)
+    except FrameTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the child wrote, the worker goes on
+        return dict(probe_frame("error", message=f"unreadable result from the child "
+                                f"process: {exc}"))
+    if frame is not None and not isinstance(frame, dict):
+        return dict(probe_frame("error", message="unreadable result from the child process"))
+    return frame
+
+
+def describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exited with code {os.WEXITSTATUS(status)}"
+
+
+class ForkedChild:
+    """A child forked from this worker (practice mode, and every baseline): its pipe, and the
+    kill of everything it started once it ends."""
+
+    def __init__(self, spec: ChildSpec, helpers: ModuleType, ready: bool) -> None:
         read_fd, write_fd = os.pipe()
         worker_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
-            if part is None:
-                probe, args = plans[start].baseline  # type: ignore[misc]
-                run_baseline(write_fd, probe, args, request.flavor, request.memory_mb, helpers,
-                             round_.reference_dir("torch"), worker_pid, ready)
-            run_child(write_fd, Path(request.root), part, request.flavor, plans, start,
-                      request.memory_mb, helpers, worker_pid, ready)
+            run_child(write_fd, spec, helpers, worker_pid)
         os.close(write_fd)
         self.pid, self.fd, self.device_ready = pid, read_fd, ready
-
-    def next_frame(self, timeout_s: float) -> dict[str, Any] | None:
-        """The next frame; a malformed one reads as an error frame, not a worker crash."""
-        try:
-            frame = read_frame(self.fd, time.monotonic() + timeout_s)
-        except FrameTimeout:
-            raise
-        except Exception as exc:  # noqa: BLE001 - whatever the child wrote, the worker goes on
-            return dict(probe_frame("error", message=f"unreadable result from the child "
-                                    f"process: {exc}"))
-        if frame is not None and not isinstance(frame, dict):
-            return dict(probe_frame("error", message="unreadable result from the child process"))
-        return frame
 
     def last_words(self, grace_s: float = LAST_WORDS_GRACE_S) -> tuple[str, str]:
         """(what a hung child printed since its last frame, the candidate's line it was on),
@@ -140,8 +169,8 @@ class _Child:
             return str(frame.get("output", "")), str(frame.get("where", ""))
         return "", ""
 
-    def end(self, kill: bool) -> str:
-        """Reap the child (killing its process group first if asked); how it ended, in words."""
+    def end(self, kill: bool) -> Ended:
+        """Reap the child (killed first if asked), then every process it left behind."""
         if kill:
             for target in (lambda: os.killpg(self.pid, signal.SIGKILL),
                            lambda: os.kill(self.pid, signal.SIGKILL)):
@@ -150,26 +179,28 @@ class _Child:
                 except (ProcessLookupError, PermissionError):
                     pass
         os.close(self.fd)
-        _, status = os.waitpid(self.pid, 0)
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            return f"killed by signal {signal.Signals(sig).name}"
-        return f"exited with code {os.WEXITSTATUS(status)}"
+        _, status, usage = os.wait4(self.pid, 0)
+        strays.kill_all()
+        return Ended(describe_status(status), usage.ru_utime + usage.ru_stime)
 
 
 class _Part:
-    """One part being graded: its checks, their contexts and plans, and the results so far."""
+    """One part being graded: its checks, their contexts and plans, and the results so far.
+    `spawn` starts the children that run the candidate's code (forked here, or in a sandbox);
+    baselines, which run none, are always forked here."""
 
     def __init__(self, request: Request, round_: Round, part: Part, checks: list[Check],
-                 contexts: list[Context], plans: list[Plan]) -> None:
+                 contexts: list[Context], plans: list[Plan], spawn: Spawn,
+                 alive: Callable[[], None] = lambda: None) -> None:
         self.request, self.round, self.part = request, round_, part
         self.checks, self.contexts, self.plans = checks, contexts, plans
+        self.spawn, self.alive = spawn, alive
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
 
     @classmethod
-    def planned(cls, request: Request, round_: Round, part: Part,
-                earlier: list[PartResult]) -> _Part:
+    def planned(cls, request: Request, round_: Round, part: Part, earlier: list[PartResult],
+                spawn: Spawn, alive: Callable[[], None]) -> _Part:
         """The part's checks from the round's table, each planned in its own context."""
         checks = checks_for(round_, part.id, request.flavor)
         cuda = request.flavor == "torch" and request.device != "cpu" and any(
@@ -179,7 +210,22 @@ class _Part:
                             tuple(p.id for p in earlier if p.passed)) for c in checks]
         plans = [c.plan(ctx) if request.informational or c.applies(ctx) else _not_run_here(c)
                  for c, ctx in zip(checks, contexts, strict=True)]
-        return cls(request, round_, part, checks, contexts, plans)
+        return cls(request, round_, part, checks, contexts, plans, spawn, alive)
+
+    def spec(self, first: int, stop: int, run: dict[str, Any] | None = None) -> ChildSpec:
+        """The job of a child running plans[first:stop] against the candidate's part (with
+        one run's arguments, for a plan measured run by run)."""
+        calls = [_call(plan.probe, plan.args, plan.uses_device, run)
+                 for plan in self.plans[first:stop]]
+        return _spec(self.request, self.round, str(self.request.root), self.part.module,
+                     calls, first, self.ready)
+
+    def baseline_spec(self, index: int, run: dict[str, Any] | None = None) -> ChildSpec:
+        """The job of a child running plan `index`'s baseline, with no candidate code."""
+        plan = self.plans[index]
+        probe, args = plan.baseline  # type: ignore[misc]
+        return _spec(self.request, self.round, str(self.round.reference_dir("torch")), None,
+                     [_call(probe, args, plan.uses_device, run)], index, self.ready)
 
     def result(self, index: int, verdict: Verdict, duration: float, output: str,
                status: Status | None = None) -> None:
@@ -202,6 +248,24 @@ class _Part:
         return len(self.checks)
 
 
+def _call(probe: str, args: dict[str, Any], uses_device: bool,
+          run: dict[str, Any] | None) -> ProbeCall:
+    return {"probe": probe, "args": {**args, **(run or {})}, "uses_device": uses_device}
+
+
+def _spec(request: Request, round_: Round, root: str, module: str | None,
+          calls: list[ProbeCall], first: int, ready: bool) -> ChildSpec:
+    return {"round": round_.id, "root": root, "module": module, "flavor": request.flavor,
+            "calls": calls, "first": first, "memory_mb": request.memory_mb,
+            "device_ready": ready}
+
+
+def fork_spawner(round_: Round) -> Spawn:
+    """Children forked from this worker, with the round's probe helpers already imported."""
+    helpers = load_module(round_, "probes")
+    return lambda spec: ForkedChild(spec, helpers, spec["device_ready"])
+
+
 def _not_run_here(check: Check) -> Plan:
     """The stand-in plan of a check that cannot apply on this machine, when its figures were
     not asked for (Request.informational)."""
@@ -209,21 +273,26 @@ def _not_run_here(check: Check) -> Plan:
     return Plan("nothing", {}, lambda data: skipped(why, not_applicable=True))
 
 
-def grade_part(request: Request, round_: Round, part: Part,
-               earlier: list[PartResult]) -> list[CheckResult]:
-    """Grade every check of one part; the results' points add up to the part's weight."""
-    return run_part(_Part.planned(request, round_, part, earlier))
+def grade_part(request: Request, round_: Round, part: Part, earlier: list[PartResult],
+               spawn: Spawn, alive: Callable[[], None] = lambda: None) -> list[CheckResult]:
+    """Grade every check of one part; the results' points add up to the part's weight.
+    `alive` is called whenever a child's frame arrives (the CLI's watchdog hears progress)."""
+    return run_part(_Part.planned(request, round_, part, earlier, spawn, alive))
 
 
 def run_part(grading: _Part) -> list[CheckResult]:
-    """Run a part's plans: baselines first, then children (a fresh one after each crash)."""
+    """Run a part's plans: baselines first, then children (a fresh one after each crash, and
+    one of its own for each run of a plan measured run by run)."""
     with device_turn(grading.ready):
         baselines = run_baselines(grading)
-        index = 0
-        while index < len(grading.checks):
-            child = _Child(grading.request, grading.round, grading.part, grading.plans, index,
-                           grading.ready)
-            index = _collect(grading, child, index, baselines)
+        index, count = 0, len(grading.checks)
+        while index < count:
+            if grading.plans[index].runs:
+                index = _measure_runs(grading, index, baselines.get(index))
+                continue
+            stop = next((i for i in range(index, count) if grading.plans[i].runs), count)
+            child = grading.spawn(grading.spec(index, stop))
+            index = _collect(grading, child, index, stop, baselines)
     void_results(grading.checks, grading.results)
     part = grading.part
     scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
@@ -246,25 +315,47 @@ def void_results(checks: list[Check], results: list[CheckResult]) -> None:
 
 
 def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:
-    """Each plan's baseline probe, run in a child with no candidate code: frame by plan index."""
+    """Each plan's baseline probe, run in children with no candidate code: frame by plan
+    index (for a plan measured run by run, one frame whose data lists every run's)."""
     frames = {}
+    local = fork_spawner(grading.round)
     for index, plan in enumerate(grading.plans):
-        if plan.baseline is not None:
-            frames[index] = _baseline_frame(grading, index)
+        if plan.baseline is None:
+            continue
+        runs = plan.runs or (None,)
+        frames[index] = _runs_frame([_baseline_frame(grading, local, index, run)
+                                     for run in runs], bool(plan.runs))
     return frames
 
 
-def _baseline_frame(grading: _Part, index: int) -> dict[str, Any]:
+def _baseline_frame(grading: _Part, local: Spawn, index: int,
+                    run: dict[str, Any] | None) -> dict[str, Any]:
     request, plan = grading.request, grading.plans[index]
-    child = _Child(request, grading.round, None, grading.plans, index, grading.ready)
+    child = local(grading.baseline_spec(index, run))
     try:
-        frame = child.next_frame(frame_timeout(request, plan, grading.ready))
+        frame = next_frame(child, frame_timeout(request, plan, grading.ready))
     except FrameTimeout:
         child.end(kill=True)
         return dict(probe_frame("error", message="the reference did not finish in time"))
-    how = child.end(kill=frame is None)
-    return frame if frame is not None else dict(probe_frame(
-        "error", message=f"the process running the reference {how}"))
+    grading.alive()
+    ended = child.end(kill=frame is None)
+    if frame is None:
+        return dict(probe_frame("error", message=f"the process running the reference "
+                                f"{ended.how}"))
+    return {**frame, "cpu_s": ended.cpu_s}
+
+
+def _runs_frame(frames: list[dict[str, Any]], measured: bool) -> dict[str, Any]:
+    """One frame for the runs of a plan: the first that is no observation, or an observation
+    whose data is [{"data": ..., "cpu_s": ...}] run by run (a plain plan: its one frame)."""
+    if not measured:
+        return frames[0]
+    for frame in frames:
+        if frame["kind"] != "observation":
+            return frame
+    return {**frames[0], "duration_s": sum(f["duration_s"] for f in frames),
+            "output": "".join(f["output"] for f in frames),
+            "data": [{"data": f["data"], "cpu_s": f["cpu_s"]} for f in frames]}
 
 
 def _with_baseline(frame: dict[str, Any], baseline: dict[str, Any] | None) -> dict[str, Any]:
@@ -293,7 +384,7 @@ def _judge(plan: Plan, frame: dict[str, Any]) -> tuple[Verdict, Status | None]:
     return Verdict("failed", frame["message"]), "error"
 
 
-def _time_out(grading: _Part, child: _Child, index: int, why: str, what: str, began: float,
+def _time_out(grading: _Part, child: Child, index: int, why: str, what: str, began: float,
               output: str) -> int:
     """Kill a child that hung in checks[index] (or in `what` before it); the part's remaining
     checks are not run, so a hang costs one timeout per part, not one per check."""
@@ -306,43 +397,63 @@ def _time_out(grading: _Part, child: _Child, index: int, why: str, what: str, be
     return grading.not_run(index + 1, f"not run: {what} timed out")
 
 
-def _collect(grading: _Part, child: _Child, index: int,
-             baselines: dict[int, dict[str, Any]]) -> int:
-    """Read one child's frames; return the index of the first check still to run."""
+def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int]:
+    """Wait for the child to import the part: (what it printed meanwhile, index), or (None,
+    the index to go on from) when the import failed or hung and checks[index:] are reported."""
     request, part = grading.request, grading.part
     began = time.perf_counter()
     try:
-        hello = child.next_frame(request.timeout_s)
+        hello = next_frame(child, request.timeout_s)
     except FrameTimeout:
         why = (f"importing {part.file} did not finish within {request.timeout_s:g} s "
                "(a loop or a long computation at module level?)")
-        return _time_out(grading, child, index, why, "importing the part", began, "")
+        return None, _time_out(grading, child, index, why, "importing the part", began, "")
+    grading.alive()
     if hello is None or hello["kind"] == "import_error":
-        how = child.end(kill=True)
+        ended = child.end(kill=True)
         why = (f"could not import {part.file}:\n{hello['message']}" if hello
-               else f"the process importing {part.file} {how}")
-        return grading.not_run(index, why, status="error",
-                               output=hello["output"] if hello else "")
-    printed = hello["output"]  # printed while importing: shown under the first check reported
-    while index < len(grading.checks):
-        began = time.perf_counter()
-        plan = grading.plans[index]
-        limit = frame_timeout(request, plan, child.device_ready)
-        try:
-            frame = child.next_frame(limit)
-        except FrameTimeout:
-            why = (f"did not finish within {limit:g} s (an infinite loop, or far "
-                   "more work than needed?); the rest of this part was not run")
-            return _time_out(grading, child, index, why, grading.checks[index].id, began,
-                             printed)
+               else f"the process importing {part.file} {ended.how}")
+        return None, grading.not_run(index, why, status="error",
+                                     output=hello["output"] if hello else "")
+    return str(hello["output"]), index
+
+
+def _probe(grading: _Part, child: Child, index: int,
+           printed: str) -> tuple[dict[str, Any] | None, int]:
+    """Wait for checks[index]'s frame: (the frame, index), or (None, the index to go on from)
+    when the child hung (the part is over) or died (a fresh child takes the next check)."""
+    began = time.perf_counter()
+    limit = frame_timeout(grading.request, grading.plans[index], child.device_ready)
+    try:
+        frame = next_frame(child, limit)
+    except FrameTimeout:
+        why = (f"did not finish within {limit:g} s (an infinite loop, or far "
+               "more work than needed?); the rest of this part was not run")
+        return None, _time_out(grading, child, index, why, grading.checks[index].id, began,
+                               printed)
+    grading.alive()
+    if frame is None:
+        ended = child.end(kill=True)
+        grading.result(index, Verdict(
+            "failed", f"the process running your code {ended.how} during this check "
+            "(os._exit, a crash, or the memory cap?)"), time.perf_counter() - began,
+            printed, "error")
+        return None, index + 1
+    return frame, index
+
+
+def _collect(grading: _Part, child: Child, index: int, stop: int,
+             baselines: dict[int, dict[str, Any]]) -> int:
+    """Read one child's frames for checks[index:stop]; the index of the first still to run."""
+    printed, index = _imported(grading, child, index)
+    if printed is None:
+        return index
+    while index < stop:
+        frame, index = _probe(grading, child, index, printed)
         if frame is None:
-            how = child.end(kill=True)
-            grading.result(index, Verdict(
-                "failed", f"the process running your code {how} during this check "
-                "(os._exit, a crash, or the memory cap?)"), time.perf_counter() - began,
-                printed, "error")
-            return index + 1
-        verdict, status = _judge(plan, _with_baseline(frame, baselines.get(index)))
+            return index
+        verdict, status = _judge(grading.plans[index],
+                                 _with_baseline(frame, baselines.get(index)))
         grading.result(index, verdict, frame["duration_s"], printed + frame["output"], status)
         printed = ""
         index += 1
@@ -350,39 +461,60 @@ def _collect(grading: _Part, child: _Child, index: int,
     return index
 
 
-def probe_once(request: Request, round_: Round, part: Part, plan: Plan) -> dict[str, Any]:
+def _measure_runs(grading: _Part, index: int, baseline: dict[str, Any] | None) -> int:
+    """Run plan `index` once per entry of its `runs`, each in a fresh child whose CPU time the
+    kernel reports here, and judge them together; the index of the next check."""
+    frames = []
+    for run in grading.plans[index].runs:
+        child = grading.spawn(grading.spec(index, index + 1, run))
+        printed, next_index = _imported(grading, child, index)
+        if printed is None:
+            return next_index
+        frame, next_index = _probe(grading, child, index, printed)
+        if frame is None:
+            return next_index
+        ended = child.end(kill=False)
+        frames.append({**frame, "output": printed + frame["output"], "cpu_s": ended.cpu_s})
+    frame = _with_baseline(_runs_frame(frames, True), baseline)
+    verdict, status = _judge(grading.plans[index], frame)
+    grading.result(index, verdict, frame["duration_s"], frame["output"], status)
+    return index + 1
+
+
+def probe_once(request: Request, round_: Round, part: Part, plan: Plan,
+               spawn: Spawn) -> dict[str, Any]:
     """Run one probe (and its baseline) in fresh children: its frame, with the baseline folded
     in, or an error frame saying why none came (the import failed, the time ran out, the
     process died)."""
-    grading_plans = [plan]
+    grading = _Part(request, round_, part, [], [], [plan], spawn)
     baseline = None
     if plan.baseline is not None:
-        child = _Child(request, round_, None, grading_plans, 0)
+        child = fork_spawner(round_)(grading.baseline_spec(0))
         try:
-            baseline = child.next_frame(request.timeout_s)
+            baseline = next_frame(child, request.timeout_s)
         except FrameTimeout:
             baseline = None
         child.end(kill=True)
         baseline = baseline or dict(probe_frame("error", message="the reference did not run"))
-    child = _Child(request, round_, part, grading_plans, 0)
+    child = spawn(grading.spec(0, 1))
     try:
-        hello = child.next_frame(request.timeout_s)
+        hello = next_frame(child, request.timeout_s)
         if hello is None or hello["kind"] == "import_error":
-            how = child.end(kill=True)
+            ended = child.end(kill=True)
             return dict(probe_frame("error", message=hello["message"] if hello
-                                    else f"the process importing {part.file} {how}"))
-        frame = child.next_frame(request.timeout_s)
+                                    else f"the process importing {part.file} {ended.how}"))
+        frame = next_frame(child, request.timeout_s)
     except FrameTimeout:
         child.end(kill=True)
         return dict(probe_frame("error", message=f"did not finish within "
                                 f"{request.timeout_s:g} s"))
-    how = child.end(kill=frame is None)
+    ended = child.end(kill=frame is None)
     if frame is None:
-        return dict(probe_frame("error", message=f"the process running your code {how}"))
+        return dict(probe_frame("error", message=f"the process running your code {ended.how}"))
     return _with_baseline(frame, baseline)
 
 
-def handle_followups(request: Request, round_: Round, emit: Emit) -> None:
+def handle_followups(request: Request, round_: Round, emit: Emit, spawn: Spawn) -> None:
     """Run each part's follow-up demonstration; emit its evidence (interpreted here, where no
     candidate code ran), then `done`."""
     from grader.followups import followup_for, plan_followup
@@ -393,35 +525,49 @@ def handle_followups(request: Request, round_: Round, emit: Emit) -> None:
         if followup is None:
             continue
         plan, interpret = plan_followup(followup, judge, request.seed)
-        frame = probe_once(request, round_, round_.part(part_id), plan)
+        frame = probe_once(request, round_, round_.part(part_id), plan, spawn)
         try:
             evidence = interpret(frame)
         except Exception as exc:  # noqa: BLE001 - odd data from odd candidate code
             evidence = {"status": "unavailable", "why": f"{type(exc).__name__}: {exc}"}
         emit({"type": "followup", "request": request.id, "part": part_id, "evidence": evidence})
+
+
+def handle(request: Request, emit: Emit, children: Children) -> None:
+    """Grade one request, emitting part and check events, then `done`. `children` gives the
+    request its way of running candidate code (forked here, or one sandbox for the request)."""
+    round_ = get_round(request.round)
+    with children(request, round_) as spawn:
+        if request.kind == "followup":
+            handle_followups(request, round_, emit, spawn)
+        else:
+            grade_request(request, round_, emit, spawn)
     emit({"type": "done", "request": request.id})
 
 
-def handle(request: Request, emit: Emit) -> None:
-    """Grade one request, emitting part and check events, then `done`."""
-    round_ = get_round(request.round)
-    if request.kind == "followup":
-        handle_followups(request, round_, emit)
-        return
+def grade_request(request: Request, round_: Round, emit: Emit, spawn: Spawn) -> None:
+    def alive() -> None:
+        emit({"type": "alive", "request": request.id})
+
     graded: list[PartResult] = []
     for part_id in request.parts:
         part = round_.part(part_id)
         emit({"type": "part_start", "request": request.id, "part": part.id})
-        results = grade_part(request, round_, part, graded)
+        results = grade_part(request, round_, part, graded, spawn, alive)
         for result in results:
             emit({"type": "check", "request": request.id, "part": part.id,
                   "result": asdict(result)})
         graded.append(PartResult(part.id, part.title, results))
         emit({"type": "part_end", "request": request.id, "part": part.id})
-    emit({"type": "done", "request": request.id})
 
 
-def serve(stdin: TextIO, stdout: TextIO) -> None:
+@contextmanager
+def forked_children(request: Request, round_: Round) -> Iterator[Spawn]:
+    """Practice mode: children forked from this worker."""
+    yield fork_spawner(round_)
+
+
+def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -> None:
     """Answer requests (one JSON object per line) until stdin closes."""
 
     def emit(event: Event) -> None:
@@ -431,6 +577,7 @@ def serve(stdin: TextIO, stdout: TextIO) -> None:
     import torch  # noqa: F401 - imported once here, inherited by every forked child
 
     torch.set_num_threads(1)
+    strays.become_subreaper()
     emit({"type": "ready", "cuda": cuda_in_reach()})
     for line in stdin:
         if not line.strip():
@@ -439,7 +586,7 @@ def serve(stdin: TextIO, stdout: TextIO) -> None:
         try:
             data = json.loads(line)
             request_id = str(data.get("id", ""))
-            handle(Request.from_dict(data), emit)
+            handle(Request.from_dict(data), emit, children)
         except Exception as exc:  # noqa: BLE001 - a grader bug must not kill the pool
             emit({"type": "fatal", "request": request_id,
                   "message": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
