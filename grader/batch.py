@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from grader.results import CheckResult, PartDoc, PartResult, RunResult, scale_to_weight
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
@@ -47,10 +47,13 @@ class SubmissionDoc(_GradedSubmissionDoc, total=False):
 
 
 class BatchDoc(TypedDict):
-    """The whole `grade --json` document, which `grader report` reads back."""
+    """The whole `grade --json` document, which `grader report` reads back. `sandboxed`: every
+    submission's code ran in a sandbox of its own (false under --no-sandbox; absent from
+    documents written before there was a sandbox)."""
 
     round: str
     seed: int
+    sandboxed: NotRequired[bool]
     submissions: list[SubmissionDoc]
 
 
@@ -59,13 +62,15 @@ class GradingConfig:
     """How every submission of a batch is graded: the instructor's round and settings.
 
     `settings.flavor_given` False: each submission is graded in the flavor its own grader.toml
-    names (the round's default flavor when it names none)."""
+    names (the round's default flavor when it names none). `sandbox`: each submission's code
+    runs in a bubblewrap sandbox of its own (grader.runner.sandbox)."""
 
     settings: Settings
     seed: int
     timeout_s: float
     memory_mb: int = DEFAULT_MEMORY_MB
     cuda: bool = False
+    sandbox: bool = True
 
     @property
     def round_id(self) -> str:
@@ -143,7 +148,7 @@ class GradedRow:
 
 
 def batch_document(rows: Sequence[GradedRow], config: GradingConfig) -> BatchDoc:
-    return {"round": config.round_id, "seed": config.seed,
+    return {"round": config.round_id, "seed": config.seed, "sandboxed": config.sandbox,
             "submissions": [row.to_dict() for row in rows]}
 
 
@@ -267,7 +272,7 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
         staged = [stage(path, Path(tmp) / str(i), round_) for i, path in enumerate(paths)]
         requests = {f"submission-{i}": i for i, item in enumerate(staged) if item.root}
         finished: dict[int, list[PartResult]] = {}
-        with WorkerPool(max(1, min(jobs, len(requests) or 1))) as pool:
+        with WorkerPool(max(1, min(jobs, len(requests) or 1)), sandbox=config.sandbox) as pool:
             config = replace(config, cuda=pool.cuda()) if requests else config
             for index, item in enumerate(staged):
                 if item.root is None:

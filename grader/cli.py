@@ -239,9 +239,11 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
               help="text: the scorecard (default); json: one JSON document (as --json); "
               "classroom: GitHub Classroom's base64 result, one test per check.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
+@click.option("--sandbox", is_flag=True, help="Run your code in a bubblewrap sandbox, as "
+              "`grade` does (Linux; `grader sandbox` says whether this machine can).")
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
           timeout_s: float | None, memory_mb: int, device: str, output_format: str | None,
-          as_json: bool) -> None:
+          as_json: bool, sandbox: bool) -> None:
     from grader import classroom, grading, report
     from grader.runner import GraderCrash, Worker
 
@@ -250,9 +252,11 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
     shown = "json" if as_json else output_format or "text"
     workspace = resolve_workspace(workspace_dir)
     request = build_request(workspace, parts, seed, timeout_s, memory_mb, device)
+    if sandbox:
+        require_sandbox("--sandbox")
     out = console()
     try:
-        with Worker() as worker:
+        with Worker(sandbox=True, first=request) if sandbox else Worker() as worker:
             if shown != "text":
                 graded = grading.grade(workspace, request, worker, now)
             else:
@@ -617,10 +621,13 @@ def instructor_settings(config_file: Path | None,
               help="Seed for the random inputs, shared by every submission.")
 @timeout_option
 @memory_option
+@click.option("--no-sandbox", is_flag=True, help="Run the submissions' code without the "
+              "sandbox, in processes forked from the grader: a submission could then forge "
+              "its numbers or touch another's.")
 def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Path | None,
           gradescope_file: Path | None, report_file: Path | None, config_file: Path | None,
           round_id: str | None, flavor: str | None, seed: int | None, timeout_s: float | None,
-          memory_mb: int) -> None:
+          memory_mb: int, no_sandbox: bool) -> None:
     from grader import instructor_report
     from grader.batch import (
         BatchListener,
@@ -639,15 +646,21 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     settings, config_path = instructor_settings(config_file, round_id)
     if flavor:
         settings = settings.with_flavor(flavor_of(settings.round, flavor))
+    err = Console(stderr=True, highlight=False)
+    if no_sandbox:
+        err.print("grading WITHOUT a sandbox (--no-sandbox): a submission could forge its "
+                  "numbers or change another's", style="bold yellow")
+    else:
+        require_sandbox("--no-sandbox")
     config = GradingConfig(settings=settings, seed=grading_seed(seed),
-                           timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb)
+                           timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb,
+                           sandbox=not no_sandbox)
     listeners: list[BatchListener] = []
     if gradescope_file:
         listeners.append(GradescopeWriter(
             gradescope_file, settings.gradescope_visibility,
             {"round": settings.round.id, "seed": config.seed, "grader_version": __version__},
             [p.file for p in settings.parts]))
-    err = Console(stderr=True, highlight=False)
     with instructor_report.BatchProgress(err, len(config.parts)) as progress:
         rows = grade_submissions(list(submissions), config, jobs,
                                  Fanout(progress, *listeners),
@@ -662,6 +675,18 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     else:
         instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
+
+
+def require_sandbox(option: str) -> None:
+    """The sandbox can run here, or one message saying why not and what to do (exit 1)."""
+    from grader.runner.sandbox import support
+
+    found = support()
+    if not found.usable:
+        hint = ("pass --no-sandbox to grade without one (a submission could then forge its "
+                "numbers)" if option == "--no-sandbox" else "run `grader check` without it")
+        raise click.ClickException(f"cannot make a sandbox on this machine: {found.why}; "
+                                   f"{hint}")
 
 
 def report_extra() -> None:
@@ -733,6 +758,18 @@ def selfcheck(round_ids: tuple[str, ...], flavors: tuple[str, ...], seed: int | 
                                jobs, lambda name, _: status.update(f"selfcheck: graded {name}"))
     instructor_report.render_selfcheck(console(), report)
     sys.exit(0 if report.ok else 1)
+
+
+@cli.command()
+def sandbox() -> None:
+    """Say whether this machine can sandbox submissions (`grade`, `check --sandbox`), and what
+    the sandbox is made of: bubblewrap, namespaces, the files it sees, its limits."""
+    from grader import instructor_report
+    from grader.runner.sandbox import support
+
+    found = support()
+    instructor_report.render_sandbox(console(), found)
+    sys.exit(0 if found.usable else 1)
 
 
 def main() -> None:

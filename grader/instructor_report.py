@@ -11,6 +11,7 @@ import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -22,6 +23,9 @@ from grader.batch import BatchListener, GradedRow, GradingConfig, batch_document
 from grader.report import HONESTY_NOTE, STATUS_STYLE, status_text
 from grader.results import CheckResult, PartResult
 from grader.selfcheck import SOURCES, SelfcheckReport
+
+if TYPE_CHECKING:
+    from grader.runner.sandbox import Support
 
 ACTION_STYLE = {"create": "green", "overwrite": "yellow", "remove": "red"}
 ROW_STYLE = {"graded": "", "mismatch": "yellow", "broken": "red", "error": "bold red"}
@@ -200,3 +204,31 @@ def render_selfcheck(console: Console, report: SelfcheckReport) -> None:
         status = status_text(v.status) if v.status in STATUS_STYLE else Text(v.status)
         console.print(Text.assemble(where, (v.check_id, "bold"), f" {expected} but is ", status,
                                     f"  {v.message}"[:200]))
+
+
+def render_sandbox(console: Console, found: Support) -> None:
+    """What the sandbox of `grade` and `check --sandbox` is made of on this machine, or why
+    there is none."""
+    from grader.runner.sandbox import EXECUTOR_MB, TASKS, TMP_MB
+
+    if not found.usable:
+        console.print(Text(f"no sandbox on this machine: {found.why}", style="bold red"))
+        return
+    table = Table(title="The sandbox on this machine", title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("how")
+    table.add_row("bubblewrap", f"{found.bwrap}: works here")
+    table.add_row("namespaces", "its own users (nobody inside, no capabilities), PIDs, "
+                  "network (none), IPC, UTS and cgroups")
+    table.add_row("files", "read-only: the system, Python, the grader without its references, "
+                  f"the submission's own files; /tmp: a private tmpfs of {TMP_MB} MiB")
+    if found.cgroup:
+        caps = (f"a cgroup ({found.cgroup}) for the whole sandbox: the request's memory + "
+                f"{EXECUTOR_MB} MiB for the grader's side, {TASKS} tasks")
+    else:
+        caps = (f"no cgroup ({found.cgroup_why}): {TASKS} tasks for the sandbox's user "
+                "(RLIMIT_NPROC, counted per user namespace) and each process's address-space "
+                "cap")
+    table.add_row("limits", caps)
+    table.add_row("lifetime", "killed with everything in it when its submission is graded")
+    console.print(table)

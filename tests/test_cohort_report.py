@@ -50,7 +50,7 @@ def batch_run(grading, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
     (root / "grader.toml").write_text(CONFIG)
     report = root / "report.html"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
+        patch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
             1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
         done = invoke("grade", subs, "--config", root / "grader.toml", "--seed", "7", "--json",
                       "--report", report)

@@ -105,6 +105,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     csv_path = root / "grades.csv"
 
     result = invoke(["grade", str(subs), "--jobs", "1", "--json", "--csv", str(csv_path),
+                     "--no-sandbox",
                      "--config", str(config), "--seed", "7"])
 
     assert result.exit_code == 0, result.output
@@ -119,7 +120,7 @@ def part(row: dict[str, Any], part_id: str) -> dict[str, Any]:
 
 def test_json_shape_is_exactly_the_documented_one(graded: dict[str, Any]) -> None:
     document = graded["document"]
-    assert set(document) == {"round", "seed", "submissions"}
+    assert set(document) == {"round", "seed", "sandboxed", "submissions"}
     assert document["round"] == "prefix-products" and document["seed"] == 7
     for row in document["submissions"]:
         assert set(row) == {"path", "status", "flavor", "score", "max_score", "notes", "parts"}
@@ -233,7 +234,7 @@ def test_grader_failures_are_rows_too_and_exit_1(tmp_path: Path, monkeypatch) ->
         raise GraderCrash("the worker could not start")
 
     monkeypatch.setattr(batch, "WorkerPool",
-                        lambda jobs: WorkerPool(jobs, start_worker=failing_worker))
+                        lambda jobs, **_: WorkerPool(jobs, start_worker=failing_worker))
     monkeypatch.chdir(tmp_path)
     loose_files(tmp_path / "a")
     loose_files(tmp_path / "b")
@@ -257,7 +258,7 @@ def test_a_grader_failure_mid_way_keeps_the_parts_that_finished(tmp_path: Path,
 
             return super().run(request, on_check, then_die)
 
-    monkeypatch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
+    monkeypatch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
         jobs, start_worker=lambda: DiesAfterOnePart()))
     root = write_exercises(tmp_path / "sub", PREFIX, "numpy", "references")
     config = batch.GradingConfig(Settings(PREFIX, "numpy", enabled=("part2", "part4")), seed=1,

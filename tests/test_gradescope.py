@@ -99,7 +99,7 @@ def test_a_real_grading_writes_the_file_during_the_run(tmp_path: Path) -> None:
             snapshots.append(json.loads(path.read_text()))
 
     config = GradingConfig(Settings(PREFIX, "numpy", enabled=("part2", "part4")), seed=3,
-                           timeout_s=30.0)
+                           timeout_s=30.0, sandbox=False)
     writer = GradescopeWriter(path, "visible", {}, [p.file for p in PREFIX.parts])
     [row] = grade_submissions([submission], config, 1, Fanout(writer, Snapshot()),
                               expand_folders=False)

@@ -19,13 +19,13 @@ from grader.checks.base import Check, Context, Plan, Verdict, passed
 from grader.results import CheckResult
 from grader.rounds import Round
 from grader.runner import GraderCrash, Request, strays
+from grader.runner.children import fork_spawner
 from grader.runner.worker import (
     DEVICE_LOCK,
     DEVICE_SETUP_S,
     _Part,
     device_ready,
     device_turn,
-    fork_spawner,
     frame_timeout,
     run_part,
 )

@@ -14,7 +14,8 @@ from grader.checks.base import Check, Context
 from grader.checks.kinds import KINDS, Spec
 from grader.checks.table import CHECK_KEYS, load_module
 from grader.runner import Request
-from grader.runner.worker import _Part, fork_spawner, run_part
+from grader.runner.children import fork_spawner
+from grader.runner.worker import _Part, run_part
 
 from helpers import PREFIX, solution, write_workspace
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import IO, Any
 
 from grader.results import CheckResult, PartResult, RunResult
 from grader.rounds import get_round
+from grader.runner import strays
 from grader.runner.protocol import Request
 from grader.secret import SECRET_ENV
 
@@ -47,40 +50,87 @@ def _worker_environment() -> dict[str, str]:
     return env
 
 
-class Worker:
-    """One warm worker process and the requests it has answered."""
+STARTUP_SILENCE_S = 120.0
+"""How long a starting worker may take to say it is ready (it imports torch)."""
+WATCHDOG_SLACK_S = 90.0
+"""How long past a request's per-check timeout a worker may go without an event (it sends one
+whenever a child's frame arrives) before it is taken for stopped or wedged and killed. Starting
+a sandbox, which imports torch, is the longest silence that is not a fault."""
 
-    def __init__(self) -> None:
+
+class _Lines:
+    """Lines from a pipe, each within a deadline (a file object's readline cannot time out)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+
+    def next(self, timeout_s: float) -> bytes | None:
+        """The next whole line; None at end of file; TimeoutError when none came in time."""
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+
+class Worker:
+    """One warm worker process and the requests it has answered. `sandbox`: the worker runs
+    each request's candidate code in a bubblewrap sandbox of its own (grader.runner.sandbox);
+    otherwise in children it forks itself. `first`: the request that will come first, whose
+    sandbox the worker then starts at once, while it imports torch itself."""
+
+    def __init__(self, sandbox: bool = False, first: Request | None = None) -> None:
         # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
         self._stderr = tempfile.TemporaryFile(mode="w+")
+        self.sandbox = sandbox
+        options = ["--sandbox", *([json.dumps(asdict(first))] if first else [])] \
+            if sandbox else []
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "grader.runner.worker"], env=_worker_environment(),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            text=True, bufsize=1,
+            [sys.executable, "-P", "-m", "grader.runner.worker", *options],
+            env=_worker_environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._stderr,
         )
-        self.cuda = bool(self._expect("ready").get("cuda"))
+        strays.own(self.process.pid)
+        self._lines = _Lines(self.process.stdout.fileno())  # type: ignore[union-attr]
+        self.cuda = bool(self._expect("ready", STARTUP_SILENCE_S).get("cuda"))
 
-    def _events(self) -> Iterable[dict[str, Any]]:
-        stdout: IO[str] = self.process.stdout  # type: ignore[assignment]
-        for line in stdout:
+    def _events(self, silence_s: float) -> Iterable[dict[str, Any]]:
+        """The worker's events, until it stops (GraderCrash); a worker silent for silence_s
+        (stopped or wedged, by a bug or by the code under test) is killed (GraderCrash)."""
+        while True:
+            try:
+                line = self._lines.next(silence_s)
+            except TimeoutError:
+                self.kill()
+                raise GraderCrash(f"the grading worker made no progress for {silence_s:g} s "
+                                  "(stopped or wedged) and was killed") from None
+            if line is None:
+                break
             yield json.loads(line)
         self.process.wait()
         self._stderr.seek(0)
         err = self._stderr.read()
         raise GraderCrash(f"the grading worker stopped unexpectedly:\n{err.strip()[-2000:]}")
 
-    def _expect(self, kind: str) -> dict[str, Any]:
-        for event in self._events():
+    def _expect(self, kind: str, silence_s: float) -> dict[str, Any]:
+        for event in self._events(silence_s):
             if event["type"] == kind:
                 return event
         raise GraderCrash(f"the grading worker never said {kind}")
 
     def _replies(self, request: Request) -> Iterable[dict[str, Any]]:
         """Send one request; its events up to (not including) `done`."""
-        stdin: IO[str] = self.process.stdin  # type: ignore[assignment]
-        stdin.write(json.dumps(asdict(request)) + "\n")
+        stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
+        stdin.write(json.dumps(asdict(request)).encode() + b"\n")
         stdin.flush()
-        for event in self._events():
+        for event in self._events(request.timeout_s + WATCHDOG_SLACK_S):
             if event.get("request") != request.id:
                 continue
             if event["type"] == "fatal":
@@ -133,6 +183,7 @@ class Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        strays.disown(self.process.pid)
         if self.process.stdout:
             self.process.stdout.close()
         self._stderr.close()

@@ -49,11 +49,6 @@ PoolEvent = CheckDone | PartDone | RequestDone
 _STOP = None
 
 
-def warm_worker() -> Worker:
-    """A worker that pays torch's one-time costs before its first submission, not in each."""
-    return Worker()
-
-
 class WorkerPool:
     """`jobs` warm workers grading requests from a shared queue.
 
@@ -61,11 +56,12 @@ class WorkerPool:
     request is reported with the error and a fresh worker takes the next one.
     """
 
-    def __init__(self, jobs: int, start_worker: Callable[[], Worker] | None = None) -> None:
+    def __init__(self, jobs: int, start_worker: Callable[[], Worker] | None = None,
+                 sandbox: bool = False) -> None:
         if jobs < 1:
             raise ValueError("a pool needs at least one job")
         self.jobs = jobs
-        self._start_worker = start_worker or warm_worker
+        self._start_worker = start_worker or (lambda: Worker(sandbox=sandbox))
         self._workers: list[Worker] = []
         self._idle: list[Worker] = []
         self._lock = threading.Lock()

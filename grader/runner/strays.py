@@ -17,17 +17,31 @@ from collections.abc import Collection
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
-SWEEP_LIMIT_S = 5.0
+SWEEP_LIMIT_S = 2.0
+_own: set[int] = set()
+_adopting = False
+
+
+def own(pid: int) -> None:
+    """`pid` is a child this process started for itself (a sandbox), not a stray."""
+    _own.add(pid)
+
+
+def disown(pid: int) -> None:
+    _own.discard(pid)
 
 
 def become_subreaper(adopt: bool = True) -> bool:
     """Adopt every orphan below this process (or stop, with adopt False); False where the
     system has no such thing."""
+    global _adopting
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) == 0
+        done = libc.prctl(PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+    _adopting = adopt and done
+    return done
 
 
 def children(pid: int | None = None) -> set[int]:
@@ -46,14 +60,17 @@ def children(pid: int | None = None) -> set[int]:
     return found
 
 
-def kill_all(keep: Collection[int] = ()) -> list[int]:
-    """SIGKILL and reap every child of this process but `keep`, again and again while new
-    orphans arrive (a fork loop keeps adopting them here); the pids killed. Bounded: after
-    SWEEP_LIMIT_S it gives up on what is left rather than hang the batch."""
+def kill_all() -> list[int]:
+    """SIGKILL and reap every child of this process but its own (see `own`), again and again
+    while new orphans arrive (a fork loop keeps adopting them here); the pids killed. Bounded:
+    after SWEEP_LIMIT_S it gives up on what is left rather than hang the batch. A process that
+    adopts no orphans cannot tell a stray from a child it started itself: it kills nothing."""
     killed: list[int] = []
+    if not _adopting:
+        return killed
     deadline = time.monotonic() + SWEEP_LIMIT_S
     while time.monotonic() < deadline:
-        found = children() - set(keep)
+        found = children() - _own
         if not found:
             break
         for pid in found:
@@ -64,6 +81,22 @@ def kill_all(keep: Collection[int] = ()) -> list[int]:
                 pass
         _reap(found)
     return killed
+
+
+def kill_child(pid: int) -> None:
+    """SIGKILL a child and its process group (the group it made for itself, see child.py)."""
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            target()
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def describe_exit(status: int) -> str:
+    """A wait status in words, as the scorecard says how a process ended."""
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exited with code {os.WEXITSTATUS(status)}"
 
 
 def _reap(pids: Collection[int]) -> None:

@@ -16,37 +16,39 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
 import sys
 import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import asdict, dataclass
+from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for, load_module
 from grader.results import CheckResult, PartResult, Status, scale_to_weight
 from grader.rounds import Part, Round, get_round
 from grader.runner import strays
-from grader.runner.child import run_child
+from grader.runner.children import (
+    Child,
+    Children,
+    ChildrenLost,
+    Spawn,
+    fork_spawner,
+    next_frame,
+)
 from grader.runner.protocol import (
-    LAST_WORDS_SIGNAL,
     ChildSpec,
     Event,
     FrameTimeout,
     ProbeCall,
     Request,
     probe_frame,
-    read_frame,
 )
 
 Emit = Callable[[Event], None]
-LAST_WORDS_GRACE_S = 0.5  # how long a hung child may take to send what it printed
 DEVICE_SETUP_S = 30.0  # allowed on top of the timeout to a probe that sets up CUDA
 
 
@@ -95,93 +97,6 @@ def frame_timeout(request: Request, plan: Plan, ready: bool) -> float:
     """How long one probe may take: the request's timeout, plus time to set up CUDA for a probe
     that uses the device when there is one (context creation alone can take seconds)."""
     return request.timeout_s + (DEVICE_SETUP_S if plan.uses_device and ready else 0.0)
-
-
-@dataclass(frozen=True)
-class Ended:
-    """How a child ended, in words, and the CPU seconds the kernel charged it (user + system,
-    its waited-for children included), read by its parent: a figure the child cannot forge."""
-
-    how: str
-    cpu_s: float
-
-
-class Child(Protocol):
-    """A process running one ChildSpec, forked here or in a sandbox; the worker reads its
-    frames from `fd`."""
-
-    fd: int
-    device_ready: bool
-
-    def last_words(self, grace_s: float = ...) -> tuple[str, str]: ...
-
-    def end(self, kill: bool) -> Ended: ...
-
-
-Spawn = Callable[[ChildSpec], Child]
-Children = Callable[[Request, Round], AbstractContextManager[Spawn]]
-
-
-def next_frame(child: Child, timeout_s: float) -> dict[str, Any] | None:
-    """The child's next frame; a malformed one reads as an error frame, not a worker crash."""
-    try:
-        frame = read_frame(child.fd, time.monotonic() + timeout_s)
-    except FrameTimeout:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever the child wrote, the worker goes on
-        return dict(probe_frame("error", message=f"unreadable result from the child "
-                                f"process: {exc}"))
-    if frame is not None and not isinstance(frame, dict):
-        return dict(probe_frame("error", message="unreadable result from the child process"))
-    return frame
-
-
-def describe_status(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
-    return f"exited with code {os.WEXITSTATUS(status)}"
-
-
-class ForkedChild:
-    """A child forked from this worker (practice mode, and every baseline): its pipe, and the
-    kill of everything it started once it ends."""
-
-    def __init__(self, spec: ChildSpec, helpers: ModuleType, ready: bool) -> None:
-        read_fd, write_fd = os.pipe()
-        worker_pid = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            run_child(write_fd, spec, helpers, worker_pid)
-        os.close(write_fd)
-        self.pid, self.fd, self.device_ready = pid, read_fd, ready
-
-    def last_words(self, grace_s: float = LAST_WORDS_GRACE_S) -> tuple[str, str]:
-        """(what a hung child printed since its last frame, the candidate's line it was on),
-        asked for before it is killed; empty when it cannot answer within the grace (stuck in
-        C code, or its handler replaced)."""
-        try:
-            os.kill(self.pid, LAST_WORDS_SIGNAL)
-            frame = read_frame(self.fd, time.monotonic() + grace_s)
-        except Exception:  # noqa: BLE001 - gone, silent or garbled: nothing to add
-            return "", ""
-        if isinstance(frame, dict) and frame.get("kind") == "last_words":
-            return str(frame.get("output", "")), str(frame.get("where", ""))
-        return "", ""
-
-    def end(self, kill: bool) -> Ended:
-        """Reap the child (killed first if asked), then every process it left behind."""
-        if kill:
-            for target in (lambda: os.killpg(self.pid, signal.SIGKILL),
-                           lambda: os.kill(self.pid, signal.SIGKILL)):
-                try:
-                    target()
-                except (ProcessLookupError, PermissionError):
-                    pass
-        os.close(self.fd)
-        _, status, usage = os.wait4(self.pid, 0)
-        strays.kill_all()
-        return Ended(describe_status(status), usage.ru_utime + usage.ru_stime)
 
 
 class _Part:
@@ -260,12 +175,6 @@ def _spec(request: Request, round_: Round, root: str, module: str | None,
             "device_ready": ready}
 
 
-def fork_spawner(round_: Round) -> Spawn:
-    """Children forked from this worker, with the round's probe helpers already imported."""
-    helpers = load_module(round_, "probes")
-    return lambda spec: ForkedChild(spec, helpers, spec["device_ready"])
-
-
 def _not_run_here(check: Check) -> Plan:
     """The stand-in plan of a check that cannot apply on this machine, when its figures were
     not asked for (Request.informational)."""
@@ -286,13 +195,16 @@ def run_part(grading: _Part) -> list[CheckResult]:
     with device_turn(grading.ready):
         baselines = run_baselines(grading)
         index, count = 0, len(grading.checks)
-        while index < count:
-            if grading.plans[index].runs:
-                index = _measure_runs(grading, index, baselines.get(index))
-                continue
-            stop = next((i for i in range(index, count) if grading.plans[i].runs), count)
-            child = grading.spawn(grading.spec(index, stop))
-            index = _collect(grading, child, index, stop, baselines)
+        try:
+            while index < count:
+                if grading.plans[index].runs:
+                    index = _measure_runs(grading, index, baselines.get(index))
+                    continue
+                stop = next((i for i in range(index, count) if grading.plans[i].runs), count)
+                child = grading.spawn(grading.spec(index, stop))
+                index = _collect(grading, child, index, stop, baselines)
+        except ChildrenLost as lost:
+            grading.not_run(len(grading.results), str(lost), status="error")
     void_results(grading.checks, grading.results)
     part = grading.part
     scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
@@ -496,7 +408,10 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan,
             baseline = None
         child.end(kill=True)
         baseline = baseline or dict(probe_frame("error", message="the reference did not run"))
-    child = spawn(grading.spec(0, 1))
+    try:
+        child = spawn(grading.spec(0, 1))
+    except ChildrenLost as lost:
+        return dict(probe_frame("error", message=str(lost)))
     try:
         hello = next_frame(child, request.timeout_s)
         if hello is None or hello["kind"] == "import_error":
@@ -592,5 +507,19 @@ def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -
                   "message": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
 
 
+def main(argv: list[str]) -> None:
+    """`--sandbox`: run each request's candidate code in a sandbox of its own
+    (grader.runner.sandbox); `--sandbox REQUEST`: and start the sandbox of that request (JSON),
+    the first to come, at once."""
+    if argv[:1] == ["--sandbox"]:
+        from grader.runner.sandbox import prestarted, sandboxed_children
+
+        first = argv[1:]
+        serve(sys.stdin, sys.stdout, prestarted(Request.from_dict(json.loads(first[0])))
+              if first else sandboxed_children)
+    else:
+        serve(sys.stdin, sys.stdout)
+
+
 if __name__ == "__main__":
-    serve(sys.stdin, sys.stdout)
+    main(sys.argv[1:])

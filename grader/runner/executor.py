@@ -1,0 +1,103 @@
+"""The process inside a sandbox: it forks the children that run candidate code, on the judge's
+word, and reports how each ended.
+
+One executor serves one submission. It is started by grader.runner.sandbox inside bubblewrap,
+with one end of a Unix socket as its only line out:
+
+    python -P -m grader.runner.executor FD ROUND
+
+It imports numpy, torch and the round's probe helpers once, then
+answers the judge's messages (grader.runner.channel):
+
+    {"op": "start", "spec": ChildSpec} + a pipe's write end  fork a child that runs the spec and
+                                                             writes its frames to that pipe
+    {"op": "last_words"}                                     ask the child what it printed
+    {"op": "end", "kill": bool}                              reap it (killed first if asked),
+                                                             kill whatever it left, answer
+                                                             {"op": "ended", "how", "cpu_s"}
+
+It reads no candidate output and judges nothing: the frames go straight from the child to the
+judge. It makes itself undumpable, so the code under test (same user, same namespace) can
+neither trace it nor open its /proc entries, and adopts every orphan so that nothing a child
+starts outlives that child.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import socket
+import sys
+from types import ModuleType
+
+from grader.checks.table import load_module
+from grader.probes.autograd import bound_gradcheck
+from grader.rounds import get_round
+from grader.runner import strays
+from grader.runner.channel import ChannelClosed, receive, send
+from grader.runner.child import run_child
+from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
+from grader.runner.sandbox import TASKS
+
+PR_SET_DUMPABLE = 4
+
+
+def _undumpable() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def serve(sock: socket.socket, round_id: str) -> None:
+    _undumpable()
+    strays.become_subreaper()
+    # Counted per user namespace: this caps the sandbox's processes and threads, whoever
+    # started the grader.
+    resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
+    import numpy  # noqa: F401 - imported once here, inherited by every forked child
+    import torch  # the probes of the numpy flavor use it too (gradcheck compares with it)
+
+    torch.set_num_threads(1)
+    bound_gradcheck()  # its first call's imports, paid here once instead of in each child
+    helpers = load_module(get_round(round_id), "probes")
+    send(sock, {"op": "ready"})
+    child = 0
+    while True:
+        try:
+            message, fds = receive(sock)
+        except ChannelClosed:
+            return
+        op = message.get("op")
+        if op == "start" and len(fds) == 1:
+            child = _start(sock, message["spec"], fds[0], helpers)
+        elif op == "last_words" and child:
+            try:
+                os.kill(child, LAST_WORDS_SIGNAL)
+            except ProcessLookupError:
+                pass
+        elif op == "end" and child:
+            if message.get("kill"):
+                strays.kill_child(child)
+            _, status, usage = os.wait4(child, 0)
+            child = 0
+            strays.kill_all()
+            send(sock, {"op": "ended", "how": strays.describe_exit(status),
+                        "cpu_s": usage.ru_utime + usage.ru_stime})
+        for fd in fds:
+            os.close(fd)
+
+
+def _start(sock: socket.socket, spec: ChildSpec, fd: int, helpers: ModuleType) -> int:
+    pid = os.fork()
+    if pid == 0:
+        sock.close()
+        run_child(fd, spec, helpers, os.getppid())
+    return pid
+
+
+def main(argv: list[str]) -> None:
+    fd, round_id = argv
+    serve(socket.socket(fileno=int(fd)), round_id)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
