@@ -239,11 +239,7 @@ def _own_cgroups() -> dict[str, str]:
 
 def _python_roots() -> list[Path]:
     """The folders the interpreter and its installed packages live in, outermost only."""
-    paths = {sys.base_prefix, sys.prefix, sys.exec_prefix, sysconfig.get_paths()["purelib"],
-             sysconfig.get_paths()["platlib"], *site.getsitepackages()}
-    user_site = site.getusersitepackages()
-    if site.ENABLE_USER_SITE and Path(user_site).is_dir():
-        paths.add(user_site)
+    paths = {sys.base_prefix, sys.prefix, sys.exec_prefix, *_site_folders()}
     roots: list[Path] = []
     for path in sorted({Path(p).resolve() for p in paths if Path(p).exists()}, key=str):
         if not any(path.is_relative_to(root) for root in [*roots, Path("/usr")]):
@@ -251,11 +247,22 @@ def _python_roots() -> list[Path]:
     return roots
 
 
+def _site_folders() -> set[str]:
+    folders = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+               *site.getsitepackages()}
+    if site.ENABLE_USER_SITE:
+        folders.add(site.getusersitepackages())
+    return folders
+
+
 def _reference_folders() -> set[Path]:
-    """Every folder that holds references, of every round this process knows."""
+    """Every folder that holds references: of every round this process knows, and whatever an
+    install of grader (this one or another, an editable install's leftovers included) bundled
+    into site-packages."""
     from grader.bundle import BundleError, bundled_path
 
-    found: set[Path] = set()
+    found = {(Path(folder) / "grader" / "_bundled").resolve() for folder in _site_folders()
+             if (Path(folder) / "grader" / "_bundled").is_dir()}
     try:
         found.add(bundled_path("reference").resolve())
     except BundleError:

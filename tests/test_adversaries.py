@@ -1,0 +1,142 @@
+"""Submissions written to cheat, escape, forge and exhaust (tests/adversaries), graded with two
+honest classmates in one `grader grade` batch in the sandbox, end to end through the CLI.
+
+Each folder's expect.toml pins its row; this module also checks what no row can show: nothing
+outlives the batch, no file outside a sandbox changed, neither the instructor's secret nor a
+connection got out, and the batch says it was sandboxed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import threading
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import grader
+from grader.cli import cli
+from grader.runner.sandbox import support
+from grader.secret import SECRET_ENV
+
+from helpers import REPO
+
+ADVERSARIES = Path(__file__).parent / "adversaries"
+NAMES = sorted(p.name for p in ADVERSARIES.iterdir() if (p / "expect.toml").is_file())
+COACH = 'parts = ["part1", "part2"]\ntimeout = 10\n'
+SECRET = "the-coach-secret-5f1c9a"
+SPY_PORT = 47123  # the port spy/submission/part1_inplace.py tries
+LINGER_NAME = "grader-adversary-linger"
+
+
+def fingerprint(*folders: Path) -> dict[str, str]:
+    """Every file below the folders, by content."""
+    return {str(path): hashlib.sha256(path.read_bytes()).hexdigest()
+            for folder in folders if folder.is_dir()
+            for path in sorted(folder.rglob("*")) if path.is_file()
+            and "__pycache__" not in path.parts}
+
+
+def lingering() -> list[str]:
+    """Command lines of live processes started by the linger adversary."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if LINGER_NAME in command:
+            found.append(command)
+    return found
+
+
+class Listener:
+    """A TCP listener on the host's loopback, counting who connects."""
+
+    def __init__(self, port: int) -> None:
+        self.socket = socket.create_server(("127.0.0.1", port), reuse_port=True)
+        self.socket.settimeout(0.2)
+        self.connections = 0
+        self._stop = False
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            connection.close()
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join()
+        self.socket.close()
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    found = support()
+    if not found.usable:
+        pytest.skip(f"no sandbox on this machine: {found.why}")
+    root = tmp_path_factory.mktemp("adversaries")
+    for name in NAMES:
+        shutil.copytree(ADVERSARIES / name / "submission", root / "class" / name)
+    (root / "coach.toml").write_text(COACH)
+    guarded = (Path(grader.__file__).parent, REPO / "reference", root / "class")
+    before = fingerprint(*guarded)
+    listener = Listener(SPY_PORT)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(SECRET_ENV, SECRET)
+        done = CliRunner().invoke(cli, [
+            "grade", str(root / "class"), "--config", str(root / "coach.toml"), "--json",
+            "--csv", str(root / "grades.csv"), "--seed", "3", "--jobs", "2"])
+    listener.close()
+    assert done.exit_code == 0, done.output
+    doc = json.loads(done.stdout)
+    yield {"doc": doc, "rows": {Path(s["path"]).name: s for s in doc["submissions"]},
+           "csv": (root / "grades.csv").read_text(), "stdout": done.stdout,
+           "connections": listener.connections, "lingering": lingering(),
+           "changed": sorted(k for k, v in fingerprint(*guarded).items() if before.get(k) != v)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_adversary_gets_its_verdict(batch: dict[str, Any], name: str) -> None:
+    expect = tomllib.loads((ADVERSARIES / name / "expect.toml").read_text())
+    row = batch["rows"][name]
+    assert row["status"] == expect["status"]
+    if "score" in expect:
+        assert row["score"] == pytest.approx(expect["score"], abs=1e-3), row
+    checks = {c["id"]: c for p in row["parts"] for c in p["checks"]}
+    assert {cid: checks[cid]["status"] for cid in expect.get("checks", {})} == \
+        expect.get("checks", {})
+    if "says" in expect:
+        assert any(expect["says"] in c["message"] for c in checks.values())
+
+
+def test_the_batch_was_sandboxed_and_nothing_outlives_it(batch: dict[str, Any]) -> None:
+    assert batch["doc"]["sandboxed"] is True
+    assert batch["lingering"] == []
+
+
+def test_no_file_outside_a_sandbox_changed(batch: dict[str, Any]) -> None:
+    """The grader, its references and every submission's own files, vandal or no vandal."""
+    assert batch["changed"] == []
+
+
+def test_neither_the_secret_nor_a_connection_got_out(batch: dict[str, Any]) -> None:
+    assert SECRET not in batch["stdout"] and SECRET not in batch["csv"]
+    assert batch["connections"] == 0
+    printed = "".join(c["message"] for p in batch["rows"]["spy"]["parts"] for c in p["checks"])
+    assert "no connection to 127.0.0.1" in printed  # the spy did try
+    assert os.environ.get(SECRET_ENV) is None
