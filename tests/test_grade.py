@@ -88,6 +88,10 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     # A candidate's own grader.toml must not change what is graded, or for how many points.
     (correct / "grader.toml").write_text('flavor = "numpy"\nparts = ["part2"]\n'
                                          "[points]\npart2 = 1000\n")
+    # Nor may what the review scan flags: this line is never run, and costs nothing.
+    flagged = correct / "exercises" / "part2_out_of_place.py"
+    flagged.write_text(flagged.read_text() + "\nimport os as _os\n_unused = getattr(_os, 'fork')\n")
+    fork_line = len(flagged.read_text().splitlines())
     wrong = loose_files(subs / "wrong_order")
     edit(wrong / "part1_inplace.py", "P[i - 1] @ W[i]", "W[i] @ P[i - 1]")
     syntax = loose_files(subs / "syntax_error")
@@ -110,7 +114,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     rows = {Path(s["path"]).name: s for s in document["submissions"]}
-    return {"document": document, "rows": rows, "csv": csv_path.read_text(), "root": root}
+    return {"document": document, "rows": rows, "csv": csv_path.read_text(), "root": root,
+            "fork_line": fork_line}
 
 
 def part(row: dict[str, Any], part_id: str) -> dict[str, Any]:
@@ -122,7 +127,10 @@ def test_json_shape_is_exactly_the_documented_one(graded: dict[str, Any]) -> Non
     assert set(document) == {"round", "seed", "submissions"}
     assert document["round"] == "prefix-products" and document["seed"] == 7
     for row in document["submissions"]:
-        assert set(row) == {"path", "status", "flavor", "score", "max_score", "notes", "parts"}
+        # The review scan read every submission that could be staged.
+        scanned = {"flags"} if row["status"] != "broken" else set()
+        assert set(row) == {"path", "status", "flavor", "score", "max_score", "notes",
+                            "parts"} | scanned
         assert isinstance(row["path"], str) and row["flavor"] == "torch"
         assert row["status"] in ("graded", "mismatch", "broken", "error")
         assert isinstance(row["notes"], list)
@@ -138,6 +146,20 @@ def test_every_submission_gets_one_row_in_order(graded: dict[str, Any]) -> None:
     names = [Path(s["path"]).name for s in graded["document"]["submissions"]]
     assert names == ["bad.zip", "correct", "missing_part2", "syntax_error", "traversal.zip",
                      "wrong_order", "zipped.zip"]
+
+
+def test_the_review_scan_flags_and_changes_no_score(graded: dict[str, Any]) -> None:
+    rows = graded["rows"]
+    assert rows["correct"]["flags"] == [{
+        "file": "part2_out_of_place.py", "line": graded["fork_line"], "rule": "processes",
+        "construct": "os.fork", "reason": "starts or signals processes"}]
+    assert rows["correct"]["score"] == 100.0
+    assert rows["syntax_error"]["flags"] == [{
+        "file": "part1_inplace.py", "line": 38, "rule": "does-not-parse",
+        "construct": "SyntaxError: invalid syntax",
+        "reason": "is not valid Python, so it could not be scanned"}]
+    for name in ("wrong_order", "missing_part2", "zipped.zip"):
+        assert rows[name]["flags"] == [], name
 
 
 def test_scores_follow_the_instructor_settings(graded: dict[str, Any]) -> None:
@@ -199,6 +221,9 @@ def test_csv_has_one_line_per_submission(graded: dict[str, Any]) -> None:
     assert by_name["missing_part2"]["notes"] == "missing part2_out_of_place.py"
     assert "its grader.toml says numpy; graded as torch" in by_name["correct"]["notes"]
     assert by_name["syntax_error"]["part1"] == "0" and by_name["syntax_error"]["part2"] == "40"
+    assert by_name["correct"]["flags"] == \
+        f"part2_out_of_place.py:{graded['fork_line']} os.fork: starts or signals processes"
+    assert by_name["zipped.zip"]["flags"] == by_name["bad.zip"]["flags"] == ""
 
 
 def test_a_mistyped_submission_path_is_a_usage_error(tmp_path: Path) -> None:
