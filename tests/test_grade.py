@@ -425,3 +425,75 @@ def test_a_row_that_never_ran_is_scored_by_the_same_rule_as_a_graded_one(grading
     assert [(c.id, round(c.max_score, 6)) for c in unrun.checks] == \
         [(c.id, round(c.max_score, 6)) for c in graded.checks]
     assert unrun.max_score == pytest.approx(30.0) == graded.max_score
+
+
+# --- links and names a candidate chose ------------------------------------------------------
+
+def test_links_are_refused_or_left_out_and_names_stay_text(tmp_path: Path,
+                                                           monkeypatch) -> None:
+    """A class folder with a link to a classmate, a dangling link and a loop beside real
+    entries; file names a spreadsheet would run. None of it needs a worker: only rows that
+    could not be staged."""
+    class_dir = tmp_path / "class"
+    (class_dir / "ann").mkdir(parents=True)
+    (class_dir / "ann" / "notes.txt").write_text("no exercise files here\n")
+    (class_dir / "copy-of-ann").symlink_to("ann")
+    (class_dir / "ghost").symlink_to(tmp_path / "nowhere")
+    (class_dir / "loop").symlink_to("loop")
+    (class_dir / "ben" / "exercises").mkdir(parents=True)
+    (class_dir / "ben" / "exercises" / "part1_inplace.py").symlink_to(
+        class_dir / "ann" / "notes.txt")
+    for name in ("=HYPERLINK(\"evil\").zip", "-1.5.zip", "\x1b]0;owned\x07.zip"):
+        (class_dir / name).write_bytes(b"not a zip")
+    monkeypatch.chdir(class_dir)
+
+    table = invoke(["grade", "."])
+    as_json = invoke(["grade", ".", "--json", "--csv", "grades.csv"])
+
+    assert table.exit_code == as_json.exit_code == 0, table.output
+    rows = {row["path"]: row for row in json.loads(as_json.stdout)["submissions"]}
+    link = "links are never followed, so it was not graded"
+    assert [(path, row["status"], row["notes"]) for path, row in rows.items()] == [
+        ("\x1b]0;owned\x07.zip", "broken", ["not a readable zip file (File is not a zip file)"]),
+        ("-1.5.zip", "broken", ["not a readable zip file (File is not a zip file)"]),
+        ("=HYPERLINK(\"evil\").zip", "broken",
+         ["not a readable zip file (File is not a zip file)"]),
+        ("ann", "broken", ["no exercise files found (expected part1_inplace.py, "
+                           "part2_out_of_place.py, part3_backward.py, part4_scan.py, or a "
+                           "workspace with exercises/)"]),
+        ("ben", "broken", ["no exercise files found (expected part1_inplace.py, "
+                           "part2_out_of_place.py, part3_backward.py, part4_scan.py, or a "
+                           "workspace with exercises/); symbolic links are not followed, so "
+                           "these were left out: exercises/part1_inplace.py"]),
+        ("copy-of-ann", "broken", [f"a symbolic link (to ann): {link}"]),
+        ("ghost", "broken", [f"a symbolic link (to {tmp_path / 'nowhere'}): {link}"]),
+        ("loop", "broken", [f"a symbolic link (to loop): {link}"]),
+    ]
+    assert "\x1b" not in table.output and "\x07" not in table.output
+    assert "  1 .zip: not a readable zip file" in table.output
+    assert "  6 copy-of-ann: a symbolic link (to ann)" in table.output
+    cells = [line[:2] for line in csv.reader(io.StringIO((class_dir / "grades.csv").read_text()))]
+    assert cells[1:4] == [[".zip", "broken"], ["'-1.5.zip", "broken"],
+                          ["'=HYPERLINK(\"evil\").zip", "broken"]]
+
+
+def test_a_link_inside_a_submission_is_left_out_and_said(tmp_path: Path) -> None:
+    """A linked exercise file pointing at a classmate's file is not copied (its part goes
+    missing, and the note says why); a linked folder and a loop are not followed."""
+    ann = loose_files(tmp_path / "ann")
+    ben = loose_files(tmp_path / "ben")
+    (ben / "part1_inplace.py").unlink()
+    (ben / "part1_inplace.py").symlink_to(ann / "part1_inplace.py")
+    (ben / "shared").symlink_to(ann)
+    (ben / "loop").symlink_to("loop")
+
+    staged = stage(ben, tmp_path / "stage", PREFIX)
+
+    assert staged.problem is None and staged.root is not None
+    assert staged.missing == ("part1_inplace.py",)
+    assert staged.notes == ("missing part1_inplace.py", "symbolic links are not followed, so "
+                            "these were left out: loop, part1_inplace.py, shared")
+    copied = sorted(p.name for p in (staged.root / "exercises").iterdir())
+    assert copied == ["__init__.py", "part2_out_of_place.py", "part3_backward.py",
+                      "part4_scan.py"]
+    assert not any(p.is_symlink() for p in staged.root.rglob("*"))
