@@ -160,8 +160,6 @@ class FiniteSeconds(click.FloatRange):
     """Seconds of at least 0.1 that are a real number: "inf" and "nan" parse as floats, and
     neither is a timeout."""
 
-    name = "seconds"
-
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
         seconds = super().convert(value, param, ctx)

@@ -164,7 +164,9 @@ def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry],
     try:
         folder = find_exercise_folder(listing, names)
     except SubmissionError as exc:
-        raise SubmissionError(f"{exc}{_links_left_out(links)}") from None
+        if not links:
+            raise
+        raise SubmissionError(f"{exc}; {_links_note(links)}") from None
     exercises = dest / EXERCISES_DIR
     exercises.mkdir(parents=True)
     budget = _Budget()
@@ -185,17 +187,15 @@ def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry],
     notes = (f"missing {', '.join(missing)}",) if missing else ()
     inside = tuple(link for link in links if _below(link, folder) is not None)
     if inside:
-        notes += (_links_left_out(inside).removeprefix("; "),)
+        notes += (_links_note(inside),)
     declared_round, declared_flavor = _declared(config)
     return Staged(source, dest, None, notes, missing, declared_flavor, declared_round)
 
 
-def _links_left_out(links: tuple[PurePosixPath, ...]) -> str:
-    if not links:
-        return ""
+def _links_note(links: tuple[PurePosixPath, ...]) -> str:
     shown = ", ".join(str(link) for link in links[:5])
     more = f" and {len(links) - 5} more" if len(links) > 5 else ""
-    return f"; symbolic links are not followed, so these were left out: {shown}{more}"
+    return f"symbolic links are not followed, so these were left out: {shown}{more}"
 
 
 def _read_no_link(path: Path) -> Callable[[], bytes]:
@@ -220,6 +220,7 @@ def _walk(folder: Path) -> tuple[dict[PurePosixPath, _Entry], tuple[PurePosixPat
         here = Path(current)
         depth = len(here.relative_to(folder).parts)
         dirs[:] = sorted(d for d in dirs if not _ignored(d) and depth < MAX_DEPTH)
+        regular = set(files)
         for name in sorted(dirs + files):
             path = here / name
             rel = PurePosixPath(path.relative_to(folder).as_posix())
@@ -227,7 +228,7 @@ def _walk(folder: Path) -> tuple[dict[PurePosixPath, _Entry], tuple[PurePosixPat
                 continue
             if path.is_symlink():
                 links.append(rel)
-            elif name in files and path.is_file():
+            elif name in regular and path.is_file():
                 listing[rel] = _Entry(path.stat().st_size, _read_no_link(path))
     return listing, tuple(sorted(links))
 

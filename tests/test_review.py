@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +135,7 @@ def test_no_reference_stub_or_known_solution_is_flagged_but_the_hostile_ones() -
      "RecursionError: maximum recursion depth exceeded during ast construction"),
     (b"\xff\xfe not text", "SyntaxError: (unicode error) 'utf-8' codec can't decode byte 0xff "
                            "in position 0: invalid start byte"),
-])
+], ids=["syntax", "nul", "parentheses", "attribute-chain", "not-utf-8"])
 def test_a_file_that_does_not_parse_is_a_flag_itself(source: bytes, construct: str) -> None:
     [flag] = scan_source("part1_inplace.py", source)
     assert (flag["rule"], flag["construct"]) == (NOT_PARSED, construct)
@@ -177,34 +176,22 @@ def flagged_batch(grading, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     spy.write_text(spy.read_text() + SPY)
     write_workspace(root / "subs" / "plain", "torch")
     (root / "grader.toml").write_text('flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n')
-    runs = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)
         patch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
             1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
-        for name, args in {"table": ["--csv", "grades.csv"], "json": ["--json"]}.items():
-            runs[name] = CliRunner().invoke(cli, ["grade", "subs", "--config", "grader.toml",
-                                                  "--seed", "7", *args],
-                                            env={"COLUMNS": "120"})
-            assert runs[name].exit_code == 0, runs[name].output
+        table = CliRunner().invoke(cli, ["grade", "subs", "--config", "grader.toml", "--seed",
+                                         "7", "--csv", "grades.csv"], env={"COLUMNS": "120"})
+    assert table.exit_code == 0, table.output
     line = len(spy.read_text().splitlines())
-    return {"runs": runs, "csv": (root / "grades.csv").read_text(), "line": line}
+    return {"table": table.stdout, "csv": (root / "grades.csv").read_text(), "line": line}
 
 
 def test_the_table_says_what_was_flagged_and_the_score_stands(
         flagged_batch: dict[str, Any]) -> None:
-    assert matches_golden("grade-flagged-120.txt", flagged_batch["runs"]["table"].stdout)
-
-
-def test_the_json_carries_each_flag_and_an_empty_list_where_none(
-        flagged_batch: dict[str, Any]) -> None:
-    rows = {Path(s["path"]).name: s for s in
-            json.loads(flagged_batch["runs"]["json"].stdout)["submissions"]}
-    assert rows["spy"]["flags"] == [{
-        "file": "part1_inplace.py", "line": flagged_batch["line"], "rule": "processes",
-        "construct": "os.fork", "reason": "starts or signals processes"}]
-    assert rows["plain"]["flags"] == []
-    assert rows["spy"]["score"] == rows["plain"]["score"] == 20.0
+    """(The JSON's flags are pinned in test_grade, the cohort report's in test_cohort_report,
+    on their batches.)"""
+    assert matches_golden("grade-flagged-120.txt", flagged_batch["table"])
 
 
 def test_the_csv_has_a_flags_column(flagged_batch: dict[str, Any]) -> None:
