@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from grader import batch, watch
+from grader import batch, views, watch
 from grader.cli import cli
 from grader.runner.pool import WorkerPool
 from grader.safe_text import clean, csv_cell, text
@@ -131,3 +131,21 @@ def test_gradescope_shows_their_output_and_the_flags_as_text(
         "[link=http://evil]click me[/link]")
     shown = [doc["output"], *(test["output"] for test in doc["tests"])]
     assert not any(c in said for said in shown for c in CONTROL)
+
+
+def test_a_follow_up_shows_the_error_their_code_raised_as_written() -> None:
+    console = Console(file=StringIO(), width=60, color_system=None)
+    views.render_followup(console, "part1", {"shown": [{
+        "title": "your in-place forward", "snippet": "P = prefix_products_out(W, P)",
+        "raised": {"type": "Runtime\x1b[2JError", "message": "[red]boom[/red]\x1b]52;c;eA==\x07"},
+        "line": "P[i] = P[i - 1] @ W[i]\x9b2J"}]}, "Why?")
+    assert console.file.getvalue() == (  # type: ignore[attr-defined]
+        "───────────── Interviewer's follow-up · part1 ──────────────\n"
+        "╭─ your in-place forward ──────────────────────────────────╮\n"
+        "│ P = prefix_products_out(W, P)                            │\n"
+        "│ RuntimeError: [red]boom[/red]                            │\n"
+        "│ the line: P[i] = P[i - 1] @ W[i]                         │\n"
+        "╰──────────────────────────────────────────────────────────╯\n"
+        "╭─ Question ───────────────────────────────────────────────╮\n"
+        "│ Why?                                                     │\n"
+        "╰──────────────────────────────────────────────────────────╯\n")
