@@ -15,13 +15,14 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, TypedDict
 
 from grader.results import CheckResult, PartDoc, PartResult, RunResult, scale_to_weight
+from grader.review import FlagDoc, scan_folder
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import DEFAULT_MEMORY_MB, Request
 from grader.submissions import Staged, expand, stage
-from grader.workspace import Settings
+from grader.workspace import EXERCISES_DIR, Settings
 
 NOTE_WIDTH = 160
 RowStatus = Literal["graded", "mismatch", "broken", "error"]
@@ -39,22 +40,30 @@ class _GradedSubmissionDoc(TypedDict):
 
 
 class SubmissionDoc(_GradedSubmissionDoc, total=False):
-    """One submission of `grade --json`. `flags`, where a review scan ran: what it found (a
-    line of text, or an object with the details). (NotRequired would not be seen here: this
-    module's annotations are strings.)"""
+    """One submission of `grade --json`. `flags`, wherever the review scan (grader/review.py)
+    read the submission's files, even when it found nothing; absent where the submission
+    could not be staged. (NotRequired would not be seen here: this module's annotations are
+    strings.)"""
 
-    flags: list[str | dict[str, Any]]
+    flags: list[FlagDoc]
 
 
-class BatchDoc(TypedDict):
-    """The whole `grade --json` document, which `grader report` reads back. `sandboxed`: every
-    submission's code ran in a sandbox of its own (false under --no-sandbox; absent from
-    documents written before there was a sandbox)."""
-
+class _SeededBatchDoc(TypedDict):
     round: str
     seed: int
-    sandboxed: NotRequired[bool]
     submissions: list[SubmissionDoc]
+
+
+class BatchDoc(_SeededBatchDoc, total=False):
+    """The whole `grade --json` document, which `grader report` reads back. `seed` is the seed
+    every submission's inputs were drawn from; `given_seed`, only where an instructor's secret
+    was mixed in, is the seed given (or drawn) before that: `grade --seed` with it and the
+    same secret grades every row again on the same inputs. `sandboxed`: every submission's
+    code ran in a sandbox of its own (false under --no-sandbox; absent from documents written
+    before there was a sandbox)."""
+
+    given_seed: int
+    sandboxed: bool
 
 
 @dataclass(frozen=True)
@@ -62,15 +71,23 @@ class GradingConfig:
     """How every submission of a batch is graded: the instructor's round and settings.
 
     `settings.flavor_given` False: each submission is graded in the flavor its own grader.toml
-    names (the round's default flavor when it names none). `sandbox`: each submission's code
-    runs in a bubblewrap sandbox of its own (grader.runner.sandbox)."""
+    names (the round's default flavor when it names none). `seed`: the one the inputs are
+    drawn from; `given_seed`: the one it was mixed from with the instructor's secret (None
+    without a secret). `sandbox`: each submission's code runs in a bubblewrap sandbox of its
+    own (grader.runner.sandbox)."""
 
     settings: Settings
     seed: int
     timeout_s: float
     memory_mb: int = DEFAULT_MEMORY_MB
     cuda: bool = False
+    given_seed: int | None = None
     sandbox: bool = True
+
+    def seeds(self) -> dict[str, int]:
+        """The seeds as `grade --json` and Gradescope's extra data report them."""
+        given = {} if self.given_seed is None else {"given_seed": self.given_seed}
+        return {"seed": self.seed, **given}
 
     @property
     def round_id(self) -> str:
@@ -122,6 +139,7 @@ class GradedRow:
     flavor: str
     notes: list[str] = field(default_factory=list)
     result: RunResult | None = None
+    flags: list[FlagDoc] | None = None
 
     @property
     def score(self) -> float:
@@ -136,7 +154,7 @@ class GradedRow:
 
     def to_dict(self) -> SubmissionDoc:
         """The documented per-submission `grade --json` shape."""
-        return {
+        doc: SubmissionDoc = {
             "path": self.path,
             "status": self.status,
             "flavor": self.flavor,
@@ -145,11 +163,14 @@ class GradedRow:
             "notes": list(self.notes),
             "parts": [p.to_dict() for p in self.parts],
         }
+        if self.flags is not None:
+            doc["flags"] = list(self.flags)
+        return doc
 
 
 def batch_document(rows: Sequence[GradedRow], config: GradingConfig) -> BatchDoc:
-    return {"round": config.round_id, "seed": config.seed, "sandboxed": config.sandbox,
-            "submissions": [row.to_dict() for row in rows]}
+    return {"round": config.round_id, **config.seeds(),  # type: ignore[typeddict-item]
+            "sandboxed": config.sandbox, "submissions": [row.to_dict() for row in rows]}
 
 
 def unrun_parts(config: GradingConfig, settings: Settings, message: str,
@@ -187,7 +208,8 @@ def _first_line_of_trouble(part: PartResult) -> str | None:
     return f"{part.id}: {' '.join(lines[:2])}"[:NOTE_WIDTH] if lines else None
 
 
-def graded_row(staged: Staged, config: GradingConfig, result: RunResult) -> GradedRow:
+def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
+               flags: list[FlagDoc] | None = None) -> GradedRow:
     settings = config.for_flavor(staged.declared_flavor)
     notes = list(staged.notes)
     status: RowStatus = "graded"
@@ -204,16 +226,18 @@ def graded_row(staged: Staged, config: GradingConfig, result: RunResult) -> Grad
     notes += [line for p in result.parts if p.id not in missing_parts
               and (line := _first_line_of_trouble(p))]
     return GradedRow(staged.source, status, result.parts, sum(settings.weights().values()),
-                     settings.flavor, notes, result)
+                     settings.flavor, notes, result, flags)
 
 
 def broken_row(path: str, config: GradingConfig, problem: str, status: RowStatus = "broken",
-               finished: Sequence[PartResult] = (), flavor: str | None = None) -> GradedRow:
+               finished: Sequence[PartResult] = (), flavor: str | None = None,
+               flags: list[FlagDoc] | None = None) -> GradedRow:
     """A row for a submission that could not be staged, or whose grading the grader itself
-    abandoned (then the parts that did finish keep their points)."""
+    abandoned (then the parts that did finish keep their points, and its files were still
+    scanned)."""
     settings = config.for_flavor(flavor)
     return GradedRow(path, status, unrun_parts(config, settings, problem, finished),
-                     sum(settings.weights().values()), settings.flavor, [problem])
+                     sum(settings.weights().values()), settings.flavor, [problem], flags=flags)
 
 
 class BatchListener:
@@ -262,7 +286,9 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
     `expand_folders`), `jobs` at a time; rows come back in the order given.
 
     The rows of submissions that cannot be staged are made once the pool is up, so they are
-    scored with the same knowledge of the machine (is there CUDA?) as the graded rows."""
+    scored with the same knowledge of the machine (is there CUDA?) as the graded rows. Every
+    staged submission's files are scanned for review (grader/review.py) before grading starts;
+    the flags go on its row and change no score."""
     listener = listener or BatchListener()
     round_ = config.settings.round
     paths = [p for s in sources for p in (expand(s, round_) if expand_folders else [s])]
@@ -270,6 +296,8 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
     rows: dict[int, GradedRow] = {}
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
         staged = [stage(path, Path(tmp) / str(i), round_) for i, path in enumerate(paths)]
+        flags = {i: scan_folder(item.root / EXERCISES_DIR) for i, item in enumerate(staged)
+                 if item.root}
         requests = {f"submission-{i}": i for i, item in enumerate(staged) if item.root}
         finished: dict[int, list[PartResult]] = {}
         with WorkerPool(max(1, min(jobs, len(requests) or 1)), sandbox=config.sandbox) as pool:
@@ -288,10 +316,10 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                     listener.part_done(index, event.part)
                 elif isinstance(event, RequestDone):
                     item = staged[index]
-                    rows[index] = (graded_row(item, config, event.result)
+                    rows[index] = (graded_row(item, config, event.result, flags[index])
                                    if event.result is not None else
                                    broken_row(item.source, config, event.error or "grader error",
                                               "error", finished.get(index, ()),
-                                              item.declared_flavor))
+                                              item.declared_flavor, flags[index]))
                     listener.finished(index, rows[index])
     return [rows[i] for i in range(len(paths))]

@@ -8,6 +8,7 @@ not import torch: `grader --help` and `grader list` stay instant.
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import sys
@@ -44,8 +45,8 @@ CHECK_HELP = """Run the hidden checks on your exercises and print a scorecard.
 
 PARTS are parts of the workspace's round (`grader list` names them; default: all enabled).
 Exit status: 0 when every selected check that applies here passed, 1 otherwise, 2 on a usage
-error. With GRADER_SECRET set (an instructor's secret, e.g. in GitHub Classroom), its value is
-mixed into the seed.
+error. With an instructor's secret (GRADER_SECRET, e.g. in GitHub Classroom, else `secret` in
+grader.toml), it is mixed into the seed.
 """
 
 
@@ -112,12 +113,14 @@ def fresh_seed(seed: int | None) -> int:
     return seed if seed is not None else random.randrange(10**6)
 
 
-def grading_seed(seed: int | None) -> int:
-    """The seed `check` and `grade` grade with: --seed or a fresh one, mixed with the
-    instructor's GRADER_SECRET when that is set (grader/secret.py says why)."""
-    from grader.secret import seed_with_secret
+def grading_seeds(seed: int | None, settings: Settings) -> tuple[int, int | None]:
+    """The seed `check` and `grade` grade with (--seed or a fresh one, mixed with the
+    instructor's secret where one is set: grader/secret.py says why), and the seed it was
+    mixed from (None without a secret)."""
+    from grader.secret import instructor_secret, seed_with_secret
 
-    return seed_with_secret(fresh_seed(seed))
+    given, secret = fresh_seed(seed), instructor_secret(settings.secret)
+    return seed_with_secret(given, secret), given if secret else None
 
 
 def chosen_parts(workspace: Workspace, parts: tuple[str, ...]) -> list[str]:
@@ -147,14 +150,27 @@ def build_request(workspace: Workspace, parts: tuple[str, ...], seed: int | None
     weights = settings.weights()
     return Request(
         id="check", root=str(workspace.root), round=workspace.round.id, flavor=workspace.flavor,
-        parts=selected, seed=grading_seed(seed), timeout_s=settings.timeout(timeout_s),
+        parts=selected, seed=grading_seeds(seed, settings)[0],
+        timeout_s=settings.timeout(timeout_s),
         memory_mb=memory_mb, weights={p: weights[p] for p in selected}, device=device,
     )
 
 
+class FiniteSeconds(click.FloatRange):
+    """Seconds of at least 0.1 that are a real number: "inf" and "nan" parse as floats, and
+    neither is a timeout."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
+
+
 def timeout_option(func: F) -> F:
     return click.option(
-        "--timeout", "timeout_s", type=click.FloatRange(min=0.1),
+        "--timeout", "timeout_s", type=FiniteSeconds(min=0.1),
         help="Seconds each check may run (default: grader.toml's timeout, else 10).",
     )(func)
 
@@ -498,12 +514,16 @@ GRADE_HELP = """Grade many submissions at once, in parallel, each as isolated as
 
 A SUBMISSION is a workspace folder, a folder holding the round's exercise files, or a .zip of
 either; a folder that is none of these counts as a folder of submissions (each subfolder and
-.zip in it). Settings (round, flavor, enabled parts, points, timeout) come from --config, else
-from the grader.toml of the current folder or its parents, else the defaults; a candidate's own
-grader.toml is never obeyed, except that without a flavor from the instructor each submission
-is graded in the flavor it declares. A broken submission gets its own row and never stops the
-batch. With GRADER_SECRET set, its value is mixed into the seed. Exit status: 0 when every
-submission got a row, 1 when the grader itself failed on one, 2 when a SUBMISSION does not exist.
+.zip in it; a symbolic link there is refused, never followed). Settings (round, flavor, enabled
+parts, points, timeout, secret) come from --config, else from the grader.toml of the current
+folder or its parents, else the defaults; a candidate's own grader.toml is never obeyed, except
+that without a flavor from the instructor each submission is graded in the flavor it declares.
+A broken submission gets its own row and never stops the batch. Each submission's files are
+scanned for constructs no solution needs; what is found is flagged for review and changes no
+score. The instructor's secret (GRADER_SECRET, else the settings' `secret`) is mixed into the
+seed; the seed given is reported too, and --seed with it and the same secret grades the same
+inputs again. Exit status: 0 when every submission got a row, 1 when the grader itself failed
+on one, 2 when a SUBMISSION does not exist.
 """
 
 SELFCHECK_HELP = """Prove the exercises and the checks agree: every pristine stub fails every
@@ -652,14 +672,15 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
                   "numbers or change another's", style="bold yellow")
     else:
         require_sandbox("--no-sandbox")
-    config = GradingConfig(settings=settings, seed=grading_seed(seed),
+    drawn, given = grading_seeds(seed, settings)
+    config = GradingConfig(settings=settings, seed=drawn, given_seed=given,
                            timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb,
                            sandbox=not no_sandbox)
     listeners: list[BatchListener] = []
     if gradescope_file:
         listeners.append(GradescopeWriter(
             gradescope_file, settings.gradescope_visibility,
-            {"round": settings.round.id, "seed": config.seed, "grader_version": __version__},
+            {"round": settings.round.id, **config.seeds(), "grader_version": __version__},
             [p.file for p in settings.parts]))
     with instructor_report.BatchProgress(err, len(config.parts)) as progress:
         rows = grade_submissions(list(submissions), config, jobs,

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from grader import __version__
 from grader.batch import BatchDoc, SubmissionDoc
 from grader.cohort import Cohort, Distribution, cohort
 from grader.report import HONESTY_NOTE
 from grader.results import PartDoc
+from grader.review import flag_text
+from grader.safe_text import clean
 from grader.state import write_bytes_atomic
 
 if TYPE_CHECKING:
@@ -113,17 +114,12 @@ def rows(cohort_: Cohort) -> list[Row]:
     return found
 
 
-def flag_text(flag: str | dict[str, Any]) -> str:
-    """One review flag in a line. The scan's findings may be plain text or objects; of an
-    object, its name (id, kind or rule), what it says (message or detail) and where (file,
-    line) are shown, else the whole object."""
-    if isinstance(flag, str):
-        return flag
-    name = next((str(flag[k]) for k in ("id", "kind", "rule", "title") if flag.get(k)), "")
-    said = next((str(flag[k]) for k in ("message", "detail", "description") if flag.get(k)), "")
-    where = ":".join(str(flag[k]) for k in ("file", "line") if flag.get(k) is not None)
-    text = ": ".join(t for t in (name, said) if t) + (f" ({where})" if where else "")
-    return text or json.dumps(flag, sort_keys=True)
+def _shown(value: object) -> object:
+    """Every value the template prints: text cleaned of control characters (grader/safe_text),
+    then HTML-escaped by jinja; the inlined charts are markup the grader made, kept as is."""
+    from markupsafe import Markup
+
+    return clean(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 def render_html(doc: BatchDoc) -> str:
@@ -135,7 +131,8 @@ def render_html(doc: BatchDoc) -> str:
     summary = cohort(doc)
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                                      autoescape=True, undefined=jinja2.StrictUndefined,
-                                     trim_blocks=True, lstrip_blocks=True)
+                                     trim_blocks=True, lstrip_blocks=True,
+                                     finalize=_shown)
     environment.filters["part_of"] = lambda check_id: check_id.split(".", 1)[0]
     environment.globals["flag_text"] = flag_text
     charts = {"total": Markup(histogram_svg(summary.total, "chart-total", (6.4, 2.6))),

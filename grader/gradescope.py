@@ -22,6 +22,8 @@ from typing import Any
 from grader.batch import BatchListener, GradedRow
 from grader.report import HONESTY_NOTE, check_label, check_text
 from grader.results import PartResult
+from grader.review import flags_line
+from grader.safe_text import clean
 from grader.state import write_json_atomic
 
 
@@ -64,9 +66,11 @@ def document(parts: Sequence[PartResult], output: str, execution_time: float, vi
 
 
 def summary_text(row: GradedRow, files: Sequence[str]) -> str:
-    """The top-level output: the score, each part, what went wrong, and the honesty note."""
+    """The top-level output: the score, each part, what went wrong, what the review scan
+    flagged, and the honesty note. The notes name the candidate's files, so they are
+    cleaned (grader/safe_text.py)."""
     if row.status in ("broken", "error"):
-        return (f"This submission could not be graded: {row.note}\n"
+        return (f"This submission could not be graded: {clean(row.note)}\n"
                 f"Hand in the exercise files ({', '.join(files)}), a folder holding them, or "
                 "a zip of your workspace.")
     lines = [f"Score {row.score:.1f}/{row.max_score:.1f}"]
@@ -75,7 +79,9 @@ def summary_text(row: GradedRow, files: Sequence[str]) -> str:
     lines += [f"Not graded on this machine: {c.id} ({c.message.splitlines()[0]})"
               for c in skipped]
     if row.notes:
-        lines.append("Notes: " + "; ".join(row.notes))
+        lines.append("Notes: " + clean(row.note))
+    if row.flags:
+        lines.append(clean(flags_line(row.flags)))
     lines.append(HONESTY_NOTE)
     return "\n".join(lines)
 

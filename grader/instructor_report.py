@@ -22,6 +22,9 @@ from grader.backups import Backup, Change, Outcome
 from grader.batch import BatchListener, GradedRow, GradingConfig, batch_document
 from grader.report import HONESTY_NOTE, STATUS_STYLE, status_text
 from grader.results import CheckResult, PartResult
+from grader.review import flag_text, flags_line
+from grader.safe_text import clean, csv_cell
+from grader.safe_text import text as safe
 from grader.selfcheck import SOURCES, SelfcheckReport
 
 if TYPE_CHECKING:
@@ -91,29 +94,40 @@ def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
     table.add_column(f"total\n/{config.max_score:g}", justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)
     for number, row in enumerate(rows, start=1):
-        table.add_row(str(number), row.path, *(_cell(row.part(p)) for p in config.columns),
+        table.add_row(str(number), safe(row.path), *(_cell(row.part(p)) for p in config.columns),
                       Text(f"{row.score:.1f}", style="bold"),
                       Text(row.status, style=ROW_STYLE[row.status] or "green"))
     return table
 
 
+def _seed_words(config: GradingConfig) -> str:
+    """The seed of the batch, and where a secret was mixed in, the seed it came from."""
+    if config.given_seed is None:
+        return f"seed {config.seed}"
+    return f"seed {config.seed}, from seed {config.given_seed} and the secret"
+
+
 def render_batch(console: Console, rows: Sequence[GradedRow], config: GradingConfig,
                  settings_from: Path | None) -> None:
-    """Where the settings came from, the summary table, what went wrong where, the counts,
-    and the honesty note."""
+    """Where the settings came from, the summary table, what went wrong where and what the
+    review scan flagged, the counts, and the honesty note."""
     console.print(Text(f"settings from {settings_from or 'the defaults'}", style="dim"))
     console.print(batch_table(rows, config))
-    noted = [(n, row) for n, row in enumerate(rows, start=1) if row.notes]
-    for number, row in noted:
-        console.print(Text.assemble((f"{number:>3} ", "bold"), (row.path, "bold"), ": ",
-                                    (row.note, ROW_STYLE[row.status] or "yellow")))
+    for number, row in enumerate(rows, start=1):
+        said = [(row.note, ROW_STYLE[row.status] or "yellow")] if row.notes else []
+        if row.flags:
+            said.append((flags_line(row.flags), "magenta"))
+        for line, style in said:
+            console.print(Text.assemble((f"{number:>3} ", "bold"), (clean(row.path), "bold"),
+                                        ": ", (clean(line), style)))
     full = sum(1 for r in rows if r.status == "graded" and r.score >= r.max_score - 1e-9)
     broken = sum(1 for r in rows if r.status != "graded")
+    flagged = sum(1 for r in rows if r.flags)
     noun = "submission" if len(rows) == 1 else "submissions"
     flavors = " and ".join(sorted({row.flavor for row in rows})) or config.settings.flavor
-    console.print(f"{len(rows)} {noun} ({config.round_id} round, {flavors} flavor, seed "
-                  f"{config.seed}): "
-                  f"{full} with full marks, {broken} that could not be graded.")
+    console.print(f"{len(rows)} {noun} ({config.round_id} round, {flavors} flavor, "
+                  f"{_seed_words(config)}): {full} with full marks, {broken} that could not be "
+                  f"graded, {flagged} flagged for review.", markup=False)
     console.print(Text(HONESTY_NOTE, style="dim"))
 
 
@@ -122,14 +136,17 @@ def batch_json(rows: Sequence[GradedRow], config: GradingConfig) -> str:
 
 
 def batch_csv(rows: Sequence[GradedRow], part_ids: Sequence[str]) -> str:
-    """One line per submission, for a gradebook: scores per part, total, status, notes."""
+    """One line per submission, for a gradebook: scores per part, total, status, notes and
+    every review flag. Text cells are cleaned and kept from reading as formulas (csv_cell);
+    the scores are numbers."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["path", "status", "score", "max_score", *part_ids, "notes"])
+    writer.writerow(["path", "status", "score", "max_score", *part_ids, "notes", "flags"])
     for row in rows:
         scores = [f"{p.score:.4g}" if (p := row.part(part_id)) else "" for part_id in part_ids]
-        writer.writerow([row.path, row.status, f"{row.score:.4g}", f"{row.max_score:.4g}",
-                         *scores, row.note])
+        flags = "; ".join(map(flag_text, row.flags or ()))
+        writer.writerow([csv_cell(row.path), row.status, f"{row.score:.4g}",
+                         f"{row.max_score:.4g}", *scores, csv_cell(row.note), csv_cell(flags)])
     return buffer.getvalue()
 
 
@@ -139,7 +156,7 @@ class BatchProgress(BatchListener):
     def __init__(self, console: Console, parts_per_submission: int) -> None:
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("{task.fields[current]}", style="dim"),
+            TimeElapsedColumn(), TextColumn("{task.fields[current]}", style="dim", markup=False),
             console=console, transient=True, disable=not console.is_terminal,
         )
         self.parts = max(1, parts_per_submission)
@@ -152,7 +169,8 @@ class BatchProgress(BatchListener):
         self.progress.update(self.task, total=len(paths))
 
     def check_done(self, index: int, part_id: str, check: CheckResult) -> None:
-        self.progress.update(self.task, current=f"{Path(self._paths[index]).name}: {check.id}")
+        self.progress.update(self.task,
+                             current=f"{clean(Path(self._paths[index]).name)}: {check.id}")
 
     def part_done(self, index: int, part: PartResult) -> None:
         self._advance(index, 1.0 / self.parts)

@@ -19,6 +19,8 @@ from rich.text import Text
 
 from grader.results import CheckResult, PartResult, RunResult
 from grader.rounds import Part, get_round
+from grader.safe_text import clean
+from grader.safe_text import text as safe
 from grader.triage import FAILING, Trouble, triage
 from grader.workspace import Workspace
 
@@ -58,23 +60,26 @@ def check_label(part: PartResult, check: CheckResult) -> str:
 
 def check_text(check: CheckResult) -> str:
     """What a candidate reads under one test outside the terminal: the status, the message, a
-    hint, their prints."""
+    hint, their prints, cleaned of control sequences (the message and the prints are their
+    code's)."""
     lines = [f"[{check.status}] {check.message}".rstrip()]
     if check.hint:
         lines.append(f"hint: {check.hint}")
     if check.output:
         lines.append(f"your code printed:\n{check.output.rstrip()}")
-    return "\n".join(lines)
+    return clean("\n".join(lines))
 
 
 def check_details(check: CheckResult, follows: tuple[CheckResult, ...] = ()) -> Group:
-    """Message, hint and captured output of one check, and the failures that follow from it."""
-    body: list[Text] = [Text(check.message or "(no message)")]
+    """Message, hint and captured output of one check, and the failures that follow from it.
+    The message and the output carry what the candidate's code raised and printed: they are
+    shown as written, without their control sequences (grader/safe_text.py)."""
+    body: list[Text] = [safe(check.message or "(no message)")]
     if check.hint:
-        body.append(Text.assemble(("hint: ", "bold cyan"), (check.hint, "cyan")))
+        body.append(Text.assemble(("hint: ", "bold cyan"), (clean(check.hint), "cyan")))
     if check.output:
         body.append(Text("your code printed:", style="bold dim"))
-        body.append(Text(_trim_output(check.output), style="dim"))
+        body.append(safe(_trim_output(check.output), style="dim"))
     failing = [c.id for c in follows if c.status in FAILING]
     if failing:
         body.append(Text(f"also failing because of this: {', '.join(failing)}", style="dim"))

@@ -7,6 +7,10 @@ a submission (not even __pycache__), and a zip is never extracted wholesale. Onl
 below the one folder that holds the exercise files are taken, each checked for an unsafe path
 (absolute, `..`, a link) and capped in size while it is read, so a hostile or broken archive
 becomes a clear one-line problem for its own row instead of a crash or a full disk.
+
+Symbolic links are never followed: through one, a submission could hand in a classmate's folder
+or files as its own, or loop. A submission that is a link is refused; a link inside one is left
+out, and its row says so (a zip holding a link is refused whole, as it always was).
 """
 
 from __future__ import annotations
@@ -69,12 +73,13 @@ def is_single_submission(folder: Path, names: tuple[str, ...]) -> bool:
 
 
 def expand(path: Path, round_: Round) -> list[Path]:
-    """A folder of submissions becomes its entries (subfolders and .zip files); anything else
-    is one submission, even when it turns out to be broken."""
+    """A folder of submissions becomes its entries (subfolders, .zip files, and links, which
+    get a row saying they were refused); anything else is one submission, even when it turns
+    out to be broken."""
     if not path.is_dir() or is_single_submission(path, part_files(round_)):
         return [path]
     entries = sorted(p for p in path.iterdir() if not _ignored(p.name)
-                     and (p.is_dir() or p.suffix.lower() == ".zip"))
+                     and (p.is_symlink() or p.is_dir() or p.suffix.lower() == ".zip"))
     return entries or [path]
 
 
@@ -153,9 +158,15 @@ def _declared(text: bytes | None) -> tuple[str | None, str | None]:
 
 
 def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry],
-             names: tuple[str, ...]) -> Staged:
-    """Copy the files below the exercise folder into dest/exercises/, within the caps."""
-    folder = find_exercise_folder(listing, names)
+             names: tuple[str, ...], links: tuple[PurePosixPath, ...] = ()) -> Staged:
+    """Copy the files below the exercise folder into dest/exercises/, within the caps; the
+    links below it that were left out are named in a note."""
+    try:
+        folder = find_exercise_folder(listing, names)
+    except SubmissionError as exc:
+        if not links:
+            raise
+        raise SubmissionError(f"{exc}; {_links_note(links)}") from None
     exercises = dest / EXERCISES_DIR
     exercises.mkdir(parents=True)
     budget = _Budget()
@@ -174,33 +185,60 @@ def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry],
         (exercises / "__init__.py").write_text(INIT_TEXT)
     missing = tuple(name for name in names if not (exercises / name).is_file())
     notes = (f"missing {', '.join(missing)}",) if missing else ()
+    inside = tuple(link for link in links if _below(link, folder) is not None)
+    if inside:
+        notes += (_links_note(inside),)
     declared_round, declared_flavor = _declared(config)
     return Staged(source, dest, None, notes, missing, declared_flavor, declared_round)
 
 
-def _walk(folder: Path) -> dict[PurePosixPath, _Entry]:
-    """Regular files below `folder`, skipping links, hidden and tool folders, and anything
-    deeper than MAX_DEPTH."""
+def _links_note(links: tuple[PurePosixPath, ...]) -> str:
+    shown = ", ".join(str(link) for link in links[:5])
+    more = f" and {len(links) - 5} more" if len(links) > 5 else ""
+    return f"symbolic links are not followed, so these were left out: {shown}{more}"
+
+
+def _read_no_link(path: Path) -> Callable[[], bytes]:
+    """How to read a regular file, refusing it should it have become a link since the walk."""
+    def read() -> bytes:
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as exc:
+            raise SubmissionError(f"cannot read {path.name}: {exc.strerror}") from exc
+        with os.fdopen(descriptor, "rb") as handle:
+            return handle.read()
+
+    return read
+
+
+def _walk(folder: Path) -> tuple[dict[PurePosixPath, _Entry], tuple[PurePosixPath, ...]]:
+    """Regular files below `folder`, skipping hidden and tool folders and anything deeper than
+    MAX_DEPTH; and the links found there (files and folders alike), which are not followed."""
     listing: dict[PurePosixPath, _Entry] = {}
+    links: list[PurePosixPath] = []
     for current, dirs, files in os.walk(folder):
         here = Path(current)
         depth = len(here.relative_to(folder).parts)
         dirs[:] = sorted(d for d in dirs if not _ignored(d) and depth < MAX_DEPTH)
-        for name in sorted(files):
+        regular = set(files)
+        for name in sorted(dirs + files):
             path = here / name
-            if _ignored(name) or path.is_symlink() or not path.is_file():
-                continue
             rel = PurePosixPath(path.relative_to(folder).as_posix())
-            listing[rel] = _Entry(path.stat().st_size, path.read_bytes)
-    return listing
+            if _ignored(name):
+                continue
+            if path.is_symlink():
+                links.append(rel)
+            elif name in regular and path.is_file():
+                listing[rel] = _Entry(path.stat().st_size, _read_no_link(path))
+    return listing, tuple(sorted(links))
 
 
 def _stage_folder(source: Path, dest: Path, names: tuple[str, ...]) -> Staged:
-    listing = _walk(source)
+    listing, links = _walk(source)
     zips = [rel for rel in listing if len(rel.parts) == 1 and rel.suffix.lower() == ".zip"]
     if len(zips) == 1 and not any(rel.name in names for rel in listing):
         return _stage_zip(source / zips[0], dest, names, shown=str(source))
-    return _collect(str(source), dest, listing, names)
+    return _collect(str(source), dest, listing, names, links)
 
 
 def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo,
@@ -249,6 +287,9 @@ def stage(source: Path, dest: Path, round_: Round) -> Staged:
     """Copy one submission's exercise files into `dest`/exercises/, or say why not."""
     names = part_files(round_)
     try:
+        if source.is_symlink():
+            raise SubmissionError(f"a symbolic link (to {os.readlink(source)}): links are "
+                                  "never followed, so it was not graded")
         if not source.exists():
             raise SubmissionError("no such file or folder")
         if source.is_dir():

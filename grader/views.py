@@ -24,6 +24,7 @@ from grader import mock
 from grader.followups import FollowUp, followup_for, model_answer
 from grader.prose import Block, Document
 from grader.rounds import Part, Round, get_round
+from grader.safe_text import clean
 
 BUDGET_STYLE = {"within": "green", "close": "yellow", "over": "bold red"}
 
@@ -217,7 +218,8 @@ def report_markdown(report: mock.Report) -> str:
 
 def render_followup(console: Console, part: str, evidence: dict[str, Any],
                     question: str) -> None:
-    """The interviewer's demonstration (the real error and the line), then the question."""
+    """The interviewer's demonstration (the real error and the line), then the question. The
+    error and the line are the candidate's code's, so they are cleaned (grader/safe_text.py)."""
     console.rule(f"[bold]Interviewer's follow-up · {part}")
     if evidence.get("note"):
         console.print(Text(evidence["note"], style="dim"))
@@ -225,10 +227,11 @@ def render_followup(console: Console, part: str, evidence: dict[str, Any],
         raised = run["raised"]
         body: list[RenderableType] = [
             Syntax(run["snippet"], "python", theme="ansi_dark", word_wrap=True),
-            Text.assemble((f"{raised['type']}: ", "bold red"), (raised["message"], "red")),
+            Text.assemble((f"{clean(raised['type'])}: ", "bold red"),
+                          (clean(raised["message"]), "red")),
         ]
         if run.get("line"):
-            body.append(Text.assemble(("the line: ", "bold"), run["line"]))
+            body.append(Text.assemble(("the line: ", "bold"), clean(run["line"])))
         console.print(Panel(Group(*body), title=run["title"], title_align="left",
                             border_style="red"))
     if evidence.get("status") == "unavailable":

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from grader import grading, mock, views
+from grader.safe_text import clean
 
 if TYPE_CHECKING:
     import threading
@@ -103,9 +104,9 @@ class WatchSession:
         from grader.runner import GraderCrash
 
         self._pause()
-        names = ", ".join(Path(p).name for p in changed) or "start"
+        names = clean(", ".join(Path(p).name for p in changed)) or "start"
         try:
-            with self.console.status(f"grading ({names})…"):
+            with self.console.status(Text(f"grading ({names})…")):
                 graded = grading.grade(self.workspace, self.request, self.worker, self.now)
         except GraderCrash as exc:  # report it, and carry on with a fresh worker
             self.console.print(Text(f"the grader itself failed; please report this:\n{exc}",

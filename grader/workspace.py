@@ -33,7 +33,8 @@ class Settings:
     back to the round's own (weights, budgets, minutes) or the runner's (timeout).
 
     `flavor_given`: the file names a flavor itself (an instructor's file without one lets each
-    submission be graded in its own flavor)."""
+    submission be graded in its own flavor). `secret`: the instructor's secret mixed into every
+    seed (grader/secret.py), kept out of the repr so that no message can print it."""
 
     round: Round
     flavor: str
@@ -44,6 +45,7 @@ class Settings:
     mock_minutes: float | None = None
     gradescope_visibility: str = "visible"
     flavor_given: bool = True
+    secret: str | None = field(default=None, repr=False)
 
     @property
     def parts(self) -> tuple[Part, ...]:
@@ -125,6 +127,7 @@ def config_text(round_: Round, flavor: str) -> str:
         "",
         f"# timeout = {DEFAULT_TIMEOUT_S:g}" + " " * 36 + "# seconds each check may run",
         f"# parts = [{ids}]    # the parts graded by default",
+        '# secret = "..."' + " " * 34 + "# instructors: mixed into every seed",
         "",
         "# [points]            # each part's share of the score",
         *(f"# {p.id} = {p.weight:g}" for p in parts),
@@ -258,7 +261,7 @@ def _gradescope_visibility(config: dict[str, object], where: str) -> str:
     return str(visibility)
 
 
-KNOWN_SETTINGS = {"round", "flavor", "timeout", "parts", "points", "budgets", "mock",
+KNOWN_SETTINGS = {"round", "flavor", "timeout", "parts", "secret", "points", "budgets", "mock",
                   "gradescope"}
 
 
@@ -283,6 +286,9 @@ def parse_settings(config: dict[str, object], where: str) -> Settings:
         raise WorkspaceError(f"{where}: [mock] takes only minutes = <number>")
     timeout = config.get("timeout")
     minutes = mock.get("minutes")
+    secret = config.get("secret")
+    if secret is not None and (not isinstance(secret, str) or not secret):
+        raise WorkspaceError(f"{where}: secret must be a non-empty string")
     return Settings(
         round=round_, flavor=str(flavor),
         timeout_s=None if timeout is None else _positive_number(timeout, f"{where}: timeout"),
@@ -292,7 +298,7 @@ def parse_settings(config: dict[str, object], where: str) -> Settings:
         mock_minutes=None if minutes is None else _positive_number(minutes,
                                                                    f"{where}: mock.minutes"),
         gradescope_visibility=_gradescope_visibility(config, where),
-        flavor_given="flavor" in config,
+        flavor_given="flavor" in config, secret=secret,
     )
 
 

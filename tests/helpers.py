@@ -26,6 +26,7 @@ that flavor only and take precedence.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import tomllib
 from dataclasses import dataclass
@@ -132,6 +133,19 @@ def all_solutions() -> list[Solution]:
 
 def solution(name: str, round_id: str = DEFAULT_ROUND) -> Solution:
     return load_solution(SOLUTIONS_DIR / round_id / name)
+
+
+GOLDEN = TESTS / "golden"
+
+
+def matches_golden(name: str, text: str) -> bool:
+    """Whether `text` is the whole rendering pinned in tests/golden/NAME. To accept a
+    deliberate change: GRADER_UPDATE_GOLDEN=1 python -m pytest THE_TEST, then read the diff."""
+    path = GOLDEN / name
+    if os.environ.get("GRADER_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    return text == path.read_text()
 
 
 class LentWorker:

@@ -31,6 +31,10 @@ from helpers import PREFIX, LentWorker, write_workspace
 
 CONFIG = 'flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n'
 NAMES = ["ann", "ben", "cat", "dan.zip"]
+# cat's part 1 is the reference with a broken line after a blank one.
+CAT_LINE = len(PREFIX.reference_file(PREFIX.part("part1"), "torch").read_text().splitlines()) + 2
+CAT_FLAG = (f"part1_inplace.py:{CAT_LINE} SyntaxError: invalid syntax: is not valid Python, "
+            "so it could not be scanned")
 
 
 def invoke(*args: str | Path) -> Result:
@@ -83,7 +87,8 @@ def test_the_figures_are_the_documents(batch_run: dict[str, Any]) -> None:
     part1_checks = len(checks_for(PREFIX, "part1", "torch"))
     assert (crash.submission, crash.part_id, len(crash.checks)) == (2, "part1", part1_checks)
     assert "SyntaxError" in crash.message
-    assert summary.timeouts == [] and summary.ungraded == [3] and summary.flagged == []
+    assert summary.timeouts == [] and summary.ungraded == [3]
+    assert summary.scanned and summary.flagged == [2]  # cat does not parse
     assert f"cohort report (4 submissions): {batch_run['report']}" in batch_run["stderr"]
 
 
@@ -215,7 +220,8 @@ def test_the_browser_draws_the_charts_and_the_documents_numbers(
     assert reversed_order.select(cls="count")[0].text() == "1 of 4"
     assert [a.attrs["href"] for a in reversed_order.select("a")] == ["#sub-2"]
     assert "#4 dan.zip" in dom.by_id("ungraded").text()
-    assert "these results carry no review scan" in dom.by_id("trouble").text()
+    assert dom.by_id("flags").text() == f"#3 cat: {CAT_FLAG}"
+    assert dom.by_id("tile-flagged").select("b")[0].text() == "1"
 
 
 def test_the_row_named_in_the_address_opens_its_scorecard(
@@ -249,18 +255,34 @@ def test_a_screenshot_is_saved(rendered: dict[str, Any]) -> None:
 # --- without a browser ----------------------------------------------------------------------
 
 def test_review_flags_are_shown_where_a_scan_ran(batch_run: dict[str, Any]) -> None:
+    page = Tree(batch_run["report"].read_text()).root
+    assert page.by_id("flags").text() == f"#3 cat: {CAT_FLAG}"
+    assert f"Review flags: {CAT_FLAG}" in page.by_id("sub-3").text()
+    assert "review scan" not in page.by_id("trouble").text()
     doc = json.loads(json.dumps(batch_run["doc"]))
     for sub in doc["submissions"]:
-        sub["flags"] = []
-    row(doc, "cat")["flags"] = ["imports os and subprocess", {
-        "id": "copied-code", "message": "matches another submission", "file":
-        "exercises/part1_inplace.py", "line": 12}]
-    page = Tree(render_html(doc)).root
-    flags = page.by_id("flags").text()
-    assert "#3 cat: imports os and subprocess; copied-code: matches another submission " \
-           "(exercises/part1_inplace.py:12)" in flags
-    assert page.by_id("tile-flagged").select("b")[0].text() == "1"
-    assert "review scan" not in page.by_id("trouble").text()
+        sub.pop("flags", None)
+    assert "these results carry no review scan" in Tree(render_html(doc)).root.by_id(
+        "trouble").text()
+
+
+def test_what_a_candidate_chose_reaches_the_page_as_text(batch_run: dict[str, Any]) -> None:
+    """Their file names, messages and prints: HTML-escaped, without control characters."""
+    doc = json.loads(json.dumps(batch_run["doc"]))
+    ben = row(doc, "ben")
+    ben["path"] = "subs/<i>ben\x1b]52;c;ZXZpbA==\x07"
+    ben["flags"] = [{"file": "<script>alert(1)</script>\x1b[2J.py", "line": 3,
+                     "rule": "processes", "construct": "os.fork",
+                     "reason": "starts or signals processes"}]
+    ben["parts"][0]["checks"][0]["message"] = "\x1b[31m[link=http://evil]x[/link]\x9b2J"
+    html = render_html(doc)
+    assert "\x1b" not in html and "\x9b" not in html and "\x07" not in html
+    assert "<script>alert" not in html and "<i>ben" not in html
+    page = Tree(html).root
+    assert [li.text() for li in page.by_id("flags").select("li")] == [
+        "#2 <i>ben: <script>alert(1)</script>.py:3 os.fork: starts or signals processes",
+        f"#3 cat: {CAT_FLAG}"]
+    assert "[link=http://evil]x[/link]" in page.by_id("sub-2").text()
 
 
 def test_without_the_report_extra_one_line_says_what_to_install(

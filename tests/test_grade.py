@@ -88,6 +88,10 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     # A candidate's own grader.toml must not change what is graded, or for how many points.
     (correct / "grader.toml").write_text('flavor = "numpy"\nparts = ["part2"]\n'
                                          "[points]\npart2 = 1000\n")
+    # Nor may what the review scan flags: this line is never run, and costs nothing.
+    flagged = correct / "exercises" / "part2_out_of_place.py"
+    flagged.write_text(flagged.read_text() + "\nimport os as _os\n_unused = getattr(_os, 'fork')\n")
+    fork_line = len(flagged.read_text().splitlines())
     wrong = loose_files(subs / "wrong_order")
     edit(wrong / "part1_inplace.py", "P[i - 1] @ W[i]", "W[i] @ P[i - 1]")
     syntax = loose_files(subs / "syntax_error")
@@ -111,7 +115,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     rows = {Path(s["path"]).name: s for s in document["submissions"]}
-    return {"document": document, "rows": rows, "csv": csv_path.read_text(), "root": root}
+    return {"document": document, "rows": rows, "csv": csv_path.read_text(), "root": root,
+            "fork_line": fork_line}
 
 
 def part(row: dict[str, Any], part_id: str) -> dict[str, Any]:
@@ -123,7 +128,10 @@ def test_json_shape_is_exactly_the_documented_one(graded: dict[str, Any]) -> Non
     assert set(document) == {"round", "seed", "sandboxed", "submissions"}
     assert document["round"] == "prefix-products" and document["seed"] == 7
     for row in document["submissions"]:
-        assert set(row) == {"path", "status", "flavor", "score", "max_score", "notes", "parts"}
+        # The review scan read every submission that could be staged.
+        scanned = {"flags"} if row["status"] != "broken" else set()
+        assert set(row) == {"path", "status", "flavor", "score", "max_score", "notes",
+                            "parts"} | scanned
         assert isinstance(row["path"], str) and row["flavor"] == "torch"
         assert row["status"] in ("graded", "mismatch", "broken", "error")
         assert isinstance(row["notes"], list)
@@ -139,6 +147,20 @@ def test_every_submission_gets_one_row_in_order(graded: dict[str, Any]) -> None:
     names = [Path(s["path"]).name for s in graded["document"]["submissions"]]
     assert names == ["bad.zip", "correct", "missing_part2", "syntax_error", "traversal.zip",
                      "wrong_order", "zipped.zip"]
+
+
+def test_the_review_scan_flags_and_changes_no_score(graded: dict[str, Any]) -> None:
+    rows = graded["rows"]
+    assert rows["correct"]["flags"] == [{
+        "file": "part2_out_of_place.py", "line": graded["fork_line"], "rule": "processes",
+        "construct": "os.fork", "reason": "starts or signals processes"}]
+    assert rows["correct"]["score"] == 100.0
+    assert rows["syntax_error"]["flags"] == [{
+        "file": "part1_inplace.py", "line": 38, "rule": "does-not-parse",
+        "construct": "SyntaxError: invalid syntax",
+        "reason": "is not valid Python, so it could not be scanned"}]
+    for name in ("wrong_order", "missing_part2", "zipped.zip"):
+        assert rows[name]["flags"] == [], name
 
 
 def test_scores_follow_the_instructor_settings(graded: dict[str, Any]) -> None:
@@ -200,6 +222,9 @@ def test_csv_has_one_line_per_submission(graded: dict[str, Any]) -> None:
     assert by_name["missing_part2"]["notes"] == "missing part2_out_of_place.py"
     assert "its grader.toml says numpy; graded as torch" in by_name["correct"]["notes"]
     assert by_name["syntax_error"]["part1"] == "0" and by_name["syntax_error"]["part2"] == "40"
+    assert by_name["correct"]["flags"] == \
+        f"part2_out_of_place.py:{graded['fork_line']} os.fork: starts or signals processes"
+    assert by_name["zipped.zip"]["flags"] == by_name["bad.zip"]["flags"] == ""
 
 
 def test_a_mistyped_submission_path_is_a_usage_error(tmp_path: Path) -> None:
@@ -401,3 +426,75 @@ def test_a_row_that_never_ran_is_scored_by_the_same_rule_as_a_graded_one(grading
     assert [(c.id, round(c.max_score, 6)) for c in unrun.checks] == \
         [(c.id, round(c.max_score, 6)) for c in graded.checks]
     assert unrun.max_score == pytest.approx(30.0) == graded.max_score
+
+
+# --- links and names a candidate chose ------------------------------------------------------
+
+def test_links_are_refused_or_left_out_and_names_stay_text(tmp_path: Path,
+                                                           monkeypatch) -> None:
+    """A class folder with a link to a classmate, a dangling link and a loop beside real
+    entries; file names a spreadsheet would run. None of it needs a worker: only rows that
+    could not be staged."""
+    class_dir = tmp_path / "class"
+    (class_dir / "ann").mkdir(parents=True)
+    (class_dir / "ann" / "notes.txt").write_text("no exercise files here\n")
+    (class_dir / "copy-of-ann").symlink_to("ann")
+    (class_dir / "ghost").symlink_to(tmp_path / "nowhere")
+    (class_dir / "loop").symlink_to("loop")
+    (class_dir / "ben" / "exercises").mkdir(parents=True)
+    (class_dir / "ben" / "exercises" / "part1_inplace.py").symlink_to(
+        class_dir / "ann" / "notes.txt")
+    for name in ("=HYPERLINK(\"evil\").zip", "-1.5.zip", "\x1b]0;owned\x07.zip"):
+        (class_dir / name).write_bytes(b"not a zip")
+    monkeypatch.chdir(class_dir)
+
+    table = invoke(["grade", "."])
+    as_json = invoke(["grade", ".", "--json", "--csv", "grades.csv"])
+
+    assert table.exit_code == as_json.exit_code == 0, table.output
+    rows = {row["path"]: row for row in json.loads(as_json.stdout)["submissions"]}
+    link = "links are never followed, so it was not graded"
+    assert [(path, row["status"], row["notes"]) for path, row in rows.items()] == [
+        ("\x1b]0;owned\x07.zip", "broken", ["not a readable zip file (File is not a zip file)"]),
+        ("-1.5.zip", "broken", ["not a readable zip file (File is not a zip file)"]),
+        ("=HYPERLINK(\"evil\").zip", "broken",
+         ["not a readable zip file (File is not a zip file)"]),
+        ("ann", "broken", ["no exercise files found (expected part1_inplace.py, "
+                           "part2_out_of_place.py, part3_backward.py, part4_scan.py, or a "
+                           "workspace with exercises/)"]),
+        ("ben", "broken", ["no exercise files found (expected part1_inplace.py, "
+                           "part2_out_of_place.py, part3_backward.py, part4_scan.py, or a "
+                           "workspace with exercises/); symbolic links are not followed, so "
+                           "these were left out: exercises/part1_inplace.py"]),
+        ("copy-of-ann", "broken", [f"a symbolic link (to ann): {link}"]),
+        ("ghost", "broken", [f"a symbolic link (to {tmp_path / 'nowhere'}): {link}"]),
+        ("loop", "broken", [f"a symbolic link (to loop): {link}"]),
+    ]
+    assert "\x1b" not in table.output and "\x07" not in table.output
+    assert "  1 .zip: not a readable zip file" in table.output
+    assert "  6 copy-of-ann: a symbolic link (to ann)" in table.output
+    cells = [line[:2] for line in csv.reader(io.StringIO((class_dir / "grades.csv").read_text()))]
+    assert cells[1:4] == [[".zip", "broken"], ["'-1.5.zip", "broken"],
+                          ["'=HYPERLINK(\"evil\").zip", "broken"]]
+
+
+def test_a_link_inside_a_submission_is_left_out_and_said(tmp_path: Path) -> None:
+    """A linked exercise file pointing at a classmate's file is not copied (its part goes
+    missing, and the note says why); a linked folder and a loop are not followed."""
+    ann = loose_files(tmp_path / "ann")
+    ben = loose_files(tmp_path / "ben")
+    (ben / "part1_inplace.py").unlink()
+    (ben / "part1_inplace.py").symlink_to(ann / "part1_inplace.py")
+    (ben / "shared").symlink_to(ann)
+    (ben / "loop").symlink_to("loop")
+
+    staged = stage(ben, tmp_path / "stage", PREFIX)
+
+    assert staged.problem is None and staged.root is not None
+    assert staged.missing == ("part1_inplace.py",)
+    assert staged.notes == ("missing part1_inplace.py", "symbolic links are not followed, so "
+                            "these were left out: loop, part1_inplace.py, shared")
+    copied = sorted(p.name for p in (staged.root / "exercises").iterdir())
+    assert copied == ["__init__.py", "part2_out_of_place.py", "part3_backward.py",
+                      "part4_scan.py"]
+    assert not any(p.is_symlink() for p in staged.root.rglob("*"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from io import StringIO
 from pathlib import Path
 
@@ -10,9 +12,10 @@ from rich.console import Console
 from grader.batch import GradedRow, GradingConfig
 from grader.instructor_report import BatchProgress, batch_csv, render_batch
 from grader.results import CheckResult, PartResult
+from grader.review import scan_source
 from grader.workspace import Settings
 
-from helpers import PREFIX
+from helpers import PREFIX, matches_golden
 
 
 def console(terminal: bool = False) -> Console:
@@ -54,9 +57,59 @@ def test_the_batch_summary_shows_points_totals_and_notes() -> None:
 
 def test_csv_scores_per_part() -> None:
     lines = batch_csv(ROWS, CONFIG.parts).splitlines()
-    assert lines[0] == "path,status,score,max_score,part1,part2,notes"
+    assert lines[0] == "path,status,score,max_score,part1,part2,notes,flags"
     assert lines[3] == "subs/cy,graded,7.5,75,0,7.5,part1: could not import part1_inplace.py: " \
-        "SyntaxError"
+        "SyntaxError,"
+
+
+# A row whose every piece of text the candidate chose: the folder's name, a note naming a file
+# of theirs, and code the review scan flags.
+HOSTILE_NAME = "\x1b]52;c;ZXZpbA==\x07[link=http://evil]ann[/link]\x1b[2J"
+HOSTILE_SOURCE = b"import subprocess as sp\nf = getattr(__import__('os'), 'fork')\n" \
+    b"p = '/proc/self/fd/\x1b[31m'\n"
+HOSTILE_ROW = GradedRow(
+    HOSTILE_NAME, "graded", [part("part1", 60, 60), part("part2", 15, 15)], 75.0, "torch",
+    ["\x1b[31m=HYPERLINK(\"http://evil\") is larger than 1 MiB"],
+    flags=scan_source("\x9b2Jpart1_inplace.py", HOSTILE_SOURCE))
+
+
+def test_what_a_candidate_chose_is_shown_as_written_without_control_sequences() -> None:
+    out = console(terminal=True)
+    render_batch(out, [HOSTILE_ROW], GradingConfig(Settings(PREFIX, "torch", enabled=(
+        "part1", "part2"), points={"part1": 60}), seed=9, timeout_s=5.0, given_seed=4),
+        None)
+    text = out.file.getvalue()  # type: ignore[attr-defined]
+    assert "\x1b]" not in text and "\x1b[2J" not in text and "\x9b" not in text
+    assert "\x1b]8;" not in text  # no hyperlink, though the terminal could show one
+    plain = Console(file=StringIO(), width=120, color_system=None)
+    render_batch(plain, [HOSTILE_ROW], GradingConfig(Settings(PREFIX, "torch", enabled=(
+        "part1", "part2"), points={"part1": 60}), seed=9, timeout_s=5.0, given_seed=4),
+        None)
+    assert matches_golden("batch-hostile-120.txt", plain.file.getvalue())  # type: ignore[attr-defined]
+
+
+
+
+def test_csv_cells_that_would_run_as_formulas_are_quoted_but_scores_stay_numbers() -> None:
+    rows = [
+        GradedRow(name, "broken", [part("part1", 0, 60)], 60.0, "torch", [note])
+        for name, note in [("=SUM(A1:A9)", "+1"), ("-1.5", "@cmd"), ("\tx", "-2"),
+                           ("\r=x", "ok")]
+    ] + [HOSTILE_ROW]
+    lines = list(csv.reader(io.StringIO(batch_csv(rows, ["part1"]))))
+    assert lines[1:5] == [
+        ["'=SUM(A1:A9)", "broken", "0", "60", "0", "'+1", ""],
+        ["'-1.5", "broken", "0", "60", "0", "'@cmd", ""],
+        ["'\tx", "broken", "0", "60", "0", "'-2", ""],
+        ["'=x", "broken", "0", "60", "0", "ok", ""],
+    ]
+    assert lines[5] == [
+        "[link=http://evil]ann[/link]", "graded", "75", "75", "60",
+        "'=HYPERLINK(\"http://evil\") is larger than 1 MiB",
+        "part1_inplace.py:1 import subprocess: starts or signals processes; part1_inplace.py:2 "
+        "__import__: runs or imports code chosen at run time; part1_inplace.py:2 os.fork: "
+        "starts or signals processes; part1_inplace.py:3 the string '/proc/self/fd/\\x1b[31m': "
+        "names /proc, a way into other processes"]
 
 
 def test_progress_counts_each_submission_once_whatever_its_parts_did() -> None:

@@ -44,6 +44,9 @@ BAD = [
     ("timeout = inf\n", "timeout must be a positive finite number, got inf"),
     ("[points]\npart1 = nan\n", "points.part1 must be a positive finite number, got nan"),
     ("timeout = \n", "not valid TOML"),
+    ("secret = 42\n", "secret must be a non-empty string"),
+    ('secret = ""\n', "secret must be a non-empty string"),
+    ("[budgets]\npart3 = -inf\n", "budgets.part3 must be a positive finite number, got -inf"),
 ]
 
 
@@ -93,6 +96,26 @@ def test_a_huge_config_is_refused_before_it_is_read(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="too large for a settings file"):
         load_config(config)
     assert config.stat().st_size > MAX_CONFIG_BYTES
+
+
+def test_a_huge_instructor_config_is_one_clear_line(tmp_path: Path) -> None:
+    config = tmp_path / "instructor.toml"
+    with open(config, "wb") as handle:
+        handle.truncate(MAX_CONFIG_BYTES + 1)
+    result = invoke(["grade", str(tmp_path), "--config", str(config)])
+    assert (result.exit_code, result.output) == (
+        1, f"Error: {config}: {MAX_CONFIG_BYTES + 1} bytes is too large for a settings file "
+        "(at most 64 KiB)\n")
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e400"])
+def test_a_timeout_that_is_not_a_finite_number_is_a_usage_error(tmp_path: Path,
+                                                                 value: str) -> None:
+    for command in (["check"], ["grade", str(tmp_path)], ["selfcheck"]):
+        result = invoke([*command, "--timeout", value])
+        assert result.exit_code == 2, (command, result.output)
+        assert "Invalid value for '--timeout'" in result.output, (command, result.output)
+        assert "Traceback" not in result.output
 
 
 def test_timeout_precedence() -> None:

@@ -4,7 +4,6 @@ color_system=None) and read as text, as rich's own tests do."""
 from __future__ import annotations
 
 import json
-import os
 from io import StringIO
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from grader import report
 from grader.results import CheckResult, PartResult, RunResult
 from grader.workspace import Settings, Workspace
 
-from helpers import PREFIX, validate_run_json
+from helpers import PREFIX, matches_golden, validate_run_json
 
 EVIDENCE = ("N=3, D=2, float64: first wrong entry P[1, 0, 1]: yours 0.5, expected 1.25; max abs "
             "error 0.75, max rel error 0.6 (reproduce with `grader check part1 --seed 5`)")
@@ -67,9 +66,6 @@ def test_the_root_cause_comes_last_just_above_the_score() -> None:
     assert "--seed 5" in text
 
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
-
-
 def golden_results() -> dict[str, RunResult]:
     """Fixed runs whose whole rendering is pinned in tests/golden/."""
     part1 = PartResult("part1", "In-place forward", [
@@ -111,16 +107,11 @@ def golden_results() -> dict[str, RunResult]:
 @pytest.mark.parametrize("width", [80, 120])
 @pytest.mark.parametrize("name", ["wrong_order", "hang_broken_stub", "figures"])
 def test_the_whole_scorecard_matches_its_golden_file(name: str, width: int) -> None:
-    """The whole rendered text, at a narrow and a wide terminal. To accept a deliberate
-    change: GRADER_UPDATE_GOLDEN=1 python -m pytest tests/test_report.py, then read the diff."""
+    """The whole rendered text, at a narrow and a wide terminal."""
     console = Console(file=StringIO(), width=width, color_system=None)
     report.render_scorecard(console, golden_results()[name])
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    path = GOLDEN / f"scorecard-{name}-{width}.txt"
-    if os.environ.get("GRADER_UPDATE_GOLDEN"):
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text)
-    assert text == path.read_text()
+    assert matches_golden(f"scorecard-{name}-{width}.txt", text)
     assert all(len(line) <= width for line in text.splitlines())
 
 

@@ -1,0 +1,151 @@
+"""Text that candidates control, on its way to a screen: cleaned of control sequences, shown as
+written (never as rich markup), and kept from running as a spreadsheet formula. Then a hostile
+submission, whose code prints and raises what a terminal would obey, through the real
+`check`, `watch` and `grade --gradescope`, graded in the session's warm worker."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from grader import batch, views, watch
+from grader.cli import cli
+from grader.runner.pool import WorkerPool
+from grader.safe_text import clean, csv_cell, text
+from grader.workspace import load_workspace
+
+from helpers import LentWorker, matches_golden, write_workspace
+
+CONTROL = [chr(c) for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))]
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("a\x1b]52;c;ZXZpbA==\x07b", "ab"),  # OSC 52: set the clipboard
+    ("\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\", "click"),  # OSC 8: a hyperlink
+    ("\x1b]0;a title\x9c", ""),  # OSC ended by the 8-bit string terminator
+    ("\x9d0;title\x07ok", "ok"),  # 8-bit OSC
+    ("\x1bPq#0;2;0;0;0\x1b\\ok", "ok"),  # DCS (sixel)
+    ("red \x1b[1;31mbold\x1b[0m and \x9b2Jgone", "red bold and gone"),  # 7- and 8-bit CSI
+    ("\x1bc reset \x1b(B charset \x1b7", " reset  charset "),  # other ESC sequences
+    ("\x1b]0;never terminated", "0;never terminated"),  # harmless once its ESC is gone
+    ("tab\tand\nnewline", "tab\tand\nnewline"),
+    ("crlf\r\nline", "crlf\nline"),
+    ("".join(CONTROL) + "x", "x"),
+    ("ünïcode · ✓ · 中文 · [bold red]markup[/]", "ünïcode · ✓ · 中文 · [bold red]markup[/]"),
+])
+def test_control_sequences_and_characters_are_removed(raw: str, shown: str) -> None:
+    assert clean(raw) == shown
+
+
+def test_rich_shows_markup_as_written() -> None:
+    console = Console(file=StringIO(), width=80, color_system="truecolor", force_terminal=True)
+    console.print(text("[link=http://evil]x[/link] [bold red]y[/] \x1b[2J:smile:"))
+    assert console.file.getvalue() == "[link=http://evil]x[/link] [bold red]y[/] :smile:\n"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("cell", "written"), [
+    ("=HYPERLINK(\"http://evil\")", "'=HYPERLINK(\"http://evil\")"),
+    ("+1", "'+1"), ("-1.5", "'-1.5"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"),
+    ("\r=1", "'=1"), ("\x1b[31m=1", "'=1"), ("subs/ann", "subs/ann"), ("", ""),
+])
+def test_a_csv_cell_never_runs_as_a_formula(cell: str, written: str) -> None:
+    assert csv_cell(cell) == written
+
+
+# --- a hostile submission through the real commands ----------------------------------------
+
+HOSTILE_PART1 = '''\
+"""Prints what a terminal would obey, and raises with rich markup in its message."""
+print("\\x1b]52;c;ZXZpbA==\\x07[link=http://evil]click me[/link]\\x1b[2J")
+raise RuntimeError("\\x1b[31m[bold red]grader crashed[/bold red]\\x1b]0;owned\\x07")
+'''
+SPY_NAME = "\x1b[31mspy\x07.py"
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    """A torch workspace whose part 1 is HOSTILE_PART1, with a helper whose name holds
+    control characters and whose code the review scan flags."""
+    root = write_workspace(tmp_path / "ws", "torch")
+    (root / "exercises" / "part1_inplace.py").write_text(HOSTILE_PART1)
+    (root / "exercises" / SPY_NAME).write_text("import socket\n")
+    return root
+
+
+def test_the_scorecard_shows_what_it_printed_and_raised_as_written(runner: CliRunner,
+                                                                   hostile: Path) -> None:
+    done = runner.invoke(cli, ["check", "part1", "--seed", "3", "--workspace", str(hostile)],
+                         env={"COLUMNS": "100"})
+    assert done.exit_code == 1, done.output
+    assert matches_golden("scorecard-hostile-100.txt", done.stdout)
+    assert not any(c in done.stdout for c in CONTROL)
+
+
+def test_the_watch_view_shows_a_changed_file_name_as_written(grading, hostile: Path) -> None:
+    console = Console(file=StringIO(), width=100, color_system=None)
+    workspace = load_workspace(hostile)
+    request = grading.request(hostile, "torch", ["part1"], seed=3)
+    session = watch.WatchSession(workspace, request, lambda: LentWorker(grading.worker),
+                                 console, lambda: 0.0, None)
+    session.on_change([str(hostile / "exercises" / SPY_NAME)])
+    session.close()
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert shown.startswith("grader watch · changed: spy.py\n")
+    assert "[link=http://evil]click me[/link]" in shown
+    assert "[bold red]grader crashed[/bold red]" in shown
+    assert not any(c in shown for c in CONTROL)
+
+
+def test_gradescope_shows_their_output_and_the_flags_as_text(
+        grading, hostile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
+        1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
+    config = tmp_path / "grader.toml"
+    config.write_text('flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n')
+    results = tmp_path / "results.json"
+    done = CliRunner().invoke(cli, ["grade", str(hostile), "--gradescope", str(results),
+                                    "--config", str(config), "--seed", "3"])
+    assert done.exit_code == 0, done.output
+    doc: dict[str, Any] = json.loads(results.read_text())
+    assert doc["output"] == (
+        "Score 0.0/20.0\n"
+        "  part1 In-place forward: 0.0/20.0\n"
+        "Notes: part1: could not import part1_inplace.py: RuntimeError: [bold red]grader "
+        "crashed[/bold red]\n"
+        "flagged for review: spy.py:1 import socket: opens sockets\n"
+        "Hidden checks against the references: strong evidence, not proof. A skip is not a "
+        "pass.")
+    first = doc["tests"][0]["output"]
+    assert first == (
+        "[error] could not import part1_inplace.py:\n"
+        "RuntimeError: [bold red]grader crashed[/bold red]\n"
+        '  at exercises/part1_inplace.py, line 3: raise RuntimeError("\\x1b[31m[bold red]grader '
+        'crashed[/bold red]\\x1b]0;owned\\x07")\n'
+        "your code printed:\n"
+        "[link=http://evil]click me[/link]")
+    shown = [doc["output"], *(test["output"] for test in doc["tests"])]
+    assert not any(c in said for said in shown for c in CONTROL)
+
+
+def test_a_follow_up_shows_the_error_their_code_raised_as_written() -> None:
+    console = Console(file=StringIO(), width=60, color_system=None)
+    views.render_followup(console, "part1", {"shown": [{
+        "title": "your in-place forward", "snippet": "P = prefix_products_out(W, P)",
+        "raised": {"type": "Runtime\x1b[2JError", "message": "[red]boom[/red]\x1b]52;c;eA==\x07"},
+        "line": "P[i] = P[i - 1] @ W[i]\x9b2J"}]}, "Why?")
+    assert console.file.getvalue() == (  # type: ignore[attr-defined]
+        "───────────── Interviewer's follow-up · part1 ──────────────\n"
+        "╭─ your in-place forward ──────────────────────────────────╮\n"
+        "│ P = prefix_products_out(W, P)                            │\n"
+        "│ RuntimeError: [red]boom[/red]                            │\n"
+        "│ the line: P[i] = P[i - 1] @ W[i]                         │\n"
+        "╰──────────────────────────────────────────────────────────╯\n"
+        "╭─ Question ───────────────────────────────────────────────╮\n"
+        "│ Why?                                                     │\n"
+        "╰──────────────────────────────────────────────────────────╯\n")
