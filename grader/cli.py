@@ -13,7 +13,8 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -272,7 +273,8 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
         require_sandbox("--sandbox")
     out = console()
     try:
-        with Worker(sandbox=True, first=request) if sandbox else Worker() as worker:
+        with grader_files_guarded(), \
+                Worker(sandbox=True, first=request) if sandbox else Worker() as worker:
             if shown != "text":
                 graded = grading.grade(workspace, request, worker, now)
             else:
@@ -426,7 +428,8 @@ def watch(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None) 
     request = build_request(workspace, parts, seed, None, DEFAULT_MEMORY_MB)
     out = console()
     try:
-        watching.run_watch(workspace, request, out, now, terminal_ask(out))
+        with grader_files_guarded():
+            watching.run_watch(workspace, request, out, now, terminal_ask(out))
     except KeyboardInterrupt:
         out.print("Stopped watching.")
 
@@ -682,7 +685,8 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
             gradescope_file, settings.gradescope_visibility,
             {"round": settings.round.id, **config.seeds(), "grader_version": __version__},
             [p.file for p in settings.parts]))
-    with instructor_report.BatchProgress(err, len(config.parts)) as progress:
+    with grader_files_guarded(), \
+            instructor_report.BatchProgress(err, len(config.parts)) as progress:
         rows = grade_submissions(list(submissions), config, jobs,
                                  Fanout(progress, *listeners),
                                  expand_folders=gradescope_file is None)
@@ -696,6 +700,26 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     else:
         instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
+
+
+class IntegrityFailure(click.ClickException):
+    """The grader's own files are not trustworthy: exit status 2, as for a broken setup."""
+
+    exit_code = 2
+
+
+@contextmanager
+def grader_files_guarded() -> Iterator[None]:
+    """Refuse to grade with a grader whose installed files changed, and fail the command if
+    any of its files change while the code under test runs (grader/integrity.py)."""
+    from grader.integrity import IntegrityError, check_installed, check_unchanged
+
+    try:
+        before = check_installed()
+        yield
+        check_unchanged(before)
+    except IntegrityError as exc:
+        raise IntegrityFailure(str(exc)) from exc
 
 
 def require_sandbox(option: str) -> None:

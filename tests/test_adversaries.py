@@ -124,6 +124,12 @@ def test_each_adversary_gets_its_verdict(batch: dict[str, Any], name: str) -> No
         assert any(expect["says"] in c["message"] for c in checks.values())
 
 
+def test_every_attacker_is_flagged_for_review_and_no_classmate_is(
+        batch: dict[str, Any]) -> None:
+    flagged = {name for name, row in batch["rows"].items() if row["flags"]}
+    assert flagged == {name for name in NAMES if not name.startswith("honest_")}
+
+
 def test_the_batch_was_sandboxed_and_nothing_outlives_it(batch: dict[str, Any]) -> None:
     assert batch["doc"]["sandboxed"] is True
     assert batch["lingering"] == []

@@ -232,7 +232,7 @@ def test_a_coach_reproduces_a_row_graded_under_the_secret_of_the_config(
     """The row reports the seed its inputs came from and the seed it was mixed from: `grade
     --seed GIVEN` with the same secret, or `--seed DRAWN` with none, grades the same inputs,
     and the failure's evidence (the first wrong entry, its values) comes out the same."""
-    monkeypatch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
+    monkeypatch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
         1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
     sub = workspace(tmp_path, "ben", ("P[i - 1] @ W[i]", "W[i] @ P[i - 1]"))
     settings = 'flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n'

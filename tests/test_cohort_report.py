@@ -289,7 +289,7 @@ def test_without_the_report_extra_one_line_says_what_to_install(
         batch_run: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
 
-    def no_grading(jobs: int) -> WorkerPool:
+    def no_grading(jobs: int, **_: object) -> WorkerPool:
         raise AssertionError("graded although the report cannot be written")
 
     monkeypatch.setattr(batch, "WorkerPool", no_grading)

@@ -104,7 +104,7 @@ def test_the_watch_view_shows_a_changed_file_name_as_written(grading, hostile: P
 
 def test_gradescope_shows_their_output_and_the_flags_as_text(
         grading, hostile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(batch, "WorkerPool", lambda jobs: WorkerPool(
+    monkeypatch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
         1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
     config = tmp_path / "grader.toml"
     config.write_text('flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n')

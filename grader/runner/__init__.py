@@ -87,6 +87,9 @@ class Worker:
     sandbox the worker then starts at once, while it imports torch itself."""
 
     def __init__(self, sandbox: bool = False, first: Request | None = None) -> None:
+        # The code under test runs as this user: this process, which believes the worker's
+        # stdout, must not be open to it through /proc/<pid>/fd.
+        strays.undumpable()
         # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
         self._stderr = tempfile.TemporaryFile(mode="w+")
         self.sandbox = sandbox

@@ -24,7 +24,6 @@ starts outlives that child.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import resource
 import socket
@@ -40,15 +39,9 @@ from grader.runner.child import run_child
 from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
 from grader.runner.sandbox import TASKS
 
-PR_SET_DUMPABLE = 4
-
-
-def _undumpable() -> None:
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-
 
 def serve(sock: socket.socket, round_id: str) -> None:
-    _undumpable()
+    strays.undumpable()
     strays.become_subreaper()
     # Counted per user namespace: this caps the sandbox's processes and threads, whoever
     # started the grader.

@@ -16,6 +16,7 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 SWEEP_LIMIT_S = 2.0
 _own: set[int] = set()
@@ -42,6 +43,16 @@ def become_subreaper(adopt: bool = True) -> bool:
         return False
     _adopting = adopt and done
     return done
+
+
+def undumpable() -> None:
+    """Make this process (and the children it forks) undumpable: a process of the same user
+    without CAP_SYS_PTRACE, the code under test, may then neither ptrace it nor open its
+    /proc/<pid>/fd, mem or environ. Linux only; elsewhere nothing changes."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def children(pid: int | None = None) -> set[int]:

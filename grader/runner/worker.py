@@ -493,6 +493,9 @@ def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -
 
     torch.set_num_threads(1)
     strays.become_subreaper()
+    # Undumpable: code under test, though it runs as this user, can neither trace this process
+    # nor open its /proc/<pid>/fd (its stdout is the line the CLI believes).
+    strays.undumpable()
     emit({"type": "ready", "cuda": cuda_in_reach()})
     for line in stdin:
         if not line.strip():
