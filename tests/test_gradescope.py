@@ -163,7 +163,21 @@ def test_run_autograder_leaves_a_file_when_the_grader_cannot_start(tmp_path: Pat
     env = {**gradescope_layout(tmp_path), "GRADER_PYTHON": "/bin/false"}
     doc = run_autograder(env, cwd=tmp_path)
     assert doc["score"] == 0.0 and doc["tests"] == []
-    assert "could not start" in doc["output"]
+    assert doc["output"].startswith("The autograder did not finish (exit status 1)")
+
+
+def test_run_autograder_discards_a_results_file_when_the_grader_was_killed(
+        tmp_path: Path) -> None:
+    """Whoever wrote results.json, a grader that did not finish leaves no score behind: here a
+    stand-in for the grader writes full marks and is killed."""
+    forger = tmp_path / "forger.sh"
+    forger.write_text('#!/bin/sh\nresults="$GRADER_AUTOGRADER_ROOT/results/results.json"\n'
+                      'echo \'{"score": 100.0, "tests": []}\' > "$results"\nkill -9 $$\n')
+    forger.chmod(0o755)
+    env = {**gradescope_layout(tmp_path), "GRADER_PYTHON": str(forger)}
+    doc = run_autograder(env, cwd=tmp_path)
+    assert doc["score"] == 0.0
+    assert doc["output"].startswith("The autograder did not finish (exit status 137)")
 
 
 def test_make_zip_puts_the_scripts_at_the_root(tmp_path: Path) -> None:
