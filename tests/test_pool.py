@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -36,28 +37,35 @@ def test_every_request_reports_its_checks_parts_and_end(tmp_path: Path) -> None:
         assert mine[-1].result.score == 0.0
 
 
-def test_a_crashed_worker_costs_one_request_and_is_replaced(tmp_path: Path) -> None:
+def test_a_stopped_worker_is_killed_costs_one_request_and_is_replaced(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code under test that sends SIGSTOP to the worker (practice mode: its parent) wedges it;
+    the watchdog kills it once it has been silent past the request's timeout, that request is
+    reported, and a fresh worker grades the next."""
+    import grader.runner
+
+    monkeypatch.setattr(grader.runner, "WATCHDOG_SLACK_S", 1.0)
     started: list[Worker] = []
 
-    class CrashOnce(Worker):
-        def run(self, request, on_check=None, on_part=None):  # type: ignore[no-untyped-def]
-            if len(started) == 1:
-                raise GraderCrash("boom")
-            return super().run(request, on_check, on_part)
-
     def start() -> Worker:
-        worker = CrashOnce()
-        started.append(worker)
-        return worker
+        started.append(Worker())
+        return started[-1]
 
-    requests = [stub_request(tmp_path, "first"), stub_request(tmp_path, "second")]
+    stopper = stub_request(tmp_path, "first")
+    (Path(stopper.root) / "exercises" / "part2_out_of_place.py").write_text(
+        "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n")
+    requests = [replace(stopper, timeout_s=1.0), stub_request(tmp_path, "second")]
+    began = time.monotonic()
     with WorkerPool(1, start_worker=start) as pool:
         done = {e.request_id: e for e in pool.grade(requests) if isinstance(e, RequestDone)}
 
-    assert done["first"].result is None and "boom" in (done["first"].error or "")
+    assert done["first"].result is None
+    assert "made no progress for 2 s (stopped or wedged) and was killed" in \
+        (done["first"].error or "")
     assert done["second"].result is not None
     assert len(started) == 2
     assert all(w.process.poll() is not None for w in started)
+    assert time.monotonic() - began < 30
 
 
 def test_leaving_the_loop_early_stops_every_worker(tmp_path: Path) -> None:
