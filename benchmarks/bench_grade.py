@@ -6,12 +6,13 @@ Builds N torch workspaces (half full-marks references, the rest wrong, half-brok
 syntax error, so the checks take the paths real batches take), then times, round after round
 and interleaved so that background load hits both alike:
 
-  separate: `python -m grader check --json` run in each workspace, one after another;
-  batch:    one `python -m grader grade WS... --jobs J --json`.
+  separate:  `python -m grader check --json` run in each workspace, one after another;
+  batch:     one `python -m grader grade WS... --jobs J --json`, every submission sandboxed;
+  unboxed:   the same batch with --no-sandbox.
 
-It prints the median wall time of each, their ratio (batch / separate; the issue's target is
-<= 0.6 for 8 submissions with --jobs 2 on a 2-core machine) and submissions per minute, and
-checks that both ways gave every submission the same score (same seed).
+It prints the median wall time of each, the ratio batch / separate (the target is <= 0.6 for 8
+sandboxed submissions with --jobs 2 on a 2-core machine) and submissions per minute, and checks
+that every way gave every submission the same score (same seed).
 """
 
 from __future__ import annotations
@@ -85,9 +86,10 @@ def separate_checks(workspaces: list[Path]) -> tuple[float, list[float]]:
     return total, scores
 
 
-def one_batch(workspaces: list[Path], jobs: int) -> tuple[float, list[float]]:
+def one_batch(workspaces: list[Path], jobs: int, *options: str) -> tuple[float, list[float]]:
     elapsed, out = timed([sys.executable, "-m", "grader", "grade", *map(str, workspaces),
-                          "--jobs", str(jobs), "--json", "--seed", SEED], workspaces[0].parent)
+                          "--jobs", str(jobs), "--json", "--seed", SEED, *options],
+                         workspaces[0].parent)
     return elapsed, [row["score"] for row in json.loads(out)["submissions"]]
 
 
@@ -100,24 +102,29 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
         workspaces = make_workspaces(Path(tmp), args.submissions)
-        separate, batch = [], []
+        separate, batch, unboxed = [], [], []
         for round_number in range(1, args.rounds + 1):
             seconds, check_scores = separate_checks(workspaces)
             separate.append(seconds)
             seconds, batch_scores = one_batch(workspaces, args.jobs)
             batch.append(seconds)
-            if check_scores != batch_scores:
-                raise SystemExit(f"scores differ: check {check_scores} vs grade {batch_scores}")
+            seconds, unboxed_scores = one_batch(workspaces, args.jobs, "--no-sandbox")
+            unboxed.append(seconds)
+            if not check_scores == batch_scores == unboxed_scores:
+                raise SystemExit(f"scores differ: check {check_scores}, grade {batch_scores}, "
+                                 f"grade --no-sandbox {unboxed_scores}")
             print(f"round {round_number}: {args.submissions} x grader check "
-                  f"{separate[-1]:6.1f} s   grader grade --jobs {args.jobs} {batch[-1]:6.1f} s")
+                  f"{separate[-1]:6.1f} s   grader grade --jobs {args.jobs} {batch[-1]:6.1f} s"
+                  f"   --no-sandbox {unboxed[-1]:6.1f} s")
 
-    sep, bat = statistics.median(separate), statistics.median(batch)
+    sep, bat, unb = (statistics.median(t) for t in (separate, batch, unboxed))
     ratio = bat / sep
     print(f"\nmachine: {os.cpu_count()} CPUs; scores per submission: {batch_scores}")
     print(f"separate `grader check` runs: median {sep:.1f} s "
           f"({60 * args.submissions / sep:.1f} submissions/min)")
     print(f"`grader grade --jobs {args.jobs}`:     median {bat:.1f} s "
           f"({60 * args.submissions / bat:.1f} submissions/min)")
+    print(f"  the same, --no-sandbox: median {unb:.1f} s (ratio {unb / sep:.2f})")
     verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
     print(f"ratio grade/check: {ratio:.2f} (target <= {TARGET_RATIO}: {verdict})")
 
