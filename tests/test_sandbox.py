@@ -1,9 +1,11 @@
-"""Submissions written to cheat, escape, forge and exhaust (tests/adversaries), graded with two
-honest classmates in one `grader grade` batch in the sandbox, end to end through the CLI.
+"""The sandbox, end to end through the CLI.
 
-Each folder's expect.toml pins its row; this module also checks what no row can show: nothing
-outlives the batch, no file outside a sandbox changed, neither the instructor's secret nor a
-connection got out, and the batch says it was sandboxed.
+Submissions written to cheat, escape, forge and exhaust (tests/adversaries) are graded with two
+honest classmates in one `grader grade` batch in the sandbox. Each folder's expect.toml pins its
+row; this module also checks what no row can show: nothing outlives the batch, no file outside a
+sandbox changed, neither the instructor's secret nor a connection got out, and the batch says it
+was sandboxed. Then `grader check --sandbox`, `grader sandbox`, and what each says on a machine
+where no sandbox can be made.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from click.testing import CliRunner
 
 import grader
 from grader.cli import cli
-from grader.runner.sandbox import support
+from grader.runner import sandbox
+from grader.runner.sandbox import Support, support
 from grader.secret import SECRET_ENV
 
-from helpers import REPO
+from helpers import REPO, write_workspace
 
 ADVERSARIES = Path(__file__).parent / "adversaries"
 NAMES = sorted(p.name for p in ADVERSARIES.iterdir() if (p / "expect.toml").is_file())
@@ -146,3 +149,45 @@ def test_neither_the_secret_nor_a_connection_got_out(batch: dict[str, Any]) -> N
     printed = "".join(c["message"] for p in batch["rows"]["spy"]["parts"] for c in p["checks"])
     assert "no connection to 127.0.0.1" in printed  # the spy did try
     assert os.environ.get(SECRET_ENV) is None
+
+
+def test_check_sandbox_grades_the_same_as_check(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    if not support().usable:
+        pytest.skip(f"no sandbox on this machine: {support().why}")
+    root = write_workspace(tmp_path / "ws", "numpy")
+    done = CliRunner().invoke(cli, ["check", "part1", "part3", "--sandbox", "--json", "--seed",
+                                    "5", "--workspace", str(root)])
+    assert done.exit_code == 0, done.output
+    boxed = json.loads(done.stdout)
+    plain = grading.run(root, "numpy", ["part1", "part3"], seed=5)
+    assert [(c["id"], c["status"]) for p in boxed["parts"] for c in p["checks"]] == \
+        [(c.id, c.status) for p in plain.parts for c in p.checks]
+
+
+def test_grader_sandbox_says_what_the_sandbox_is_made_of() -> None:
+    if not support().usable:
+        pytest.skip(f"no sandbox on this machine: {support().why}")
+    done = CliRunner(env={"COLUMNS": "100"}).invoke(cli, ["sandbox"])
+    assert done.exit_code == 0
+    text = " ".join(done.output.split())
+    assert f"bubblewrap │ {support().bwrap}: works here" in text
+    assert "network (none)" in text and "/tmp: a private tmpfs of 64 MiB" in text
+
+
+NO_BWRAP = Support(None, False, "bubblewrap is not installed (Debian/Ubuntu: apt-get install "
+                   "bubblewrap)", None, "")
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["sandbox"], "no sandbox on this machine: bubblewrap is not installed"),
+    (["grade", "."], "pass --no-sandbox to grade without one"),
+    (["check", "--sandbox"], "run `grader check` without it"),
+])
+def test_without_a_sandbox_each_command_says_why_and_what_to_do(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str], says: str) -> None:
+    monkeypatch.setattr(sandbox, "support", lambda: NO_BWRAP)
+    monkeypatch.chdir(write_workspace(tmp_path / "ws", "numpy"))
+    done = CliRunner(env={"COLUMNS": "200"}).invoke(cli, args)
+    assert done.exit_code == 1
+    assert says in " ".join(done.output.split())
+    assert "Traceback" not in done.output
