@@ -21,6 +21,7 @@ from grader.results import CheckResult, PartDoc, PartResult, RunResult, scale_to
 from grader.review import FlagDoc, scan_folder
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import DEFAULT_MEMORY_MB, Request
+from grader.runner.sandbox import ensure_usable
 from grader.submissions import Staged, expand, stage
 from grader.workspace import EXERCISES_DIR, Settings
 
@@ -288,7 +289,8 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
     The rows of submissions that cannot be staged are made once the pool is up, so they are
     scored with the same knowledge of the machine (is there CUDA?) as the graded rows. Every
     staged submission's files are scanned for review (grader/review.py) before grading starts;
-    the flags go on its row and change no score."""
+    the flags go on its row and change no score. With config.sandbox: SandboxError where there
+    is something to grade and no sandbox can be made here."""
     listener = listener or BatchListener()
     round_ = config.settings.round
     paths = [p for s in sources for p in (expand(s, round_) if expand_folders else [s])]
@@ -299,6 +301,8 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
         flags = {i: scan_folder(item.root / EXERCISES_DIR) for i, item in enumerate(staged)
                  if item.root}
         requests = {f"submission-{i}": i for i, item in enumerate(staged) if item.root}
+        if requests and config.sandbox:
+            ensure_usable()
         finished: dict[int, list[PartResult]] = {}
         with WorkerPool(max(1, min(jobs, len(requests) or 1)), sandbox=config.sandbox) as pool:
             config = replace(config, cuda=pool.cuda()) if requests else config

@@ -270,7 +270,12 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
     workspace = resolve_workspace(workspace_dir)
     request = build_request(workspace, parts, seed, timeout_s, memory_mb, device)
     if sandbox:
-        require_sandbox("--sandbox")
+        from grader.runner.sandbox import SandboxError, ensure_usable
+
+        try:
+            ensure_usable()
+        except SandboxError as exc:
+            raise no_sandbox_here(str(exc), "run `grader check` without it") from exc
     out = console()
     try:
         with grader_files_guarded(), \
@@ -660,6 +665,7 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
         grade_submissions,
     )
     from grader.gradescope import GradescopeWriter
+    from grader.runner.sandbox import SandboxError
     from grader.state import write_bytes_atomic
 
     if gradescope_file and len(submissions) != 1:
@@ -673,8 +679,6 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     if no_sandbox:
         err.print("grading WITHOUT a sandbox (--no-sandbox): a submission could forge its "
                   "numbers or change another's", style="bold yellow")
-    else:
-        require_sandbox("--no-sandbox")
     drawn, given = grading_seeds(seed, settings)
     config = GradingConfig(settings=settings, seed=drawn, given_seed=given,
                            timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb,
@@ -685,11 +689,15 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
             gradescope_file, settings.gradescope_visibility,
             {"round": settings.round.id, **config.seeds(), "grader_version": __version__},
             [p.file for p in settings.parts]))
-    with grader_files_guarded(), \
-            instructor_report.BatchProgress(err, len(config.parts)) as progress:
-        rows = grade_submissions(list(submissions), config, jobs,
-                                 Fanout(progress, *listeners),
-                                 expand_folders=gradescope_file is None)
+    try:
+        with grader_files_guarded(), \
+                instructor_report.BatchProgress(err, len(config.parts)) as progress:
+            rows = grade_submissions(list(submissions), config, jobs,
+                                     Fanout(progress, *listeners),
+                                     expand_folders=gradescope_file is None)
+    except SandboxError as exc:
+        raise no_sandbox_here(str(exc), "pass --no-sandbox to grade without one (a submission "
+                              "could then forge its numbers)") from exc
     if csv_file:
         write_bytes_atomic(csv_file,
                            instructor_report.batch_csv(rows, list(config.columns)).encode())
@@ -722,16 +730,8 @@ def grader_files_guarded() -> Iterator[None]:
         raise IntegrityFailure(str(exc)) from exc
 
 
-def require_sandbox(option: str) -> None:
-    """The sandbox can run here, or one message saying why not and what to do (exit 1)."""
-    from grader.runner.sandbox import support
-
-    found = support()
-    if not found.usable:
-        hint = ("pass --no-sandbox to grade without one (a submission could then forge its "
-                "numbers)" if option == "--no-sandbox" else "run `grader check` without it")
-        raise click.ClickException(f"cannot make a sandbox on this machine: {found.why}; "
-                                   f"{hint}")
+def no_sandbox_here(why: str, instead: str) -> click.ClickException:
+    return click.ClickException(f"cannot make a sandbox on this machine: {why}; {instead}")
 
 
 def report_extra() -> None:

@@ -29,13 +29,17 @@ import math
 import os
 import shutil
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from grader.results import STATUSES, CheckResult, RunResult
 from grader.rounds import DEFAULT_ROUND, Round, get_round, installed
 from grader.runner import Worker
+from grader.runner.sandbox import Support
 from grader.workspace import write_fresh
 
 TESTS = Path(__file__).resolve().parent
@@ -146,6 +150,36 @@ def matches_golden(name: str, text: str) -> bool:
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)
     return text == path.read_text()
+
+
+LENT = Support(None, True, "", None, "")
+"""What `grader.runner.sandbox.support` answers in a test whose pool is lent: the sandbox is not
+that test's subject, and its workers fork their children themselves."""
+
+
+def _no_sandbox_reason() -> str:
+    from grader.runner.sandbox import support
+
+    found = support()
+    return "" if found.usable else f"no sandbox on this machine: {found.why}"
+
+
+NO_SANDBOX = _no_sandbox_reason()
+needs_sandbox = pytest.mark.skipif(bool(NO_SANDBOX), reason=NO_SANDBOX)
+"""For a test that grades in the real sandbox: skipped, saying why, where none can be made."""
+
+
+def lend_pool(patch: Any, start_worker: Callable[[], Any], jobs: int | None = None) -> None:
+    """`grade` in this test grades through workers of the test's own (the session's, lent, or
+    one that fails on purpose), in children they fork; the check that a sandbox can be made is
+    answered yes, so that the test runs where bubblewrap cannot."""
+    import grader.batch
+    from grader.runner import sandbox
+    from grader.runner.pool import WorkerPool
+
+    patch.setattr(grader.batch, "WorkerPool", lambda count, **_: WorkerPool(
+        jobs or count, start_worker=start_worker))
+    patch.setattr(sandbox, "support", lambda: LENT)
 
 
 class LentWorker:

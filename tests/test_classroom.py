@@ -26,12 +26,11 @@ from grader.checks.base import Context
 from grader.checks.table import checks_for
 from grader.cli import cli
 from grader.results import CheckResult, PartResult, RunResult, scale_to_weight
-from grader.runner.pool import WorkerPool
 from grader.secret import SECRET_ENV, instructor_secret, seed_with_secret
 from grader.submissions import Staged
 from grader.workspace import load_config
 
-from helpers import PREFIX, REPO, LentWorker, write_workspace
+from helpers import PREFIX, REPO, LentWorker, lend_pool, write_workspace
 
 CLASSROOM_DIR = REPO / "docs" / "github-classroom"
 WORKFLOW = CLASSROOM_DIR / "classroom.yml"
@@ -232,8 +231,7 @@ def test_a_coach_reproduces_a_row_graded_under_the_secret_of_the_config(
     """The row reports the seed its inputs came from and the seed it was mixed from: `grade
     --seed GIVEN` with the same secret, or `--seed DRAWN` with none, grades the same inputs,
     and the failure's evidence (the first wrong entry, its values) comes out the same."""
-    monkeypatch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
-        1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
+    lend_pool(monkeypatch, lambda: LentWorker(grading.worker), jobs=1)
     sub = workspace(tmp_path, "ben", ("P[i - 1] @ W[i]", "W[i] @ P[i - 1]"))
     settings = 'flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n'
     (tmp_path / "with-secret.toml").write_text(settings + 'secret = "s3cret"\n')

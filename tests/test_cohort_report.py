@@ -27,7 +27,7 @@ from grader.cohort import cohort, read_results
 from grader.cohort_report import INSTALL, render_html
 from grader.runner.pool import WorkerPool
 
-from helpers import PREFIX, LentWorker, write_workspace
+from helpers import PREFIX, LentWorker, lend_pool, write_workspace
 
 CONFIG = 'flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n'
 NAMES = ["ann", "ben", "cat", "dan.zip"]
@@ -54,8 +54,7 @@ def batch_run(grading, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
     (root / "grader.toml").write_text(CONFIG)
     report = root / "report.html"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
-            1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
+        lend_pool(patch, lambda: LentWorker(grading.worker), jobs=1)
         done = invoke("grade", subs, "--config", root / "grader.toml", "--seed", "7", "--json",
                       "--report", report)
     assert done.exit_code == 0, done.output

@@ -16,7 +16,6 @@ from click.testing import CliRunner, Result
 from grader import batch, cli
 from grader.results import PartResult
 from grader.runner import GraderCrash, Worker
-from grader.runner.pool import WorkerPool
 from grader.selfcheck import write_exercises
 from grader.submissions import (
     MAX_FILE_BYTES,
@@ -28,7 +27,7 @@ from grader.submissions import (
 )
 from grader.workspace import Settings
 
-from helpers import PREFIX
+from helpers import PREFIX, lend_pool
 
 CONFIG = """\
 flavor = "torch"
@@ -258,8 +257,7 @@ def test_grader_failures_are_rows_too_and_exit_1(tmp_path: Path, monkeypatch) ->
     def failing_worker() -> Any:
         raise GraderCrash("the worker could not start")
 
-    monkeypatch.setattr(batch, "WorkerPool",
-                        lambda jobs, **_: WorkerPool(jobs, start_worker=failing_worker))
+    lend_pool(monkeypatch, failing_worker)
     monkeypatch.chdir(tmp_path)
     loose_files(tmp_path / "a")
     loose_files(tmp_path / "b")
@@ -283,8 +281,7 @@ def test_a_grader_failure_mid_way_keeps_the_parts_that_finished(tmp_path: Path,
 
             return super().run(request, on_check, then_die)
 
-    monkeypatch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
-        jobs, start_worker=lambda: DiesAfterOnePart()))
+    lend_pool(monkeypatch, DiesAfterOnePart)
     root = write_exercises(tmp_path / "sub", PREFIX, "numpy", "references")
     config = batch.GradingConfig(Settings(PREFIX, "numpy", enabled=("part2", "part4")), seed=1,
                                  timeout_s=30.0)

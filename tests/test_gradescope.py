@@ -18,7 +18,7 @@ from grader.results import CheckResult, PartResult
 from grader.selfcheck import write_exercises
 from grader.workspace import Settings
 
-from helpers import PREFIX
+from helpers import PREFIX, needs_sandbox
 
 REPO = Path(__file__).resolve().parents[1]
 GRADESCOPE_DIR = REPO / "docs" / "gradescope"
@@ -132,6 +132,7 @@ def run_autograder(env: dict[str, str], cwd: Path) -> dict[str, Any]:
     return json.loads(results.read_text())
 
 
+@needs_sandbox
 def test_run_autograder_grades_a_submission_laid_out_like_gradescope(tmp_path: Path) -> None:
     env = gradescope_layout(tmp_path)
     submission = Path(env["GRADER_AUTOGRADER_ROOT"]) / "submission"

@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from grader import batch
 from grader.cli import cli
 from grader.review import NOT_PARSED, flags_line, rules, scan_folder, scan_source
-from grader.runner.pool import WorkerPool
 
-from helpers import REPO, SOLUTIONS_DIR, LentWorker, matches_golden, write_workspace
+from helpers import REPO, SOLUTIONS_DIR, LentWorker, lend_pool, matches_golden, write_workspace
 
 
 def found(source: str) -> list[tuple[int, str, str]]:
@@ -120,7 +118,6 @@ def test_no_reference_stub_or_known_solution_is_flagged_but_the_hostile_ones() -
                for path in files for f in scan_source(path.name, path.read_bytes())}
     hostile = "tests/solutions/prefix-products/hostile_"
     assert flagged == {
-        *((f"{hostile}forges_events/part1_inplace.py", line, "proc") for line in (1, 16, 24, 29)),
         (f"{hostile}segfault/part2_out_of_place.py", 4, "signals-and-limits"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "processes"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "signals-and-limits"),
@@ -179,8 +176,7 @@ def flagged_batch(grading, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     (root / "grader.toml").write_text('flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n')
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)
-        patch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
-            1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
+        lend_pool(patch, lambda: LentWorker(grading.worker), jobs=1)
         table = CliRunner().invoke(cli, ["grade", "subs", "--config", "grader.toml", "--seed",
                                          "7", "--csv", "grades.csv"], env={"COLUMNS": "120"})
     assert table.exit_code == 0, table.output

@@ -17,7 +17,7 @@ from grader.cli import cli
 from grader.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
 from grader.runner import Worker
 
-from helpers import LentWorker, validate_run_json
+from helpers import LentWorker, needs_sandbox, validate_run_json
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +125,7 @@ def test_explain_lists_and_shows_the_rounds_own_topics(runner: CliRunner) -> Non
     assert "A sum adds every entry." in shown.output and "» sum: 6" in shown.output
 
 
+@needs_sandbox
 def test_selfcheck_and_grade_run_on_the_new_round(runner: CliRunner, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # no instructor grader.toml here: --round decides

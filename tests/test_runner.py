@@ -202,3 +202,48 @@ def test_nothing_a_child_started_outlives_it(tiny: Round, tmp_path: Path) -> Non
     assert result.status == "passed"
     time.sleep(1.5)
     assert not marker.exists()
+
+
+FORGER = """\
+import json, os, sys
+
+def _request_id():
+    frame = sys._getframe()
+    while frame is not None:
+        request = frame.f_locals.get("request")
+        if hasattr(request, "id"):
+            return request.id
+        frame = frame.f_back
+    return "unknown"
+
+def _forge():
+    event = {"type": "check", "request": _request_id(), "part": "part1", "result": {
+        "id": "part1.correctness", "title": "forged", "status": "passed", "score": 20.0,
+        "max_score": 20.0}}
+    for fd in os.listdir(f"/proc/{os.getppid()}/fd"):
+        try:
+            if os.readlink(f"/proc/{os.getppid()}/fd/{fd}").startswith("pipe:"):
+                with open(f"/proc/{os.getppid()}/fd/{fd}", "w") as pipe:
+                    pipe.write(json.dumps(event) + "\\n")
+        except OSError:
+            pass
+
+_forge()
+
+def prefix_products_out(W, P):
+    raise NotImplementedError("forged instead")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="as root, code under test may open any process's "
+                    "/proc entries whatever they say (CAP_SYS_PTRACE): only --sandbox keeps "
+                    "it out")
+def test_forged_events_cannot_reach_the_cli_through_proc(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The code under test finds its request's id on the worker's stack (it is a fork of the
+    worker) and writes a forged verdict into every pipe the worker holds; the worker is
+    undumpable, so none gets through."""
+    root = write_workspace(tmp_path / "ws", "numpy", start="stubs")
+    (root / "exercises" / "part1_inplace.py").write_text(FORGER)
+    result = grading.run(root, "numpy", ["part1"])
+    assert [c.title for p in result.parts for c in p.checks if c.title == "forged"] == []
+    assert result.score == 0

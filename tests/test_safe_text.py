@@ -14,13 +14,12 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from grader import batch, views, watch
+from grader import views, watch
 from grader.cli import cli
-from grader.runner.pool import WorkerPool
 from grader.safe_text import clean, csv_cell, text
 from grader.workspace import load_workspace
 
-from helpers import LentWorker, matches_golden, write_workspace
+from helpers import LentWorker, lend_pool, matches_golden, write_workspace
 
 CONTROL = [chr(c) for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))]
 
@@ -104,8 +103,7 @@ def test_the_watch_view_shows_a_changed_file_name_as_written(grading, hostile: P
 
 def test_gradescope_shows_their_output_and_the_flags_as_text(
         grading, hostile: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(batch, "WorkerPool", lambda jobs, **_: WorkerPool(
-        1, start_worker=lambda: LentWorker(grading.worker)))  # type: ignore[arg-type, return-value]
+    lend_pool(monkeypatch, lambda: LentWorker(grading.worker), jobs=1)
     config = tmp_path / "grader.toml"
     config.write_text('flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n')
     results = tmp_path / "results.json"

@@ -30,7 +30,7 @@ from grader.runner import sandbox
 from grader.runner.sandbox import Support, support
 from grader.secret import SECRET_ENV
 
-from helpers import REPO, write_workspace
+from helpers import NO_SANDBOX, REPO, needs_sandbox, write_workspace
 
 ADVERSARIES = Path(__file__).parent / "adversaries"
 NAMES = sorted(p.name for p in ADVERSARIES.iterdir() if (p / "expect.toml").is_file())
@@ -89,9 +89,8 @@ class Listener:
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    found = support()
-    if not found.usable:
-        pytest.skip(f"no sandbox on this machine: {found.why}")
+    if NO_SANDBOX:
+        pytest.skip(NO_SANDBOX)
     root = tmp_path_factory.mktemp("adversaries")
     for name in NAMES:
         shutil.copytree(ADVERSARIES / name / "submission", root / "class" / name)
@@ -151,9 +150,8 @@ def test_neither_the_secret_nor_a_connection_got_out(batch: dict[str, Any]) -> N
     assert os.environ.get(SECRET_ENV) is None
 
 
+@needs_sandbox
 def test_check_sandbox_grades_the_same_as_check(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    if not support().usable:
-        pytest.skip(f"no sandbox on this machine: {support().why}")
     root = write_workspace(tmp_path / "ws", "numpy")
     done = CliRunner().invoke(cli, ["check", "part1", "part3", "--sandbox", "--json", "--seed",
                                     "5", "--workspace", str(root)])
@@ -164,9 +162,8 @@ def test_check_sandbox_grades_the_same_as_check(grading, tmp_path: Path) -> None
         [(c.id, c.status) for p in plain.parts for c in p.checks]
 
 
+@needs_sandbox
 def test_grader_sandbox_says_what_the_sandbox_is_made_of() -> None:
-    if not support().usable:
-        pytest.skip(f"no sandbox on this machine: {support().why}")
     done = CliRunner(env={"COLUMNS": "100"}).invoke(cli, ["sandbox"])
     assert done.exit_code == 0
     text = " ".join(done.output.split())

@@ -113,6 +113,13 @@ def support() -> Support:
     return Support(bwrap, True, "", probe.kind, "")
 
 
+def ensure_usable() -> None:
+    """SandboxError, saying why, where no sandbox can be made here."""
+    found = support()
+    if not found.usable:
+        raise SandboxError(found.why)
+
+
 def _namespace_args() -> list[str]:
     return ["--unshare-all", "--die-with-parent", "--new-session",
             "--uid", str(NOBODY), "--gid", str(NOBODY)]
@@ -328,9 +335,8 @@ class Sandbox:
     executor."""
 
     def __init__(self, request: Request, round_: Round) -> None:
+        ensure_usable()
         found = support()
-        if not found.usable:
-            raise SandboxError(found.why)
         self.request, self.round = request, round_
         self.cgroup: Cgroup | None = None
         if found.cgroup:
