@@ -179,6 +179,7 @@ class Cgroup:
         raise SandboxError("no cgroup hierarchy with the memory and pids controllers")
 
     def _create(self, folder: Path, limits: dict[str, int]) -> None:
+        _remove_stale(folder.parent)
         try:
             folder.mkdir()
         except OSError as exc:
@@ -225,6 +226,18 @@ class Cgroup:
                         break
                     time.sleep(0.01)
         self.folders.clear()
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove the empty cgroups of grading processes that are gone (killed before they could
+    remove their own): grader-<pid>-<n>, whose <pid> is no longer alive."""
+    for folder in parent.glob("grader-*-*"):
+        pid = folder.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
 
 
 def _own_cgroups() -> dict[str, str]:
