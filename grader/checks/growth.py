@@ -11,9 +11,12 @@ does to CPU time (a loaded neighbour, a slower clock) it does to both.
 Timing noise is a few milliseconds a process on a loaded machine, not far below the work at the
 middle size (and now and then one process is charged tens of milliseconds more), so two rules
 keep it from reading as growth (a false failure is as bad as a missed mistake):
-- the reference's growth counts as at least that of the expected order itself at these sizes,
-  so that a slow middle-size (or tiny-size) process of the reference cannot make linear growth
-  look fast; its work at the middle size is then the one its growth implies from the large size;
+- the reference's growth counts as that of the expected order itself at these sizes, or as
+  much as a quarter more (CEILING) when it measured more: the reference is of that order, so a
+  measured growth below it is noise (a slow middle-size process) that would make the right
+  order look fast, and one far above it is noise too (a slow tiny-size process) that would let
+  the wrong order pass; its work at the middle size is then the one its growth implies from
+  the large size;
 - the candidate's work at the middle size counts as at least half the reference's there
   (FLOOR_SHARE): a run whose tiny-size process happened to be slow, which shrinks both its
   differences, cannot then multiply its growth, nor can a candidate much faster than the
@@ -24,6 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+CEILING = 1.25
+"""How much faster than the expected order's the reference's growth may count: on a loaded
+machine its measured growth stays within a quarter of the expected order's but in a few runs in
+a hundred."""
 FLOOR_SHARE = 0.5
 """The least share of the reference's work at the middle size that the candidate's counts as.
 With growth g from the middle size to the large one (6.7 for linear work at N = 1, 8, 48), a
@@ -65,7 +72,7 @@ def compare(yours: Timings, reference: Timings, expected: float) -> Growth | Non
     middle, large = reference.work()
     if large <= 0:
         return None
-    growth = max(large / middle, expected) if middle > 0 else expected
+    growth = min(max(large / middle, expected), CEILING * expected) if middle > 0 else expected
     floor = FLOOR_SHARE * large / growth
     mine_middle, mine_large = (max(w, floor) for w in yours.work())
     return Growth(mine_large / mine_middle, growth)
