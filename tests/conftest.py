@@ -1,18 +1,21 @@
-"""Fixtures: one warm grading worker for the whole session, and workspaces built from data.
+"""Fixtures: one warm grading worker for the whole session, work started ahead, and workspaces
+built from data.
 
 Starting a worker imports torch (a second or two); grading a part in it costs a fork. So the
-tests share one worker, and the known-solution matrix is graded once by a pool of warm workers,
-in the background from the start of the session while the other tests run (most of them use one
-core at a time, the machine has two); every test that asks about a (solution, flavor) waits for
-that batch and reuses its result.
+tests share one worker. What cannot share it is started ahead, at the start of the session, in
+two background threads, while the tests run (most of them use one core at a time, the machine
+has two): in one, the known-solution matrix, graded by a pool of warm workers; in the other, one
+after another in the order the tests will want them, the jobs that modules name in `AHEAD`
+(end-to-end runs of the real command in processes of their own, see helpers.Job). A test that
+wants a job's result waits for it; the modules that read the matrix run last.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import threading
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -35,6 +38,7 @@ from grader.runner.pool import RequestDone, WorkerPool
 from helpers import (
     TEST_SEED,
     TEST_TIMEOUT_S,
+    Job,
     LentWorker,
     Solution,
     all_solutions,
@@ -42,19 +46,43 @@ from helpers import (
 )
 
 MATRIX_JOBS = 2
+MATRIX_MODULES = ("test_solutions.py", "test_hostile.py")
+
+
+class Ahead:
+    """Jobs run in two background threads, each job once, in the order submitted: the first
+    job holds one thread for as long as it runs, the others take turns in the second."""
+
+    def __init__(self, tmp: pytest.TempPathFactory) -> None:
+        self._tmp = tmp
+        self._thread = ThreadPoolExecutor(2, thread_name_prefix="ahead")
+        self._futures: dict[Job, Future[object]] = {}
+
+    def submit(self, job: Job) -> Future[object]:
+        if job not in self._futures:
+            self._futures[job] = self._thread.submit(job, self._tmp)
+        return self._futures[job]
+
+    def result(self, job: Job) -> object:
+        """The job's result (submitted now if nobody did), or what it raised."""
+        return self.submit(job).result()
+
+    def close(self) -> None:
+        for future in self._futures.values():
+            future.cancel()
+        self._thread.shutdown(wait=True)
 
 
 class Grading:
-    """Grades workspaces through one long-lived worker."""
+    """Grades workspaces through one long-lived worker, and runs what was started ahead."""
 
     def __init__(self, tmp: pytest.TempPathFactory) -> None:
         self._tmp = tmp
         self._worker: Worker | None = None
         self._ids = itertools.count()
         self._graded: dict[tuple[str, str], RunResult] = {}
-        self._matrix: threading.Thread | None = None
-        self._matrix_error: BaseException | None = None
         self._pool: WorkerPool | None = None
+        self.ahead = Ahead(tmp)
 
     @property
     def worker(self) -> Worker:
@@ -92,64 +120,57 @@ class Grading:
                             informational=any(e.check in machine_bound and flavor in e.flavors
                                               for e in solution.expect))
 
-    def start_matrix(self) -> None:
-        """Grade every (solution, flavor) of tests/solutions in a pool, in a background
-        thread; `solution` waits for it."""
+    def grade_matrix(self, _tmp: pytest.TempPathFactory) -> None:
+        """Grade every (solution, flavor) of tests/solutions in a pool (a job run ahead)."""
         pending, requests = {}, []
         for solution in all_solutions():
             for flavor in solution.flavors:
                 requests.append(self._solution_request(solution, flavor))
                 pending[requests[-1].id] = (solution.key, flavor)
-
-        def grade() -> None:
-            try:
-                for event in self._pool.grade(requests):
-                    if isinstance(event, RequestDone):
-                        key = pending[event.request_id]
-                        if event.result is None:
-                            raise RuntimeError(f"{key}: the grader failed: {event.error}")
-                        self._graded[key] = event.result
-            except BaseException as exc:  # noqa: BLE001 - reported by the tests that wait
-                self._matrix_error = exc
-
         self._pool = WorkerPool(MATRIX_JOBS)
-        self._matrix = threading.Thread(target=grade, name="solution-matrix", daemon=True)
-        self._matrix.start()
+        for event in self._pool.grade(requests):
+            if isinstance(event, RequestDone):
+                key = pending[event.request_id]
+                if event.result is None:
+                    raise RuntimeError(f"{key}: the grader failed: {event.error}")
+                self._graded[key] = event.result
 
     def solution(self, solution: Solution, flavor: str) -> RunResult:
         """A solution folder graded in one flavor (from the matrix, once it is done)."""
         key = (solution.key, flavor)
-        if self._matrix is None:
-            self.start_matrix()
-        assert self._matrix is not None
-        self._matrix.join()
-        if self._matrix_error is not None:
-            raise self._matrix_error
+        self.ahead.result(self.grade_matrix)
         if key not in self._graded:
             self._graded[key] = self.worker.run(self._solution_request(solution, flavor))
         return self._graded[key]
 
     def close(self) -> None:
+        self.ahead.close()
         if self._pool is not None:
             self._pool.close(kill=True)
-        if self._matrix is not None:
-            self._matrix.join(timeout=10)
         if self._worker is not None:
             self._worker.close()
-
-
-MATRIX_MODULES = ("test_solutions.py", "test_hostile.py")
 
 
 @pytest.fixture(scope="session", autouse=True)
 def grading(request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
-    """The session's grading; the solution matrix starts at once when a test will need it."""
+    """The session's grading; what the collected tests will want is started ahead: the matrix
+    first (the longest), then the modules' jobs in the order their tests will want them."""
     session = Grading(tmp_path_factory)
-    if any(item.path.name in MATRIX_MODULES for item in request.session.items):
-        session.start_matrix()
+    modules = dict.fromkeys(item.module for item in request.session.items
+                            if getattr(item, "module", None) is not None)
+    if any(Path(module.__file__).name in MATRIX_MODULES for module in modules):
+        session.ahead.submit(session.grade_matrix)
+    for module in modules:
+        for job in getattr(module, "AHEAD", ()):
+            session.ahead.submit(job)
     yield session
     session.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that read the matrix run last, so that the others run while it is graded."""
+    items.sort(key=lambda item: item.path.name in MATRIX_MODULES)
 
 
 @pytest.fixture

@@ -28,6 +28,9 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import subprocess
+import sys
+import threading
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +41,7 @@ import pytest
 
 from grader.results import STATUSES, CheckResult, RunResult
 from grader.rounds import DEFAULT_ROUND, Round, get_round, installed
-from grader.runner import Worker
+from grader.runner import Worker, strays
 from grader.runner.sandbox import Support
 from grader.workspace import write_fresh
 
@@ -49,6 +52,46 @@ PREFIX = get_round(DEFAULT_ROUND)
 TEST_SEED = 20240
 TEST_TIMEOUT_S = 20.0
 MANIFEST = "expect.toml"
+
+SESSION_ENV = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+"""The environment of the grader as a user runs it, taken before any test can patch os.environ
+(a job run ahead starts its processes while other tests run)."""
+
+Job = Callable[[pytest.TempPathFactory], object]
+"""Work a test module starts ahead (its `AHEAD`, run by conftest in a background thread while
+other tests run): it may rely on nothing a test patches (the environment, the current folder,
+grader's globals), so it runs the grader in processes of its own (run_grader)."""
+
+
+SPAWNING = threading.Lock()
+"""Held while this test process starts a child and marks it its own (strays.own): a test that
+makes this process a subreaper sweeps (strays.kill_all) every child not its own, and must never
+see one in between (see tests/test_runner.py)."""
+
+
+def run_owned(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 300
+              ) -> subprocess.CompletedProcess[str]:
+    """subprocess.run, for a child that a subreaper test running meanwhile must spare."""
+    with SPAWNING:
+        process = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        strays.own(process.pid)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    finally:
+        strays.disown(process.pid)
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
+def run_grader(*args: str | Path, cwd: Path, env: dict[str, str] | None = None
+               ) -> subprocess.CompletedProcess[str]:
+    """The console entry point as a user runs it, importing this checkout's grader."""
+    return run_owned([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
+                     env={**SESSION_ENV, **(env or {})})
 
 
 @dataclass(frozen=True)
@@ -170,15 +213,21 @@ needs_sandbox = pytest.mark.skipif(bool(NO_SANDBOX), reason=NO_SANDBOX)
 
 
 def lend_pool(patch: Any, start_worker: Callable[[], Any], jobs: int | None = None) -> None:
-    """`grade` in this test grades through workers of the test's own (the session's, lent, or
-    one that fails on purpose), in children they fork; the check that a sandbox can be made is
-    answered yes, so that the test runs where bubblewrap cannot."""
+    """`grade` and `selfcheck` in this test grade through workers of the test's own (the
+    session's, lent, or one that fails on purpose), in children they fork; the check that a
+    sandbox can be made is answered yes, so that the test runs where bubblewrap cannot. (A
+    lent worker knows the rounds it knew when it started: a round made by the test needs a
+    worker of its own.)"""
     import grader.batch
+    import grader.selfcheck
     from grader.runner import sandbox
     from grader.runner.pool import WorkerPool
 
-    patch.setattr(grader.batch, "WorkerPool", lambda count, **_: WorkerPool(
-        jobs or count, start_worker=start_worker))
+    def pool(count: int, **_: Any) -> WorkerPool:
+        return WorkerPool(jobs or count, start_worker=start_worker)
+
+    patch.setattr(grader.batch, "WorkerPool", pool)
+    patch.setattr(grader.selfcheck, "WorkerPool", pool)
     patch.setattr(sandbox, "support", lambda: LENT)
 
 
@@ -196,12 +245,9 @@ class LentWorker:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    @property
-    def cuda(self) -> bool:
-        return self.worker.cuda
-
-    def run(self, *args: Any, **kwargs: Any) -> RunResult:
-        return self.worker.run(*args, **kwargs)
+    def __getattr__(self, name: str) -> Any:
+        """Everything but closing is the worker's own (run, follow_up, cuda, ...)."""
+        return getattr(self.worker, name)
 
     def close(self) -> None:
         """The worker stays up for the next test."""

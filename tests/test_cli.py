@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from grader.cli import cli
 from grader.runner import Request
 
-from helpers import PREFIX, REPO, solution, validate_run_json, write_workspace
+from helpers import PREFIX, REPO, run_grader, solution, validate_run_json, write_workspace
 
 
 def invoke(runner: CliRunner, *args: str | Path) -> Result:
@@ -37,27 +37,37 @@ def statuses(doc: dict) -> dict[str, str]:
     return {c["id"]: c["status"] for p in doc["parts"] for c in p["checks"]}
 
 
-def run_grader(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The console entry point as a user runs it, importing this checkout's grader."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+def full_marks_end_to_end(tmp: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """The torch reference through the real console entry (run ahead)."""
+    root = write_workspace(tmp.mktemp("e2e") / "ws", "torch")
+    return run_grader("check", "--json", "--seed", "7", "--workspace", root, cwd=root.parent)
+
+
+def print_spam_end_to_end(tmp: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """A candidate that writes megabytes to print, sys.stderr and the raw file descriptors,
+    graded from a subfolder by the real console entry (run ahead)."""
+    case = solution("hostile_print_spam")
+    root = write_workspace(tmp.mktemp("spam") / "ws", "numpy", files=case.files("numpy"))
+    return run_grader("check", "part1", "--json", "--seed", "1", cwd=root / "exercises")
+
+
+AHEAD = (full_marks_end_to_end, print_spam_end_to_end)
 
 
 # ---- grader check ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flavor", ["torch", "numpy"])
-def test_the_reference_gets_full_marks(runner: CliRunner, tmp_path: Path, flavor: str) -> None:
+def test_the_reference_gets_full_marks(grading, runner: CliRunner, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                       flavor: str) -> None:
     """The torch flavor runs the real console entry in a process of its own, end to end; the
     numpy flavor the same command through CliRunner."""
-    root = write_workspace(tmp_path / "ws", flavor)
-    args = ("check", "--json", "--seed", "7", "--workspace", root)
     if flavor == "torch":
-        done = run_grader(*args, cwd=tmp_path)
+        done = grading.ahead.result(full_marks_end_to_end)
         assert done.returncode == 0, done.stderr
         doc = json.loads(done.stdout)
     else:
-        result = invoke(runner, *args)
+        root = write_workspace(tmp_path / "ws", flavor)
+        result = invoke(runner, "check", "--json", "--seed", "7", "--workspace", root)
         assert result.exit_code == 0, result.output
         doc = json.loads(result.stdout)
     validate_run_json(doc)
@@ -124,19 +134,19 @@ def test_selected_parts_are_graded_in_the_order_given(runner: CliRunner, tmp_pat
 
 
 def test_a_skip_of_hidden_work_is_not_a_pass(runner: CliRunner, tmp_path: Path) -> None:
-    case = solution("part3_hides_matmuls")
+    case = solution("part1_hides_matmuls")
     root = write_workspace(tmp_path / "ws", "numpy", files=case.files("numpy"))
-    result = invoke(runner, "check", "part3", "--workspace", root)
+    result = invoke(runner, "check", "part1", "--workspace", root)
     assert result.exit_code == 1  # a skip that keeps its points is not a pass
     assert "– skipped" in result.output and "1 skipped" in result.output
     assert "not passing yet" in result.output
     assert "A skip is not a pass" in " ".join(result.output.split())
-    doc = json_of(invoke(runner, "check", "part3", "--json", "--workspace", root))
-    assert statuses(doc)["part3.complexity"] == "skipped"
+    doc = json_of(invoke(runner, "check", "part1", "--json", "--workspace", root))
+    assert statuses(doc)["part1.complexity"] == "skipped"
     # The candidate's code hid the work, so the check keeps its points and earns none.
-    (complexity,) = [c for c in doc["parts"][0]["checks"] if c["id"] == "part3.complexity"]
+    (complexity,) = [c for c in doc["parts"][0]["checks"] if c["id"] == "part1.complexity"]
     assert complexity["score"] == 0 and complexity["max_score"] > 0
-    assert doc["score"] < doc["max_score"] == 35.0
+    assert doc["score"] < doc["max_score"] == 20.0
 
 
 def test_the_same_seed_gives_the_same_verdicts(runner: CliRunner, tmp_path: Path) -> None:
@@ -207,12 +217,9 @@ def test_outside_a_workspace_the_error_says_what_to_do(runner: CliRunner, tmp_pa
         assert "grader init" in result.output and "Traceback" not in result.output
 
 
-def test_print_spam_never_reaches_the_json_on_stdout(tmp_path: Path) -> None:
-    """End to end, from a subfolder: the candidate writes megabytes to print, sys.stderr and
-    the raw file descriptors; stdout is still exactly one JSON document."""
-    case = solution("hostile_print_spam")
-    root = write_workspace(tmp_path / "ws", "numpy", files=case.files("numpy"))
-    done = run_grader("check", "part1", "--json", "--seed", "1", cwd=root / "exercises")
+def test_print_spam_never_reaches_the_json_on_stdout(grading) -> None:  # type: ignore[no-untyped-def]
+    """stdout is still exactly one JSON document."""
+    done = grading.ahead.result(print_spam_end_to_end)
     assert done.returncode == 1  # no EXPLANATION
     doc = json.loads(done.stdout)
     validate_run_json(doc)

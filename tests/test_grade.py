@@ -27,7 +27,7 @@ from grader.submissions import (
 )
 from grader.workspace import Settings
 
-from helpers import PREFIX, lend_pool
+from helpers import PREFIX, LentWorker, lend_pool
 
 CONFIG = """\
 flavor = "torch"
@@ -78,8 +78,9 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One batch over every kind of submission, graded once for the whole module."""
+def graded(grading, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """One batch over every kind of submission, graded once for the whole module, in the
+    session's worker."""
     root = tmp_path_factory.mktemp("batch")
     subs = root / "subs"
     subs.mkdir()
@@ -107,9 +108,10 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     config.write_text(CONFIG)
     csv_path = root / "grades.csv"
 
-    result = invoke(["grade", str(subs), "--jobs", "1", "--json", "--csv", str(csv_path),
-                     "--no-sandbox",
-                     "--config", str(config), "--seed", "7"])
+    with pytest.MonkeyPatch.context() as patch:
+        lend_pool(patch, lambda: LentWorker(grading.worker))
+        result = invoke(["grade", str(subs), "--jobs", "1", "--json", "--csv", str(csv_path),
+                         "--no-sandbox", "--config", str(config), "--seed", "7"])
 
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import zipfile
@@ -18,7 +17,7 @@ from grader.results import CheckResult, PartResult
 from grader.selfcheck import write_exercises
 from grader.workspace import Settings
 
-from helpers import PREFIX, needs_sandbox
+from helpers import NO_SANDBOX, PREFIX, SESSION_ENV, LentWorker, lend_pool, needs_sandbox, run_owned
 
 REPO = Path(__file__).resolve().parents[1]
 GRADESCOPE_DIR = REPO / "docs" / "gradescope"
@@ -89,7 +88,9 @@ def test_partial_results_are_written_as_each_part_finishes(tmp_path: Path) -> No
     assert final["execution_time"] == 3
 
 
-def test_a_real_grading_writes_the_file_during_the_run(tmp_path: Path) -> None:
+def test_a_real_grading_writes_the_file_during_the_run(grading, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    lend_pool(monkeypatch, lambda: LentWorker(grading.worker))
     submission = write_exercises(tmp_path / "sub", PREFIX, "numpy", "references")
     path = tmp_path / "results.json"
     snapshots: list[dict[str, Any]] = []
@@ -120,29 +121,34 @@ def gradescope_layout(tmp_path: Path) -> dict[str, str]:
     (root / "source" / "grader.toml").write_text(
         'flavor = "torch"\nparts = ["part2"]\ntimeout = 30\n'
         '[gradescope]\nvisibility = "after_published"\n')
-    return {**os.environ, "GRADER_AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable,
-            "PYTHONPATH": str(REPO)}
+    return {**SESSION_ENV, "GRADER_AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable}
 
 
 def run_autograder(env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    done = subprocess.run(["bash", str(GRADESCOPE_DIR / "run_autograder")], env=env,
-                          cwd=cwd, capture_output=True, text=True, timeout=300)
+    done = run_owned(["bash", str(GRADESCOPE_DIR / "run_autograder")], env=env, cwd=cwd)
     assert done.returncode == 0, done.stderr
     results = Path(env["GRADER_AUTOGRADER_ROOT"]) / "results" / "results.json"
     return json.loads(results.read_text())
 
 
-@needs_sandbox
-def test_run_autograder_grades_a_submission_laid_out_like_gradescope(tmp_path: Path) -> None:
-    env = gradescope_layout(tmp_path)
+def graded_like_gradescope(tmp: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """A torch submission of loose files, as Gradescope lays it out, graded by run_autograder
+    in the sandbox (run ahead): results.json and the submission folder."""
+    env = gradescope_layout(tmp.mktemp("gradescope"))
     submission = Path(env["GRADER_AUTOGRADER_ROOT"]) / "submission"
     # Students upload loose files; Gradescope puts them straight into submission/.
-    write_exercises(tmp_path / "made", PREFIX, "torch", "references")
-    for path in (tmp_path / "made" / "exercises").glob("part*.py"):
+    made = write_exercises(tmp.mktemp("made"), PREFIX, "torch", "references")
+    for path in (made / "exercises").glob("part*.py"):
         path.rename(submission / path.name)
+    return run_autograder(env, cwd=Path(env["GRADER_AUTOGRADER_ROOT"])), submission
 
-    doc = run_autograder(env, cwd=Path(env["GRADER_AUTOGRADER_ROOT"]))
 
+AHEAD = () if NO_SANDBOX else (graded_like_gradescope,)
+
+
+@needs_sandbox
+def test_run_autograder_grades_a_submission_laid_out_like_gradescope(grading) -> None:  # type: ignore[no-untyped-def]
+    doc, submission = grading.ahead.result(graded_like_gradescope)
     assert_valid_results(doc)
     assert doc["score"] == 15.0
     assert doc["visibility"] == "after_published"

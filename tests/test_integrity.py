@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from grader import integrity
 
-from helpers import REPO, write_workspace
+from helpers import REPO, run_grader, write_workspace
 
 
 def test_a_file_not_as_pip_recorded_refuses_grading(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,25 +35,33 @@ def test_differences_name_each_changed_missing_and_added_file() -> None:
         == ["b changed", "c is missing", "d was added"]
 
 
-def test_a_check_whose_code_writes_into_the_grader_fails_and_says_how_to_restore(
-        tmp_path: Path) -> None:
-    """End to end, on a copy of the grader: the code under test appends to a file of the
-    installed package while `grader check` runs; the command exits 2 and says so."""
-    site = tmp_path / "site"
+def grader_rewritten_while_it_ran(tmp: pytest.TempPathFactory
+                                  ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`grader check` from a copy of the grader, graded on code that appends to a file of that
+    copy while it runs (run ahead): what the command said, and the file."""
+    site = tmp.mktemp("site")
     shutil.copytree(REPO / "grader", site / "grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "reference", site / "reference")
-    target = site / "grader" / "rounds" / "prefix-products" / "round.toml"
-    root = write_workspace(tmp_path / "ws", "numpy", start="stubs")
+    root = write_workspace(tmp.mktemp("ws") / "ws", "numpy", start="stubs")
     (root / "exercises" / "part1_inplace.py").write_text(
         "import grader, pathlib\n"
         "path = pathlib.Path(grader.__file__).parent / 'rounds' / 'prefix-products' / "
         "'round.toml'\n"
         "path.write_text(path.read_text() + '\\n# was here\\n')\n"
         "def prefix_products_out(W, P):\n    raise NotImplementedError\n")
-    env = {**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1", "COLUMNS": "200"}
-    done = subprocess.run([sys.executable, "-m", "grader", "check", "part1"], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = run_grader("check", "part1", cwd=root,
+                      env={"PYTHONPATH": str(site), "COLUMNS": "200"})
+    return done, site / "grader" / "rounds" / "prefix-products" / "round.toml"
+
+
+AHEAD = (grader_rewritten_while_it_ran,)
+
+
+def test_a_check_whose_code_writes_into_the_grader_fails_and_says_how_to_restore(
+        grading) -> None:  # type: ignore[no-untyped-def]
+    """End to end, on a copy of the grader; the command exits 2 and says so."""
+    done, target = grading.ahead.result(grader_rewritten_while_it_ran)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "# was here" in target.read_text()
     assert f"the grader's own files changed while it ran ({target} changed)" in \

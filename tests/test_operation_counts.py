@@ -65,6 +65,67 @@ def test_matmul_flops_are_still_counted() -> None:
     assert backend.count_matmul_flops(batched(np), A, B)[1] == 2 * 5 * 2 * 3 * 4
 
 
+SQUARE = 2 * 4**3  # the flops of one 4 x 4 matmul
+
+NUMPY_SPELLINGS: dict[str, tuple[Callable[[Any, Any], Any], int]] = {
+    "a @ b": (lambda A, B: A[0] @ B[0], 1),
+    "np.matmul": (lambda A, B: np.matmul(A, B), 3),
+    "np.dot": (lambda A, B: np.dot(A[0], B[0]), 1),
+    "a.dot(b)": (lambda A, B: A[0].dot(B[0]), 1),
+    "np.linalg.multi_dot": (lambda A, B: np.linalg.multi_dot([A[0], B[0], A[1]]), 2),
+    "np.einsum": (lambda A, B: np.einsum("nij,njk->nik", A, B), 3),
+    "np.einsum, optimized": (lambda A, B: np.einsum("ij,kj->ik", A[0], B[0], optimize=True), 1),
+    "np.tensordot": (lambda A, B: np.tensordot(A[0], B[0], axes=1), 1),
+    "np.tensordot, axis lists": (lambda A, B: np.tensordot(A[0], B[0], axes=([0], [0])), 1),
+}
+
+
+def torch_spellings() -> dict[str, tuple[Callable[[Any, Any], Any], int]]:
+    torch = pytest.importorskip("torch")
+    return {
+        "a @ b": (lambda A, B: A[0] @ B[0], 1),
+        "torch.matmul": (lambda A, B: torch.matmul(A, B), 3),
+        "torch.linalg.matmul": (lambda A, B: torch.linalg.matmul(A[0], B[0]), 1),
+        "torch.mm": (lambda A, B: torch.mm(A[0], B[0]), 1),
+        "torch.bmm": (lambda A, B: torch.bmm(A, B), 3),
+        "Tensor.matmul": (lambda A, B: A[0].matmul(B[0]), 1),
+        "Tensor.mm": (lambda A, B: A[0].mm(B[0]), 1),
+        "torch.addmm": (lambda A, B: torch.addmm(A[1], A[0], B[0]), 1),
+        "torch.einsum": (lambda A, B: torch.einsum("nij,njk->nik", A, B), 3),
+        "torch.tensordot": (lambda A, B: torch.tensordot(A[0], B[0], dims=([0], [0])), 1),
+        "torch.linalg.multi_dot": (lambda A, B: torch.linalg.multi_dot([A[0], B[0], A[1]]), 2),
+    }
+
+
+@pytest.mark.parametrize("flavor", ["numpy", "torch"])
+def test_every_spelling_of_a_matmul_is_counted_and_keeps_its_value(flavor: str) -> None:
+    """Correct code written with np.dot, .dot, multi_dot, einsum, tensordot, linalg.matmul,
+    ... is measured like code written with @ (multi_dot once recursed without end here)."""
+    spellings = torch_spellings() if flavor == "torch" else NUMPY_SPELLINGS
+    backend = make_backend(flavor)
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((3, 4, 4)), rng.standard_normal((3, 4, 4))
+    for name, (fn, matmuls) in spellings.items():
+        value, flops = backend.count_matmul_flops(fn, backend.native(A), backend.native(B))
+        assert flops == matmuls * SQUARE, name
+        plain = fn(backend.native(A), backend.native(B))
+        assert np.allclose(backend.to_numpy(value), backend.to_numpy(plain)), name
+
+
+def test_aten_ops_and_a_disabled_torch_function_are_beyond_the_counter() -> None:
+    """Where the counter is blind, the cpu_growth kind's CPU times measure the work."""
+    torch = pytest.importorskip("torch")
+    backend = make_backend("torch")
+
+    def disabled(A: Any) -> Any:
+        with torch._C.DisableTorchFunction():
+            return A @ A
+
+    A = torch.ones(3, 4, 4)
+    assert backend.count_matmul_flops(lambda A: torch.ops.aten.bmm(A, A), A)[1] == 0
+    assert backend.count_matmul_flops(disabled, A)[1] == 0
+
+
 def _spec(table: dict[str, Any]) -> Spec:
     def cases(rng: np.random.Generator) -> list[Case]:
         return [Case({"A": np.ones((s, 2, 3)), "B": np.ones((3, 4))}, (("S", s),))

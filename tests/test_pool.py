@@ -14,7 +14,7 @@ from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import Request
 from grader.selfcheck import write_exercises
 
-from helpers import PREFIX
+from helpers import PREFIX, LentWorker
 
 
 def stub_request(tmp_path: Path, name: str) -> Request:
@@ -23,9 +23,10 @@ def stub_request(tmp_path: Path, name: str) -> Request:
                    parts=["part2", "part4"], seed=1, timeout_s=30)
 
 
-def test_every_request_reports_its_checks_parts_and_end(tmp_path: Path) -> None:
+def test_every_request_reports_its_checks_parts_and_end(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """In the session's worker (the solution matrix grades through a pool of two)."""
     requests = [stub_request(tmp_path, f"r{i}") for i in range(3)]
-    with WorkerPool(2) as pool:
+    with WorkerPool(1, start_worker=lambda: LentWorker(grading.worker)) as pool:
         events = list(pool.grade(requests))
 
     for request in requests:

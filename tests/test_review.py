@@ -110,14 +110,17 @@ def test_correct_code_written_in_unusual_ways_is_not_flagged(source: str) -> Non
     assert found(source) == []
 
 
-def test_no_reference_stub_or_known_solution_is_flagged_but_the_hostile_ones() -> None:
+def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagged() -> None:
     files = [*(REPO / "reference").rglob("*.py"), *(REPO / "exercises").rglob("*.py"),
              *(REPO / "grader" / "rounds").glob("*/stubs/*/*.py"), *SOLUTIONS_DIR.rglob("*.py")]
     assert len(files) > 200
     flagged = {(str(path.relative_to(REPO)), f["line"], f["rule"])
                for path in files for f in scan_source(path.name, path.read_bytes())}
-    hostile = "tests/solutions/prefix-products/hostile_"
+    known = "tests/solutions/prefix-products/"
+    hostile = f"{known}hostile_"
     assert flagged == {
+        (f"{known}part3_closed_form_no_torch_function/part3_backward.py", 13, "torch-internals"),
+        (f"{known}part3_closed_form_spellings/torch/part3_backward.py", 14, "torch-internals"),
         (f"{hostile}segfault/part2_out_of_place.py", 4, "signals-and-limits"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "processes"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "signals-and-limits"),

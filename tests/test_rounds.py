@@ -5,6 +5,7 @@ round data is validated with errors that name the file; the installed rounds are
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from grader.cli import cli
 from grader.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
 from grader.runner import Worker
 
-from helpers import LentWorker, needs_sandbox, validate_run_json
+from helpers import NO_SANDBOX, LentWorker, lend_pool, needs_sandbox, run_grader, validate_run_json
 
 
 @pytest.fixture(scope="module")
@@ -125,26 +126,46 @@ def test_explain_lists_and_shows_the_rounds_own_topics(runner: CliRunner) -> Non
     assert "A sum adds every entry." in shown.output and "» sum: 6" in shown.output
 
 
-@needs_sandbox
-def test_selfcheck_and_grade_run_on_the_new_round(runner: CliRunner, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+SUBMISSIONS = {"good": "return x.sum()", "bad": "return x[1:].sum()"}
+
+
+def graded_in_the_sandbox(tmp: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """A good and a bad submission of the tiny round graded by `grader grade --json` in the
+    sandbox, from a folder with no instructor grader.toml (run ahead: the round is named to
+    the command by GRADER_ROUNDS_PATH alone)."""
+    rounds, root = tmp.mktemp("coach-rounds-ahead"), tmp.mktemp("tiny-class")
+    write_tiny_round(rounds)
+    for name, body in SUBMISSIONS.items():
+        (root / "class" / name).mkdir(parents=True)
+        (root / "class" / name / "part1_sum.py").write_text(f"def total(x):\n    {body}\n")
+    return run_grader("grade", root / "class", "--round", ROUND_ID, "--json", "--jobs", "1",
+                      cwd=root, env={EXTRA_ROUNDS_ENV: str(rounds)})
+
+
+AHEAD = () if NO_SANDBOX else (graded_in_the_sandbox,)
+
+
+def test_selfcheck_runs_on_the_new_round(tiny_worker: Worker, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    lend_pool(monkeypatch, lambda: LentWorker(tiny_worker))
     monkeypatch.chdir(tmp_path)  # no instructor grader.toml here: --round decides
-    checked = invoke(runner, "selfcheck", "--round", ROUND_ID, "--jobs", "1")
+    checked = CliRunner().invoke(cli, ["selfcheck", "--round", ROUND_ID, "--jobs", "1"])
     assert checked.exit_code == 0, checked.output
     assert "selfcheck passed" in checked.output
-    for name, body in (("good", "return x.sum()"), ("bad", "return x[1:].sum()")):
-        folder = tmp_path / "class" / name
-        folder.mkdir(parents=True)
-        (folder / "part1_sum.py").write_text(f"def total(x):\n    {body}\n")
-    graded = invoke(runner, "grade", tmp_path / "class", "--round", ROUND_ID, "--json",
-                    "--jobs", "1")
+
+
+@needs_sandbox
+def test_grade_runs_on_the_new_round_in_the_sandbox(grading, runner: CliRunner,  # type: ignore[no-untyped-def]
+                                                    tmp_path: Path) -> None:
+    graded = grading.ahead.result(graded_in_the_sandbox)
+    assert graded.returncode == 0, graded.stderr
     doc = json.loads(graded.stdout)
-    assert doc["round"] == ROUND_ID
-    elsewhere = invoke(runner, "grade", tmp_path / "class", "--round", ROUND_ID, "--config",
+    assert doc["round"] == ROUND_ID and doc["sandboxed"] is True
+    scores = {Path(row["path"]).name: row["score"] for row in doc["submissions"]}
+    assert scores == {"good": 10.0, "bad": scores["bad"]} and scores["bad"] < 10.0
+    elsewhere = invoke(runner, "grade", tmp_path, "--round", ROUND_ID, "--config",
                        Path(__file__).parents[1] / "grader.toml")
     assert elsewhere.exit_code == 2 and "is for round prefix-products" in elsewhere.output
-    scores = {Path(row["path"]).name: row["score"] for row in doc["submissions"]}
-    assert scores["good"] == 10.0 and scores["bad"] < 10.0
 
 
 def test_round_data_errors_name_the_file(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from grader.runner.worker import (
     run_part,
 )
 
-from helpers import PREFIX, checks_by_id, write_workspace
+from helpers import PREFIX, SPAWNING, checks_by_id, write_workspace
 
 
 @pytest.fixture(scope="module")
@@ -184,8 +184,16 @@ def test_a_plan_measured_run_by_run_gets_each_processs_cpu_time_from_the_kernel(
 
 
 @pytest.fixture
-def subreaper() -> Iterator[None]:
-    """This test process adopts orphans, as the worker does, for one test."""
+def subreaper(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This test process adopts orphans, as the worker does, for one test; its sweeps spare
+    the children that work started ahead is starting meanwhile (helpers.SPAWNING)."""
+    children = strays.children
+
+    def sweepable(pid: int | None = None) -> set[int]:
+        with SPAWNING:
+            return children(pid)
+
+    monkeypatch.setattr(strays, "children", sweepable)
     assert strays.become_subreaper()
     yield
     strays.become_subreaper(adopt=False)

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import socket
 import threading
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ from grader.runner import sandbox
 from grader.runner.sandbox import Support, support
 from grader.secret import SECRET_ENV
 
-from helpers import NO_SANDBOX, REPO, needs_sandbox, write_workspace
+from helpers import NO_SANDBOX, REPO, needs_sandbox, run_grader, write_workspace
 
 ADVERSARIES = Path(__file__).parent / "adversaries"
 NAMES = sorted(p.name for p in ADVERSARIES.iterdir() if (p / "expect.toml").is_file())
@@ -87,29 +85,47 @@ class Listener:
         self.socket.close()
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    if NO_SANDBOX:
-        pytest.skip(NO_SANDBOX)
-    root = tmp_path_factory.mktemp("adversaries")
+def adversary_batch(tmp: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every adversary and both classmates graded in one sandboxed `grader grade` (run ahead),
+    with the instructor's secret in its environment and a listener on the spy's port."""
+    root = tmp.mktemp("adversaries")
     for name in NAMES:
         shutil.copytree(ADVERSARIES / name / "submission", root / "class" / name)
     (root / "coach.toml").write_text(COACH)
     guarded = (Path(grader.__file__).parent, REPO / "reference", root / "class")
     before = fingerprint(*guarded)
     listener = Listener(SPY_PORT)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(SECRET_ENV, SECRET)
-        done = CliRunner().invoke(cli, [
-            "grade", str(root / "class"), "--config", str(root / "coach.toml"), "--json",
-            "--csv", str(root / "grades.csv"), "--seed", "3", "--jobs", "2"])
-    listener.close()
-    assert done.exit_code == 0, done.output
+    try:
+        done = run_grader("grade", root / "class", "--config", root / "coach.toml", "--json",
+                          "--csv", root / "grades.csv", "--seed", "3", "--jobs", "2",
+                          cwd=root, env={SECRET_ENV: SECRET})
+    finally:
+        listener.close()
+    assert done.returncode == 0, done.stdout + done.stderr
     doc = json.loads(done.stdout)
-    yield {"doc": doc, "rows": {Path(s["path"]).name: s for s in doc["submissions"]},
-           "csv": (root / "grades.csv").read_text(), "stdout": done.stdout,
-           "connections": listener.connections, "lingering": lingering(),
-           "changed": sorted(k for k, v in fingerprint(*guarded).items() if before.get(k) != v)}
+    return {"doc": doc, "rows": {Path(s["path"]).name: s for s in doc["submissions"]},
+            "csv": (root / "grades.csv").read_text(), "output": done.stdout + done.stderr,
+            "connections": listener.connections, "lingering": lingering(),
+            "changed": sorted(k for k, v in fingerprint(*guarded).items() if before.get(k) != v)}
+
+
+def checked_in_the_sandbox(tmp: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """`grader check part1 part3 --sandbox` on the numpy references (run ahead)."""
+    root = write_workspace(tmp.mktemp("boxed") / "ws", "numpy")
+    done = run_grader("check", "part1", "part3", "--sandbox", "--json", "--seed", "5",
+                      "--workspace", root, cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root, json.loads(done.stdout)
+
+
+AHEAD = () if NO_SANDBOX else (adversary_batch, checked_in_the_sandbox)
+
+
+@pytest.fixture(scope="module")
+def batch(grading) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    if NO_SANDBOX:
+        pytest.skip(NO_SANDBOX)
+    return grading.ahead.result(adversary_batch)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -143,23 +159,21 @@ def test_no_file_outside_a_sandbox_changed(batch: dict[str, Any]) -> None:
 
 
 def test_neither_the_secret_nor_a_connection_got_out(batch: dict[str, Any]) -> None:
-    assert SECRET not in batch["stdout"] and SECRET not in batch["csv"]
+    assert SECRET not in batch["output"] and SECRET not in batch["csv"]
     assert batch["connections"] == 0
     printed = "".join(c["message"] for p in batch["rows"]["spy"]["parts"] for c in p["checks"])
     assert "no connection to 127.0.0.1" in printed  # the spy did try
-    assert os.environ.get(SECRET_ENV) is None
 
 
 @needs_sandbox
-def test_check_sandbox_grades_the_same_as_check(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    root = write_workspace(tmp_path / "ws", "numpy")
-    done = CliRunner().invoke(cli, ["check", "part1", "part3", "--sandbox", "--json", "--seed",
-                                    "5", "--workspace", str(root)])
-    assert done.exit_code == 0, done.output
-    boxed = json.loads(done.stdout)
+def test_check_sandbox_grades_the_same_as_check(grading) -> None:  # type: ignore[no-untyped-def]
+    root, boxed = grading.ahead.result(checked_in_the_sandbox)
     plain = grading.run(root, "numpy", ["part1", "part3"], seed=5)
-    assert [(c["id"], c["status"]) for p in boxed["parts"] for c in p["checks"]] == \
-        [(c.id, c.status) for p in plain.parts for c in p.checks]
+    differ = [(mine["id"], mine["status"], mine["message"], theirs.status, theirs.message)
+              for mine, theirs in zip((c for p in boxed["parts"] for c in p["checks"]),
+                                      (c for p in plain.parts for c in p.checks), strict=True)
+              if (mine["id"], mine["status"]) != (theirs.id, theirs.status)]
+    assert differ == []
 
 
 @needs_sandbox

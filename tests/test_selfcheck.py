@@ -4,6 +4,7 @@ references pass every check, in every flavor."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from grader.results import CheckResult, PartResult, RunResult
 from grader.rounds import EXTRA_ROUNDS_ENV, Round
 from grader.workspace import pristine_files
 
-from helpers import PREFIX, REPO
+from helpers import PREFIX, REPO, LentWorker, lend_pool, run_grader
 
 
 def invoke(args: list[str]) -> Result:
@@ -77,20 +78,29 @@ def broken_copy(folder: Path) -> Path:
     return root
 
 
-def test_selfcheck_lists_every_violation_and_fails(monkeypatch: pytest.MonkeyPatch,
-                                                  tmp_path: Path) -> None:
+def selfcheck_of_a_broken_round(tmp: pytest.TempPathFactory
+                                ) -> subprocess.CompletedProcess[str]:
+    """`grader selfcheck` of broken-prefix, a round outside the package (run ahead)."""
+    rounds = tmp.mktemp("coach-rounds")
+    return run_grader("selfcheck", "--round", "broken-prefix", "--flavor", "torch", "--seed",
+                      "5", "--jobs", "1", cwd=rounds,
+                      env={EXTRA_ROUNDS_ENV: str(broken_copy(rounds)), "COLUMNS": "200"})
+
+
+AHEAD = (selfcheck_of_a_broken_round,)
+
+
+def test_selfcheck_lists_every_violation_and_fails(grading) -> None:  # type: ignore[no-untyped-def]
     """Both directions of the rule are caught, check by check, in a round that lives outside
     the package (a coach's own)."""
-    monkeypatch.setenv(EXTRA_ROUNDS_ENV, str(broken_copy(tmp_path)))
-    result = invoke(["selfcheck", "--round", "broken-prefix", "--flavor", "torch",
-                     "--seed", "5", "--jobs", "1"])
-    assert result.exit_code == 1
-    assert "selfcheck FAILED" in result.output
+    result = grading.ahead.result(selfcheck_of_a_broken_round)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "selfcheck FAILED" in output
     assert "broken-prefix torch references: part1.correctness should pass but is ✗ failed" \
-        in result.output
-    assert "broken-prefix torch stubs: part4.forward should fail but is ✓ passed" \
-        in result.output
-    assert "prefix-products" not in result.output  # only the round asked for was checked
+        in output
+    assert "broken-prefix torch stubs: part4.forward should fail but is ✓ passed" in output
+    assert "prefix-products" not in output  # only the round asked for was checked
 
 
 def test_a_round_with_missing_data_is_reported_before_grading(tmp_path: Path) -> None:
@@ -104,7 +114,9 @@ def test_a_round_with_missing_data_is_reported_before_grading(tmp_path: Path) ->
     assert any("unknown topic 'nope'" in message for _, _, message in found)
 
 
-def test_selfcheck_passes_on_the_shipped_exercises() -> None:
+def test_selfcheck_passes_on_the_shipped_exercises(grading, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+                                                   ) -> None:
+    lend_pool(monkeypatch, lambda: LentWorker(grading.worker))
     result = invoke(["selfcheck", "--round", "prefix-products", "--flavor", "numpy",
                      "--seed", "5", "--jobs", "1"])
     assert result.exit_code == 0, result.output

@@ -57,7 +57,7 @@ def test_the_real_watcher_reacts_to_a_file_write(tmp_path: Path) -> None:
 
 
 def test_grader_watch_regrades_on_save_and_shows_the_clock(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     workspace = make_workspace(tmp_path / "ws", solved=("part2",))
     clock = FakeClock()
     monkeypatch.setattr(mock, "wall_clock", clock)
@@ -73,8 +73,8 @@ def test_grader_watch_regrades_on_save_and_shows_the_clock(
         raise KeyboardInterrupt  # the candidate presses Ctrl-C
 
     monkeypatch.setattr(watch, "exercise_changes", scripted)
-    done = CliRunner().invoke(cli.cli, ["watch", "part2", "--seed", "3", "--workspace",
-                                        str(workspace.root)], env={"COLUMNS": "200"})
+    done = runner.invoke(cli.cli, ["watch", "part2", "--seed", "3", "--workspace",
+                                   str(workspace.root)], env={"COLUMNS": "200"})
     assert done.exit_code == 0, done.output
     out = done.output
     assert out.count("part2 · Out-of-place forward") == 2  # graded at start and on the save

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -20,6 +21,7 @@ import numpy as np
 from grader.checks.base import Context, Plan, Verdict, failed, not_started, passed, skipped
 from grader.checks.cases import Case, span
 from grader.checks.compare import find_mismatch, tree_difference, tree_matches
+from grader.checks.growth import Growth, Timings, compare
 from grader.checks.mistakes import Mistake, diagnose
 from grader.prose import error_topic
 from grader.rounds import Round, RoundError
@@ -543,49 +545,71 @@ def finite_differences(spec: Spec) -> PlanFactory:
     return plan
 
 
-# --- complexity by op count ---------------------------------------------------------------------
+# --- complexity by op count, and by CPU time measured outside the child --------------------
 
 MEASURES = {"flops": "matmul flops", "operations": "array operations"}
 """What the complexity kind counts: the work (a cost of the wrong order), or every operation
 (with exponent 0: a Python loop over a batch makes more of them as the batch grows)."""
 
 
+@dataclass(frozen=True)
+class CountRule:
+    """How a count at two growing sizes is judged: it may grow like the size to the power
+    `exponent` (with 50% to spare), and, given a `budget`, stay within it at the larger size."""
+
+    size: str
+    exponent: float
+    measure: str
+    budget: Callable[[Case], int] | None
+    growth_hint: str
+    budget_hint: str | None
+
+    @classmethod
+    def read(cls, spec: Spec) -> CountRule:
+        measure = spec.text("measure", "flops")
+        if measure not in MEASURES:
+            raise RoundError(f"{spec.where}: measure must be one of {', '.join(MEASURES)}")
+        return cls(spec.text("size"), spec.number("exponent", 1.0), measure,
+                   spec.maker("budget", None), spec.text("growth_hint"),
+                   spec.text("budget_hint", None))
+
+    @property
+    def counted(self) -> str:
+        return MEASURES[self.measure]
+
+    def judge(self, small: Case, large: Case, low: int, high: int) -> Verdict:
+        """Passed, failed, or skipped when the counter saw nothing at all."""
+        size, counted = self.size, self.counted
+        n_small, n_large = small.dim(size), large.dim(size)
+        if low == 0 or high == 0:
+            return skipped(f"no {counted} were visible to the counter (were the inputs "
+                           "converted, e.g. with np.asarray?), so the cost was not measured")
+        growth = high / low
+        summary = (f"{counted}: {low} at {size}={n_small}, {high} at {size}={n_large} "
+                   f"(x{growth:.1f} for x{n_large // n_small} {size})")
+        if growth > 1.5 * (n_large / n_small) ** self.exponent:
+            return failed(f"{summary}: {_too_fast(self.exponent, size)}", hint=self.growth_hint)
+        allowed = self.budget(large) if self.budget else None
+        if allowed is not None and high > allowed:
+            return failed(summary + f": more than 4x the reference's {allowed // 4} flops",
+                          hint=self.budget_hint)
+        return passed(summary)
+
+
 def complexity(spec: Spec) -> PlanFactory:
     """A count at growing sizes (matmul flops, or array operations): the growth must be that
     of the expected order."""
     maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
-    call = spec.helper("call")
-    size, exponent = spec.text("size"), spec.number("exponent", 1.0)
-    measure = spec.text("measure", "flops")
-    if measure not in MEASURES:
-        raise RoundError(f"{spec.where}: measure must be one of {', '.join(MEASURES)}")
-    budget = spec.maker("budget", None)
-    growth_hint, budget_hint = spec.text("growth_hint"), spec.text("budget_hint", None)
-    counted = MEASURES[measure]
+    call, rule = spec.helper("call"), CountRule.read(spec)
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
-        small, large = cases[0], cases[-1]
-        n_small, n_large = small.dim(size), large.dim(size)
 
         def judge(obs: Observation) -> Verdict:
-            low, high = obs["counts"][0], obs["counts"][-1]
-            if low == 0 or high == 0:
-                return skipped(f"no {counted} were visible to the counter (were the inputs "
-                               "converted, e.g. with np.asarray?), so the cost was not measured")
-            growth = high / low
-            summary = (f"{counted}: {low} at {size}={n_small}, {high} at {size}={n_large} "
-                       f"(x{growth:.1f} for x{n_large // n_small} {size})")
-            if growth > 1.5 * (n_large / n_small) ** exponent:
-                return failed(f"{summary}: {_too_fast(exponent, size)}", hint=growth_hint)
-            allowed = budget(large) if budget else None
-            if allowed is not None and high > allowed:
-                return failed(summary + f": more than 4x the reference's {allowed // 4} flops",
-                              hint=budget_hint)
-            return passed(summary)
+            return rule.judge(cases[0], cases[-1], obs["counts"][0], obs["counts"][-1])
 
         return Plan("cost_counts", {"function": function, "args": args, "call": call,
-                                    "measure": measure, "cases": [c.data() for c in cases]},
+                                    "measure": rule.measure, "cases": [c.data() for c in cases]},
                     judge)
 
     return plan
@@ -596,6 +620,111 @@ def _too_fast(exponent: float, size: str) -> str:
         return f"the count grows with {size}"
     order = {1.0: "linearly", 2.0: "quadratically"}.get(exponent, f"as the power {exponent:g}")
     return f"the cost grows faster than {order} in {size}"
+
+
+def _repeats(spec: Spec) -> dict[str, int] | int:
+    """`repeats`: calls per run, one number or one per flavor (numpy's calls are cheaper)."""
+    value = spec.value("repeats")
+    numbers = value.values() if isinstance(value, dict) else [value]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in numbers):
+        raise RoundError(f"{spec.where}: repeats must be a positive whole number, or a table of "
+                         "them by flavor")
+    return value
+
+
+def cpu_growth(spec: Spec) -> PlanFactory:
+    """The complexity check, measured twice at three sizes (a tiny one, then two growing).
+
+    In each run's own process the counter sees one call (the precise hint, when it sees the
+    work), then `repeats` more calls run; the CPU time the kernel charged that process is read
+    by its parent. The same runs of the reference, in processes without candidate code, give
+    the yardstick: the candidate's work (beyond the tiny run's) may grow at most `limit` times
+    faster than the reference's from the middle size to the large one. Work hidden from the
+    counter (aten ops, numpy behind a torch tensor, the counter switched off) still costs CPU
+    time; work the counter cannot see but that grows right passes. Where the CPU times cannot
+    be compared (the reference failed, or its work did not grow measurably), the counter alone
+    decides, as in the complexity kind."""
+    maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
+    call, rule = spec.helper("call"), CountRule.read(spec)
+    repeats, limit = _repeats(spec), spec.number("limit", 2.5)
+    if rule.exponent <= 0:
+        raise RoundError(f"{spec.where}: CPU time measures work that grows: exponent must be "
+                         "above 0")
+    folder = str(spec.round.folder)
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+        if len(cases) != 3:
+            raise RoundError(f"{spec.where}: cases must make three cases (a tiny size, then "
+                             f"two growing ones), not {len(cases)}")
+        count = repeats[ctx.flavor] if isinstance(repeats, dict) else repeats
+        probe_args = {"function": function, "args": args, "call": call,
+                      "measure": rule.measure, "repeats": count}
+        return Plan("timed_calls", probe_args,
+                    lambda both: judge_growth(rule, cases, limit, both),
+                    runs=tuple({"case": c.data()} for c in cases),
+                    baseline=("timed_calls", {**probe_args, "reference": [folder, ctx.part_id]}))
+
+    return plan
+
+
+def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
+                 both: dict[str, Any]) -> Verdict:
+    """The cpu_growth kind's verdict: the counter's failure (the precise one) first, then the
+    CPU times' growth against the reference's, then the counter's pass."""
+    yours = [run["data"] for run in both["yours"]]
+    for case, run in zip(cases, yours, strict=True):
+        if run["raised"]:
+            return raised_verdict(case.describe(), run["raised"])
+    counted = rule.judge(cases[1], cases[2], yours[1]["count"], yours[2]["count"])
+    reference = both["baseline"]
+    raised = next((run["data"]["raised"] for run in reference or [] if run["data"]["raised"]),
+                  None)
+    if reference is None or raised:
+        why = both["baseline_error"] or format_raised(raised)
+        return _also(counted, f"CPU time not compared: the reference could not be run ({why})")
+    mine = Timings(*(run["cpu_s"] for run in both["yours"]))
+    theirs = Timings(*(run["cpu_s"] for run in reference))
+    tiny, middle, large = (c.dim(rule.size) for c in cases)
+    expected = (large**rule.exponent - tiny**rule.exponent) / (
+        middle**rule.exponent - tiny**rule.exponent)
+    growth = compare(mine, theirs, expected)
+    summary = _cpu_summary(rule.size, (tiny, middle, large), mine, theirs, growth)
+    if growth is None:
+        return _also(counted, f"{summary}: not compared, the reference's work did not show")
+    if counted.status == "failed":
+        return _also(counted, summary)
+    if growth.excess > limit:
+        seen = (f"the counter saw no {rule.counted}" if counted.status == "skipped" else
+                f"the {rule.counted} the counter saw grew slower")
+        return failed(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
+                      f"reference's (at most {limit:g}x allowed); {seen}, so the work is in "
+                      "calls it cannot see", hint=rule.growth_hint)
+    if counted.status == "skipped":
+        return passed(f"{summary} (the counter saw no {rule.counted}: CPU time decides)")
+    return passed(f"{counted.message}; {summary}")
+
+
+def _also(verdict: Verdict, note: str) -> Verdict:
+    """The verdict with a note on what else was (or was not) measured."""
+    return Verdict(verdict.status, f"{verdict.message}\n{note}", verdict.hint, verdict.fraction,
+                   verdict.not_applicable, verdict.stub)
+
+
+def _cpu_summary(size: str, sizes: tuple[int, int, int], mine: Timings, theirs: Timings,
+                 growth: Growth | None) -> str:
+    tiny, middle, large = sizes
+    times = (f"CPU seconds of one process per size ({size} = {tiny}, {middle}, {large}): yours "
+             f"{mine.tiny:.3f}, {mine.middle:.3f}, {mine.large:.3f}; the reference's "
+             f"{theirs.tiny:.3f}, {theirs.middle:.3f}, {theirs.large:.3f}")
+    if growth is None:
+        return times
+    work = theirs.work()
+    measured = f"x{work[1] / work[0]:.1f}" if work[0] > 0 else "not measurable"
+    counted = f"x{growth.reference:.1f}"
+    floor = "" if counted == measured else f" ({counted}, the expected order's, counts)"
+    return (f"{times}. Beyond {size}={tiny}, from {size}={middle} to {size}={large} your work "
+            f"grew x{growth.yours:.1f}, the reference's {measured}{floor}")
 
 
 # --- depth: a parallel algorithm must not be a sequential chain ------------------------------
@@ -738,6 +867,7 @@ KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "no_autograd": no_autograd,
     "finite_differences": finite_differences,
     "complexity": complexity,
+    "cpu_growth": cpu_growth,
     "depth": depth,
     "explanation": explanation,
     "custom": custom,

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import tracemalloc
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
+
+FlopRule = Callable[[tuple[Any, ...], dict[str, Any]], int]
+"""The flops of one call of a function that multiplies matrices, from its (args, kwargs)."""
 
 
 class CandidateFault(Exception):
@@ -157,6 +160,42 @@ def _matmul_flops(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> int:
     return 2 * m * k * n * batch
 
 
+def _einsum_flops(equation: str, operands: Sequence[Any]) -> int:
+    """2 x the product of every index size: the cost of the naive contraction."""
+    inputs = equation.replace(" ", "").split("->")[0].split(",")
+    sizes: dict[str, int] = {}
+    for letters, operand in zip(inputs, operands, strict=False):
+        for letter, size in zip(letters, getattr(operand, "shape", ()), strict=False):
+            sizes[letter] = int(size)
+    return 2 * int(np.prod(list(sizes.values()))) if sizes else 0
+
+
+def _tensordot_flops(a_shape: tuple[int, ...], b_shape: tuple[int, ...], axes: Any) -> int:
+    """2 x every entry of the result x the contracted size. `axes` as numpy's tensordot takes
+    it (torch's `dims` alike): a count of a's trailing axes, or a pair of axis lists."""
+    if isinstance(axes, int | np.integer):
+        contracted = a_shape[len(a_shape) - int(axes):] if axes else ()
+    else:
+        first = axes[0]
+        contracted = tuple(a_shape[int(i)] for i in (first if hasattr(first, "__len__")
+                                                     else [first]))
+    size = int(np.prod(contracted))
+    return 2 * int(np.prod(a_shape)) * int(np.prod(b_shape)) // size if size else 0
+
+
+def _chain_flops(shapes: Sequence[tuple[int, ...]]) -> int:
+    """A chain of matmuls (multi_dot) in the naive order, left to right (the library may pick
+    a cheaper one); a first operand that is a vector counts as one row."""
+    if len(shapes) < 2:
+        return 0
+    rows = (1, *shapes[0]) if len(shapes[0]) == 1 else tuple(shapes[0])
+    total = 0
+    for shape in shapes[1:]:
+        total += _matmul_flops(rows, shape)
+        rows = (rows[0], shape[-1] if len(shape) > 1 else 1)
+    return total
+
+
 class _CountingArray(np.ndarray):
     """An ndarray that counts the operations it takes part in and the multiply-adds of every
     matmul among them."""
@@ -181,14 +220,49 @@ class _CountingArray(np.ndarray):
         result = getattr(ufunc, method)(*plain, **kwargs)
         return _rewrap(result)
 
+    def dot(self, b: Any, out: Any = None) -> Any:
+        """a.dot(b), which calls numpy's C code without dispatch, as the np.dot it is."""
+        return np.dot(self, b, out=out)
+
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         _CountingArray.operations += 1
-        if func is np.dot and len(args) >= 2:
-            _CountingArray.flops += _matmul_flops(np.shape(args[0]), np.shape(args[1]))
-        plain_args = [a.view(np.ndarray) if isinstance(a, _CountingArray) else a for a in args]
-        if func in (np.dot, np.einsum, np.tensordot, np.linalg.multi_dot):
-            return _rewrap(func(*plain_args, **kwargs))
-        return super().__array_function__(func, types, args, kwargs)
+        flops = _NUMPY_CONTRACTIONS.get(func)
+        if flops is None:
+            # numpy's own code on the counting arrays: multi_dot's dots, say, are counted one by
+            # one as they dispatch.
+            return super().__array_function__(func, types, args, kwargs)
+        _CountingArray.flops += flops(args, kwargs)
+        # Called on plain arrays (nested in lists too), so the call cannot dispatch back here.
+        return _rewrap(func(*_plain(args), **_plain(kwargs)))
+
+
+def _plain(value: Any) -> Any:
+    """Counting arrays as plain ndarrays, inside tuples, lists and dicts too."""
+    if isinstance(value, _CountingArray):
+        return value.view(np.ndarray)
+    if isinstance(value, tuple | list):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _dot_flops(a: Any, b: Any) -> int:
+    """np.dot contracts a's last axis with b's first (or second to last): a scalar operand
+    makes it a plain multiply, no matmul."""
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    return _tensordot_flops(a_shape, b_shape, 1) if a_shape and b_shape else 0
+
+
+_NUMPY_CONTRACTIONS: dict[Any, FlopRule] = {
+    np.dot: lambda args, kwargs: _dot_flops(args[0], args[1]),
+    np.einsum: lambda args, kwargs: _einsum_flops(args[0], args[1:])
+    if isinstance(args[0], str) else 0,
+    np.tensordot: lambda args, kwargs: _tensordot_flops(
+        np.shape(args[0]), np.shape(args[1]), args[2] if len(args) > 2 else kwargs.get("axes", 2)),
+}
+"""The numpy functions that multiply matrices and are not the matmul ufunc, with their flops;
+each is called on plain arrays (np.linalg.multi_dot is not here: its dots are counted)."""
 
 
 def _rewrap(result: Any) -> Any:
@@ -272,26 +346,65 @@ class TorchBackend:
         return result, watcher.peak
 
 
-def _einsum_flops(equation: str, operands: list[Any]) -> int:
-    """2 x the product of every index size: the cost of the naive contraction."""
-    inputs = equation.replace(" ", "").split("->")[0].split(",")
-    sizes: dict[str, int] = {}
-    for letters, operand in zip(inputs, operands, strict=False):
-        for letter, size in zip(letters, getattr(operand, "shape", ()), strict=False):
-            sizes[letter] = int(size)
-    return 2 * int(np.prod(list(sizes.values()))) if sizes else 0
+def _torch_contractions(torch: Any) -> dict[Any, FlopRule]:
+    """The torch functions and tensor methods that multiply matrices, with their flops (from
+    the operands' shapes: a TorchFunctionMode sees the call, not the kernels inside it)."""
+    T = torch.Tensor
+
+    def shapes(args: tuple[Any, ...]) -> list[tuple[int, ...]]:
+        flat = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
+        return [tuple(a.shape) for a in flat if isinstance(a, torch.Tensor)]
+
+    def pair(first: int, second: int) -> FlopRule:
+        def flops(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+            found = shapes(args)
+            return _matmul_flops(found[first], found[second]) if len(found) > max(
+                first, second) else 0
+        return flops
+
+    def einsum(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+        if not args or not isinstance(args[0], str):
+            return 0
+        operands = args[1] if len(args) == 2 and isinstance(args[1], list | tuple) else args[1:]
+        return _einsum_flops(args[0], operands)
+
+    def tensordot(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+        found = shapes(args[:2])
+        dims = args[2] if len(args) > 2 else kwargs.get("dims", 2)
+        return _tensordot_flops(found[0], found[1], dims) if len(found) == 2 else 0
+
+    table: dict[Any, FlopRule] = {
+        torch.einsum: einsum, torch.tensordot: tensordot,
+        torch.linalg.multi_dot: lambda args, kwargs: _chain_flops(shapes(args)),
+        torch.chain_matmul: lambda args, kwargs: _chain_flops(shapes(args)),
+        T.__rmatmul__: pair(1, 0),
+    }
+    for f in (torch.matmul, torch.linalg.matmul, torch.mm, torch.bmm, torch.mv, T.__matmul__,
+              T.matmul, T.mm, T.bmm, T.mv):
+        table[f] = pair(0, 1)
+    for f in (torch.addmm, torch.baddbmm, T.addmm, T.baddbmm):
+        table[f] = pair(1, 2)
+    return table
 
 
 def _torch_watcher(torch: Any) -> type:
     """A TorchFunctionMode that counts torch calls, their matmul flops and the peak of fresh
     storage alive."""
     from torch.overrides import TorchFunctionMode
-    from torch.utils._pytree import tree_flatten
 
-    T = torch.Tensor
-    matmuls = {torch.matmul, torch.mm, torch.bmm, T.__matmul__, T.matmul, T.mm, T.bmm}
-    rmatmuls = {T.__rmatmul__}
-    with_bias = {torch.addmm, torch.baddbmm, T.addmm, T.baddbmm}
+    contractions = _torch_contractions(torch)
+
+    def tensors(value: Any) -> Iterator[Any]:
+        """The tensors in a call's arguments or result (nested in tuples, lists and dicts): what
+        torch's tree_flatten finds, at a fraction of its cost on every watched call."""
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, tuple | list):
+            for item in value:
+                yield from tensors(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from tensors(item)
 
     class TorchCallWatcher(TorchFunctionMode):
         def __init__(self) -> None:
@@ -317,22 +430,13 @@ def _torch_watcher(torch: Any) -> type:
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
             self.operations += 1
-            tensors = [a for a in args if isinstance(a, torch.Tensor)]
-            if func in matmuls and len(tensors) >= 2:
-                self.flops += _matmul_flops(tuple(tensors[0].shape), tuple(tensors[1].shape))
-            elif func in rmatmuls and len(tensors) >= 2:
-                self.flops += _matmul_flops(tuple(tensors[1].shape), tuple(tensors[0].shape))
-            elif func in with_bias and len(tensors) >= 3:
-                self.flops += _matmul_flops(tuple(tensors[1].shape), tuple(tensors[2].shape))
-            elif func is torch.einsum and args and isinstance(args[0], str):
-                operands = list(args[1]) if len(args) == 2 and isinstance(args[1], list | tuple) \
-                    else list(args[1:])
-                self.flops += _einsum_flops(args[0], operands)
+            flops = contractions.get(func)
+            if flops is not None:
+                self.flops += flops(args, kwargs)
             out = func(*args, **kwargs)
-            inputs = {t.untyped_storage().data_ptr()
-                      for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
-            for t in tree_flatten(out)[0]:
-                if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in inputs:
+            inputs = {t.untyped_storage().data_ptr() for t in tensors((args, kwargs))}
+            for t in tensors(out):
+                if t.untyped_storage().data_ptr() not in inputs:
                     self._track(t.untyped_storage())
             self.peak = max(self.peak, self.total)
             return out

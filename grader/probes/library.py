@@ -15,6 +15,7 @@ A round's helpers (its probes.py) are named by the check table:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -227,6 +228,38 @@ def cost_counts(api: Api, function: str, cases: Sequence[CaseData], args: Sequen
     count = api.backend.count_operations if measure == "operations" \
         else api.backend.count_matmul_flops
     return {"counts": [int(count(fn, *build_args(api, case, call, args))[1]) for case in cases]}
+
+
+@probe
+def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Sequence[str] = (),
+                call: str | None = None, measure: str = "flops",
+                reference: Sequence[str] | None = None) -> Observation:
+    """One run of the cpu_growth kind, in a process of its own whose CPU time its parent reads:
+    one call under the counter (what it saw), then `repeats` calls, each on fresh copies of
+    the inputs (a call that modifies them repeats the same work). With `reference` (a round's
+    folder and a part id), the reference's function instead: a baseline, with no candidate
+    code in the process."""
+    if reference is not None:
+        api = reference_api(api, *reference)
+    fn = api.function(function)
+    count = api.backend.count_operations if measure == "operations" \
+        else api.backend.count_matmul_flops
+    counted, raised = api.call(count, fn, *build_args(api, case, call, args))
+    for _ in range(repeats if raised is None else 0):
+        _, raised = api.call(fn, *build_args(api, case, call, args))
+        if raised is not None:
+            break
+    return {"raised": as_dict(raised), "count": int(counted[1]) if counted else 0}
+
+
+def reference_api(api: Api, folder: str, part_id: str) -> Api:
+    """The round's reference for one part, as a probe in a baseline child may use it."""
+    from grader.references import load_reference_part
+    from grader.rounds import Round
+
+    round_ = Round.load(Path(folder))
+    module = load_reference_part(round_, round_.part(part_id), api.flavor)
+    return Api(module, api.backend, round_.reference_dir(api.flavor), api.helpers)
 
 
 @probe

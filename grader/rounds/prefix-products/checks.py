@@ -138,6 +138,9 @@ def growing(rng: np.random.Generator) -> list[Case]:
 
 
 depth_sizes = sizes((16, 2), (128, 2))
+# part3.complexity's runs, one process each: N = 1 costs what every run pays whatever the size;
+# beyond it, linear work grows x6.7 from N = 8 to 48, the closed form's about x28.
+cpu_sizes = sizes((1, COMPLEXITY_D), (8, COMPLEXITY_D), (48, COMPLEXITY_D))
 
 
 def with_levels(case: Case) -> Case:

@@ -1,5 +1,6 @@
 """Prints whatever secrets it can find and tries the network."""
 
+import functools
 import os
 import socket
 
@@ -7,6 +8,7 @@ EXPLANATION = ""
 PORT = 47123
 
 
+@functools.cache
 def _spy():
     found = []
     for host in ("127.0.0.1", "10.0.2.2", "8.8.8.8"):

@@ -1,6 +1,6 @@
 """Right, but it strips the inputs down to plain ndarray views, which hides the matmuls from the
-counter (np.asarray is seen through; .view(np.ndarray) is not): the cost cannot be measured, so
-part3.complexity is skipped (and a skip is not a pass)."""
+counter (np.asarray is seen through; .view(np.ndarray) is not). The CPU time, read outside the
+process, still measures the cost: it grows like the reference's, so part3.complexity passes."""
 
 import numpy as np
 
