@@ -7,7 +7,8 @@ two background threads, while the tests run (most of them use one core at a time
 has two): in one, the known-solution matrix, graded by a pool of warm workers; in the other, one
 after another in the order the tests will want them, the jobs that modules name in `AHEAD`
 (end-to-end runs of the real command in processes of their own, see helpers.Job). A test that
-wants a job's result waits for it; the modules that read the matrix run last.
+wants a job's result waits for it; the modules that wait run after those that need nothing
+started ahead, and the modules that read the matrix run last.
 """
 
 from __future__ import annotations
@@ -169,8 +170,10 @@ def grading(request: pytest.FixtureRequest,
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that read the matrix run last, so that the others run while it is graded."""
-    items.sort(key=lambda item: item.path.name in MATRIX_MODULES)
+    """The modules that wait for work started ahead run after those that need none, and those
+    that read the matrix last, so that the others run while it is done."""
+    items.sort(key=lambda item: (item.path.name in MATRIX_MODULES,
+                                 bool(getattr(getattr(item, "module", None), "AHEAD", ()))))
 
 
 @pytest.fixture
