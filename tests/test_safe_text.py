@@ -36,6 +36,9 @@ CONTROL = [chr(c) for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f,
     ("tab\tand\nnewline", "tab\tand\nnewline"),
     ("crlf\r\nline", "crlf\nline"),
     ("".join(CONTROL) + "x", "x"),
+    ("evil\u202egpj.py", "evilgpj.py"),  # a right-to-left override ("Trojan Source")
+    ("\u2066a\u2069\u2067b\u2069\u200e\u200f\u061c\u202a\u202b\u202c\u202d", "ab"),
+    ("שלום, مرحبا", "שלום, مرحبا"),  # right-to-left text itself stays
     ("ünïcode · ✓ · 中文 · [bold red]markup[/]", "ünïcode · ✓ · 中文 · [bold red]markup[/]"),
 ])
 def test_control_sequences_and_characters_are_removed(raw: str, shown: str) -> None:
