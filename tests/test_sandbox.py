@@ -154,7 +154,8 @@ def test_the_batch_was_sandboxed_and_nothing_outlives_it(batch: dict[str, Any]) 
 
 
 def test_no_file_outside_a_sandbox_changed(batch: dict[str, Any]) -> None:
-    """The grader, its references and every submission's own files, whatever deface_everything tried."""
+    """The grader, its references and every submission's own files, whatever
+    deface_everything tried."""
     assert batch["changed"] == []
 
 
