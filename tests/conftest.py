@@ -145,9 +145,9 @@ class Grading:
         return self._graded[key]
 
     def close(self) -> None:
-        self.ahead.close()
-        if self._pool is not None:
+        if self._pool is not None:  # a matrix still grading (the session ended early) stops
             self._pool.close(kill=True)
+        self.ahead.close()
         if self._worker is not None:
             self._worker.close()
 
