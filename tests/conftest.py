@@ -83,6 +83,7 @@ class Grading:
         self._ids = itertools.count()
         self._graded: dict[tuple[str, str], RunResult] = {}
         self._pool: WorkerPool | None = None
+        self._matrix: Future[object] | None = None
         self.ahead = Ahead(tmp)
 
     @property
@@ -121,25 +122,35 @@ class Grading:
                             informational=any(e.check in machine_bound and flavor in e.flavors
                                               for e in solution.expect))
 
-    def grade_matrix(self, _tmp: pytest.TempPathFactory) -> None:
-        """Grade every (solution, flavor) of tests/solutions in a pool (a job run ahead)."""
+    def start_matrix(self) -> None:
+        """Grade every (solution, flavor) of tests/solutions in a pool, ahead. The requests are
+        made here, in the calling thread: making them loads every round's checks, which
+        imports torch, and a module still being imported by another thread when a test forks
+        a child here stays locked in that child for good."""
         pending, requests = {}, []
         for solution in all_solutions():
             for flavor in solution.flavors:
                 requests.append(self._solution_request(solution, flavor))
                 pending[requests[-1].id] = (solution.key, flavor)
-        self._pool = WorkerPool(MATRIX_JOBS)
-        for event in self._pool.grade(requests):
-            if isinstance(event, RequestDone):
-                key = pending[event.request_id]
-                if event.result is None:
-                    raise RuntimeError(f"{key}: the grader failed: {event.error}")
-                self._graded[key] = event.result
+
+        def grade(_tmp: pytest.TempPathFactory) -> None:
+            self._pool = WorkerPool(MATRIX_JOBS)
+            for event in self._pool.grade(requests):
+                if isinstance(event, RequestDone):
+                    key = pending[event.request_id]
+                    if event.result is None:
+                        raise RuntimeError(f"{key}: the grader failed: {event.error}")
+                    self._graded[key] = event.result
+
+        self._matrix = self.ahead.submit(grade)
 
     def solution(self, solution: Solution, flavor: str) -> RunResult:
         """A solution folder graded in one flavor (from the matrix, once it is done)."""
         key = (solution.key, flavor)
-        self.ahead.result(self.grade_matrix)
+        if self._matrix is None:
+            self.start_matrix()
+        assert self._matrix is not None
+        self._matrix.result()
         if key not in self._graded:
             self._graded[key] = self.worker.run(self._solution_request(solution, flavor))
         return self._graded[key]
@@ -161,7 +172,7 @@ def grading(request: pytest.FixtureRequest,
     modules = dict.fromkeys(item.module for item in request.session.items
                             if getattr(item, "module", None) is not None)
     if any(Path(module.__file__).name in MATRIX_MODULES for module in modules):
-        session.ahead.submit(session.grade_matrix)
+        session.start_matrix()
     for module in modules:
         for job in getattr(module, "AHEAD", ()):
             session.ahead.submit(job)
