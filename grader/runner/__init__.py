@@ -92,7 +92,6 @@ class Worker:
         strays.undumpable()
         # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
         self._stderr = tempfile.TemporaryFile(mode="w+")
-        self.sandbox = sandbox
         options = ["--sandbox", *([json.dumps(asdict(first))] if first else [])] \
             if sandbox else []
         self.process = subprocess.Popen(

@@ -50,9 +50,8 @@ class Child(Protocol):
     frames from `fd`."""
 
     fd: int
-    device_ready: bool
 
-    def last_words(self, grace_s: float = ...) -> tuple[str, str]: ...
+    def last_words(self) -> tuple[str, str]: ...
 
     def end(self, kill: bool) -> Ended: ...
 
@@ -80,7 +79,7 @@ class ForkedChild:
     """A child forked from this worker (practice mode, and every baseline): its pipe, and the
     kill of everything it started once it ends."""
 
-    def __init__(self, spec: ChildSpec, helpers: ModuleType, ready: bool) -> None:
+    def __init__(self, spec: ChildSpec, helpers: ModuleType) -> None:
         read_fd, write_fd = os.pipe()
         worker_pid = os.getpid()
         pid = os.fork()
@@ -88,31 +87,27 @@ class ForkedChild:
             os.close(read_fd)
             run_child(write_fd, spec, helpers, worker_pid)
         os.close(write_fd)
-        self.pid, self.fd, self.device_ready = pid, read_fd, ready
+        self.pid, self.fd = pid, read_fd
 
-    def last_words(self, grace_s: float = LAST_WORDS_GRACE_S) -> tuple[str, str]:
+    def last_words(self) -> tuple[str, str]:
         """(what a hung child printed since its last frame, the candidate's line it was on),
         asked for before it is killed; empty when it cannot answer within the grace (stuck in
         C code, or its handler replaced)."""
-        return ask_last_words(lambda: os.kill(self.pid, LAST_WORDS_SIGNAL), self.fd, grace_s)
+        return ask_last_words(lambda: os.kill(self.pid, LAST_WORDS_SIGNAL), self.fd)
 
     def end(self, kill: bool) -> Ended:
         """Reap the child (killed first if asked), then every process it left behind."""
-        if kill:
-            strays.kill_child(self.pid)
         os.close(self.fd)
-        _, status, usage = os.wait4(self.pid, 0)
-        strays.kill_all()
-        return Ended(strays.describe_exit(status), usage.ru_utime + usage.ru_stime)
+        return Ended(*strays.reap(self.pid, kill))
 
 
-def ask_last_words(ask: Callable[[], None], fd: int, grace_s: float) -> tuple[str, str]:
+def ask_last_words(ask: Callable[[], None], fd: int) -> tuple[str, str]:
     """(what a hung child printed since its last frame, the candidate's line it was on), once
     `ask` has signalled it; empty when it cannot answer within the grace (stuck in C code, or
     its handler replaced)."""
     try:
         ask()
-        frame = read_frame(fd, time.monotonic() + grace_s)
+        frame = read_frame(fd, time.monotonic() + LAST_WORDS_GRACE_S)
     except Exception:  # noqa: BLE001 - gone, silent or garbled: nothing to add
         return "", ""
     if isinstance(frame, dict) and frame.get("kind") == "last_words":
@@ -123,4 +118,4 @@ def ask_last_words(ask: Callable[[], None], fd: int, grace_s: float) -> tuple[st
 def fork_spawner(round_: Round) -> Spawn:
     """Children forked from this worker, with the round's probe helpers already imported."""
     helpers = load_module(round_, "probes")
-    return lambda spec: ForkedChild(spec, helpers, spec["device_ready"])
+    return lambda spec: ForkedChild(spec, helpers)

@@ -68,13 +68,9 @@ def serve(sock: socket.socket, round_id: str) -> None:
             except ProcessLookupError:
                 pass
         elif op == "end" and child:
-            if message.get("kill"):
-                strays.kill_child(child)
-            _, status, usage = os.wait4(child, 0)
+            how, cpu_s = strays.reap(child, bool(message.get("kill")))
             child = 0
-            strays.kill_all()
-            send(sock, {"op": "ended", "how": strays.describe_exit(status),
-                        "cpu_s": usage.ru_utime + usage.ru_stime})
+            send(sock, {"op": "ended", "how": how, "cpu_s": cpu_s})
         for fd in fds:
             os.close(fd)
 

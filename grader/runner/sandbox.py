@@ -47,7 +47,6 @@ from grader.rounds import EXTRA_ROUNDS_ENV, ROUNDS_DIR, Round, installed
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.children import (
-    LAST_WORDS_GRACE_S,
     Children,
     ChildrenLost,
     Ended,
@@ -199,16 +198,6 @@ class Cgroup:
     @property
     def procs(self) -> list[str]:
         return [str(folder / "cgroup.procs") for folder in self.folders]
-
-    def peak_memory(self) -> int | None:
-        """The sandbox's peak memory in bytes, as the kernel counted it."""
-        for folder in self.folders:
-            for name in ("memory.peak", "memory.max_usage_in_bytes"):
-                try:
-                    return int((folder / name).read_text())
-                except (OSError, ValueError):
-                    continue
-        return None
 
     def remove(self) -> None:
         """Remove the folders once their processes are gone (the kernel lets go of a dead
@@ -426,7 +415,6 @@ class SandboxedChild:
 
     def __init__(self, owner: Sandboxes, spec: ChildSpec) -> None:
         self.owner = owner
-        self.device_ready = spec["device_ready"]
         read_fd, write_fd = os.pipe()
         try:
             owner.current().send({"op": "start", "spec": spec}, (write_fd,))
@@ -438,9 +426,8 @@ class SandboxedChild:
             os.close(write_fd)
         self.fd = read_fd
 
-    def last_words(self, grace_s: float = LAST_WORDS_GRACE_S) -> tuple[str, str]:
-        return ask_last_words(lambda: self.owner.current().send({"op": "last_words"}), self.fd,
-                              grace_s)
+    def last_words(self) -> tuple[str, str]:
+        return ask_last_words(lambda: self.owner.current().send({"op": "last_words"}), self.fd)
 
     def end(self, kill: bool) -> Ended:
         """Reap the child through the executor; a sandbox that does not answer in time (its

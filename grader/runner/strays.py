@@ -71,14 +71,24 @@ def children(pid: int | None = None) -> set[int]:
     return found
 
 
-def kill_all() -> list[int]:
+def reap(pid: int, kill: bool) -> tuple[str, float]:
+    """End a child that ran candidate code (killed first if asked), then every process it left
+    behind: how it ended, and the CPU seconds (user and system) the kernel charged it and the
+    children it waited for."""
+    if kill:
+        kill_child(pid)
+    _, status, usage = os.wait4(pid, 0)
+    kill_all()
+    return describe_exit(status), usage.ru_utime + usage.ru_stime
+
+
+def kill_all() -> None:
     """SIGKILL and reap every child of this process but its own (see `own`), again and again
-    while new orphans arrive (a fork loop keeps adopting them here); the pids killed. Bounded:
-    after SWEEP_LIMIT_S it gives up on what is left rather than hang the batch. A process that
-    adopts no orphans cannot tell a stray from a child it started itself: it kills nothing."""
-    killed: list[int] = []
+    while new orphans arrive (a fork loop keeps adopting them here). Bounded: after
+    SWEEP_LIMIT_S it gives up on what is left rather than hang the batch. A process that adopts
+    no orphans cannot tell a stray from a child it started itself: it kills nothing."""
     if not _adopting:
-        return killed
+        return
     deadline = time.monotonic() + SWEEP_LIMIT_S
     while time.monotonic() < deadline:
         found = children() - _own
@@ -87,11 +97,9 @@ def kill_all() -> list[int]:
         for pid in found:
             try:
                 os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
             except ProcessLookupError:
                 pass
         _reap(found)
-    return killed
 
 
 def kill_child(pid: int) -> None:

@@ -183,7 +183,7 @@ def _not_run_here(check: Check) -> Plan:
 
 
 def grade_part(request: Request, round_: Round, part: Part, earlier: list[PartResult],
-               spawn: Spawn, alive: Callable[[], None] = lambda: None) -> list[CheckResult]:
+               spawn: Spawn, alive: Callable[[], None]) -> list[CheckResult]:
     """Grade every check of one part; the results' points add up to the part's weight.
     `alive` is called whenever a child's frame arrives (the CLI's watchdog hears progress)."""
     return run_part(_Part.planned(request, round_, part, earlier, spawn, alive))
@@ -234,9 +234,9 @@ def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:
     for index, plan in enumerate(grading.plans):
         if plan.baseline is None:
             continue
-        runs = plan.runs or (None,)
-        frames[index] = _runs_frame([_baseline_frame(grading, local, index, run)
-                                     for run in runs], bool(plan.runs))
+        frames[index] = (_runs_frame([_baseline_frame(grading, local, index, run)
+                                      for run in plan.runs]) if plan.runs
+                         else _baseline_frame(grading, local, index, None))
     return frames
 
 
@@ -257,11 +257,9 @@ def _baseline_frame(grading: _Part, local: Spawn, index: int,
     return {**frame, "cpu_s": ended.cpu_s}
 
 
-def _runs_frame(frames: list[dict[str, Any]], measured: bool) -> dict[str, Any]:
+def _runs_frame(frames: list[dict[str, Any]]) -> dict[str, Any]:
     """One frame for the runs of a plan: the first that is no observation, or an observation
-    whose data is [{"data": ..., "cpu_s": ...}] run by run (a plain plan: its one frame)."""
-    if not measured:
-        return frames[0]
+    whose data is [{"data": ..., "cpu_s": ...}] run by run."""
     for frame in frames:
         if frame["kind"] != "observation":
             return frame
@@ -335,7 +333,7 @@ def _probe(grading: _Part, child: Child, index: int,
     """Wait for checks[index]'s frame: (the frame, index), or (None, the index to go on from)
     when the child hung (the part is over) or died (a fresh child takes the next check)."""
     began = time.perf_counter()
-    limit = frame_timeout(grading.request, grading.plans[index], child.device_ready)
+    limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
     try:
         frame = next_frame(child, limit)
     except FrameTimeout:
@@ -387,7 +385,7 @@ def _measure_runs(grading: _Part, index: int, baseline: dict[str, Any] | None) -
             return next_index
         ended = child.end(kill=False)
         frames.append({**frame, "output": printed + frame["output"], "cpu_s": ended.cpu_s})
-    frame = _with_baseline(_runs_frame(frames, True), baseline)
+    frame = _with_baseline(_runs_frame(frames), baseline)
     verdict, status = _judge(grading.plans[index], frame)
     grading.result(index, verdict, frame["duration_s"], frame["output"], status)
     return index + 1
