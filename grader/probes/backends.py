@@ -218,7 +218,7 @@ class _CountingArray(np.ndarray):
         if ufunc is np.matmul and method == "__call__" and len(plain) == 2:
             _CountingArray.flops += _matmul_flops(np.shape(plain[0]), np.shape(plain[1]))
         result = getattr(ufunc, method)(*plain, **kwargs)
-        return _rewrap(result)
+        return as_watched(result, _CountingArray)
 
     def dot(self, b: Any, out: Any = None) -> Any:
         """a.dot(b), which calls numpy's C code without dispatch, as the np.dot it is."""
@@ -233,18 +233,29 @@ class _CountingArray(np.ndarray):
             return super().__array_function__(func, types, args, kwargs)
         _CountingArray.flops += flops(args, kwargs)
         # Called on plain arrays (nested in lists too), so the call cannot dispatch back here.
-        return _rewrap(func(*_plain(args), **_plain(kwargs)))
+        return as_watched(func(*as_plain(args, _CountingArray),
+                               **as_plain(kwargs, _CountingArray)), _CountingArray)
 
 
-def _plain(value: Any) -> Any:
-    """Counting arrays as plain ndarrays, inside tuples, lists and dicts too."""
-    if isinstance(value, _CountingArray):
+def as_plain(value: Any, cls: type[np.ndarray]) -> Any:
+    """Arrays of the watching subclass `cls` as plain ndarrays, inside tuples, lists and dicts
+    too: what numpy's own function is called on, so that it cannot dispatch back."""
+    if isinstance(value, cls):
         return value.view(np.ndarray)
     if isinstance(value, tuple | list):
-        return type(value)(_plain(v) for v in value)
+        return type(value)(as_plain(v, cls) for v in value)
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: as_plain(v, cls) for k, v in value.items()}
     return value
+
+
+def as_watched(result: Any, cls: type[np.ndarray]) -> Any:
+    """A result (or a tuple of them) as arrays of the watching subclass `cls` again."""
+    if isinstance(result, np.ndarray) and not isinstance(result, cls):
+        return result.view(cls)
+    if isinstance(result, tuple):
+        return tuple(as_watched(r, cls) for r in result)
+    return result
 
 
 def _dot_flops(a: Any, b: Any) -> int:
@@ -263,14 +274,6 @@ _NUMPY_CONTRACTIONS: dict[Any, FlopRule] = {
 }
 """The numpy functions that multiply matrices and are not the matmul ufunc, with their flops;
 each is called on plain arrays (np.linalg.multi_dot is not here: its dots are counted)."""
-
-
-def _rewrap(result: Any) -> Any:
-    if isinstance(result, np.ndarray) and not isinstance(result, _CountingArray):
-        return result.view(_CountingArray)
-    if isinstance(result, tuple):
-        return tuple(_rewrap(r) for r in result)
-    return result
 
 
 class TorchBackend:

@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from grader.probes.backends import as_plain, as_watched
+
 
 class SlotDepths:
     """Depth per (buffer, element offset of a matrix)."""
 
     def __init__(self) -> None:
         self.table: dict[int, dict[int, int]] = {}
-        self.deepest = 0
 
     @staticmethod
     def offsets(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
@@ -48,7 +49,6 @@ class SlotDepths:
         values = np.broadcast_to(np.asarray(depths, dtype=np.int64), offsets.shape)
         for offset, depth in zip(offsets.ravel(), values.ravel(), strict=True):
             slots[int(offset)] = int(depth)
-            self.deepest = max(self.deepest, int(depth))
 
     def forget(self, key: int) -> None:
         self.table.pop(key, None)
@@ -161,6 +161,10 @@ def torch_depth() -> Iterator[Callable[[Any], int]]:
 # --- numpy --------------------------------------------------------------------------------------
 
 
+_NUMPY_PRODUCTS = (np.dot, np.einsum, np.tensordot, np.linalg.multi_dot, np.inner, np.vdot)
+"""The numpy functions that multiply (one level deeper than their deepest input)."""
+
+
 class _DepthArray(np.ndarray):
     """An ndarray whose products and writes are seen by the current SlotDepths."""
 
@@ -200,20 +204,19 @@ class _DepthArray(np.ndarray):
         for out in (kwargs["out"] if outs else _as_tuple(result)):
             if isinstance(out, np.ndarray):
                 self.record(out, step if np.shape(step) == out.shape[:-2] else _overall([step]))
-        return _rewrap(result)
+        return as_watched(result, _DepthArray)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        plain = _unwrap(args)
-        result = func(*plain, **_unwrap(kwargs))
-        products = (np.dot, np.einsum, np.tensordot, np.linalg.multi_dot, np.inner, np.vdot)
+        plain = as_plain(args, _DepthArray)
+        result = func(*plain, **as_plain(kwargs, _DepthArray))
         ins = [self.depth(a) for a in _flat(args)]
-        step = _overall(ins) + (1 if func in products else 0)
+        step = _overall(ins) + (1 if func in _NUMPY_PRODUCTS else 0)
         for out in _as_tuple(result):
             if isinstance(out, np.ndarray) and not any(
                     isinstance(p, np.ndarray) and np.may_share_memory(out, p)
                     for p in _flat(plain)):
                 self.record(out, step)
-        return _rewrap(result)
+        return as_watched(result, _DepthArray)
 
     def __array_finalize__(self, source: Any) -> None:
         """A copy (a.copy(), np.array(a)) carries its source's depths; a view shares them."""
@@ -222,7 +225,7 @@ class _DepthArray(np.ndarray):
             self.record(self, self.depth(source))
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        np.ndarray.__setitem__(self.view(np.ndarray), index, _unwrap(value))
+        np.ndarray.__setitem__(self.view(np.ndarray), index, as_plain(value, _DepthArray))
         target = self.view(np.ndarray)[index]
         if isinstance(target, np.ndarray):
             source = self.depth(value)
@@ -230,7 +233,7 @@ class _DepthArray(np.ndarray):
                         else _overall([source]))
 
     def dot(self, b: Any, out: Any = None) -> Any:  # type: ignore[override]
-        return np.dot(self, b) if out is None else np.dot(self, b, out=out)
+        return np.dot(self, b, out=out)
 
 
 def _as_tuple(result: Any) -> tuple[Any, ...]:
@@ -241,24 +244,6 @@ def _flat(items: Any) -> list[Any]:
     if isinstance(items, list | tuple):
         return [x for item in items for x in _flat(item)]
     return [items]
-
-
-def _unwrap(items: Any) -> Any:
-    if isinstance(items, _DepthArray):
-        return items.view(np.ndarray)
-    if isinstance(items, dict):
-        return {k: _unwrap(v) for k, v in items.items()}
-    if isinstance(items, list | tuple):
-        return type(items)(_unwrap(i) for i in items)
-    return items
-
-
-def _rewrap(result: Any) -> Any:
-    if isinstance(result, np.ndarray) and not isinstance(result, _DepthArray):
-        return result.view(_DepthArray)
-    if isinstance(result, tuple):
-        return tuple(_rewrap(r) for r in result)
-    return result
 
 
 @contextmanager
