@@ -83,11 +83,16 @@ def recorded() -> dict[str, str]:
     return found
 
 
+def _changed(expected: dict[str, str], found: dict[str, str]) -> list[str]:
+    """The files of `expected` that are missing or different in `found`."""
+    return [f"{path} changed" if path in found else f"{path} is missing"
+            for path, digest in expected.items() if found.get(path) != digest]
+
+
 def differences(expected: dict[str, str], found: dict[str, str]) -> list[str]:
     """The files of `expected` that are missing or different in `found`, and those added."""
-    changed = [f"{path} changed" if path in found else f"{path} is missing"
-               for path, digest in expected.items() if found.get(path) != digest]
-    return changed + [f"{path} was added" for path in found if path not in expected]
+    return _changed(expected, found) + [f"{path} was added" for path in found
+                                        if path not in expected]
 
 
 def check_installed() -> dict[str, str]:
@@ -95,7 +100,7 @@ def check_installed() -> dict[str, str]:
     no longer as installed."""
     now = snapshot()
     expected = recorded()
-    changed = [line for line in differences(expected, now) if not line.endswith("was added")]
+    changed = _changed(expected, now)
     if changed:
         raise IntegrityError(
             f"the installed grader is not as installed ({_listed(changed)}), so its checks "

@@ -138,14 +138,6 @@ class RunResult:
     def all_passed(self) -> bool:
         return all(p.passed for p in self.parts)
 
-    def first_failure(self) -> CheckResult | None:
-        """The check to show up front: the first one that did not pass and was not skipped."""
-        for part in self.parts:
-            for check in part.checks:
-                if check.status not in ("passed", "skipped"):
-                    return check
-        return None
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "round": self.round,

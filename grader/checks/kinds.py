@@ -775,7 +775,8 @@ def sentences(text: str) -> list[str]:
     return [p.strip() for p in pieces if p.strip()]
 
 
-ARTICLES = frozenset({"a", "an", "the"})
+JOINING_WORDS = FUNCTION_WORDS - {"a", "an", "the"}
+"""The function words that join ideas (an article alone joins nothing)."""
 
 
 def is_statement(sentence: str) -> bool:
@@ -785,7 +786,7 @@ def is_statement(sentence: str) -> bool:
     words = re.findall(r"[A-Za-z_']+", sentence.lower())
     if len(words) < MIN_WORDS:
         return False
-    if any(w in FUNCTION_WORDS - ARTICLES for w in words):
+    if any(w in JOINING_WORDS for w in words):
         return True
     written = sentence[0].isupper() and sentence.rstrip()[-1] in ".!?"
     return written and sentence.count(",") < 2
@@ -804,10 +805,11 @@ def explanation(spec: Spec) -> PlanFactory:
     words earns full marks. `pattern` is a one-concept idea."""
     variable, about = spec.text("variable", "EXPLANATION"), spec.text("about")
     file = spec.text("file")
-    ideas = [(str(i["idea"]), [str(c) for c in i.get("concepts", [i.get("pattern")])])
-             for i in spec.value("ideas")]
-    if any(None in concepts or "None" in concepts for _, concepts in ideas):
+    raw = [(i["idea"], list(i.get("concepts", [i.get("pattern")])))
+           for i in spec.value("ideas")]
+    if any(None in concepts for _, concepts in raw):
         raise RoundError(f"{spec.where}: every idea needs concepts (or a pattern)")
+    ideas = [(str(idea), [str(c) for c in concepts]) for idea, concepts in raw]
 
     def missed_hint(missed: Sequence[str]) -> str:
         return "Not yet said: " + "; ".join(missed) + "."

@@ -220,13 +220,18 @@ def autograd_runs(api: Api, function: str | None, case: CaseData, args: Sequence
     return {"raised": as_dict(raised), "runs": runs}
 
 
+def _counter(api: Api, measure: str) -> Callable[..., tuple[Any, int]]:
+    """The backend's counter for a complexity check's measure ("flops" or "operations")."""
+    return api.backend.count_operations if measure == "operations" \
+        else api.backend.count_matmul_flops
+
+
 @probe
 def cost_counts(api: Api, function: str, cases: Sequence[CaseData], args: Sequence[str] = (),
                 call: str | None = None, measure: str = "flops") -> Observation:
     """What the counter saw in one call per case: matmul flops, or array operations."""
     fn = api.function(function)
-    count = api.backend.count_operations if measure == "operations" \
-        else api.backend.count_matmul_flops
+    count = _counter(api, measure)
     return {"counts": [int(count(fn, *build_args(api, case, call, args))[1]) for case in cases]}
 
 
@@ -242,8 +247,7 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     if reference is not None:
         api = reference_api(api, *reference)
     fn = api.function(function)
-    count = api.backend.count_operations if measure == "operations" \
-        else api.backend.count_matmul_flops
+    count = _counter(api, measure)
     counted, raised = api.call(count, fn, *build_args(api, case, call, args))
     for _ in range(repeats if raised is None else 0):
         _, raised = api.call(fn, *build_args(api, case, call, args))
