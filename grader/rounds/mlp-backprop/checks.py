@@ -9,10 +9,7 @@ against an independent yardstick.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Iterable
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +19,6 @@ from grader.checks.cases import Case
 from grader.checks.compare import find_mismatch, tree_difference, tree_matches
 from grader.checks.kinds import central_differences, raised_verdict
 
-HERE = Path(__file__).resolve().parent
 PARAMS = ("W1", "b1", "W2", "b2")
 Tree = dict[str, Any]
 
@@ -567,7 +563,7 @@ def keeps_dtype(ctx: Context, params: dict[str, str]) -> Plan:
             return failed(f"{case.describe()} inputs: {listed}", hint=params["hint"])
         return passed(f"every result stays {case.dtype}")
 
-    return Plan("round:dtypes", {"run": params["run"], "case": case.data()}, judge)
+    return Plan("round:" + params["run"], {"case": case.data()}, judge)
 
 
 def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
@@ -633,14 +629,6 @@ def stability(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:extreme_losses", {"cases": [c.data() for c in cases]}, judge)
 
 
-@cache
-def forward_stage() -> dict[str, str]:
-    """What a Part 3 check says when the candidate's forward failed: the table's default
-    `stages`, which the correctness checks read themselves."""
-    table = tomllib.loads((HERE / "checks.toml").read_text())
-    return table["defaults"]["stages"]["forward"]
-
-
 FD_ORDER = ("W2", "b2", "W1", "b1")  # output layer first: an error there spreads downwards
 
 
@@ -650,6 +638,7 @@ def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
     case = one_network(ctx.rng())
     eps = float(params["eps"])
     tolerance = tuple(params["tolerance"])
+    forward = params["stages"]["forward"]  # the table's default, as the correctness checks read
 
     def loss(inputs: dict[str, np.ndarray]) -> float:
         net = forward64({n: inputs[n] for n in PARAMS}, inputs["X"])
@@ -661,15 +650,14 @@ def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
             verdict = raised_verdict(case.describe(), obs["raised"])
             if obs.get("stage") != "forward":
                 return verdict
-            return failed(forward_stage()["prefix"] + verdict.message,
-                          hint=forward_stage()["hint"])
+            return failed(forward["prefix"] + verdict.message, hint=forward["hint"])
         wrong_forward = tree_difference(obs["value"]["logits"], logits_of(case), "float64",
                                         "logits")
         if wrong_forward:
             return failed(f"{case.describe()}: your mlp_forward (Part 1) gives wrong logits "
                           f"({wrong_forward}), so its cache "
                           "is suspect and the gradients were not compared",
-                          hint=forward_stage()["hint"])
+                          hint=forward["hint"])
         for name in FD_ORDER:
             numeric = central_differences(loss, case.inputs, name, eps)
             value = obs["value"].get("d" + name)

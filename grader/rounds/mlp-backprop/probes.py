@@ -250,10 +250,6 @@ def backward_dtypes(api: Api, case: dict[str, Any]) -> Observation:
                                        if k in GRADS}}
 
 
-def dtypes(api: Api, run: str, case: dict[str, Any]) -> Observation:
-    return api.helper(run)(api, case)
-
-
 def backward_autograd(api: Api, case: dict[str, Any]) -> tuple[Callable[..., Any], tuple]:
     """The backward and its arguments (the candidate's own cache), to count autograd in."""
     return api.function("mlp_backward"), backward_call(api, case)
