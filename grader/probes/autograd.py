@@ -7,7 +7,8 @@ exercise file that reassigns `torch.autograd.gradcheck` does not change what a p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -101,31 +102,44 @@ def custom_function(forward: Callable[..., tuple[Any, Any]],
     return lambda *inputs: Wrapped.apply(*inputs)[0]
 
 
-class _EngineSpy:
-    """Stands in for autograd's engine and counts backward runs (autograd.grad, .backward(),
-    torch.func.vjp all end up in run_backward)."""
+class EngineSpy:
+    """Stands in for autograd's engine and records, for every backward run (autograd.grad,
+    .backward(), torch.func.vjp all end up in run_backward), whether it kept the graph
+    (retain_graph or create_graph)."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
-        self.calls = 0
+        self.kept: list[bool] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.kept)
 
     def run_backward(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls += 1
+        keep = args[2] if len(args) > 2 else kwargs.get("keep_graph", False)
+        self.kept.append(bool(keep))
         return self.engine.run_backward(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
 
 
-def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any) -> tuple[Any, Any, int]:
-    """Call fn; (value, raised, how many times autograd's engine ran during the call)."""
+@contextmanager
+def spying_on_the_engine() -> Iterator[EngineSpy]:
+    """Autograd's engine watched by an EngineSpy for the length of the block."""
     from torch.autograd.variable import Variable
 
     engine = Variable._execution_engine
-    spy = _EngineSpy(engine)
+    spy = EngineSpy(engine)
     Variable._execution_engine = spy
     try:
-        value, raised = api.call(fn, *args)
+        yield spy
     finally:
         Variable._execution_engine = engine
+
+
+def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any) -> tuple[Any, Any, int]:
+    """Call fn; (value, raised, how many times autograd's engine ran during the call)."""
+    with spying_on_the_engine() as spy:
+        value, raised = api.call(fn, *args)
     return value, raised, spy.calls

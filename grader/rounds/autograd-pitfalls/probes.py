@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from grader.probes.api import Api, as_dict
+from grader.probes.autograd import spying_on_the_engine
 from grader.probes.backends import CandidateFault
 
 Case = dict[str, Any]
@@ -291,37 +292,6 @@ def run_running_loss(api: Api, case: Case) -> Run:
     }, "raised": None}
 
 
-class BackwardSpy:
-    """Stands in for autograd's engine during a call and records, for every backward run
-    (loss.backward(), torch.autograd.grad), whether it kept the graph (retain_graph or
-    create_graph)."""
-
-    def __init__(self, engine: Any) -> None:
-        self.engine = engine
-        self.kept: list[bool] = []
-
-    def run_backward(self, *args: Any, **kwargs: Any) -> Any:
-        keep = args[2] if len(args) > 2 else kwargs.get("keep_graph", False)
-        self.kept.append(bool(keep))
-        return self.engine.run_backward(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.engine, name)
-
-
-@contextmanager
-def spying() -> Iterator[BackwardSpy]:
-    from torch.autograd.variable import Variable
-
-    engine = Variable._execution_engine
-    spy = BackwardSpy(engine)
-    Variable._execution_engine = spy
-    try:
-        yield spy
-    finally:
-        Variable._execution_engine = engine
-
-
 def read_grads(model: torch.nn.Module) -> dict[str, np.ndarray]:
     """Every parameter's .grad; a missing one reads as NaN (no gradient reached it)."""
     return {name: np.full(tuple(p.shape), np.nan) if p.grad is None
@@ -335,7 +305,7 @@ def run_two_heads(api: Api, case: Case) -> Run:
     give_grads(model, case, "grad.")
     x = torch.from_numpy(np.array(case["inputs"]["x"]))
     before = x.numpy().copy()
-    with spying() as spy:
+    with spying_on_the_engine() as spy:
         value, failed = outcome(api, api.function("two_heads_backward"), model, x)
     if failed:
         return failed
@@ -470,7 +440,7 @@ def demo_two_heads(api: Api, pick: Pick, case: Case) -> dict[str, Any]:
     each keep the graph?) and the gradients."""
     (backward,) = pick("two_heads_backward")
     model = build_model(case)
-    with spying() as spy:
+    with spying_on_the_engine() as spy:
         _, raised = api.call(backward, model, torch.from_numpy(np.array(case["inputs"]["x"])))
     return {"raised": as_dict(raised), "kept": spy.kept, "grads": read_grads(model)}
 
