@@ -55,6 +55,7 @@ class Ahead:
     job holds one thread for as long as it runs, the others take turns in the second."""
 
     def __init__(self, tmp: pytest.TempPathFactory) -> None:
+        tmp.getbasetemp()  # made here, once: made lazily, two threads could each make one
         self._tmp = tmp
         self._thread = ThreadPoolExecutor(2, thread_name_prefix="ahead")
         self._futures: dict[Job, Future[object]] = {}
