@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
+from grader import results
 from grader.batch import ROW_STATUSES, BatchDoc, RowStatus, SubmissionDoc
 from grader.results import PRINTED_MARK, STATUSES, CheckDoc, Status
 
@@ -236,7 +237,7 @@ def distributions(submissions: Sequence[SubmissionDoc]) -> tuple[Distribution,
 
 def not_applicable(check: CheckDoc) -> bool:
     """Worth nothing on the grading machine (GPU timing without CUDA): not a check it took."""
-    return check["status"] == "skipped" and check["max_score"] == 0
+    return results.not_applicable(check["status"], check["max_score"])
 
 
 def check_rates(submissions: Sequence[SubmissionDoc]) -> list[CheckRate]:

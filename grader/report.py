@@ -125,20 +125,21 @@ def summary_line(result: RunResult) -> Text:
                          f"  ·  {pieces}  ·  ", (verdict, style))
 
 
-def untouched_line(part: PartResult) -> Text:
+def _part_line(part: PartResult, state: str, style: str) -> Text:
+    """One line for a part that has no checks to show: its heading, its points, its state."""
     return Text.assemble(
         (f"{part.id} · {part.title}   {_points(part.score, part.max_score)}", "bold"),
-        ("   not implemented yet", "yellow"),
+        (f"   {state}", style),
     )
+
+
+def untouched_line(part: PartResult) -> Text:
+    return _part_line(part, "not implemented yet", "yellow")
 
 
 def never_ran_line(trouble: Trouble) -> Text:
     how = "timed out at import" if trouble.root.status == "timeout" else "could not be imported"
-    part = trouble.part
-    return Text.assemble(
-        (f"{part.id} · {part.title}   {_points(part.score, part.max_score)}", "bold"),
-        (f"   {how}", "red"),
-    )
+    return _part_line(trouble.part, how, "red")
 
 
 def start_here_panel(round_id: str, part: PartResult) -> Panel:

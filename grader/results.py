@@ -35,6 +35,12 @@ class PartDoc(TypedDict):
     checks: list[CheckDoc]
 
 
+def not_applicable(status: str, max_score: float) -> bool:
+    """Skipped by its own judge, so worth nothing here (GPU timing on a machine without CUDA):
+    unlike a check not run after a hang, which keeps its points and scores 0."""
+    return status == "skipped" and max_score == 0
+
+
 @dataclass
 class CheckResult:
     """One hidden check's outcome. `output` is what the candidate's code printed during it;
@@ -57,9 +63,7 @@ class CheckResult:
 
     @property
     def not_applicable(self) -> bool:
-        """Skipped by its own judge, so worth nothing here (GPU timing on a machine without
-        CUDA): unlike a check not run after a hang, which keeps its points and scores 0."""
-        return self.status == "skipped" and self.max_score == 0
+        return not_applicable(self.status, self.max_score)
 
     def to_dict(self) -> CheckDoc:
         """The documented JSON shape; printed output is folded into the message there."""
