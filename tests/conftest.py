@@ -124,17 +124,20 @@ class Grading:
                                               for e in solution.expect))
 
     def start_matrix(self) -> None:
-        """Grade every (solution, flavor) of tests/solutions in a pool, ahead. The requests are
-        made here, in the calling thread: making them loads every round's checks, which
-        imports torch, and a module still being imported by another thread when a test forks
-        a child here stays locked in that child for good."""
-        pending, requests = {}, []
-        for solution in all_solutions():
-            for flavor in solution.flavors:
-                requests.append(self._solution_request(solution, flavor))
-                pending[requests[-1].id] = (solution.key, flavor)
+        """Grade every (solution, flavor) of tests/solutions in a pool, ahead. Every round's
+        checks are loaded here, in the calling thread: loading them imports torch, and a module
+        still being imported by another thread when a test forks a child here would stay locked
+        in that child for good."""
+        solutions = all_solutions()
+        for round_ in {solution.round for solution in solutions}:
+            round_checks(round_)
 
         def grade(_tmp: pytest.TempPathFactory) -> None:
+            pending, requests = {}, []
+            for solution in solutions:
+                for flavor in solution.flavors:
+                    requests.append(self._solution_request(solution, flavor))
+                    pending[requests[-1].id] = (solution.key, flavor)
             self._pool = WorkerPool(MATRIX_JOBS)
             for event in self._pool.grade(requests):
                 if isinstance(event, RequestDone):
