@@ -145,12 +145,47 @@ CPU_LINE = ("CPU seconds of one process per size (N = 1, 8, 32): yours {}; the r
 def test_the_plan_runs_three_sizes_each_in_its_own_process_against_the_reference() -> None:
     plan = _plan()
     assert plan.probe == "timed_calls"
+    nonce = plan.args.pop("nonce")
+    assert isinstance(nonce, int) and nonce == _plan().args["nonce"]
     assert plan.args == {"function": "f", "args": ["A"], "call": None, "measure": "flops",
                          "repeats": 7}
+    plan.args["nonce"] = nonce
     assert [run["case"]["label"] for run in plan.runs] == ["N=1, float64", "N=8, float64",
                                                           "N=32, float64"]
     folder = str(get_round("prefix-products").folder)
     assert plan.baseline == ("timed_calls", {**plan.args, "reference": [folder, "part3"]})
+
+
+def with_projections(observation: dict[str, Any], yours: list[list[float] | None],
+                     reference: list[list[float] | None]) -> dict[str, Any]:
+    """The observation with every run's results reduced as timed_calls reduces them."""
+    for run in observation["yours"]:
+        run["data"]["projections"] = yours
+    for run in observation["baseline"]:
+        run["data"]["projections"] = reference
+    return observation
+
+
+@pytest.mark.parametrize("yours", [
+    [[1.0, 2.0], [3.0, 4.0], [3.0, 4.0]],   # a cached answer for a call on other inputs
+    [[1.0, 2.0], [5.5, 6.0], [7.0, 8.0]],   # one call off by far more than rounding
+    [[1.0, 2.0], None, [7.0, 8.0]],         # a result that is no array
+    [[1.0, 2.0], [5.0, 6.0]],               # a call that gave nothing
+    [[float("nan"), 2.0], [5.0, 6.0], [7.0, 8.0]],
+])
+def test_timed_calls_whose_results_differ_from_the_references_fail_whatever_their_time(
+        yours: list[list[float] | None]) -> None:
+    reference = [[1.0, 2.0], [5.0, 6.0], [7.0, 8.0]]
+    verdict = _plan().judge(with_projections(observed(REFERENCE, REFERENCE), yours, reference))
+    assert verdict.status == "failed"
+    assert verdict.hint is not None and "inputs of its own" in verdict.hint
+
+
+def test_timed_results_within_rounding_of_the_references_pass() -> None:
+    reference = [[1.0, 2.0], [5.0, 6.0], [-7.0, 8.0]]
+    yours = [[1.0 + 1e-13, 2.0], [5.0 - 5e-13, 6.0], [-7.0, 8.0]]
+    verdict = _plan().judge(with_projections(observed(REFERENCE, REFERENCE), yours, reference))
+    assert verdict.status == "passed"
 
 
 def test_work_that_grows_like_the_references_passes_with_both_measures() -> None:
@@ -225,3 +260,14 @@ def test_a_cpu_growth_row_that_cannot_measure_is_an_error(table: dict[str, Any],
                                                           error: str) -> None:
     with pytest.raises(RoundError, match=error):
         _plan(**table)
+
+
+def test_a_fixed_cost_far_above_the_references_work_fails_as_unmeasurable() -> None:
+    """A process started per call (or a spin) costs more at the tiny size than the reference's
+    whole work at the largest, and its noise would hide any growth beneath it."""
+    buried = timings(PER_N, PER_N / 2, constant=20 * REFERENCE.large)
+    verdict = _plan().judge(observed(buried, REFERENCE))
+    assert verdict.status == "failed"
+    assert "no growth can be measured" in verdict.message
+    honest_but_slow = timings(3 * PER_N, constant=3 * CONSTANT)
+    assert _plan().judge(observed(honest_but_slow, REFERENCE)).status == "passed"

@@ -10,6 +10,7 @@ special are `kind = "custom"` rows naming a plan function of the round's checks.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -659,7 +660,8 @@ def cpu_growth(spec: Spec) -> PlanFactory:
                              f"two growing ones), not {len(cases)}")
         count = repeats[ctx.flavor] if isinstance(repeats, dict) else repeats
         probe_args = {"function": function, "args": args, "call": call,
-                      "measure": rule.measure, "repeats": count}
+                      "measure": rule.measure, "repeats": count,
+                      "nonce": int(ctx.rng().integers(2**62))}
         return Plan("timed_calls", probe_args,
                     lambda both: judge_growth(rule, cases, limit, both),
                     runs=tuple({"case": c.data()} for c in cases),
@@ -683,6 +685,9 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
     if reference is None or raised:
         why = both["baseline_error"] or format_raised(raised)
         return _also(counted, f"CPU time not compared: the reference could not be run ({why})")
+    unmatched = _unmatched_call(cases, yours, [run["data"] for run in reference])
+    if unmatched:
+        return failed(unmatched, hint=TIMED_RESULTS_HINT)
     mine = Timings(*(run["cpu_s"] for run in both["yours"]))
     theirs = Timings(*(run["cpu_s"] for run in reference))
     tiny, middle, large = (c.dim(rule.size) for c in cases)
@@ -690,6 +695,11 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
         middle**rule.exponent - tiny**rule.exponent)
     growth = compare(mine, theirs, expected)
     summary = _cpu_summary(rule.size, (tiny, middle, large), mine, theirs, growth)
+    if theirs.large > 0 and mine.tiny > OVERHEAD_LIMIT * theirs.large:
+        return failed(f"{summary}: at {rule.size} = {tiny} yours already costs "
+                      f"{mine.tiny / theirs.large:.0f}x the reference's at {rule.size} = "
+                      f"{large} (at most {OVERHEAD_LIMIT:g}x), and under that much fixed cost "
+                      "no growth can be measured", hint=OVERHEAD_HINT)
     if growth is None:
         return _also(counted, f"{summary}: not compared, the reference's work did not show")
     if counted.status == "failed":
@@ -703,6 +713,51 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
     if counted.status == "skipped":
         return passed(f"{summary} (the counter saw no {rule.counted}: CPU time decides)")
     return passed(f"{counted.message}; {summary}")
+
+
+OVERHEAD_LIMIT = 10.0
+"""How many times the reference's cost at the largest size a candidate's process may cost at
+the tiniest: a fixed cost far above the work (a process started per call, a sleep spun on the
+CPU) would hide any growth in the noise of its own."""
+OVERHEAD_HINT = ("Each call should cost little more than its work: no process started per "
+                 "call, no busy waiting, nothing recomputed that does not depend on the inputs.")
+TIMED_RESULTS_HINT = ("Every timed call gets inputs of its own and its result is checked: "
+                      "compute each result from its own inputs, with no cache across calls.")
+
+
+def _unmatched_call(cases: Sequence[Case], yours: list[dict[str, Any]],
+                    reference: list[dict[str, Any]]) -> str:
+    """What differs between the results of the candidate's timed calls and the reference's on
+    the same fresh inputs (each call's projection, see probes.library.timed_calls); "" when
+    every call matches. A cost is only measured on work that gave the right answers."""
+    for case, mine, theirs in zip(cases, yours, reference, strict=True):
+        rtol = TIMED_RTOL["float32" if _has_float32(case) else "float64"]
+        expected = theirs.get("projections") or []
+        got = mine.get("projections") or []
+        if len(got) != len(expected):
+            return (f"{case.describe()}: {len(got)} of the {len(expected)} timed calls gave a "
+                    "result")
+        for index, (a, b) in enumerate(zip(got, expected, strict=True)):
+            if b is None:
+                continue
+            if a is None or not _close(a[0], b[0], rtol * max(b[1], a[1]) + 1e-12):
+                which = "the first call" if index == 0 else f"timed call {index + 1}"
+                return (f"{case.describe()}: the result of {which} (on inputs of its own) "
+                        "differs from the reference's on the same inputs, so the time it took "
+                        "is not the cost of the work")
+    return ""
+
+
+TIMED_RTOL = {"float64": 1e-7, "float32": 2e-3}
+
+
+def _has_float32(case: Case) -> bool:
+    return case.dtype == "float32" or any(
+        getattr(a, "dtype", None) == np.float32 for a in case.inputs.values())
+
+
+def _close(a: float, b: float, tol: float) -> bool:
+    return math.isfinite(a) and abs(a - b) <= tol
 
 
 def _also(verdict: Verdict, note: str) -> Verdict:

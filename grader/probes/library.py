@@ -238,22 +238,76 @@ def cost_counts(api: Api, function: str, cases: Sequence[CaseData], args: Sequen
 @probe
 def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Sequence[str] = (),
                 call: str | None = None, measure: str = "flops",
-                reference: Sequence[str] | None = None) -> Observation:
-    """One run of the cpu_growth kind, in a process of its own whose CPU time its parent reads:
-    one call under the counter (what it saw), then `repeats` calls, each on fresh copies of
-    the inputs (a call that modifies them repeats the same work). With `reference` (a round's
-    folder and a part id), the reference's function instead: a baseline, with no candidate
-    code in the process."""
+                reference: Sequence[str] | None = None, nonce: int = 0) -> Observation:
+    """One run of the cpu_growth kind, in a process of its own whose CPU time (with everything
+    it starts) its parent reads: one call under the counter (what it saw), then `repeats`
+    calls, each on inputs of its own (`fresh_case`), so no call can reuse an earlier one's
+    answer. Every call's result is reduced to one number (`projection`) that the judge
+    compares with the reference's on the same inputs: work that was skipped, memoised or done
+    wrong shows. With `reference` (a round's folder and a part id), the reference's function
+    instead: a baseline, with no candidate code in the process."""
     if reference is not None:
         api = reference_api(api, *reference)
     fn = api.function(function)
     count = _counter(api, measure)
     counted, raised = api.call(count, fn, *build_args(api, case, call, args))
-    for _ in range(repeats if raised is None else 0):
-        _, raised = api.call(fn, *build_args(api, case, call, args))
+    projections = [projection(api, counted[0] if counted else None, nonce, 0)]
+    for index in range(1, repeats + 1 if raised is None else 0):
+        value, raised = api.call(fn, *build_args(api, fresh_case(case, nonce, index), call, args))
         if raised is not None:
             break
-    return {"raised": as_dict(raised), "count": int(counted[1]) if counted else 0}
+        projections.append(projection(api, value, nonce, index))
+    return {"raised": as_dict(raised), "count": int(counted[1]) if counted else 0,
+            "projections": projections}
+
+
+FRESH_SPREAD = 0.05
+"""How far a timed call's inputs stray from the case's: each entry scaled by a factor within
+5% of 1, so the inputs keep the case's conditioning while no two calls share a value."""
+
+
+def fresh_case(case: CaseData, nonce: int, index: int) -> CaseData:
+    """The case with its floating-point inputs rescaled entry by entry, differently for each
+    call `index` (the judge's `nonce` and the index seed the factors)."""
+    rng = np.random.default_rng([nonce, index])
+    inputs = {}
+    for name, value in case["inputs"].items():
+        array = np.asarray(value)
+        if np.issubdtype(array.dtype, np.floating):
+            factors = 1.0 + rng.uniform(-FRESH_SPREAD, FRESH_SPREAD, array.shape)
+            array = (array * factors).astype(array.dtype)
+        inputs[name] = array
+    return {**case, "inputs": inputs}
+
+
+def projection(api: Api, value: Any, nonce: int, index: int) -> list[float] | None:
+    """A call's result as [its dot product with random weights, the scale of that sum (the sum
+    of the absolute products)], for comparing results without sending them; None when the
+    result is not made of arrays and numbers."""
+    try:
+        tree = read_tree(api, value)
+    except CandidateFault:
+        return None
+    leaves: list[np.ndarray] = []
+
+    def flatten(node: Any) -> None:
+        if isinstance(node, dict):
+            for key in sorted(node):
+                flatten(node[key])
+        elif isinstance(node, list):
+            for item in node:
+                flatten(item)
+        else:
+            leaves.append(np.asarray(node, dtype=np.float64).ravel())
+
+    try:
+        flatten(tree)
+    except (TypeError, ValueError):
+        return None
+    flat = np.concatenate(leaves) if leaves else np.zeros(0)
+    weights = np.random.default_rng([nonce, index, 1]).standard_normal(flat.size)
+    products = flat * weights
+    return [float(products.sum()), float(np.abs(products).sum())]
 
 
 def reference_api(api: Api, folder: str, part_id: str) -> Api:

@@ -57,6 +57,9 @@ from grader.runner.protocol import ChildSpec, Request
 
 NOBODY = 65534
 TMP_MB = 64
+WRITABLE = ("/tmp", "/dev/shm")
+"""The only writable places in a sandbox, each a private tmpfs of TMP_MB (after /dev, whose
+/dev/shm bwrap would otherwise leave unbounded)."""
 EXECUTOR_MB = 1536
 """Memory for the executor itself (torch, numpy, the probe helpers), on top of the request's."""
 TASKS = 256
@@ -292,7 +295,9 @@ def file_args(root: Path, round_: Round) -> list[str]:
     shown = [*_python_roots(), package]
     if not round_.folder.resolve().is_relative_to(ROUNDS_DIR):
         shown.append(round_.folder.resolve())
-    args = ["--size", str(TMP_MB << 20), "--tmpfs", "/tmp"]
+    args = []
+    for writable in WRITABLE:
+        args += ["--size", str(TMP_MB << 20), "--tmpfs", writable]
     for path in shown:
         args += ["--ro-bind", str(path), str(path)]
     for folder in sorted(_reference_folders(), key=str):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import time
 from collections.abc import Collection
@@ -73,13 +74,23 @@ def children(pid: int | None = None) -> set[int]:
 
 def reap(pid: int, kill: bool) -> tuple[str, float]:
     """End a child that ran candidate code (killed first if asked), then every process it left
-    behind: how it ended, and the CPU seconds (user and system) the kernel charged it and the
-    children it waited for."""
+    behind: how it ended, and the CPU seconds (user and system) the kernel charged the whole
+    tree it started. The tree's time is what this process's reaped children cost across the
+    reap: the child, whatever it waited for, and every orphan adopted here and killed by
+    `kill_all` (a grandchild that did the work and was never reaped by the child is counted
+    too). A process that reaps one child at a time, as the worker and the executor do, gets
+    exactly that tree's time."""
+    before = _children_cpu_s()
     if kill:
         kill_child(pid)
-    _, status, usage = os.wait4(pid, 0)
+    _, status, _ = os.wait4(pid, 0)
     kill_all()
-    return describe_exit(status), usage.ru_utime + usage.ru_stime
+    return describe_exit(status), max(0.0, _children_cpu_s() - before)
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def kill_all() -> None:
