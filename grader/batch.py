@@ -22,6 +22,7 @@ from grader.review import FlagDoc, scan_folder
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import DEFAULT_MEMORY_MB, Request
 from grader.runner.sandbox import ensure_usable
+from grader.secret import Seeding
 from grader.submissions import Staged, expand, stage
 from grader.workspace import EXERCISES_DIR, Settings
 
@@ -57,13 +58,13 @@ class _SeededBatchDoc(TypedDict):
 
 class BatchDoc(_SeededBatchDoc, total=False):
     """The whole `grade --json` document, which `grader report` reads back. `seed` is the seed
-    every submission's inputs were drawn from; `given_seed`, only where an instructor's secret
-    was mixed in, is the seed given (or drawn) before that: `grade --seed` with it and the
-    same secret grades every row again on the same inputs. `sandboxed`: every submission's
-    code ran in a sandbox of its own (false under --no-sandbox; absent from documents written
-    before there was a sandbox)."""
+    given (or drawn): `grade --seed` with it grades every row again on the same inputs.
+    `secret`: true only where an instructor's secret was mixed in; the inputs then came from a
+    hidden seed that nothing shows (grader/secret.py), and `--seed` reproduces them only with
+    the same secret. `sandboxed`: every submission's code ran in a sandbox of its own (false
+    under --no-sandbox; absent from documents written before there was a sandbox)."""
 
-    given_seed: int
+    secret: bool
     sandboxed: bool
 
 
@@ -72,23 +73,26 @@ class GradingConfig:
     """How every submission of a batch is graded: the instructor's round and settings.
 
     `settings.flavor_given` False: each submission is graded in the flavor its own grader.toml
-    names (the round's default flavor when it names none). `seed`: the one the inputs are
-    drawn from; `given_seed`: the one it was mixed from with the instructor's secret (None
-    without a secret). `sandbox`: each submission's code runs in a bubblewrap sandbox of its
-    own (grader.runner.sandbox)."""
+    names (the round's default flavor when it names none). `seed`: the seed given (or drawn),
+    the only one reported; `seeding`: how the inputs follow from it (the instructor's secret;
+    None: the inputs are drawn from `seed` itself). `sandbox`: each submission's code runs in a
+    bubblewrap sandbox of its own (grader.runner.sandbox)."""
 
     settings: Settings
     seed: int
     timeout_s: float
     memory_mb: int = DEFAULT_MEMORY_MB
     cuda: bool = False
-    given_seed: int | None = None
+    seeding: Seeding | None = None
     sandbox: bool = True
 
-    def seeds(self) -> dict[str, int]:
+    @property
+    def inputs(self) -> Seeding:
+        return self.seeding or Seeding(self.seed)
+
+    def seeds(self) -> dict[str, int | bool]:
         """The seeds as `grade --json` and Gradescope's extra data report them."""
-        given = {} if self.given_seed is None else {"given_seed": self.given_seed}
-        return {"seed": self.seed, **given}
+        return self.inputs.report()
 
     @property
     def round_id(self) -> str:
@@ -124,8 +128,9 @@ class GradingConfig:
         settings = self.for_flavor(staged.declared_flavor)
         return Request(
             id=request_id, root=str(staged.root), round=self.round_id, flavor=settings.flavor,
-            parts=list(settings.part_ids), seed=self.seed, timeout_s=self.timeout_s,
+            parts=list(settings.part_ids), timeout_s=self.timeout_s,
             memory_mb=self.memory_mb, weights=settings.weights(),
+            **self.inputs.request_seeds(self.settings.round, Path(str(staged.root))),
         )
 
 

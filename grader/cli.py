@@ -38,6 +38,7 @@ from grader.workspace import (
 if TYPE_CHECKING:
     from grader.batch import BatchDoc
     from grader.runner import Request
+    from grader.secret import Seeding
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -47,7 +48,8 @@ CHECK_HELP = """Run the hidden checks on your exercises and print a scorecard.
 PARTS are parts of the workspace's round (`grader list` names them; default: all enabled).
 Exit status: 0 when every selected check that applies here passed, 1 otherwise, 2 on a usage
 error. With an instructor's secret (GRADER_SECRET, e.g. in GitHub Classroom, else `secret` in
-grader.toml), it is mixed into the seed.
+grader.toml), the inputs come from it and the seed: --seed with the seed shown reproduces
+them only under the same secret.
 """
 
 
@@ -114,14 +116,13 @@ def fresh_seed(seed: int | None) -> int:
     return seed if seed is not None else random.randrange(10**6)
 
 
-def grading_seeds(seed: int | None, settings: Settings) -> tuple[int, int | None]:
-    """The seed `check` and `grade` grade with (--seed or a fresh one, mixed with the
-    instructor's secret where one is set: grader/secret.py says why), and the seed it was
-    mixed from (None without a secret)."""
-    from grader.secret import instructor_secret, seed_with_secret
+def grading_seeds(seed: int | None, settings: Settings) -> Seeding:
+    """How `check` and `grade` seed their inputs: from --seed or a fresh one, the only seed
+    they show, mixed with the instructor's secret where one is set (grader/secret.py says how
+    and why)."""
+    from grader.secret import Seeding
 
-    given, secret = fresh_seed(seed), instructor_secret(settings.secret)
-    return seed_with_secret(given, secret), given if secret else None
+    return Seeding.of(fresh_seed(seed), settings)
 
 
 def chosen_parts(workspace: Workspace, parts: tuple[str, ...]) -> list[str]:
@@ -151,7 +152,8 @@ def build_request(workspace: Workspace, parts: tuple[str, ...], seed: int | None
     weights = settings.weights()
     return Request(
         id="check", root=str(workspace.root), round=workspace.round.id, flavor=workspace.flavor,
-        parts=selected, seed=grading_seeds(seed, settings)[0],
+        parts=selected, **grading_seeds(seed, settings).request_seeds(workspace.round,
+                                                                       workspace.root),
         timeout_s=settings.timeout(timeout_s),
         memory_mb=memory_mb, weights={p: weights[p] for p in selected}, device=device,
     )
@@ -529,9 +531,9 @@ that without a flavor from the instructor each submission is graded in the flavo
 A broken submission gets its own row and never stops the batch. Each submission's files are
 scanned for constructs no solution needs; what is found is flagged for review and changes no
 score. The instructor's secret (GRADER_SECRET, else the settings' `secret`) is mixed into the
-seed; the seed given is reported too, and --seed with it and the same secret grades the same
-inputs again. Exit status: 0 when every submission got a row, 1 when the grader itself failed
-on one, 2 when a SUBMISSION does not exist.
+seed: the seed reported is the one given (or drawn), and --seed with it grades the same inputs
+again only under the same secret. Exit status: 0 when every submission got a row, 1 when the
+grader itself failed on one, 2 when a SUBMISSION does not exist.
 """
 
 SELFCHECK_HELP = """Prove the exercises and the checks agree: every pristine stub fails every
@@ -679,8 +681,8 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     if no_sandbox:
         err.print("grading WITHOUT a sandbox (--no-sandbox): a submission could forge its "
                   "numbers or change another's", style="bold yellow")
-    drawn, given = grading_seeds(seed, settings)
-    config = GradingConfig(settings=settings, seed=drawn, given_seed=given,
+    seeding = grading_seeds(seed, settings)
+    config = GradingConfig(settings=settings, seed=seeding.given, seeding=seeding,
                            timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb,
                            sandbox=not no_sandbox)
     listeners: list[BatchListener] = []

@@ -101,10 +101,8 @@ def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
 
 
 def _seed_words(config: GradingConfig) -> str:
-    """The seed of the batch, and where a secret was mixed in, the seed it came from."""
-    if config.given_seed is None:
-        return f"seed {config.seed}"
-    return f"seed {config.seed}, from seed {config.given_seed} and the secret"
+    """The seed of the batch, and what else its inputs came from (grader/secret.py)."""
+    return config.inputs.words()
 
 
 def render_batch(console: Console, rows: Sequence[GradedRow], config: GradingConfig,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader.rounds import DEFAULT_ROUND, Part, Round, RoundError, get_round
 from grader.runner.protocol import DEFAULT_TIMEOUT_S
+from grader.secret import VARY_INPUTS
 
 CONFIG_NAME = "grader.toml"
 EXERCISES_DIR = "exercises"
@@ -34,7 +35,9 @@ class Settings:
 
     `flavor_given`: the file names a flavor itself (an instructor's file without one lets each
     submission be graded in its own flavor). `secret`: the instructor's secret mixed into every
-    seed (grader/secret.py), kept out of the repr so that no message can print it."""
+    seed (grader/secret.py), kept out of the repr so that no message can print it.
+    `vary_inputs`: "per-submission" mixes a fingerprint of the submission's code in with the
+    secret, so that hidden inputs vary with the code even under a pinned seed."""
 
     round: Round
     flavor: str
@@ -46,6 +49,7 @@ class Settings:
     gradescope_visibility: str = "visible"
     flavor_given: bool = True
     secret: str | None = field(default=None, repr=False)
+    vary_inputs: str = "never"
 
     @property
     def parts(self) -> tuple[Part, ...]:
@@ -128,6 +132,7 @@ def config_text(round_: Round, flavor: str) -> str:
         f"# timeout = {DEFAULT_TIMEOUT_S:g}" + " " * 36 + "# seconds each check may run",
         f"# parts = [{ids}]    # the parts graded by default",
         '# secret = "..."' + " " * 34 + "# instructors: mixed into every seed",
+        '# vary_inputs = "never"' + " " * 27 + '# or "per-submission" (under a secret)',
         "",
         "# [points]            # each part's share of the score",
         *(f"# {p.id} = {p.weight:g}" for p in parts),
@@ -261,8 +266,8 @@ def _gradescope_visibility(config: dict[str, object], where: str) -> str:
     return str(visibility)
 
 
-KNOWN_SETTINGS = {"round", "flavor", "timeout", "parts", "secret", "points", "budgets", "mock",
-                  "gradescope"}
+KNOWN_SETTINGS = {"round", "flavor", "timeout", "parts", "secret", "vary_inputs", "points",
+                  "budgets", "mock", "gradescope"}
 
 
 def parse_settings(config: dict[str, object], where: str) -> Settings:
@@ -289,6 +294,10 @@ def parse_settings(config: dict[str, object], where: str) -> Settings:
     secret = config.get("secret")
     if secret is not None and (not isinstance(secret, str) or not secret):
         raise WorkspaceError(f"{where}: secret must be a non-empty string")
+    vary_inputs = config.get("vary_inputs", "never")
+    if vary_inputs not in VARY_INPUTS:
+        raise WorkspaceError(f"{where}: vary_inputs must be one of {', '.join(VARY_INPUTS)}, "
+                             f"got {vary_inputs!r}")
     return Settings(
         round=round_, flavor=str(flavor),
         timeout_s=None if timeout is None else _positive_number(timeout, f"{where}: timeout"),
@@ -298,7 +307,7 @@ def parse_settings(config: dict[str, object], where: str) -> Settings:
         mock_minutes=None if minutes is None else _positive_number(minutes,
                                                                    f"{where}: mock.minutes"),
         gradescope_visibility=_gradescope_visibility(config, where),
-        flavor_given="flavor" in config, secret=secret,
+        flavor_given="flavor" in config, secret=secret, vary_inputs=str(vary_inputs),
     )
 
 

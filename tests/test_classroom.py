@@ -12,25 +12,21 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-import grader.runner
-from grader import batch, classroom
+from grader import classroom
 from grader.checks.base import Context
 from grader.checks.table import checks_for
 from grader.cli import cli
 from grader.results import CheckResult, PartResult, RunResult, scale_to_weight
-from grader.secret import SECRET_ENV, instructor_secret, seed_with_secret
-from grader.submissions import Staged
+from grader.secret import SECRET_ENV
 from grader.workspace import load_config
 
-from helpers import PREFIX, REPO, LentWorker, lend_pool, write_workspace
+from helpers import PREFIX, REPO, write_workspace
 
 CLASSROOM_DIR = REPO / "docs" / "github-classroom"
 WORKFLOW = CLASSROOM_DIR / "classroom.yml"
@@ -164,105 +160,6 @@ def test_eighths_add_up_to_the_total_exactly() -> None:
     assert classroom.to_units([2.5, 2.5], 5) == [2.5, 2.5]
     parts = [20 * p / 21 for p in (3, 6, 1, 1, 2, 1, 3, 2, 1, 1)]
     assert sum(classroom.to_units(parts, 20)) == 20.0
-
-
-# --- the secret seed ------------------------------------------------------------------------
-
-def test_the_secret_is_mixed_into_the_seed_and_only_there() -> None:
-    assert seed_with_secret(7, None) == 7 == seed_with_secret(7, "")
-    mixed = seed_with_secret(7, "s3cret")
-    assert mixed != 7 and mixed == seed_with_secret(7, "s3cret")
-    assert mixed != seed_with_secret(8, "s3cret")
-    assert mixed != seed_with_secret(7, "other")
-    assert 0 <= mixed < 10**9
-
-
-def test_the_environment_wins_over_the_file() -> None:
-    assert instructor_secret("from-file", {SECRET_ENV: "from-env"}) == "from-env"
-    assert instructor_secret("from-file", {}) == "from-file"
-    assert instructor_secret("from-file", {SECRET_ENV: ""}) == "from-file"
-    assert instructor_secret(None, {SECRET_ENV: "from-env"}) == "from-env"
-    assert instructor_secret(None, {SECRET_ENV: ""}) is None
-
-
-def test_check_grades_with_the_mixed_seed_and_the_worker_never_sees_the_secret(
-        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = workspace(tmp_path, "ws", ("P[i - 1] @ W[i]", "W[i] @ P[i - 1]"))
-    result = check(runner, root, "--json", "--seed", "7", env={SECRET_ENV: "s3cret"})
-    doc = json.loads(result.stdout)
-    mixed = seed_with_secret(7, "s3cret")
-    assert doc["seed"] == mixed
-    correctness = doc["parts"][0]["checks"][1]
-    assert f"reproduce with `grader check part1 --seed {mixed}`" in correctness["message"]
-
-    monkeypatch.setenv(SECRET_ENV, "s3cret")
-    assert SECRET_ENV not in grader.runner._worker_environment()
-
-
-def test_check_reads_the_secret_of_its_grader_toml(runner: CliRunner, tmp_path: Path) -> None:
-    root = workspace(tmp_path, "ws")
-    with (root / "grader.toml").open("a") as handle:
-        handle.write('secret = "from-the-file"\n')
-    result = check(runner, root, "--json", "--seed", "7")
-    assert json.loads(result.stdout)["seed"] == seed_with_secret(7, "from-the-file")
-
-
-def test_grade_grades_with_the_mixed_seed_too(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "junk.zip").write_bytes(b"not a zip")  # a row without grading anything
-    (tmp_path / "grader.toml").write_text('secret = "from-the-file"\n')
-    for env, secret in (({SECRET_ENV: "s3cret"}, "s3cret"), ({}, "from-the-file")):
-        done = CliRunner().invoke(cli, ["grade", "junk.zip", "--json", "--seed", "7"], env=env)
-        assert done.exit_code == 0, done.output
-        doc = json.loads(done.stdout)
-        assert (doc["seed"], doc["given_seed"]) == (seed_with_secret(7, secret), 7)
-
-
-def without_durations(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = json.loads(json.dumps(doc["submissions"]))
-    for check_doc in (c for row in rows for p in row["parts"] for c in p["checks"]):
-        del check_doc["duration_s"]
-    return rows
-
-
-def test_a_coach_reproduces_a_row_graded_under_the_secret_of_the_config(
-        grading, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The row reports the seed its inputs came from and the seed it was mixed from: `grade
-    --seed GIVEN` with the same secret, or `--seed DRAWN` with none, grades the same inputs,
-    and the failure's evidence (the first wrong entry, its values) comes out the same."""
-    lend_pool(monkeypatch, lambda: LentWorker(grading.worker), jobs=1)
-    sub = workspace(tmp_path, "ben", ("P[i - 1] @ W[i]", "W[i] @ P[i - 1]"))
-    settings = 'flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n'
-    (tmp_path / "with-secret.toml").write_text(settings + 'secret = "s3cret"\n')
-    (tmp_path / "without.toml").write_text(settings)
-
-    def grade(config: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-        done = CliRunner().invoke(cli, ["grade", str(sub), "--json", "--config",
-                                        str(tmp_path / config), *args], env=env)
-        assert done.exit_code == 0, done.output
-        return json.loads(done.stdout)
-
-    first = grade("with-secret.toml")  # a fresh seed, mixed with the file's secret
-    given, drawn = first["given_seed"], first["seed"]
-    assert drawn == seed_with_secret(given, "s3cret") != given
-    assert "first wrong entry" in first["submissions"][0]["parts"][0]["checks"][1]["message"]
-    again = grade("with-secret.toml", "--seed", str(given))
-    assert (again["seed"], again["given_seed"]) == (drawn, given)
-    assert without_durations(again) == without_durations(first)
-    plain = grade("without.toml", "--seed", str(drawn))
-    assert plain["seed"] == drawn and "given_seed" not in plain
-    assert without_durations(plain) == without_durations(first)
-
-
-def test_the_secret_goes_into_no_request_and_no_repr(tmp_path: Path) -> None:
-    config = tmp_path / "grader.toml"
-    config.write_text('secret = "s3cret"\n')
-    settings = load_config(config)
-    assert settings.secret == "s3cret" and "s3cret" not in repr(settings)
-    staged = Staged(str(tmp_path), tmp_path)
-    request = batch.GradingConfig(settings, seed=1, timeout_s=5.0).request("r", staged)
-    assert "s3cret" not in json.dumps(asdict(request))
 
 
 # --- the workflow ------------------------------------------------------------------------

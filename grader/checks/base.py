@@ -92,7 +92,11 @@ class Context:
 
     `graded_parts` / `passed_parts`: the parts graded, and those that passed every check,
     earlier in the same run (a probe may use the candidate's own earlier part only when it is
-    known to work)."""
+    known to work).
+
+    `seed` is the run's public seed, the one messages may name; `hidden_seed`, under an
+    instructor's secret, the one the inputs are drawn from instead (grader/secret.py), which no
+    message may name: draw inputs only from `rng()`."""
 
     seed: int
     flavor: str
@@ -102,6 +106,7 @@ class Context:
     cuda: bool = False
     graded_parts: tuple[str, ...] = ()
     passed_parts: tuple[str, ...] = ()
+    hidden_seed: int | None = None
 
     @property
     def part_id(self) -> str:
@@ -109,10 +114,16 @@ class Context:
 
     def rng(self) -> np.random.Generator:
         """A generator private to this check, so adding a check never shifts another's inputs."""
-        return np.random.default_rng([self.seed, zlib.crc32(self.check_id.encode())])
+        return np.random.default_rng([self.inputs_seed, zlib.crc32(self.check_id.encode())])
+
+    @property
+    def inputs_seed(self) -> int:
+        """The seed the inputs come from: never to be shown."""
+        return self.seed if self.hidden_seed is None else self.hidden_seed
 
     def reproduce(self) -> str:
-        return f"reproduce with `grader check {self.part_id} --seed {self.seed}`"
+        secret = "" if self.hidden_seed is None else " and the instructor's secret"
+        return f"reproduce with `grader check {self.part_id} --seed {self.seed}`{secret}"
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,10 @@ class Request:
     demonstration in a child, like a probe, and send back its evidence). `informational`
     False: a check that cannot apply on this machine (GPU timing without CUDA) is reported
     as such without running, instead of running for its figures.
+
+    `seed` is the seed the run was given, the only one any message shows; `hidden_seed`, under
+    an instructor's secret, the one its inputs are drawn from instead (grader/secret.py), which
+    nothing shows.
     """
 
     id: str
@@ -130,6 +134,7 @@ class Request:
     device: str = "auto"
     kind: RequestKind = "check"
     informational: bool = True
+    hidden_seed: int | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:

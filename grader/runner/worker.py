@@ -122,7 +122,8 @@ class _Part:
             c.needs == "cuda" for c in checks) and cuda_in_reach()
         contexts = [Context(request.seed, request.flavor, c.id, request.device,
                             request.timeout_s, cuda, tuple(p.id for p in earlier),
-                            tuple(p.id for p in earlier if p.passed)) for c in checks]
+                            tuple(p.id for p in earlier if p.passed),
+                            hidden_seed=request.hidden_seed) for c in checks]
         plans = [c.plan(ctx) if request.informational or c.applies(ctx) else _not_run_here(c)
                  for c, ctx in zip(checks, contexts, strict=True)]
         return cls(request, round_, part, checks, contexts, plans, spawn, alive)
@@ -437,7 +438,8 @@ def handle_followups(request: Request, round_: Round, emit: Emit, spawn: Spawn) 
         followup = followup_for(round_, part_id, request.flavor)
         if followup is None:
             continue
-        plan, interpret = plan_followup(followup, judge, request.seed)
+        plan, interpret = plan_followup(followup, judge, request.seed
+                                        if request.hidden_seed is None else request.hidden_seed)
         frame = probe_once(request, round_, round_.part(part_id), plan, spawn)
         try:
             evidence = interpret(frame)
