@@ -342,7 +342,8 @@ def row_values(doc: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def test_a_coach_regrades_every_row_on_the_same_inputs_only_with_the_secret(
-        grading, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+        grading, runner: CliRunner, tmp_path: Path,  # type: ignore[no-untyped-def]
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """`grade --seed SEED` with the same secret grades every row again on the same inputs
     (per submission too: the staged files fingerprint like the workspace's, so a coach's
     `grade` of a Classroom repository reproduces its `check`); without the secret, others."""
@@ -372,9 +373,8 @@ def test_a_coach_regrades_every_row_on_the_same_inputs_only_with_the_secret(
     other = grade("without.toml", "--seed", str(seed), secret="another")
     assert set(row_values(other)).isdisjoint(row_values(first))
     # The same files checked as a workspace under the same seed and secret: the same inputs.
-    assert row_values(first) == values(json.loads(CliRunner().invoke(
-        cli, ["check", "part1", "--workspace", str(sub), "--json", "--seed", str(seed)],
-        env=env("s3cret"), catch_exceptions=False).stdout))
+    assert row_values(first) == values(run_json(runner, sub, "--seed", str(seed),
+                                                secret="s3cret"))
 
 
 def test_gradescope_results_show_the_given_seed_only(
@@ -407,3 +407,47 @@ def test_the_checks_draw_every_input_through_the_context() -> None:
         for line in source.read_text().splitlines():
             if re.search(r"\bctx\.seed\b", line):
                 assert re.search(r"seed \{ctx\.seed\}", line), (source, line)
+
+
+# --- the Classroom workflow publishes no hidden inputs ----------------------------------------
+
+WORKFLOW = Path(__file__).resolve().parents[1] / "docs" / "github-classroom" / "classroom.yml"
+
+
+def workflow_step(name: str) -> dict[str, Any]:
+    import yaml
+
+    (job,) = yaml.safe_load(WORKFLOW.read_text())["jobs"].values()
+    return next(step for step in job["steps"] if step["name"] == name)
+
+
+def run_step(script: str, cwd: Path, environ: dict[str, str]) -> Any:
+    import subprocess
+
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                          cwd=cwd, env=environ, capture_output=True, text=True, timeout=120)
+
+
+def test_the_workflow_varies_hidden_inputs_per_submission_and_warns_without_a_secret(
+        tmp_path: Path) -> None:
+    import os
+
+    done = run_step(workflow_step("Use the instructor's settings")["run"], tmp_path,
+                    dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert load_config(tmp_path / "grader.toml").vary_inputs == "per-submission"
+    grading = workflow_step("Run the hidden checks")
+    assert grading["env"] == {SECRET_ENV: "${{ secrets.GRADER_SECRET }}"}
+    assert f"# {NONCE_ENV}: ${{{{ github.run_id }}}}" in WORKFLOW.read_text()
+    assert "--seed 1" in grading["run"]
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text("#!/bin/sh\necho result-line\n")
+    (bin_dir / "python").chmod(0o755)
+    base = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "MAX_SCORE": "100",
+            "GITHUB_OUTPUT": str(tmp_path / "out"), "RUNNER_TEMP": str(tmp_path)}
+    for secret, warned in (("", True), ("s3cret", False)):
+        done = run_step(grading["run"], tmp_path, {**base, SECRET_ENV: secret})
+        assert done.returncode == 0, done.stderr
+        assert ("::warning::no GRADER_SECRET" in done.stdout) == warned
