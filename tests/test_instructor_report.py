@@ -77,15 +77,15 @@ HOSTILE_ROW = GradedRow(
 def test_what_a_candidate_chose_is_shown_as_written_without_control_sequences() -> None:
     out = console(terminal=True)
     render_batch(out, [HOSTILE_ROW], GradingConfig(Settings(PREFIX, "torch", enabled=(
-        "part1", "part2"), points={"part1": 60}), seed=4, timeout_s=5.0, seeding=Seeding(4, "s3cret")),
-        None)
+        "part1", "part2"), points={"part1": 60}), seed=4, timeout_s=5.0,
+        seeding=Seeding(4, "s3cret")), None)
     text = out.file.getvalue()  # type: ignore[attr-defined]
     assert "\x1b]" not in text and "\x1b[2J" not in text and "\x9b" not in text
     assert "\x1b]8;" not in text  # no hyperlink, though the terminal could show one
     plain = Console(file=StringIO(), width=120, color_system=None)
     render_batch(plain, [HOSTILE_ROW], GradingConfig(Settings(PREFIX, "torch", enabled=(
-        "part1", "part2"), points={"part1": 60}), seed=4, timeout_s=5.0, seeding=Seeding(4, "s3cret")),
-        None)
+        "part1", "part2"), points={"part1": 60}), seed=4, timeout_s=5.0,
+        seeding=Seeding(4, "s3cret")), None)
     assert matches_golden("batch-hostile-120.txt", plain.file.getvalue())  # type: ignore[attr-defined]
 
 
