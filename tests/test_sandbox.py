@@ -203,3 +203,43 @@ def test_without_a_sandbox_each_command_says_why_and_what_to_do(
     assert done.exit_code == 1
     assert says in " ".join(done.output.split())
     assert "Traceback" not in done.output
+
+
+@needs_sandbox
+@pytest.mark.parametrize("round_id", ["prefix-products", "gradient-check", "autograd-pitfalls"])
+def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str,
+                                                               tmp_path: Path) -> None:
+    """Listed from inside a real sandbox: of the grader's package and the round's folder,
+    nothing but the files the executor and the probes import, so no truth, mistake simulator,
+    check kind, reference or command can be imported, read or called from candidate code; and
+    every folder of the grader is read-only there."""
+    from grader.rounds import get_round
+
+    round_ = get_round(round_id)
+    package = Path(grader.__file__).resolve().parent
+    args = [*sandbox._namespace_args(), *sandbox._system_args(),
+            *sandbox.file_args(tmp_path, round_), *sandbox.environment_args()]
+    folders = [str(package), str(round_.folder.resolve())]
+    script = ("import os, sys\n"
+              "for top in sys.argv[1:]:\n"
+              "    for folder, _, files in os.walk(top):\n"
+              "        for name in files: print(os.path.join(folder, name))\n"
+              "    try:\n"
+              "        open(os.path.join(top, 'planted.py'), 'w')\n"
+              "        print('WROTE', top)\n"
+              "    except OSError:\n"
+              "        pass\n")
+    import subprocess
+    import sys
+
+    done = subprocess.run([support().bwrap or "bwrap", *args, sys.executable, "-c", script,
+                           *folders], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = set(done.stdout.split())
+    assert "WROTE" not in done.stdout
+    shown = {str(p) for p in sandbox.candidate_files(round_)}
+    assert seen == shown
+    names = {Path(p).name for p in seen}
+    assert not names & {"checks.py", "checks.toml", "kinds.py", "mistakes.py", "cli.py",
+                        "worker.py", "references.py"}
+    assert "probes.py" in names and "executor.py" in names

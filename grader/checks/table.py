@@ -28,9 +28,6 @@ Loaded in the worker only (it imports numpy and the round's code); cached per ro
 
 from __future__ import annotations
 
-import importlib.util
-import re
-import sys
 import tomllib
 from functools import cache
 from types import ModuleType
@@ -39,35 +36,12 @@ from typing import Any
 from grader.checks.base import Check
 from grader.checks.kinds import KINDS, RANKS, Spec
 from grader.checks.mistakes import Mistake, same_as
-from grader.rounds import Round, RoundError
+from grader.rounds import Round, RoundError, load_module
 
 CHECKS_FILE = "checks.toml"
 CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after", "voids",
               "void_message", "rank"}
 NEEDS = ("cuda",)
-
-
-def module_name(round_: Round, name: str) -> str:
-    return "grader_round_" + re.sub(r"\W", "_", round_.id) + "_" + name
-
-
-def load_module(round_: Round, name: str) -> ModuleType:
-    """The round's checks.py or probes.py, imported by path under a name that cannot clash."""
-    qualified = module_name(round_, name)
-    if qualified in sys.modules:
-        return sys.modules[qualified]
-    path = round_.module_path(name)
-    spec = importlib.util.spec_from_file_location(qualified, path)
-    if spec is None or spec.loader is None or not path.is_file():
-        raise RoundError(f"round {round_.id} has no {path.name}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[qualified] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[qualified]
-        raise
-    return module
 
 
 class MistakeBook:

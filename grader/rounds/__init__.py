@@ -21,11 +21,15 @@ package), or in the round folder's own `reference/<flavor>/`.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
+import sys
 import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 # The installed rounds, in the order `grader rounds` lists them. Adding a round: its folder
@@ -84,6 +88,17 @@ class Round:
     minutes: float
     parts: tuple[Part, ...]
     folder: Path
+    candidate_modules: tuple[str, ...] = ()
+    """Modules of the round folder that its probes import besides probes.py (round.toml's
+    `candidate_modules`): with probes.py and round.toml, the only files of the round that
+    candidate code can see in the sandbox. Everything else there is the judge's."""
+
+    @property
+    def candidate_files(self) -> tuple[Path, ...]:
+        """The round's files that the sandbox shows: round.toml, probes.py and the
+        candidate_modules (see grader.runner.sandbox)."""
+        names = (ROUND_FILE, "probes.py", *(f"{m}.py" for m in self.candidate_modules))
+        return tuple(self.folder / name for name in names if (self.folder / name).is_file())
 
     @property
     def default_flavor(self) -> str:
@@ -159,7 +174,7 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-ROUND_KEYS = {"id", "title", "summary", "flavors", "minutes", "parts"}
+ROUND_KEYS = {"id", "title", "summary", "flavors", "minutes", "parts", "candidate_modules"}
 PART_KEYS = {"id", "title", "file", "functions", "weight", "budget", "hints", "flavors"}
 
 
@@ -197,8 +212,19 @@ def _parse_round(data: dict[str, Any], folder: Path, where: str) -> Round:
         id=_require(data, "id", str, where), title=_require(data, "title", str, where),
         summary=_require(data, "summary", str, where), flavors=flavors,
         minutes=float(_require(data, "minutes", (int, float), where)), parts=tuple(parts),
-        folder=folder,
+        folder=folder, candidate_modules=_module_names(data, where),
     )
+
+
+def _module_names(data: dict[str, Any], where: str) -> tuple[str, ...]:
+    if "candidate_modules" not in data:
+        return ()
+    names = _strings(data["candidate_modules"], f"{where}: candidate_modules")
+    for name in names:
+        if not name.isidentifier() or name in ("checks", "probes"):
+            raise RoundError(f"{where}: candidate_modules: {name!r} is not the name of a module "
+                             "of the round's own (checks is the judge's; probes is always shown)")
+    return tuple(names)
 
 
 def _extra_folders() -> list[Path]:
@@ -237,3 +263,26 @@ def get_round(round_id: str) -> Round:
     if round_id not in rounds:
         raise RoundError(f"unknown round {round_id!r}; installed rounds: {', '.join(rounds)}")
     return rounds[round_id]
+
+
+def module_name(round_: Round, name: str) -> str:
+    return "grader_round_" + re.sub(r"\W", "_", round_.id) + "_" + name
+
+
+def load_module(round_: Round, name: str) -> ModuleType:
+    """The round's checks.py or probes.py, imported by path under a name that cannot clash."""
+    qualified = module_name(round_, name)
+    if qualified in sys.modules:
+        return sys.modules[qualified]
+    path = round_.module_path(name)
+    spec = importlib.util.spec_from_file_location(qualified, path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise RoundError(f"round {round_.id} has no {path.name}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[qualified]
+        raise
+    return module

@@ -4,7 +4,7 @@ word, and reports how each ended.
 One executor serves one submission. It is started by grader.runner.sandbox inside bubblewrap,
 with one end of a Unix socket as its only line out:
 
-    python -P -m grader.runner.executor FD ROUND
+    python -P -m grader.runner.executor FD ROUND_FOLDER
 
 It imports numpy, torch and the round's probe helpers once, then
 answers the judge's messages (grader.runner.channel):
@@ -28,11 +28,11 @@ import os
 import resource
 import socket
 import sys
+from pathlib import Path
 from types import ModuleType
 
-from grader.checks.table import load_module
 from grader.probes.autograd import bound_gradcheck
-from grader.rounds import get_round
+from grader.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.child import run_child
@@ -40,7 +40,7 @@ from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
 from grader.runner.sandbox import TASKS
 
 
-def serve(sock: socket.socket, round_id: str) -> None:
+def serve(sock: socket.socket, round_folder: str) -> None:
     strays.undumpable()
     strays.become_subreaper()
     # Counted per user namespace: this caps the sandbox's processes and threads, whoever
@@ -51,7 +51,7 @@ def serve(sock: socket.socket, round_id: str) -> None:
 
     torch.set_num_threads(1)
     bound_gradcheck()  # its first call's imports, paid here once instead of in each child
-    helpers = load_module(get_round(round_id), "probes")
+    helpers = load_module(Round.load(Path(round_folder)), "probes")
     send(sock, {"op": "ready"})
     child = 0
     while True:
@@ -84,8 +84,8 @@ def _start(sock: socket.socket, spec: ChildSpec, fd: int, helpers: ModuleType) -
 
 
 def main(argv: list[str]) -> None:
-    fd, round_id = argv
-    serve(socket.socket(fileno=int(fd)), round_id)
+    fd, round_folder = argv
+    serve(socket.socket(fileno=int(fd)), round_folder)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ believes nothing else a sandbox says.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import itertools
 import math
 import os
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import grader
-from grader.rounds import EXTRA_ROUNDS_ENV, ROUNDS_DIR, Round, installed
+from grader.rounds import Round, installed
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.children import (
@@ -287,34 +288,59 @@ def _reference_folders() -> set[Path]:
     return found
 
 
-def file_args(root: Path, round_: Round) -> list[str]:
-    """Binds for a sandbox grading the workspace at `root` in `round_`: Python, the grader
-    package, the round's folder if it lives outside it, the workspace, all read-only, and every
-    reference folder within them covered by an empty tmpfs."""
+CANDIDATE_SIDE = ("__init__.py", "results.py", "safe_text.py", "secret.py", "timing.py",
+                  "rounds/__init__.py", "probes/*.py", "runner/__init__.py", "runner/channel.py",
+                  "runner/child.py", "runner/children.py", "runner/executor.py",
+                  "runner/protocol.py", "runner/sandbox.py", "runner/strays.py")
+"""The grader's modules that the executor and the probes import: all of the package that a
+sandbox shows. Nothing of the judge (check kinds, truths, mistake simulators, references,
+commands) is among them, so candidate code cannot import, read or call it: a judge module added
+later is hidden unless it is named here. Each round adds its `candidate_files`."""
+
+
+def candidate_files(round_: Round) -> list[Path]:
+    """Every file of the grader a sandbox for `round_` shows: the package's candidate side,
+    their compiled files where present, and the round's own candidate files."""
     package = Path(grader.__file__).resolve().parent
-    shown = [*_python_roots(), package]
-    if not round_.folder.resolve().is_relative_to(ROUNDS_DIR):
-        shown.append(round_.folder.resolve())
+    sources = sorted({path for pattern in CANDIDATE_SIDE for path in package.glob(pattern)})
+    sources += [path.resolve() for path in round_.candidate_files]
+    compiled = [cached for source in sources
+                if source.suffix == ".py" and (cached := Path(
+                    importlib.util.cache_from_source(str(source)))).is_file()]
+    return sources + compiled
+
+
+def file_args(root: Path, round_: Round) -> list[str]:
+    """Binds for a sandbox grading the workspace at `root` in `round_`: Python and the
+    workspace read-only; of the grader and the round, only `candidate_files` (read-only, over
+    an empty tmpfs that hides the rest); every reference folder covered by an empty tmpfs."""
+    package = Path(grader.__file__).resolve().parent
+    roots = _python_roots()
     args = []
     for writable in WRITABLE:
         args += ["--size", str(TMP_MB << 20), "--tmpfs", writable]
-    for path in shown:
+    for path in roots:
         args += ["--ro-bind", str(path), str(path)]
+    hidden = sorted({package, round_.folder.resolve()}, key=str)
+    for folder in hidden:
+        args += ["--tmpfs", str(folder)]
+    for path in candidate_files(round_):
+        args += ["--ro-bind", str(path), str(path)]
+    for folder in hidden:
+        args += ["--remount-ro", str(folder)]
     for folder in sorted(_reference_folders(), key=str):
-        if any(folder.is_relative_to(path) for path in shown):
+        if any(folder.is_relative_to(path) for path in roots):
             args += ["--tmpfs", str(folder)]
     workspace = root.resolve()
     return args + ["--ro-bind", str(workspace), str(workspace), "--chdir", str(workspace)]
 
 
-def environment_args(round_: Round) -> list[str]:
+def environment_args() -> list[str]:
     """The sandbox's whole environment: none of the judge's (its secret above all)."""
     package_parent = str(Path(grader.__file__).resolve().parent.parent)
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH":
            package_parent, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
-    if not round_.folder.resolve().is_relative_to(ROUNDS_DIR):
-        env[EXTRA_ROUNDS_ENV] = str(round_.folder.resolve())
     args = ["--clearenv"]
     for name, value in env.items():
         args += ["--setenv", name, value]
@@ -352,8 +378,8 @@ class Sandbox:
         ours, theirs = socket.socketpair()
         command = [found.bwrap or "bwrap", *_namespace_args(), *_system_args(),
                    *_device_args(request), *file_args(Path(request.root), round_),
-                   *environment_args(round_), sys.executable, "-P", "-m",
-                   "grader.runner.executor", str(theirs.fileno()), round_.id]
+                   *environment_args(), sys.executable, "-P", "-m",
+                   "grader.runner.executor", str(theirs.fileno()), str(round_.folder.resolve())]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         if self.cgroup:
             env["GRADER_CGROUP_PROCS"] = " ".join(self.cgroup.procs)

@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.table import load_module
 from grader.probes.api import Api, as_dict
 from grader.probes.backends import CandidateFault
-from grader.rounds import Round
+from grader.rounds import Round, load_module
 
 FUNCTIONS = load_module(Round.load(Path(__file__).resolve().parent), "functions")
 NUMERICAL = "numerical_gradient"
