@@ -47,9 +47,11 @@ CHECK_HELP = """Run the hidden checks on your exercises and print a scorecard.
 
 PARTS are parts of the workspace's round (`grader list` names them; default: all enabled).
 Exit status: 0 when every selected check that applies here passed, 1 otherwise, 2 on a usage
-error. With an instructor's secret (GRADER_SECRET, e.g. in GitHub Classroom, else `secret` in
-grader.toml), the inputs come from it and the seed: --seed with the seed shown reproduces
-them only under the same secret.
+error. Your code runs in a bubblewrap sandbox wherever this machine can make one (it cannot
+then write into the grader or anything Python loads), else in plain forked processes, with a
+note; --no-sandbox asks for plain processes. With an instructor's secret (GRADER_SECRET, e.g.
+in GitHub Classroom, else `secret` in grader.toml), the inputs come from it and the seed:
+--seed with the seed shown reproduces them only under the same secret.
 """
 
 
@@ -258,11 +260,12 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
               help="text: the scorecard (default); json: one JSON document (as --json); "
               "classroom: GitHub Classroom's base64 result, one test per check.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
-@click.option("--sandbox", is_flag=True, help="Run your code in a bubblewrap sandbox, as "
-              "`grade` does (Linux; `grader sandbox` says whether this machine can).")
+@click.option("--sandbox/--no-sandbox", default=None, help="Run your code in a bubblewrap "
+              "sandbox, as `grade` does (the default where this machine can make one: "
+              "`grader sandbox` says), or in plain forked processes.")
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
           timeout_s: float | None, memory_mb: int, device: str, output_format: str | None,
-          as_json: bool, sandbox: bool) -> None:
+          as_json: bool, sandbox: bool | None) -> None:
     from grader import classroom, grading, report
     from grader.runner import GraderCrash, Worker
 
@@ -271,13 +274,7 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
     shown = "json" if as_json else output_format or "text"
     workspace = resolve_workspace(workspace_dir)
     request = build_request(workspace, parts, seed, timeout_s, memory_mb, device)
-    if sandbox:
-        from grader.runner.sandbox import SandboxError, ensure_usable
-
-        try:
-            ensure_usable()
-        except SandboxError as exc:
-            raise no_sandbox_here(str(exc), "run `grader check` without it") from exc
+    sandbox = check_sandboxed(sandbox)
     out = console()
     try:
         with grader_files_guarded(), \
@@ -730,6 +727,24 @@ def grader_files_guarded() -> Iterator[None]:
         check_unchanged(before)
     except IntegrityError as exc:
         raise IntegrityFailure(str(exc)) from exc
+
+
+def check_sandboxed(asked: bool | None) -> bool:
+    """Whether `check` runs the code in a sandbox: as asked, else wherever one can be made
+    (saying so, once, on stderr, where none can: the grader's files are then guarded by the
+    integrity checks alone)."""
+    if asked is False:
+        return False
+    from grader.runner.sandbox import support
+
+    found = support()
+    if found.usable:
+        return True
+    if asked:
+        raise no_sandbox_here(found.why, "run `grader check --no-sandbox`")
+    click.echo(f"note: no sandbox here ({found.why}); your code runs in plain forked "
+               "processes", err=True)
+    return False
 
 
 def no_sandbox_here(why: str, instead: str) -> click.ClickException:
