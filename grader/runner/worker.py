@@ -50,6 +50,11 @@ from grader.runner.protocol import (
 
 Emit = Callable[[Event], None]
 DEVICE_SETUP_S = 30.0  # allowed on top of the timeout to a probe that sets up CUDA
+PART_BUDGET_CHECKS = 4.0
+"""A part's whole wall-clock budget, in per-check timeouts: a backstop against code that idles
+(sleeps before each answer, waits on nothing), measured by this process's clock. Work the
+machine is slow to do is judged per check by the timeout; this bounds how long one submission
+can hold a worker however its time is spread over the checks."""
 
 
 def cuda_in_reach() -> bool:
@@ -112,6 +117,17 @@ class _Part:
         self.spawn, self.alive = spawn, alive
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
+        self.deadline = time.monotonic() + PART_BUDGET_CHECKS * request.timeout_s
+
+    def wait_limit(self, limit: float) -> tuple[float, str]:
+        """How long the next frame may take: `limit`, or what is left of the part's budget
+        (with the words that say which ran out)."""
+        left = self.deadline - time.monotonic()
+        if left < limit:
+            budget = PART_BUDGET_CHECKS * self.request.timeout_s
+            return max(0.0, left), (f"this part used up its whole budget of {budget:g} s of "
+                                    "wall-clock time (code that waits or sleeps?)")
+        return limit, ""
 
     @classmethod
     def planned(cls, request: Request, round_: Round, part: Part, earlier: list[PartResult],
@@ -313,11 +329,13 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
     the index to go on from) when the import failed or hung and checks[index:] are reported."""
     request, part = grading.request, grading.part
     began = time.perf_counter()
+    limit, over_budget = grading.wait_limit(request.timeout_s)
     try:
-        hello = next_frame(child, request.timeout_s)
+        hello = next_frame(child, limit)
     except FrameTimeout:
-        why = (f"importing {part.file} did not finish within {request.timeout_s:g} s "
-               "(a loop or a long computation at module level?)")
+        why = over_budget or (f"importing {part.file} did not finish within "
+                              f"{request.timeout_s:g} s (a loop or a long computation at "
+                              "module level?)")
         return None, _time_out(grading, child, index, why, "importing the part", began, "")
     grading.alive()
     if hello is None or hello["kind"] == "import_error":
@@ -334,12 +352,14 @@ def _probe(grading: _Part, child: Child, index: int,
     """Wait for checks[index]'s frame: (the frame, index), or (None, the index to go on from)
     when the child hung (the part is over) or died (a fresh child takes the next check)."""
     began = time.perf_counter()
-    limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
+    limit, over_budget = grading.wait_limit(
+        frame_timeout(grading.request, grading.plans[index], grading.ready))
     try:
         frame = next_frame(child, limit)
     except FrameTimeout:
-        why = (f"did not finish within {limit:g} s (an infinite loop, or far "
-               "more work than needed?); the rest of this part was not run")
+        why = over_budget or (f"did not finish within {limit:g} s (an infinite loop, or far "
+                              "more work than needed?)")
+        why += "; the rest of this part was not run"
         return None, _time_out(grading, child, index, why, grading.checks[index].id, began,
                                printed)
     grading.alive()
@@ -350,7 +370,8 @@ def _probe(grading: _Part, child: Child, index: int,
             "(os._exit, a crash, or the memory cap?)"), time.perf_counter() - began,
             printed, "error")
         return None, index + 1
-    return frame, index
+    # The check's duration is this process's clock, never the child's word.
+    return {**frame, "duration_s": time.perf_counter() - began}, index
 
 
 def _collect(grading: _Part, child: Child, index: int, stop: int,
