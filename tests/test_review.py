@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import cli
-from grader.review import NOT_PARSED, flags_line, rules, scan_folder, scan_source
+from grader.review import DYNAMIC, NOT_PARSED, flags_line, rules, scan_folder, scan_source
 
 from helpers import REPO, SOLUTIONS_DIR, LentWorker, lend_pool, matches_golden, write_workspace
 
@@ -24,12 +24,13 @@ def found(source: str) -> list[tuple[int, str, str]]:
 
 
 def test_every_rule_has_a_reason_and_something_to_match() -> None:
+    """Except the two the scan gives itself: a file that does not parse, a dynamic lookup."""
     ids = [rule.id for rule in rules()]
-    assert len(ids) == len(set(ids)) and NOT_PARSED in ids
+    assert len(ids) == len(set(ids)) and {NOT_PARSED, DYNAMIC} <= set(ids)
     for rule in rules():
         assert rule.reason and len(rule.reason) <= 60, rule.id
         matchers = rule.names + rule.attributes + rule.builtins + rule.writes + rule.strings
-        assert bool(matchers) == (rule.id != NOT_PARSED), rule.id
+        assert bool(matchers) == (rule.id not in (NOT_PARSED, DYNAMIC)), rule.id
 
 
 FLAGGED = [
@@ -72,7 +73,7 @@ FLAGGED = [
      [(1, "dynamic-code", "exec"), (2, "dynamic-code", "eval"), (3, "dynamic-code", "compile")]),
     ("import builtins\nbuiltins.print = len", [(2, "builtins", "sets builtins.print")]),
     ("import builtins as b\nsetattr(b, 'open', None)", [(2, "builtins", "sets builtins.open")]),
-    ("__builtins__['len'] = lambda x: 0", [(1, "builtins", "__builtins__")]),
+    ("__builtins__['len'] = lambda x: 0", [(1, "builtins", "sets builtins.len")]),
     ("import signal\nsignal.alarm(0)", [(1, "signals-and-limits", "import signal"),
                                         (2, "signals-and-limits", "signal.alarm")]),
     ("import resource", [(1, "signals-and-limits", "import resource")]),
@@ -110,6 +111,223 @@ def test_correct_code_written_in_unusual_ways_is_not_flagged(source: str) -> Non
     assert found(source) == []
 
 
+# --- names that resolve to a flagged object, however they are spelt --------------------------
+# Each snippet reaches a forbidden object by a path from a string or an alias; the scan must
+# name the object reached (its rule), not the spelling. Where the name cannot be known
+# statically, the lookup itself is the flag (dynamic-lookup). (line, rule) for every flag.
+
+SEES_THROUGH = {
+    # names built at run time, folded to what they spell
+    "concatenation": ("import os\ngetattr(os, 'fo' + 'rk')()", [(2, "processes")]),
+    "vars-item": ("import sys\nloaded = vars(sys)['mod' + 'ules']", [(2, "loaded-modules")]),
+    "reversed-slice": ("import os\ngetattr(os, 'krof'[::-1])()", [(2, "processes")]),
+    "inner-slice": ("import os\ngetattr(os, 'xforkx'[1:-1])()", [(2, "processes")]),
+    "percent": ("import os\ngetattr(os, '%s%s' % ('fo', 'rk'))()", [(2, "processes")]),
+    "format": ("import os\ngetattr(os, '{}{}'.format('fo', 'rk'))()", [(2, "processes")]),
+    "f-string": ("import os\ngetattr(os, f\"{'fo'}{'rk'}\")()", [(2, "processes")]),
+    "join": ("import os\ngetattr(os, ''.join(['f', 'o', 'r', 'k']))()", [(2, "processes")]),
+    "bound-once": ("import os\nN = 'fork'\ngetattr(os, N)()", [(3, "processes")]),
+    "constant-chain": ("import os\nx = 'k'\ny = 'for' + x\nz = y\ngetattr(os, z)()",
+                       [(5, "processes")]),
+    "bytes-decode": ("import os\ngetattr(os, b'fork'.decode())()", [(2, "processes")]),
+    "chr-generator": ("import os\ngetattr(os, ''.join(chr(c) for c in [102, 111, 114, 107]))()",
+                      [(2, "processes")]),
+    "map-chr": ("import os\ngetattr(os, ''.join(map(chr, (102, 111, 114, 107))))()",
+                [(2, "processes")]),
+    "bytes-of-ints": ("import os\ngetattr(os, bytes([107, 105, 108, 108]).decode())(1, 9)",
+                      [(2, "processes")]),
+    "lower": ("import os\ngetattr(os, 'FORK'.lower())()", [(2, "processes")]),
+    "rot13": ("import codecs, os\ngetattr(os, codecs.decode('sbex', 'rot13'))()",
+              [(2, "processes")]),
+    "base64": ("import base64, os\ngetattr(os, base64.b64decode('Zm9yaw==').decode())()",
+               [(2, "processes")]),
+    "reduce-add": ("import os, operator\nfrom functools import reduce\n"
+                   "getattr(os, reduce(operator.add, ['fo', 'rk']))()", [(3, "processes")]),
+    "either-branch": ("import os\ngetattr(os, 'fork' if ready else 'kill')()",
+                      [(2, "processes")]),
+    "tuple-items": ("import os\nP = ('f', 'ork')\ngetattr(os, P[0] + P[1])()", [(3, "processes")]),
+    "loop-over-names": ("import os\nfor name in ('setsid', 'fork'):\n    getattr(os, name)()",
+                        [(3, "processes")]),
+    "proc-folded": ("p = '/pr' + 'oc/self/mem'", [(1, "proc")]),
+    # the lookup functions themselves, under other names and shapes
+    "getattr-alias": ("import os\ng = getattr\ng(os, 'fork')()", [(3, "processes")]),
+    "getattr-rebound": ("import os\ngetattr = getattr\ngetattr(os, 'fork')()",
+                        [(3, "processes")]),
+    "builtins-getattr": ("import builtins, os\nbuiltins.getattr(os, 'fork')()",
+                         [(2, "processes")]),
+    "attrgetter": ("import os, operator\noperator.attrgetter('fork')(os)()", [(2, "processes")]),
+    "methodcaller": ("import os, operator\noperator.methodcaller('system', 'id')(os)",
+                     [(2, "processes")]),
+    "reduce-getattr": ("import functools, os\nfunctools.reduce(getattr, ['fork'], os)()",
+                       [(2, "processes")]),
+    "partial-getattr": ("import functools, os\nfunctools.partial(getattr, os)('fork')()",
+                        [(2, "processes")]),
+    "getattr-call-dunder": ("import os\ngetattr.__call__(os, 'fork')()", [(2, "processes")]),
+    "builtin-self": ("print.__self__.__import__('os').fork()",
+                     [(1, "dynamic-code"), (1, "processes")]),
+    "attrgetter-mapped": ("import operator, os\nlist(map(operator.attrgetter('fork'), [os]))",
+                          [(2, "processes")]),
+    "type-getattribute": ("import os\ntype(os).__getattribute__(os, 'fork')()",
+                          [(2, "processes")]),
+    "object-getattribute": ("import sys\nobject.__getattribute__(sys, 'modules')",
+                            [(2, "loaded-modules")]),
+    "bound-getattribute": ("import os\nos.__getattribute__('fork')()", [(2, "processes")]),
+    "module-dict": ("import os\nos.__dict__['fork']()", [(2, "processes")]),
+    "namespace-alias": ("import os\nns = vars(os)\nns['fork']()", [(3, "processes")]),
+    "modules-get": ("import sys\nsys.modules.get('subprocess').run(['id'])",
+                    [(2, "loaded-modules"), (2, "processes")]),
+    "globals-item": ("import os\nglobals()['os'].fork()", [(2, "processes")]),
+    "locals-item": ("import os\nlocals()['o' + 's'].kill(1, 9)", [(2, "processes")]),
+    "untraced-owner": ("def f(m):\n    return getattr(m, 'fork')()", [(2, "processes")]),
+    "frame-through-dict": ("def peek(f):\n    return vars(f)['f_' + 'back']",
+                           [(2, "stack-frames")]),
+    "getframe-by-name": ("import sys\nf = getattr(sys, '_get' + 'frame')(1)",
+                         [(2, "stack-frames")]),
+    # imports by a name
+    "import-module-renamed": ("from importlib import import_module as load\n"
+                              "load('sub' + 'process').run(['id'])",
+                              [(1, "dynamic-code"), (2, "dynamic-code"), (2, "processes")]),
+    "dunder-import-folded": ("m = __import__('o' + 's')\nm.fork()",
+                             [(1, "dynamic-code"), (2, "processes")]),
+    "builtins-item-import": ("m = __builtins__['__import__']('os')\nm.fork()",
+                             [(1, "builtins"), (1, "dynamic-code"), (2, "processes")]),
+    "globals-builtins": ("b = globals()['__builtins__']", [(1, "builtins")]),
+    "closure-globals": ("b = (lambda: 0).__globals__['__builtins__']",
+                        [(1, "builtins"), (1, "code-objects")]),
+    "modules-builtins-exec": ("import sys\nsys.modules['builtins'].exec('x = 1')",
+                              [(2, "dynamic-code"), (2, "loaded-modules")]),
+    "setattr-builtins-folded": ("import builtins\nsetattr(builtins, 'pr' + 'int', len)",
+                                [(2, "builtins")]),
+    # the rules this scan adds
+    "aten": ("import torch\ntorch.ops.aten.mm(a, b)", [(2, "torch-ops")]),
+    "aten-alias": ("from torch import ops\nmm = ops.aten.mm\ny = mm(a, b)",
+                   [(1, "torch-ops"), (2, "torch-ops"), (3, "torch-ops")]),
+    "aten-by-name": ("import torch\ngetattr(torch, 'op' + 's').aten.mm(a, b)",
+                     [(2, "torch-ops")]),
+    "prims-untraced": ("def f(t, a):\n    return t.ops.prims.mul(a, a)", [(2, "torch-ops")]),
+    "torch-vf": ("import torch\nbmm = torch._VF.bmm", [(2, "torch-ops")]),
+    "torch-library": ("import torch\nlib = torch.library.Library('aten', 'IMPL')",
+                      [(2, "torch-ops")]),
+    "runpy": ("import runpy\nrunpy.run_path('x.py')", [(1, "dynamic-code"), (2, "dynamic-code")]),
+    "importlib-util": ("from importlib.util import spec_from_file_location",
+                       [(1, "dynamic-code")]),
+    "importlib-machinery": ("import importlib.machinery as m\nm.SourceFileLoader('x', 'y')",
+                            [(1, "dynamic-code"), (2, "dynamic-code")]),
+    "pickle": ("from pickle import loads as restore\nrestore(blob)",
+               [(1, "unpickling"), (2, "unpickling")]),
+    "marshal": ("import marshal\ncode = marshal.loads(blob)", [(2, "unpickling")]),
+    "code-module": ("import code\ncode.InteractiveInterpreter().runsource('1')",
+                    [(2, "dynamic-code")]),
+    "codeop": ("import codeop", [(1, "dynamic-code")]),
+    "function-type": ("import types\nf = types.FunctionType(c, {})", [(2, "code-objects")]),
+    "code-type-alias": ("from types import CodeType as C\nc = C(*fields)",
+                        [(1, "code-objects"), (2, "code-objects")]),
+    "swap-code": ("def f():\n    pass\nf.__code__ = g.__code__", [(3, "code-objects")]),
+    "subclasses": ("kinds = ().__class__.__base__.__subclasses__()", [(1, "heap-search")]),
+    "settrace": ("import sys\nsys.settrace(lambda *a: None)", [(2, "stack-frames")]),
+    # what cannot be known is the flag
+    "built-in-a-loop": ("import os\nname = ''\nfor c in 'krof'[::-1]:\n    name += c\n"
+                        "getattr(os, name)()", [(5, DYNAMIC)]),
+    "from-input": ("import os\ngetattr(os, input())()", [(2, DYNAMIC)]),
+    "bound-twice": ("import os\nn = 'fork'\nn = n.upper()\ngetattr(os, n)()", [(4, DYNAMIC)]),
+    "hasattr-computed": ("import torch\nok = hasattr(torch, secret)", [(2, DYNAMIC)]),
+    "setattr-builtins-computed": ("import builtins\nsetattr(builtins, name, len)",
+                                  [(2, "builtins"), (2, DYNAMIC)]),
+    "globals-computed": ("fn = globals()[input()]", [(1, DYNAMIC)]),
+    "modules-computed": ("import sys\nm = sys.modules[name]",
+                         [(2, DYNAMIC), (2, "loaded-modules")]),
+    "dict-computed": ("import os\nos.__dict__.get(name)()", [(2, DYNAMIC)]),
+    "namespace-items": ("import os\nfor name, fn in vars(os).items():\n    pass", [(2, DYNAMIC)]),
+    "namespace-copied": ("import os\ntable = dict(vars(os))", [(2, DYNAMIC)]),
+    "getattr-passed-on": ("import os\nlist(map(getattr, [os], ['fork']))", [(2, DYNAMIC)]),
+    "getattr-spread": ("import os\ngetattr(*[os, 'fork'])()", [(2, DYNAMIC)]),
+    "getmembers": ("import inspect, os\nmembers = inspect.getmembers(os)", [(2, DYNAMIC)]),
+    "attrgetter-computed": ("import operator, os\noperator.attrgetter(name)(os)", [(2, DYNAMIC)]),
+    "reduce-computed": ("import functools, os\nfunctools.reduce(getattr, path, os)",
+                        [(2, DYNAMIC)]),
+    "getattribute-computed": ("import os\ntype(os).__getattribute__(os, name)", [(2, DYNAMIC)]),
+}
+
+
+@pytest.mark.parametrize(("source", "flags"), SEES_THROUGH.values(), ids=SEES_THROUGH.keys())
+def test_a_name_is_flagged_for_what_it_resolves_to(source: str,
+                                                   flags: list[tuple[int, str]]) -> None:
+    assert [(line, rule) for line, rule, _ in found(source)] == flags
+
+
+# Correct code that looks names up, folds strings or shadows builtins, as honest code does.
+HONEST = {
+    "getattr-self": "class Net:\n    def forward(self, x):\n        return x @ getattr(self, "
+                    "'weight')",
+    "vars-args": "import argparse\nargs = argparse.Namespace(lr=1)\nconfig = vars(args)\n"
+                 "lr = vars(args)['lr']\nfor k, v in vars(args).items():\n    print(k, v)",
+    "matmul-aliases": "import torch\nmm = torch.matmul\nbmm = getattr(torch, 'b' + 'mm')\n"
+                      "y = mm(a, b) + bmm(a, b)",
+    "einsum": "import torch\ny = torch.einsum('bij,bjk->bik', a, b)",
+    "f-string-error": "def check(x, y):\n    if x.shape != y.shape:\n        raise ValueError("
+                      "f'shapes differ: {x.shape} != {y.shape} ({len(x)} rows)')",
+    "local-eval": "def run(model):\n    eval = model.eval\n    eval()\n    return eval",
+    "dtype-by-name": "import numpy as np\nx = getattr(np, 'float64')\n"
+                     "y = getattr(np, 'float' + '32')",
+    "functional-by-name": "import torch.nn.functional as F\ndef act(x):\n"
+                          "    return getattr(F, 'relu')(x)",
+    "hasattr-constant": "import torch\nHAS_COMPILE = hasattr(torch, 'compile')",
+    "folded-labels": "LABEL = ''.join(['part', '1'])\nNAME = 'krof'[::-1]\n"
+                     "SEP = '/'.join(['a', 'b'])",
+    "getattr-parameter": "def get(obj, name):\n    return getattr(obj, name)",
+    "setattr-self": "class Stack:\n    def __init__(self, layers):\n"
+                    "        for i, layer in enumerate(layers):\n"
+                    "            setattr(self, f'layer{i}', layer)",
+    "attrgetter-key": "import operator\nrows = sorted(rows, key=operator.attrgetter('name'))",
+    "reduce-matmul": "import functools, operator\nP = functools.reduce(operator.matmul, Ws)",
+    "isinstance-alias": "import torch\nT = torch.Tensor\nok = isinstance(x, T)",
+    "constant-comprehension": "import numpy as np\n"
+                              "made = {name: getattr(np, name) for name in ('zeros', 'ones')}",
+    "constant-loop": "import numpy as np\nfor name in ('zeros', 'ones'):\n"
+                     "    make = getattr(np, name)",
+    "own-dict": "class Config:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)\n"
+                "    def get(self, k):\n        return self.__dict__[k]",
+    "type-name": "def kind(x):\n    return type(x).__name__",
+    "compile-defined": "def compile(source):\n    return source.split()\nwords = compile('a b')",
+    "exec-parameter": "def exec_step(step, exec=None):\n    return exec(step) if exec else step",
+    "module-dict-constant": "import math\nf = math.__dict__.get\npi = f('pi')",
+    "sys-plain": "import sys\nif sys.version_info >= (3, 11):\n"
+                 "    print(sys.argv, file=sys.stderr)",
+    "autograd-function": "import torch\nclass Fn(torch.autograd.Function):\n"
+                         "    @staticmethod\n    def backward(ctx, g):\n"
+                         "        a, = ctx.saved_tensors\n        return g @ a.T",
+    "either-module": "import numpy as np\nimport torch\nxp = torch if on_gpu else np\n"
+                     "y = xp.zeros(3)",
+}
+
+
+@pytest.mark.parametrize("source", HONEST.values(), ids=HONEST.keys())
+def test_honest_lookups_and_strings_are_not_flagged(source: str) -> None:
+    assert found(source) == []
+
+
+def test_renaming_through_any_depth_hides_nothing() -> None:
+    """A name folded through 1,500 additions, an alias chain 2,000 long, and one bound in the
+    reverse of the order it runs in: each still reaches os."""
+    folded = "import os\ngetattr(os, " + "'' + " * 1500 + "'fork')()"
+    chain = "import os\na0 = os\n" + "".join(f"a{n + 1} = a{n}\n" for n in range(2000)) \
+        + "a2000.fork()\n"
+    backwards = "import os\n" + "".join(f"def f{n}():\n    b{n} = b{n + 1}\n"
+                                        for n in range(200)) + "b200 = os\nb0.kill(1, 9)\n"
+    assert found(folded) == [(2, "processes", "os.fork")]
+    assert found(chain) == [(2003, "processes", "os.fork")]
+    assert found(backwards) == [(403, "processes", "os.kill")]
+
+
+def test_what_a_file_makes_the_scan_compute_is_bounded() -> None:
+    """Strings that would be huge are not folded, so a hostile file cannot make the scan do
+    much work; what is not folded is not a constant, and a lookup with it is a flag."""
+    source = ("import os\ns = 'a' * 10000\nt = s * 10000\nw = '%0999999d' % 1\n"
+              "x = '{:>999999999}'.format('a')\ny = s.replace('a', s)\n"
+              "z = [[c for c in s] for d in s]\ngetattr(os, t)")
+    assert found(source) == [(8, DYNAMIC, "getattr(os, ...)")]
+
+
 def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagged() -> None:
     files = [*(REPO / "reference").rglob("*.py"), *(REPO / "exercises").rglob("*.py"),
              *(REPO / "grader" / "rounds").glob("*/stubs/*/*.py"), *SOLUTIONS_DIR.rglob("*.py")]
@@ -118,9 +336,17 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
                for path in files for f in scan_source(path.name, path.read_bytes())}
     known = "tests/solutions/prefix-products/"
     hostile = f"{known}hostile_"
-    assert flagged == {
+    # torch.ops.aten.mm, bound once as `mm`, is flagged on every line that calls it.
+    aten = {(f"{known}{name}/torch/part3_backward.py", line, "torch-ops")
+            for name, lines in [("part3_closed_form_hidden", (9, 21, 22, 23)),
+                                ("part3_memoised", (9, 25, 26, 27)),
+                                ("part3_work_in_a_grandchild", (12, 22, 23, 24))]
+            for line in lines}
+    assert flagged == aten | {
         (f"{known}part3_closed_form_no_torch_function/part3_backward.py", 13, "torch-internals"),
         (f"{known}part3_closed_form_spellings/torch/part3_backward.py", 14, "torch-internals"),
+        (f"{known}part3_work_in_a_grandchild/torch/part3_backward.py", 32, "processes"),
+        (f"{known}part3_work_in_a_grandchild/torch/part3_backward.py", 40, "unpickling"),
         (f"{hostile}segfault/part2_out_of_place.py", 4, "signals-and-limits"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "processes"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "signals-and-limits"),
