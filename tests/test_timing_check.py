@@ -26,8 +26,10 @@ ROW = next(c for c in tomllib.loads((PREFIX.folder / "checks.toml").read_text())
 PARAMS = {k: v for k, v in ROW.items() if k not in CHECK_KEYS | {"plan"}}
 
 
-def judge_timing(both: dict[str, Any]) -> Any:
-    return CHECKS.timing_judge(PARAMS, 6.0)(both)
+def judge_timing(both: dict[str, Any], device: str | None = None) -> Any:
+    """The verdict, with the judge's own finding of the device (by default, where the
+    observation says it ran)."""
+    return CHECKS.timing_judge(PARAMS, 6.0, device or both["yours"]["device"])(both)
 
 
 def stats(ms: float) -> dict[str, float]:
@@ -60,6 +62,24 @@ def test_cuda_within_three_times_the_reference_passes_with_figures() -> None:
     assert "NVIDIA H200 (cuda), N=4096, D=32, float32" in verdict.message
     assert "scan speedup over sequential forward: 16.00x" in verdict.message
     assert "GFLOP/s" in verdict.message
+
+
+@pytest.mark.parametrize("claim", ["no CUDA device", "--device cpu",
+                                   "CUDA unusable in the grading process (forged)"])
+def test_a_child_that_says_there_is_no_cuda_where_the_judge_found_some_keeps_the_points(
+        claim: str) -> None:
+    """Whether CUDA exists is the judge's fact: a slow scan cannot declare the check not
+    applicable and move its points to the part's other checks."""
+    both = observation("cpu", 40.0)
+    both["yours"]["why_not_cuda"] = claim
+    verdict = judge_timing(both, device="cuda")
+    assert verdict.status == "skipped" and not verdict.not_applicable
+    assert f"this machine has CUDA, but your scan's process reported {claim}" in verdict.message
+
+
+def test_without_cuda_by_the_judges_finding_the_cpu_figures_are_for_information() -> None:
+    verdict = judge_timing(observation("cpu", 40.0), device="cpu")
+    assert verdict.status == "skipped" and verdict.not_applicable
 
 
 def test_cuda_slower_than_three_times_fails_with_a_batching_hint() -> None:

@@ -613,7 +613,7 @@ def timing(ctx: Context, params: dict[str, Any]) -> Plan:
                 "time_sequential": sequential,
                 "sequential_module": ROUND.part("part2").module, "sequential_note": note}
     return Plan("round:time_scan", {"settings": settings},
-                timing_judge(params, settings["budget_s"]), uses_device=True,
+                timing_judge(params, settings["budget_s"], device), uses_device=True,
                 baseline=("round:time_reference", {"settings": settings}))
 
 
@@ -658,8 +658,11 @@ def _ratio(figures: dict[str, Any]) -> float | None:
     return yours / sum(figures[name]["median"] for name in REFERENCE_FIGURES)
 
 
-def timing_judge(params: dict[str, Any],
-                 budget_s: float) -> Callable[[dict[str, Any]], Verdict]:
+def timing_judge(params: dict[str, Any], budget_s: float,
+                 device: str) -> Callable[[dict[str, Any]], Verdict]:
+    """The verdict of part4.timing. `device` is the judge's own finding of where the timing
+    runs (CUDA when this machine has it and the request allows it): a child that reports no
+    CUDA where the judge found some is not believed, and the check keeps its points."""
     limit = float(params["speed_limit"])
 
     def judge(both: dict[str, Any]) -> Verdict:
@@ -669,6 +672,10 @@ def timing_judge(params: dict[str, Any],
         figures = {**base["figures"], **obs["figures"]}
         lines = _figure_lines(obs, figures, budget_s)
         raised = obs["raised"]
+        if device == "cuda" and obs["why_not_cuda"] is not None:
+            return skipped("\n".join([
+                f"this machine has CUDA, but your scan's process reported "
+                f"{obs['why_not_cuda']}: not timed, so no points", *lines]))
         if obs["why_not_cuda"] is not None:
             note = f"{obs['why_not_cuda']}: CPU figures for information"
             if raised:
