@@ -187,10 +187,10 @@ def gradcheck(api: Api, make: str | None, function: str | None, case: CaseData,
               inputs: Sequence[str], gradient: Mapping[str, Any] | None = None,
               through: Mapping[str, Any] | None = None) -> Observation:
     """gradcheck of a torch function of the case's `inputs`: the candidate's own `function`, or
-    the one the helper `make(api)` builds around their code; and, for the judge's own
+    the one the helper `make(api, case)` builds around their code; and, for the judge's own
     cross-check, the candidate's gradient on the same case (`gradient`: one_call's arguments)
     or autograd's gradient through their forward (`through`: autograd_through's arguments)."""
-    fn = api.helper(make)(api) if make else api.function(function or "")
+    fn = api.helper(make)(api, case) if make else api.function(function or "")
     result: Observation = {"gradcheck": run_gradcheck(
         api, fn, [np.asarray(case["inputs"][n]) for n in inputs], _needs_grad(len(inputs)))}
     if gradient is not None:

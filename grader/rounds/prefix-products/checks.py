@@ -121,6 +121,20 @@ def small(n: int, d: int) -> Callable[[np.random.Generator], Case]:
 
 one_5x3 = small(5, 3)
 one_4x3 = small(4, 3)
+
+
+def linearised_4x3(rng: np.random.Generator) -> Case:
+    """A 4x3 case that also carries the products at W and their exact Jacobian there (row k:
+    the backward of the k-th entry's unit upstream). The gradcheck of a hand-written backward
+    drives a Function whose forward is that linear map: its Jacobian at W is the products',
+    so gradcheck proves the backward there, and the candidate's process holds no code that
+    computes prefix products of any other input."""
+    case = one_4x3(rng)
+    W = case["W"]
+    units = np.eye(W.size).reshape(W.size, *W.shape)
+    jacobian = np.stack([backward(W, unit).ravel() for unit in units])
+    return Case(case.inputs, case.dims, case.dtype, case.label,
+                {**case.extra, "P0": forward(W), "J": jacobian})
 one_6x3 = small(6, 3)
 # Property checks run at N = 0, 1 and 2 too: a slip that only shows on tiny stacks (returning W
 # itself when N <= 1, a square check that N = 1 never reaches) must not pass.
