@@ -7,6 +7,12 @@ when their grader.toml names one (a submission that says otherwise gets the stat
 else each submission's own. A submission that cannot be staged still gets a full row: every
 check of every enabled part reported as an error with the reason, scored by the same rule as a
 graded part, so the scores, the JSON and the Gradescope file all keep one shape.
+
+One submission cannot break another's row, or the batch's outputs: everything a row holds that
+the submission controls is valid, bounded text from where it entered (grader/safe_text.py: its
+names and notes from grader.submissions, its results from the worker's frames), the review
+flags and a failed grading's message are taken the same way here, and what the code printed is
+capped over each part of a row (results.bound_output).
 """
 
 from __future__ import annotations
@@ -17,16 +23,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, TypedDict
 
-from grader.results import CheckResult, PartDoc, PartResult, RunResult, scale_to_weight
+from grader.results import (
+    CheckResult,
+    PartDoc,
+    PartResult,
+    RunResult,
+    bound_output,
+    scale_to_weight,
+)
 from grader.review import FlagDoc, scan_folder
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import DEFAULT_MEMORY_MB, Request
 from grader.runner.sandbox import ensure_usable
+from grader.safe_text import NAME_LIMIT, NOTE_LIMIT, received, received_name
 from grader.secret import Seeding
 from grader.submissions import Staged, expand, stage
 from grader.workspace import EXERCISES_DIR, Settings
 
 NOTE_WIDTH = 160
+MAX_FLAGS = 100
+"""Review flags listed per submission; a row with more says how many were left out."""
 RowStatus = Literal["graded", "mismatch", "broken", "error"]
 ROW_STATUSES: tuple[RowStatus, ...] = ("graded", "mismatch", "broken", "error")
 
@@ -228,6 +244,7 @@ def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
                      f"{settings.flavor}")
         status = "mismatch"
     round_ = settings.round
+    bound_output(result.parts)
     missing_parts = {p.id for p in result.parts if round_.part(p.id).file in staged.missing}
     notes += [line for p in result.parts if p.id not in missing_parts
               and (line := _first_line_of_trouble(p))]
@@ -242,8 +259,36 @@ def broken_row(path: str, config: GradingConfig, problem: str, status: RowStatus
     abandoned (then the parts that did finish keep their points, and its files were still
     scanned)."""
     settings = config.for_flavor(flavor)
+    bound_output(list(finished))
     return GradedRow(path, status, unrun_parts(config, settings, problem, finished),
                      sum(settings.weights().values()), settings.flavor, [problem], flags=flags)
+
+
+def review_flags(folder: Path) -> tuple[list[FlagDoc] | None, str | None]:
+    """The review scan's flags of a staged exercises/ folder, their text valid and bounded
+    (they name the submission's files and quote its code), at most MAX_FLAGS of them; and a
+    note where some were left out, or where the scan itself failed on these files (then no
+    flags: the files were not read)."""
+    try:
+        found = scan_folder(folder)
+    except Exception as exc:  # noqa: BLE001 - one submission's files must not stop the batch
+        return None, received(f"could not be scanned for review: {type(exc).__name__}: {exc}",
+                              NOTE_LIMIT, inline=True)
+    flags = [_received_flag(flag) for flag in found[:MAX_FLAGS]]
+    more = len(found) - len(flags)
+    note = f"{more} more review flags not listed (the first {MAX_FLAGS} are)" if more else None
+    return flags, note
+
+
+def _received_flag(flag: FlagDoc) -> FlagDoc:
+    """A flag with its file's name and its other text (the construct quotes their code) valid
+    and bounded."""
+    taken = dict(flag)
+    for key, value in taken.items():
+        if isinstance(value, str):
+            taken[key] = received_name(value) if key == "file" else \
+                received(value, NAME_LIMIT, inline=True)
+    return taken  # type: ignore[return-value]
 
 
 class BatchListener:
@@ -299,12 +344,15 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
     listener = listener or BatchListener()
     round_ = config.settings.round
     paths = [p for s in sources for p in (expand(s, round_) if expand_folders else [s])]
-    listener.started([str(p) for p in paths])
+    listener.started([received_name(p) for p in paths])
     rows: dict[int, GradedRow] = {}
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
         staged = [stage(path, Path(tmp) / str(i), round_) for i, path in enumerate(paths)]
-        flags = {i: scan_folder(item.root / EXERCISES_DIR) for i, item in enumerate(staged)
-                 if item.root}
+        flags: dict[int, list[FlagDoc] | None] = {}
+        for i, item in enumerate(staged):
+            if item.root:
+                flags[i], note = review_flags(item.root / EXERCISES_DIR)
+                staged[i] = replace(item, notes=(*item.notes, note)) if note else item
         requests = {f"submission-{i}": i for i, item in enumerate(staged) if item.root}
         if requests and config.sandbox:
             ensure_usable()
@@ -327,7 +375,9 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                     item = staged[index]
                     rows[index] = (graded_row(item, config, event.result, flags[index])
                                    if event.result is not None else
-                                   broken_row(item.source, config, event.error or "grader error",
+                                   broken_row(item.source, config,
+                                              received(event.error or "grader error",
+                                                       NOTE_LIMIT, inline=True),
                                               "error", finished.get(index, ()),
                                               item.declared_flavor, flags[index]))
                     listener.finished(index, rows[index])

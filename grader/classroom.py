@@ -25,6 +25,7 @@ from typing import Literal, TypedDict
 from grader.report import check_label, check_text
 from grader.results import CheckResult, PartResult, RunResult
 from grader.rounds import get_round
+from grader.safe_text import valid_tree
 
 ClassroomStatus = Literal["pass", "fail", "error"]
 
@@ -100,5 +101,7 @@ def document(result: RunResult) -> ClassroomDocument:
 
 
 def encode(doc: ClassroomDocument) -> str:
-    """The `result` output the reporter reads: the compact JSON, base64-encoded."""
-    return base64.b64encode(json.dumps(doc, separators=(",", ":")).encode()).decode()
+    """The `result` output the reporter reads: the compact JSON, base64-encoded, every string
+    in it valid (safe_text.valid_tree), whatever a check holds."""
+    compact = json.dumps(valid_tree(doc), separators=(",", ":"))
+    return base64.b64encode(compact.encode()).decode()

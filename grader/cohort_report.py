@@ -22,7 +22,7 @@ from grader.cohort import Cohort, Distribution, cohort
 from grader.report import HONESTY_NOTE
 from grader.results import PartDoc
 from grader.review import flag_text
-from grader.safe_text import clean
+from grader.safe_text import clean, valid
 from grader.state import write_bytes_atomic
 
 if TYPE_CHECKING:
@@ -144,4 +144,6 @@ def render_html(doc: BatchDoc) -> str:
 
 
 def write_report(path: Path, doc: BatchDoc) -> None:
-    write_bytes_atomic(path, render_html(doc).encode("utf-8"))
+    """The page, valid text whatever the document holds (a results file saved by an older
+    grader may hold what no encoder takes), so it is written for every row or none."""
+    write_bytes_atomic(path, valid(render_html(doc)).encode("utf-8"))

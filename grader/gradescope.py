@@ -23,7 +23,7 @@ from grader.batch import BatchListener, GradedRow
 from grader.report import HONESTY_NOTE, check_label, check_text
 from grader.results import PartResult
 from grader.review import flags_line
-from grader.safe_text import clean
+from grader.safe_text import clean, valid_tree
 from grader.state import write_json_atomic
 
 
@@ -75,9 +75,9 @@ def summary_text(row: GradedRow, files: Sequence[str]) -> str:
                 "a zip of your workspace.")
     lines = [f"Score {row.score:.1f}/{row.max_score:.1f}"]
     lines += [f"  {p.id} {p.title}: {p.score:.1f}/{p.max_score:.1f}" for p in row.parts]
-    skipped = [c for p in row.parts for c in p.checks if c.not_applicable]
-    lines += [f"Not graded on this machine: {c.id} ({c.message.splitlines()[0]})"
-              for c in skipped]
+    for check in (c for p in row.parts for c in p.checks if c.not_applicable):
+        first = check.message.partition("\n")[0]
+        lines.append(f"Not graded on this machine: {check.id} ({clean(first)})")
     if row.notes:
         lines.append("Notes: " + clean(row.note))
     if row.flags:
@@ -101,8 +101,10 @@ class GradescopeWriter(BatchListener):
 
     def _write(self, parts: Sequence[PartResult], output: str, complete: bool) -> None:
         extra = {**self.extra, "complete": complete}
-        write_json_atomic(self.path, document(parts, output, self._clock() - self._began,
-                                              self.visibility, extra))
+        # Every string valid, so that the file is written whatever a check holds.
+        write_json_atomic(self.path, valid_tree(document(parts, output,
+                                                         self._clock() - self._began,
+                                                         self.visibility, extra)))
 
     def started(self, paths: Sequence[str]) -> None:
         self._write([], "Grading started but no part has finished: the grader stopped early "

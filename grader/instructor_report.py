@@ -23,7 +23,7 @@ from grader.batch import BatchListener, GradedRow, GradingConfig, batch_document
 from grader.report import HONESTY_NOTE, STATUS_STYLE, status_text
 from grader.results import CheckResult, PartResult
 from grader.review import flag_text, flags_line
-from grader.safe_text import clean, csv_cell
+from grader.safe_text import clean, csv_cell, valid, valid_tree
 from grader.safe_text import text as safe
 from grader.selfcheck import SOURCES, SelfcheckReport
 
@@ -130,13 +130,16 @@ def render_batch(console: Console, rows: Sequence[GradedRow], config: GradingCon
 
 
 def batch_json(rows: Sequence[GradedRow], config: GradingConfig) -> str:
-    return json.dumps(batch_document(rows, config), indent=2)
+    """`grade --json`: every string valid (safe_text.valid_tree), and ASCII, so that it can be
+    written whatever a row holds."""
+    return json.dumps(valid_tree(batch_document(rows, config)), indent=2)
 
 
 def batch_csv(rows: Sequence[GradedRow], part_ids: Sequence[str]) -> str:
     """One line per submission, for a gradebook: scores per part, total, status, notes and
     every review flag. Text cells are cleaned and kept from reading as formulas (csv_cell);
-    the scores are numbers."""
+    the scores are numbers. The whole text is valid, so it can be written whatever a row
+    holds."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["path", "status", "score", "max_score", *part_ids, "notes", "flags"])
@@ -145,7 +148,7 @@ def batch_csv(rows: Sequence[GradedRow], part_ids: Sequence[str]) -> str:
         flags = "; ".join(map(flag_text, row.flags or ()))
         writer.writerow([csv_cell(row.path), row.status, f"{row.score:.4g}",
                          f"{row.max_score:.4g}", *scores, csv_cell(row.note), csv_cell(flags)])
-    return buffer.getvalue()
+    return valid(buffer.getvalue())
 
 
 class BatchProgress(BatchListener):

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from grader.results import CheckResult, PartResult, RunResult
 from grader.rounds import Part, get_round
-from grader.safe_text import clean
+from grader.safe_text import clean, valid_tree
 from grader.safe_text import text as safe
 from grader.triage import FAILING, Trouble, triage
 from grader.workspace import Workspace
@@ -55,7 +55,7 @@ def _trim_output(output: str) -> str:
 
 def check_label(part: PartResult, check: CheckResult) -> str:
     """A check's name where it is one test among many (Gradescope, GitHub Classroom)."""
-    return f"{part.id} {part.title}: {check.title} ({check.id})"
+    return clean(f"{part.id} {part.title}: {check.title} ({check.id})")
 
 
 def check_text(check: CheckResult) -> str:
@@ -92,18 +92,19 @@ WIDE = 100  # from this width on, a table row shows the check's title too
 def part_table(console: Console, part: PartResult, follows_from: dict[str, str]) -> Table:
     """One line per check: status, check (its title too on a wide terminal), points. The
     evidence and hints are in the panels below, once."""
-    table = Table(title=f"{part.id} · {part.title}   {_points(part.score, part.max_score)}",
+    table = Table(title=safe(f"{part.id} · {part.title}   "
+                             f"{_points(part.score, part.max_score)}"),
                   title_justify="left", title_style="bold", expand=True, show_edge=False,
                   show_header=False, box=None, padding=(0, 1))
     table.add_column("status", no_wrap=True, width=10)
     table.add_column("check", ratio=1, overflow="fold")
     table.add_column("points", justify="right", no_wrap=True)
     for check in part.checks:
-        label = Text(check.id, style="bold" if check.status in FAILING else "")
+        label = safe(check.id, style="bold" if check.status in FAILING else "")
         if console.width >= WIDE:
-            label.append(f"  {check.title}", style="dim")
+            label.append(clean(f"  {check.title}"), style="dim")
         if check.id in follows_from and check.status in FAILING:
-            label.append(f"  (follows from {follows_from[check.id]})", style="dim")
+            label.append(clean(f"  (follows from {follows_from[check.id]})"), style="dim")
         table.add_row(status_text(check.status), label, _points(check.score, check.max_score))
     return table
 
@@ -128,7 +129,7 @@ def summary_line(result: RunResult) -> Text:
 def _part_line(part: PartResult, state: str, style: str) -> Text:
     """One line for a part that has no checks to show: its heading, its points, its state."""
     return Text.assemble(
-        (f"{part.id} · {part.title}   {_points(part.score, part.max_score)}", "bold"),
+        (clean(f"{part.id} · {part.title}   {_points(part.score, part.max_score)}"), "bold"),
         (f"   {state}", style),
     )
 
@@ -148,7 +149,7 @@ def start_here_panel(round_id: str, part: PartResult) -> Panel:
         Text.assemble(f"{file} is still a stub. Read its docstring, fill it in, then run ",
                       (f"grader check {part.id}", "bold"), ". Stuck? ",
                       (f"grader hint {part.id}", "bold"), " gives a nudge."),
-        title=Text.assemble(("start here", "bold yellow"), f"  {part.id} · {part.title}"),
+        title=Text.assemble(("start here", "bold yellow"), clean(f"  {part.id} · {part.title}")),
         title_align="left", border_style="yellow",
     )
 
@@ -158,16 +159,16 @@ def trouble_panel(console: Console, trouble: Trouble) -> Panel:
     check's title joins the panel's only where it fits whole."""
     check = trouble.root
     name = f"{trouble.part.id}: every check" if trouble.whole_part else check.id
-    title = Text.assemble(status_text(check.status), "  ", (name, "bold"))
+    title = Text.assemble(status_text(check.status), "  ", (clean(name), "bold"))
     if not trouble.whole_part and title.cell_len + len(check.title) + 10 <= console.width:
-        title.append(f"  {check.title}")
+        title.append(clean(f"  {check.title}"))
     return Panel(check_details(check, () if trouble.whole_part else trouble.follows),
                  title=title, title_align="left", border_style="red")
 
 
 def figures_panel(check: CheckResult) -> Panel:
     """A passed or skipped check that reports figures (part4.timing's table)."""
-    return Panel(check_details(check), title=escape(check.id), title_align="left",
+    return Panel(check_details(check), title=safe(check.id), title_align="left",
                  border_style="dim")
 
 
@@ -178,8 +179,8 @@ def render_scorecard(console: Console, result: RunResult) -> None:
     its evidence and its hint, stand just above the score."""
     found = triage(result)
     never_ran = {t.part.id: t for t in found.troubles if t.whole_part}
-    console.print(Text.assemble(("grader", "bold"), f" · {result.round} · {result.flavor} "
-                                f"flavor · seed {result.seed} · hidden checks"))
+    heading = f" · {result.round} · {result.flavor} flavor · seed {result.seed} · hidden checks"
+    console.print(Text.assemble(("grader", "bold"), clean(heading)))
     for part in result.parts:
         if part in found.untouched:
             console.print(untouched_line(part))
@@ -202,11 +203,13 @@ def render_scorecard(console: Console, result: RunResult) -> None:
 
 
 def render_json(result: RunResult, mock: dict[str, Any] | None = None) -> str:
-    """The documented JSON; during a mock round it gains the round's clock under "mock"."""
+    """The documented JSON; during a mock round it gains the round's clock under "mock". Every
+    string valid (safe_text.valid_tree), and ASCII, so that it can be written whatever a check
+    holds."""
     data = result.to_dict()
     if mock is not None:
         data["mock"] = mock
-    return json.dumps(data, indent=2)
+    return json.dumps(valid_tree(data), indent=2)
 
 
 def _short_when(when: str, today: date | None = None) -> str:

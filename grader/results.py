@@ -1,13 +1,23 @@
 """Plain result records shared by the worker, the CLI and the renderers.
 
 They cross a process boundary as JSON, so they hold only str, float, bool and None, and know how
-to turn themselves into, and back from, the documented `--json` shape.
+to turn themselves into, and back from, the documented `--json` shape. What the worker sends is
+taken as valid, bounded text (`from_wire`, grader/safe_text.py): the judge's messages can quote
+what a submission's code returned, and what a frame brought has been joined to other text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
+
+from grader.safe_text import (
+    CHECK_MESSAGE_LIMIT,
+    CHECK_OUTPUT_LIMIT,
+    NAME_LIMIT,
+    PART_OUTPUT_LIMIT,
+    received,
+)
 
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped")
@@ -83,8 +93,14 @@ class CheckResult:
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> CheckResult:
-        """Rebuild from the worker's event (which, unlike to_dict, keeps output apart)."""
-        return cls(**data)
+        """Rebuild from the worker's event (which, unlike to_dict, keeps output apart), its
+        text made valid and cut to the caps of a check (grader/safe_text.py)."""
+        check = cls(**data)
+        check.title = received(check.title, NAME_LIMIT)
+        check.message = received(check.message, CHECK_MESSAGE_LIMIT)
+        check.hint = None if check.hint is None else received(check.hint, CHECK_MESSAGE_LIMIT)
+        check.output = received(check.output, CHECK_OUTPUT_LIMIT)
+        return check
 
 
 @dataclass
@@ -151,6 +167,22 @@ class RunResult:
             "max_score": round(self.max_score, 4),
             "parts": [p.to_dict() for p in self.parts],
         }
+
+
+def bound_output(parts: list[PartResult], limit: int = PART_OUTPUT_LIMIT) -> None:
+    """Keep at most `limit` characters of what the code printed over all the checks of each
+    part, the earliest checks' first: a check past the budget keeps a line saying how much it
+    printed. (Each check's output is capped already, a part's many checks are not.)"""
+    for part in parts:
+        left = limit
+        for check in part.checks:
+            if len(check.output) <= left:
+                left -= len(check.output)
+                continue
+            kept = check.output[:left]
+            check.output = (f"{kept}\n... ({len(check.output) - left} more characters not "
+                            f"shown; a part keeps {limit} of what its code printed)").lstrip("\n")
+            left = 0
 
 
 def scale_to_weight(results: list[CheckResult], weight: float) -> None:

@@ -11,13 +11,55 @@ right-to-left override, in its name a file ending in .py can read as ending in .
 Source") are removed (`clean`); where rich renders, the text becomes a `Text` (`text`), which
 rich never parses as markup, so markup reads as written. A CSV cell that a spreadsheet would
 take for a formula gets a leading apostrophe (`csv_cell`, OWASP's advice on CSV injection).
+
+Before any of that, text from a submission is untrusted bytes until the judge turns it into
+valid, bounded text, once, where it enters (`received`): the frames a child sends are read into
+typed records by grader.runner.protocol, the names of files and folders and a submitted
+grader.toml by grader.submissions, and a check's result once more as the CLI takes it from the
+worker (grader.results). There a lone surrogate (a stray half of a UTF-16 pair in an exception's
+message, or a byte of a file name that is not UTF-8, which Python keeps as one) becomes visible
+(`\\xff` for the byte, U+FFFD for any other), NUL goes, and text past its cap is cut, saying how
+much was left out. The caps are the judge's: a limit kept in the candidate's process (the
+child's capture of what it prints) is theirs to lift. So every writer is handed text it can
+write; each still writes what it is given with `valid`, so that one row never makes a writer
+fail for everyone.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported where text is shown, never by the runner that reads frames
+    from rich.text import Text
+
+# The judge's caps, in characters, on text a submission controls (grader.runner.protocol,
+# grader.results, grader.submissions). A child's own capture keeps 4000 characters of what the
+# code printed and adds a line saying how much more there was, so an honest frame is never cut
+# here; a child whose capture was lifted is.
+OUTPUT_LIMIT = 4096
+"""What the code printed, as one frame brings it (one check's run, or its import)."""
+MESSAGE_LIMIT = 2000
+"""A frame's message: what the code raised, or why its result could not be read."""
+WHERE_LIMIT = 500
+"""The candidate's line a hung child was on."""
+DATA_TEXT_LIMIT = 64 * 1024
+"""Each string in an observation's data (an EXPLANATION the judge reads)."""
+CHECK_MESSAGE_LIMIT = 4000
+"""A check result's message or hint as the CLI receives it (the judge's words around what a
+frame brought)."""
+CHECK_OUTPUT_LIMIT = 2 * (OUTPUT_LIMIT + 100)
+"""A check result's printed output: two frames' worth (its import's and its own run's), with
+the lines saying how much more each printed."""
+PART_OUTPUT_LIMIT = 16 * 1024
+"""The printed output kept over all the checks of one part of a row."""
+NAME_LIMIT = 1000
+"""A file or folder name, or a path, as a row shows it."""
+WORD_LIMIT = 100
+"""A round or flavor a submission's grader.toml names."""
+NOTE_LIMIT = 2000
+"""One note of a row (why a submission could not be staged, or graded)."""
 
 _STRING_SEQUENCE = r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
 _CSI_SEQUENCE = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
@@ -31,15 +73,75 @@ _UNSAFE = re.compile("|".join((_STRING_SEQUENCE, _CSI_SEQUENCE, _ESC_SEQUENCE, _
 # OWASP's list; its sixth, a carriage return, never survives `clean`.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t")
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def _shown_surrogate(found: re.Match[str]) -> str:
+    """A byte that was not UTF-8 (kept by Python as U+DC80..U+DCFF: surrogateescape) as
+    `\\xNN`; any other lone surrogate as the replacement character."""
+    code = ord(found.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else REPLACEMENT
+
+
+def valid(value: str) -> str:
+    """`value` as text every encoder takes: lone surrogates made visible, NUL removed."""
+    if value.isascii():
+        return value.replace("\x00", "") if "\x00" in value else value
+    return _SURROGATE.sub(_shown_surrogate, value).replace("\x00", "")
+
+
+def received(value: str | bytes, limit: int | None, inline: bool = False) -> str:
+    """Text from a submission as the judge takes it: bytes read as UTF-8 (a byte that is not
+    shows as `\\xNN`), made `valid`, and cut to `limit` characters (None: no cap) with a note
+    of how many more there were, on a line of its own unless `inline` (a name)."""
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value).decode("utf-8", "surrogateescape")
+    elif not isinstance(value, str):
+        raise TypeError(f"text expected, not {type(value).__name__}")
+    dropped = 0
+    if limit is not None and len(value) > limit:
+        dropped = len(value) - limit
+        value = value[:limit]
+    value = valid(value)
+    if dropped:
+        separator = " " if inline else "\n"
+        value += f"{separator}... ({dropped} more characters not shown)"
+    return value
+
+
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def received_name(name: str | bytes | os.PathLike[Any]) -> str:
+    """A file or folder name, or a path, as a row shows it: bytes that are not UTF-8 as
+    `\\xNN`, on one line (a newline, carriage return or tab as `\\n`, `\\r`, `\\t`: a name
+    that breaks its line could pass for another row), cut at NAME_LIMIT."""
+    return received(os.fsdecode(name).translate(_LINE_BREAKS), NAME_LIMIT, inline=True)
+
+
+def valid_tree(value: Any) -> Any:
+    """A JSON-like document (dicts, lists, str, numbers) with every string, keys included,
+    made `valid`: what a writer dumps, whatever a row holds."""
+    if isinstance(value, str):
+        return valid(value)
+    if isinstance(value, dict):
+        return {valid_tree(k): valid_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [valid_tree(v) for v in value]
+    return value
+
 
 def clean(value: str) -> str:
-    """`value` without terminal control sequences, control characters (newline and tab
-    stay) or bidirectional controls."""
-    return _UNSAFE.sub("", value)
+    """`value` made `valid`, without terminal control sequences, control characters (newline
+    and tab stay) or bidirectional controls."""
+    return _UNSAFE.sub("", valid(value))
 
 
 def text(value: str, style: str = "") -> Text:
     """`value` cleaned, as rich text that is shown as written (never read as markup)."""
+    from rich.text import Text
+
     return Text(clean(value), style=style)
 
 

@@ -11,6 +11,11 @@ becomes a clear one-line problem for its own row instead of a crash or a full di
 Symbolic links are never followed: through one, a submission could hand in a classmate's folder
 or files as its own, or loop. A submission that is a link is refused; a link inside one is left
 out, and its row says so (a zip holding a link is refused whole, as it always was).
+
+A submission's name, the names of its files and zip members and the round and flavor its
+grader.toml names are the candidate's to choose, in any bytes: what `stage` returns to show
+(its source, problem and notes, the declared round and flavor) is valid, bounded text
+(grader/safe_text.py), a byte that is not UTF-8 shown as `\\xNN`.
 """
 
 from __future__ import annotations
@@ -21,10 +26,11 @@ import tomllib
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from grader.rounds import Round
+from grader.safe_text import NOTE_LIMIT, WORD_LIMIT, received, received_name
 from grader.workspace import CONFIG_NAME, EXERCISES_DIR, MAX_CONFIG_BYTES
 
 MAX_DEPTH = 4
@@ -265,6 +271,9 @@ def _stage_zip(source: Path, dest: Path, names: tuple[str, ...],
         archive = zipfile.ZipFile(source)
     except (zipfile.BadZipFile, OSError) as exc:
         raise SubmissionError(f"not a readable zip file ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise SubmissionError("a name in the zip is not the UTF-8 the zip says it is; nothing "
+                              "was extracted") from exc
     with archive:
         members = archive.infolist()
         if len(members) > MAX_ZIP_MEMBERS:
@@ -284,7 +293,25 @@ def _stage_zip(source: Path, dest: Path, names: tuple[str, ...],
 
 
 def stage(source: Path, dest: Path, round_: Round) -> Staged:
-    """Copy one submission's exercise files into `dest`/exercises/, or say why not."""
+    """Copy one submission's exercise files into `dest`/exercises/, or say why not; its text
+    valid and bounded, whatever its names and files hold."""
+    staged = _stage(source, dest, round_)
+    return replace(staged, source=received_name(staged.source),
+                   problem=None if staged.problem is None else _note(staged.problem),
+                   notes=tuple(map(_note, staged.notes)),
+                   declared_flavor=_word(staged.declared_flavor),
+                   declared_round=_word(staged.declared_round))
+
+
+def _note(text: str) -> str:
+    return received(text, NOTE_LIMIT, inline=True)
+
+
+def _word(text: str | None) -> str | None:
+    return None if text is None else received(text, WORD_LIMIT, inline=True)
+
+
+def _stage(source: Path, dest: Path, round_: Round) -> Staged:
     names = part_files(round_)
     try:
         if source.is_symlink():
@@ -301,3 +328,5 @@ def stage(source: Path, dest: Path, round_: Round) -> Staged:
         return Staged(str(source), None, str(exc))
     except OSError as exc:
         return Staged(str(source), None, f"cannot read it: {exc.strerror or exc}")
+    except ValueError as exc:  # what the zip module cannot take in a member (its name, its data)
+        return Staged(str(source), None, f"cannot read it: {exc}")

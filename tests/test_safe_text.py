@@ -6,6 +6,7 @@ submission, whose code prints and raises what a terminal would obey, through the
 from __future__ import annotations
 
 import json
+import os
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,15 @@ from rich.console import Console
 
 from grader import views, watch
 from grader.cli import cli
-from grader.safe_text import clean, csv_cell, text
+from grader.safe_text import (
+    clean,
+    csv_cell,
+    received,
+    received_name,
+    text,
+    valid,
+    valid_tree,
+)
 from grader.workspace import load_workspace
 
 from helpers import LentWorker, lend_pool, matches_golden, write_workspace
@@ -58,6 +67,55 @@ def test_rich_shows_markup_as_written() -> None:
 ])
 def test_a_csv_cell_never_runs_as_a_formula(cell: str, written: str) -> None:
     assert csv_cell(cell) == written
+
+
+# --- text that is not valid, or too long: made valid and bounded where it enters ----------
+
+@pytest.mark.parametrize(("raw", "made"), [
+    ("high \ud800 low \udfff", "high \ufffd low \ufffd"),  # lone halves of a UTF-16 pair
+    ("\udbff\udc00", "\ufffd\ufffd"),  # a pair written as two code points is two halves
+    ("byte \udcff\udc80", "byte \\xff\\x80"),  # bytes that were not UTF-8 (surrogateescape)
+    ("nul\x00\x00 here", "nul here"),
+    ("ünïcode 中文 \U0001f600 and \x1b[31m", "ünïcode 中文 \U0001f600 and \x1b[31m"),
+    ("", ""),
+])
+def test_valid_text_is_what_every_encoder_takes(raw: str, made: str) -> None:
+    assert valid(raw) == made
+    made.encode("utf-8")  # strict
+
+
+def test_received_text_is_cut_at_the_judges_cap_saying_how_much_more_there_was() -> None:
+    assert received("abc", 3) == "abc"
+    assert received("abcdef", 3) == "abc\n... (3 more characters not shown)"
+    assert received("abcdef", 3, inline=True) == "abc ... (3 more characters not shown)"
+    assert received("x" * 10_000_000, 4000).endswith("(9996000 more characters not shown)")
+    assert received("\ud800" * 10, 2) == "\ufffd\ufffd\n... (8 more characters not shown)"
+    assert received("no cap " * 1000, None) == "no cap " * 1000
+
+
+def test_received_bytes_and_names_show_a_byte_that_is_not_utf8() -> None:
+    assert received(b"caf\xc3\xa9 \xff\xfe", None) == "café \\xff\\xfe"
+    name = os.fsdecode(b"subs/ann-\xff\xfe\x00")
+    assert received_name(name) == received_name(os.fsencode(name)) == "subs/ann-\\xff\\xfe"
+    assert received_name(Path(name)) == "subs/ann-\\xff\\xfe"
+    assert received_name("a\nb\r\nc\td") == "a\\nb\\r\\nc\\td"  # one line
+    long = received_name("n" * 5000)
+    assert long == "n" * 1000 + " ... (4000 more characters not shown)"
+    with pytest.raises(TypeError):
+        received(3, 10)  # type: ignore[arg-type]
+
+
+def test_a_document_is_made_valid_throughout_keys_included() -> None:
+    doc = {"\ud800": ["a\udcff", ("\x00", 1.5, None, True)], "n": {"k": "\udfff"}}
+    assert valid_tree(doc) == {"\ufffd": ["a\\xff", ["", 1.5, None, True]],
+                               "n": {"k": "\ufffd"}}
+
+
+def test_clean_text_is_valid_text_too() -> None:
+    assert clean("a\ud800\x1b[2Jb\udcff\x00") == "a\ufffdb\\xff"
+    console = Console(file=StringIO(), width=80, color_system=None)
+    console.print(text("\ud800 [bold]x[/]"))
+    assert console.file.getvalue() == "\ufffd [bold]x[/]\n"  # type: ignore[attr-defined]
 
 
 # --- a hostile submission through the real commands ----------------------------------------

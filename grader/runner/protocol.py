@@ -2,12 +2,16 @@
 
 worker -> CLI: one JSON object per line on the worker's stdout (events; plain data only).
 child -> worker: length-prefixed pickle frames on a pipe. The child runs candidate code, so the
-worker unpickles with an allow-list: plain containers and numpy arrays, nothing that executes.
+worker unpickles with an allow-list: plain containers and numpy arrays, nothing that executes,
+and reads what it unpickled into a typed record (`received_frame`) before anything uses it:
+a known kind, every field there with its type, and every string valid, bounded text
+(grader/safe_text.py), whatever the child wrote.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import os
 import pickle
 import select
@@ -16,6 +20,14 @@ import struct
 import time
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
+
+from grader.safe_text import (
+    DATA_TEXT_LIMIT,
+    MESSAGE_LIMIT,
+    OUTPUT_LIMIT,
+    WHERE_LIMIT,
+    received,
+)
 
 _HEADER = struct.Struct("!Q")
 MAX_FRAME = 256 * 1024 * 1024
@@ -40,7 +52,8 @@ class _SafeUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in _ALLOWED or (module.startswith("numpy") and name.endswith("DType")):
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name} from a child")
+        refused = received(f"{module}.{name}", 200, inline=True)  # the child's to choose
+        raise pickle.UnpicklingError(f"refusing to unpickle {refused} from a child")
 
 
 def dumps(obj: Any) -> bytes:
@@ -69,7 +82,8 @@ class FrameTimeout(Exception):
 
 
 def read_frame(fd: int, deadline: float) -> Any | None:
-    """The next frame's object, None at end of file; FrameTimeout past the deadline."""
+    """The next frame, as a typed record (received_frame), None at end of file; FrameTimeout
+    past the deadline; pickle.UnpicklingError for anything that is no frame."""
     header = _read_exact(fd, _HEADER.size, deadline)
     if header is None:
         return None
@@ -79,7 +93,12 @@ def read_frame(fd: int, deadline: float) -> Any | None:
     body = _read_exact(fd, length, deadline)
     if body is None:
         return None
-    return loads(body)
+    try:
+        sent = loads(body)
+    except Exception as exc:  # noqa: BLE001 - its message can quote what the child wrote
+        raise pickle.UnpicklingError(received(f"{type(exc).__name__}: {exc}",
+                                              MESSAGE_LIMIT)) from None
+    return received_frame(sent)
 
 
 def _read_exact(fd: int, size: int, deadline: float) -> bytes | None:
@@ -202,6 +221,63 @@ class LastWordsFrame(TypedDict):
 
 
 Frame = ImportedFrame | ImportErrorFrame | ProbeFrame | LastWordsFrame
+FRAME_KINDS = frozenset({"imported", "import_error", "observation", "not_implemented", "fault",
+                         "error", "last_words"})
+
+
+def received_frame(obj: Any) -> dict[str, Any]:
+    """What a child sent, as the judge takes it: a frame of a known kind with every field of
+    every kind (kind, index, duration_s, output, message, where, data), each of its type. The
+    strings are made valid and cut to the judge's caps (grader/safe_text.py), never the
+    child's, whose capture of what the code prints the code can lift: what it printed to
+    OUTPUT_LIMIT, the message to MESSAGE_LIMIT, the line it hung on to WHERE_LIMIT, every
+    string inside `data` to DATA_TEXT_LIMIT. A duration that is no finite, non-negative number
+    reads as 0. pickle.UnpicklingError for an object that is no frame."""
+    if not isinstance(obj, dict) or obj.get("kind") not in FRAME_KINDS:
+        raise pickle.UnpicklingError("a message that is not one of the protocol's frames")
+    index = obj.get("index", -1)
+    return {"kind": obj["kind"],
+            "index": index if type(index) is int else -1,
+            "duration_s": _seconds(obj.get("duration_s")),
+            "output": _text(obj.get("output"), OUTPUT_LIMIT),
+            "message": _text(obj.get("message"), MESSAGE_LIMIT),
+            "where": _text(obj.get("where"), WHERE_LIMIT),
+            "data": received_data(obj.get("data"))}
+
+
+def _text(value: Any, limit: int) -> str:
+    return received(value, limit) if isinstance(value, str) else ""
+
+
+def _seconds(value: Any) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return 0.0
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return 0.0
+    return seconds if math.isfinite(seconds) and seconds >= 0 else 0.0
+
+
+def received_data(value: Any) -> Any:
+    """An observation's data with every string in it, keys included, made valid and cut to
+    DATA_TEXT_LIMIT; containers come back as the same type (the same object where nothing in
+    them changed), numbers and arrays as they came. Nesting deeper than Python recurses is
+    a RecursionError, as it would be for the judge."""
+    kind = type(value)
+    if kind is str:
+        return received(value, DATA_TEXT_LIMIT)
+    if kind is dict:
+        items = [(received_data(k), received_data(v)) for k, v in value.items()]
+        if all(a is k and b is v for (a, b), (k, v) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if kind in (list, tuple, set, frozenset):
+        members = [received_data(v) for v in value]
+        if all(a is b for a, b in zip(members, value, strict=True)):
+            return value
+        return kind(members)
+    return value
 
 
 def probe_frame(kind: str, index: int = -1, message: str = "", data: Any = None,
