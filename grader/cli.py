@@ -432,8 +432,8 @@ def watch(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None) 
     request = build_request(workspace, parts, seed, None, DEFAULT_MEMORY_MB)
     out = console()
     try:
-        with grader_files_guarded():
-            watching.run_watch(workspace, request, out, now, terminal_ask(out))
+        with grader_files_guarded() as verify:
+            watching.run_watch(workspace, request, out, now, terminal_ask(out), verify=verify)
     except KeyboardInterrupt:
         out.print("Stopped watching.")
 
@@ -716,17 +716,28 @@ class IntegrityFailure(click.ClickException):
 
 
 @contextmanager
-def grader_files_guarded() -> Iterator[None]:
+def grader_files_guarded() -> Iterator[Callable[[], None]]:
     """Refuse to grade with a grader whose installed files changed, and fail the command if
-    any of its files change while the code under test runs (grader/integrity.py)."""
+    any of its files changed while the code under test ran (grader/integrity.py), however the
+    run ended (a crash or a Ctrl-C included). Yields the after-run check itself, for a command
+    that runs code again and again (watch)."""
     from grader.integrity import IntegrityError, check_installed, check_unchanged
 
     try:
         before = check_installed()
-        yield
-        check_unchanged(before)
     except IntegrityError as exc:
         raise IntegrityFailure(str(exc)) from exc
+
+    def verify() -> None:
+        try:
+            check_unchanged(before)
+        except IntegrityError as exc:
+            raise IntegrityFailure(str(exc)) from exc
+
+    try:
+        yield verify
+    finally:
+        verify()
 
 
 def check_sandboxed(asked: bool | None) -> bool:

@@ -104,6 +104,20 @@ IMPORTABLE_SUFFIXES = tuple(importlib.machinery.all_suffixes())
 HASHED_STEMS = ("sitecustomize", "usercustomize")
 PYC_BEING_WRITTEN = ".pyc."  # `x.pyc.<id>`: Python writes there, then renames to `x.pyc`
 
+
+def _foreign_cache(folder: str, name: str) -> bool:
+    """A file in a `__pycache__` that Python's import system never loads: one not named
+    `<module>.<this interpreter's cache tag>[.opt-N].pyc` (pytest's assertion-rewritten
+    `x.cpython-311-pytest-9.0.3.pyc`, another interpreter's), or one being written."""
+    if PYC_BEING_WRITTEN in name:
+        return True
+    if os.path.basename(folder) != "__pycache__" or not name.endswith(".pyc"):
+        return False
+    pieces = name[:-len(".pyc")].split(".")
+    tag = sys.implementation.cache_tag
+    return not (len(pieces) >= 2 and pieces[-1] == tag or len(pieces) >= 3
+                and pieces[-2] == tag and pieces[-1].startswith("opt-"))
+
 Fingerprint = tuple[str | int, ...]
 Snapshot = dict[str, Fingerprint]
 ABSENT: Fingerprint = ("absent",)
@@ -257,7 +271,7 @@ def _tree(root: str, found: Snapshot, hashed: bool = False) -> None:
             if entry.is_dir(follow_symlinks=False):
                 if hashed or entry.name not in SKIPPED_FOLDERS:
                     pending.append(entry.path)
-            elif PYC_BEING_WRITTEN in entry.name:
+            elif _foreign_cache(folder, entry.name):
                 continue
             elif hashed:
                 found[entry.path] = _hash(entry.path)

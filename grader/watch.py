@@ -75,8 +75,10 @@ class WatchSession:
     """What one watch does on a change (grade and redraw) and while idle (the clock)."""
 
     def __init__(self, workspace: Workspace, request: Request, new_worker: Callable[[], Worker],
-                 console: Console, now: grading.Clock, ask: grading.Ask | None) -> None:
+                 console: Console, now: grading.Clock, ask: grading.Ask | None,
+                 verify: Callable[[], None] = lambda: None) -> None:
         self.workspace = workspace
+        self.verify = verify
         self.request = request
         self.new_worker = new_worker
         self.worker = new_worker()
@@ -107,7 +109,12 @@ class WatchSession:
         names = clean(", ".join(Path(p).name for p in changed)) or "start"
         try:
             with self.console.status(Text(f"grading ({names})…")):
-                graded = grading.grade(self.workspace, self.request, self.worker, self.now)
+                try:
+                    graded = grading.grade(self.workspace, self.request, self.worker, self.now)
+                finally:
+                    # Before anything runs again: a worker started after a poisoned run would
+                    # load what it poisoned.
+                    self.verify()
         except GraderCrash as exc:  # report it, and carry on with a fresh worker
             self.console.print(Text(f"the grader itself failed; please report this:\n{exc}",
                                     style="red"))
@@ -131,11 +138,11 @@ class WatchSession:
 
 def run_watch(workspace: Workspace, request: Request, console: Console, now: grading.Clock,
               ask: grading.Ask | None, batches: Iterable[Batch] | None = None,
-              max_runs: int | None = None) -> int:
+              max_runs: int | None = None, verify: Callable[[], None] = lambda: None) -> int:
     """Grade once, then on every change until the batches end (Ctrl-C propagates)."""
     from grader.runner import Worker
 
-    session = WatchSession(workspace, request, Worker, console, now, ask)
+    session = WatchSession(workspace, request, Worker, console, now, ask, verify)
     try:
         session.on_change([])
         return watch_loop(batches if batches is not None

@@ -483,3 +483,19 @@ def test_a_check_whose_code_writes_into_the_grader_fails_and_says_how_to_restore
     assert f"files Python loads for the grader changed while it ran ({target} changed)" in \
         " ".join(done.stderr.split())
     assert "git checkout -- grader reference" in " ".join(done.stderr.split())
+
+
+@pytest.mark.parametrize(("name", "foreign"), [
+    (f"report.{sys.implementation.cache_tag}.pyc", False),
+    (f"report.{sys.implementation.cache_tag}.opt-1.pyc", False),
+    (f"conftest.{sys.implementation.cache_tag}-pytest-9.0.3.pyc", True),
+    ("report.cpython-39.pyc", True),
+    (f"report.{sys.implementation.cache_tag}.pyc.140234", True),
+])
+def test_only_what_pythons_import_system_loads_counts_in_a_pycache(name: str,
+                                                                   foreign: bool) -> None:
+    """pytest writes assertion-rewritten copies beside a package's compiled files while other
+    processes grade: Python never loads them, so they are no change to refuse a run for."""
+    from grader.integrity import _foreign_cache
+
+    assert _foreign_cache("/x/pkg/__pycache__", name) is foreign
