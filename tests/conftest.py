@@ -193,7 +193,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture
 def runner(grading: Grading, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    """A CliRunner whose `grader check` grades in the session's worker (a module may lend
-    another worker under the same name)."""
-    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(grading.worker))
+    """A CliRunner whose `grader check` grades in the session's worker, a plain one whatever
+    sandbox the command asks for (a module may lend another worker under the same name; the
+    sandboxed path is run for real by the tests that start the command as a process)."""
+    monkeypatch.setattr(grader.runner, "Worker", lambda **_: LentWorker(grading.worker))
     return CliRunner(env={"COLUMNS": "120"})
