@@ -49,7 +49,7 @@ def workspace(tmp_path: Path, request: pytest.FixtureRequest,
               monkeypatch: pytest.MonkeyPatch) -> Workspace:
     """A workspace whose `grader check` runs grade in the session's warm worker."""
     session = request.getfixturevalue("grading")
-    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(session.worker))
+    monkeypatch.setattr(grader.runner, "Worker", lambda **_: LentWorker(session.worker))
     return make_workspace(tmp_path / "ws")
 
 

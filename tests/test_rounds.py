@@ -35,7 +35,7 @@ def tiny_worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worker]:
 
 @pytest.fixture
 def runner(tiny_worker: Worker, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setattr(grader.runner, "Worker", lambda: LentWorker(tiny_worker))
+    monkeypatch.setattr(grader.runner, "Worker", lambda **_: LentWorker(tiny_worker))
     return CliRunner(env={"COLUMNS": "120"})
 
 
