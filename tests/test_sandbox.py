@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 import grader
+import grader.runner
 from grader.cli import cli
 from grader.runner import sandbox
 from grader.runner.sandbox import Support, support
@@ -193,7 +194,7 @@ NO_BWRAP = Support(None, False, "bubblewrap is not installed (Debian/Ubuntu: apt
 @pytest.mark.parametrize(("args", "says"), [
     (["sandbox"], "no sandbox on this machine: bubblewrap is not installed"),
     (["grade", "."], "pass --no-sandbox to grade without one"),
-    (["check", "--sandbox"], "run `grader check` without it"),
+    (["check", "--sandbox"], "run `grader check --no-sandbox`"),
 ])
 def test_without_a_sandbox_each_command_says_why_and_what_to_do(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str], says: str) -> None:
@@ -203,6 +204,19 @@ def test_without_a_sandbox_each_command_says_why_and_what_to_do(
     assert done.exit_code == 1
     assert says in " ".join(done.output.split())
     assert "Traceback" not in done.output
+
+
+def test_check_without_a_sandbox_here_says_so_once_and_grades_in_plain_processes(
+        runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sandbox, "support", lambda: NO_BWRAP)
+    asked: list[dict[str, Any]] = []
+    lend = grader.runner.Worker
+    monkeypatch.setattr(grader.runner, "Worker", lambda **kw: asked.append(kw) or lend())
+    monkeypatch.chdir(write_workspace(tmp_path / "ws", "numpy"))
+    done = runner.invoke(cli, ["check", "part2"])
+    assert done.exit_code == 0, done.output
+    assert done.output.count("note: no sandbox here (bubblewrap is not installed") == 1
+    assert asked == [{}]
 
 
 @needs_sandbox
