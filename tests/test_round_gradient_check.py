@@ -22,6 +22,7 @@ from helpers import solution, write_workspace
 
 ROUND = get_round("gradient-check")
 FUNCTIONS = load_module(ROUND, "functions")
+GRADIENTS = load_module(ROUND, "gradients")
 JUDGE = load_module(ROUND, "checks")
 KINDS = ("quadratic", "product", "logsumexp", "cubic", "prefix", "relu", "abs")
 
@@ -33,18 +34,34 @@ def test_exact_gradients_agree_with_central_differences(kind: str) -> None:
     spec, x = JUDGE._made(kind, np.random.default_rng(1), shape)
     numeric = central_differences(lambda inputs: float(FUNCTIONS.value(spec, inputs["x"])),
                                   {"x": x}, "x", 1e-6)
-    np.testing.assert_allclose(FUNCTIONS.gradient(spec, x), numeric, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(GRADIENTS.gradient(spec, x), numeric, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_torch_functions_are_the_numpy_ones(kind: str) -> None:
-    """A candidate in either flavor is handed the same f and grad_f."""
+    """A candidate in either flavor is handed the same f (and the judge's gradients work on
+    either kind of array alike)."""
     spec, x = JUDGE._made(kind, np.random.default_rng(2), (2, 2, 2))
     t = torch.from_numpy(x.copy())
     assert float(FUNCTIONS.value(spec, t)) == pytest.approx(float(FUNCTIONS.value(spec, x)),
                                                             rel=1e-12)
-    np.testing.assert_allclose(FUNCTIONS.gradient(spec, t).numpy(), FUNCTIONS.gradient(spec, x),
+    np.testing.assert_allclose(GRADIENTS.gradient(spec, t).numpy(), GRADIENTS.gradient(spec, x),
                                rtol=1e-12, atol=1e-14)
+
+
+def test_the_candidate_side_holds_no_gradient_and_no_wrong_entry() -> None:
+    """What Part 3's probes receive: the claimed gradient as values, never where it is wrong;
+    and the round's candidate-side modules compute no gradient."""
+    from grader.checks.base import Context
+
+    assert not hasattr(FUNCTIONS, "gradient")
+    assert not any(name.endswith("_grad") for name in vars(FUNCTIONS))
+    assert ROUND.candidate_modules == ("functions",)
+    ctx = Context(7, "numpy", "part3.wrong_entry", "cpu", 10.0, False, (), ())
+    sent = JUDGE.wrong_entry(ctx, {}).args["cases"]
+    for case in sent:
+        assert set(case["extra"]) >= {"f", "claimed"}
+        assert "wrong" not in case["extra"]["f"] and "index" not in case["extra"]
 
 
 def test_fragile_values_defeat_every_arithmetic_undo() -> None:

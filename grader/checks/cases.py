@@ -16,6 +16,8 @@ class Case:
     """Named inputs, the sizes that name the case ("N=5, D=3"), and its dtype.
 
     `label` replaces the generated description (e.g. "W has ndim 2" for a malformed input).
+    `extra` goes to the probe with the inputs; `judge` is what only the judge may know of the
+    case (where a claimed gradient is wrong, say), never sent to the candidate's process.
     """
 
     inputs: dict[str, Any]
@@ -23,6 +25,7 @@ class Case:
     dtype: str = "float64"
     label: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    judge: dict[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Any:
         return self.inputs[name]

@@ -2,7 +2,7 @@
 special judges and the follow-ups' readings.
 
 checks.toml names everything here that a check uses. Nothing in this module runs beside
-candidate code: exact gradients come from functions.py in float64, central differences at a
+candidate code: exact gradients come from gradients.py in float64, central differences at a
 given eps and relative errors from the numpy references.
 """
 
@@ -26,6 +26,7 @@ from grader.rounds import Round
 
 ROUND = Round.load(Path(__file__).resolve().parent)
 FUNCTIONS = load_module(ROUND, "functions")
+GRADIENTS = load_module(ROUND, "gradients")
 DEFAULT_EPS = 1e-6
 KINK_WORDS = re.compile(r"kink|differentiab", re.I)
 
@@ -69,7 +70,7 @@ def _made(kind: str, rng: np.random.Generator,
 def _well_spread(spec: dict[str, Any], x: np.ndarray) -> bool:
     """No gradient entry close to zero (unless exactly zero): each entry's relative error then
     measures the gradient, not the rounding noise of the estimate."""
-    g = np.abs(FUNCTIONS.gradient(spec, x))
+    g = np.abs(GRADIENTS.gradient(spec, x))
     floor = 0.02 * max(1.0, float(g.max(initial=0.0)))
     return bool(np.all((g == 0) | (g >= floor)))
 
@@ -214,7 +215,7 @@ def result_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def exact_gradient(case: Case) -> np.ndarray:
-    return FUNCTIONS.gradient(case.extra["f"], point(case))
+    return GRADIENTS.gradient(case.extra["f"], point(case))
 
 
 def central_at_eps(case: Case) -> np.ndarray:
@@ -565,12 +566,28 @@ KINK_SHIFT = 3e-7
 
 def _with_wrong(case: Case, index: tuple[int, ...], size: float = BUG) -> Case:
     """The case with grad_f wrong by a relative `size` at one entry (by `size` itself where
-    the gradient is 0)."""
-    true = float(FUNCTIONS.gradient(case.extra["f"], point(case))[index])
+    the gradient is 0); which entry, and how, is the judge's alone."""
+    true = float(GRADIENTS.gradient(case.extra["f"], point(case))[index])
     claimed = true * (1 + size) if true else size
-    spec = {**case.extra["f"], "wrong": [{"index": list(index), "value": claimed}]}
     return Case(case.inputs, case.dims, case.dtype, label=f"{case.label}, grad_f wrong at "
-                f"{index}", extra={**case.extra, "f": spec, "index": list(index)})
+                f"{index}", extra=case.extra, judge={
+                    **case.judge, "index": list(index),
+                    "wrong": [{"index": list(index), "value": claimed}]})
+
+
+def claimed(cases: Case | list[Case]) -> Any:
+    """Part 3's cases with the grad_f the candidate is handed, as values: the gradient at the
+    point the candidate gets (in x's dtype, wrong where the judge made it wrong), computed
+    here so that no gradient code runs beside candidate code."""
+    def one(case: Case) -> Case:
+        x = case["x"]
+        view = case.extra.get("view")
+        at = np.array(FUNCTIONS.apply_view(x, view) if view else x)
+        grad = GRADIENTS.gradient(case.extra["f"], at, case.judge.get("wrong"))
+        return Case(case.inputs, case.dims, case.dtype, case.label,
+                    {**case.extra, "claimed": np.asarray(grad, dtype=x.dtype)}, case.judge)
+
+    return [one(c) for c in cases] if isinstance(cases, list) else one(cases)
 
 
 def _zero_rows(rng: np.random.Generator) -> Case:
@@ -646,13 +663,14 @@ def malformed_checks(rng: np.random.Generator) -> list[Case]:
     line, dot = _made("quadratic", rng, (3,))
     cases.append(Case({"x": dot}, label="grad_f returns shape (3, 1) for x of shape (3,)",
                       extra={"f": line, "grad_shape": [3, 1], "tol": CHECK_TOL}))
-    return cases + [Case({"x": x}, label=f"tol = {tol!r}", extra={"f": spec, "tol": tol})
-                    for tol in (0.0, -1e-6, math.nan)]
+    return claimed(cases + [Case({"x": x}, label=f"tol = {tol!r}", extra={"f": spec, "tol": tol})
+                            for tol in (0.0, -1e-6, math.nan)])
 
 
 def quadratic_inputs(rng: np.random.Generator) -> Case:
     spec, x = _made("quadratic", rng, (2, 3))
-    return Case({"x": x, "A": spec["A"]}, label="quadratic at x of shape (2, 3), float64")
+    return Case({"x": x, "A": spec["A"], "grad": GRADIENTS.gradient(spec, x)},
+                label="quadratic at x of shape (2, 3), float64")
 
 
 # --- Part 3 judges -----------------------------------------------------------------------------
@@ -673,12 +691,11 @@ def _said(row: dict[str, Any], pattern: re.Pattern[str]) -> bool:
 
 def _entry_error(case: Case) -> float:
     """The relative error at the wrong entry, as check_gradient should report it."""
-    index = tuple(case.extra["index"])
+    index = tuple(case.judge["index"])
     spec = case.extra["f"]
-    claimed = float(FUNCTIONS.gradient(spec, point(case))[index])
-    true = float(FUNCTIONS.gradient({k: v for k, v in spec.items() if k != "wrong"},
-                                    point(case))[index])
-    return abs(claimed - true) / max(abs(claimed), abs(true))
+    claim = float(GRADIENTS.gradient(spec, point(case), case.judge["wrong"])[index])
+    true = float(GRADIENTS.gradient(spec, point(case))[index])
+    return abs(claim - true) / max(abs(claim), abs(true))
 
 
 def _index_matches(row: dict[str, Any], want: list[int]) -> bool:
@@ -688,7 +705,9 @@ def _index_matches(row: dict[str, Any], want: list[int]) -> bool:
 
 def _plan(cases: list[Case], judge_one: Callable[[Case, dict[str, Any]], Verdict | None],
           summary: str) -> Plan:
-    """check_gradient on each case; the first case judge_one finds fault with decides."""
+    """check_gradient on each case (handed the judge's claimed gradient); the first case
+    judge_one finds fault with decides."""
+    cases = claimed(cases)
 
     def judge(rows: list[dict[str, Any]]) -> Verdict:
         for case, row in zip(cases, rows, strict=True):
@@ -741,7 +760,7 @@ def wrong_entry(ctx: Context, params: dict[str, str]) -> Plan:
     """One entry wrong by 0.1% in hundreds: not ok, that entry named, its error reported."""
 
     def judge_one(case: Case, row: dict[str, Any]) -> Verdict | None:
-        want = case.extra["index"]
+        want = case.judge["index"]
         where = f"{case.describe()} by {BUG:g}: {_claims(row)}"
         if row["ok"]:
             return failed(where, hint=params["missed_hint"])
@@ -803,7 +822,7 @@ def kinks(ctx: Context, params: dict[str, str]) -> Plan:
 
 def kink_and_bug(ctx: Context, params: dict[str, str]) -> Plan:
     def judge_one(case: Case, row: dict[str, Any]) -> Verdict | None:
-        want = case.extra["index"]
+        want = case.judge["index"]
         if row["ok"] or not _index_matches(row, want):
             return failed(f"{case.describe()} (a smooth entry): {_claims(row)}",
                           hint=params["hint"])
@@ -860,7 +879,7 @@ def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
     if data["raised"]:
         return unavailable(data["raised"]["message"])
     args = followup_part1_args(FOLLOWUP_SEED)
-    true = FUNCTIONS.gradient(args["spec"], args["x"])
+    true = GRADIENTS.gradient(args["spec"], args["x"])
     errors = {dtype: [float(np.max(np.abs(g - true)) / np.max(np.abs(true))) for g in found]
               for dtype, found in data["estimates"].items()}
     best = {dtype: int(np.argmin(e)) for dtype, e in errors.items()}
@@ -900,7 +919,7 @@ def followup_part3_args(seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(FOLLOWUP_SEED)
     at_kink = _kinked(rng, "relu", [0.0, KINK_SHIFT], size=4)
     single = make("quadratic", rng, (4,), "float32", spread=True, tol=CHECK_TOL)
-    return {"cases": [at_kink.data(), single.data()]}
+    return {"cases": [case.data() for case in claimed([at_kink, single])]}
 
 
 def interpret_part3(data: dict[str, Any]) -> dict[str, Any]:

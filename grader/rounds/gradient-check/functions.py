@@ -1,9 +1,10 @@
-"""The test functions of the gradient-check round: f(x) and its exact gradient, from plain data.
+"""The test functions of the gradient-check round: f(x) from plain data, on both sides.
 
-A function is named by a spec, e.g. {"kind": "quadratic", "A": array}. The probes build the f
-and grad_f a candidate's code is given from it (in the child, on the flavor's arrays); the judge
-evaluates the same spec in float64 for the truth. Knowing these gradients is not the exercise
-(the exercise is estimating and checking them), so this module may live on both sides.
+A function is named by a spec, e.g. {"kind": "quadratic", "A": array}. The probes build the f a
+candidate's code is given from it (in the child, on the flavor's arrays); the judge evaluates
+the same spec in float64. Their exact gradients are the judge's alone (gradients.py): the
+candidate's side never holds code that computes a gradient, and a grad_f handed to the
+candidate returns values the judge computed.
 
 Every function is written once for numpy arrays and torch tensors alike: it uses only
 operations the two share, with the spec's arrays cast to x's dtype, so a float32 x is
@@ -86,73 +87,20 @@ def _prefix_loss(spec: Spec, x: Any) -> Any:
     return sum((P * dP[i]).sum() for i, P in enumerate(_prefixes(x)))
 
 
-# --- the exact gradients, of x's shape and kind --------------------------------------------------
-
-
-def _quadratic_grad(spec: Spec, x: Any) -> Any:
-    A, v = _like(spec["A"], x), _flat(x)
-    return (0.5 * (A @ v + A.T @ v)).reshape(x.shape)
-
-
-def _product_grad(spec: Spec, x: Any) -> Any:
-    """prod(x) / x_i: the specs keep every entry away from zero."""
-    return _product(spec, x) / x
-
-
-def _logsumexp_grad(spec: Spec, x: Any) -> Any:
-    e = _xp(x).exp(x - _flat(x).max())
-    return e / e.sum()
-
-
-def _cubic_grad(spec: Spec, x: Any) -> Any:
-    return 3 * _like(spec["c"], x) * x * x
-
-
-def _relu_grad(spec: Spec, x: Any) -> Any:
-    """w where x > 0, else 0 (the usual convention at the kink x = 0)."""
-    return _like(spec["w"], x) * (x > 0)
-
-
-def _abs_grad(spec: Spec, x: Any) -> Any:
-    return _like(spec["w"], x) * _xp(x).sign(x)
-
-
-def _prefix_loss_grad(spec: Spec, x: Any) -> Any:
-    """dW by the reverse sweep: adjoint += dP[i]; dW[i] = P[i-1]^T adjoint; adjoint @= W[i]^T."""
-    dP = _like(spec["dP"], x)
-    P = _prefixes(x)
-    dW = _xp(x).zeros_like(x)
-    adjoint = dP[0] * 0
-    for i in range(x.shape[0] - 1, -1, -1):
-        adjoint = adjoint + dP[i]
-        dW[i] = P[i - 1].T @ adjoint if i > 0 else adjoint
-        adjoint = adjoint @ x[i].T
-    return dW
-
-
-KINDS: dict[str, tuple[Callable[[Spec, Any], Any], Callable[[Spec, Any], Any]]] = {
-    "quadratic": (_quadratic, _quadratic_grad),
-    "product": (_product, _product_grad),
-    "logsumexp": (_logsumexp, _logsumexp_grad),
-    "cubic": (_cubic, _cubic_grad),
-    "relu": (_relu, _relu_grad),
-    "abs": (_abs, _abs_grad),
-    "prefix-products loss": (_prefix_loss, _prefix_loss_grad),
+VALUES: dict[str, Callable[[Spec, Any], Any]] = {
+    "quadratic": _quadratic,
+    "product": _product,
+    "logsumexp": _logsumexp,
+    "cubic": _cubic,
+    "relu": _relu,
+    "abs": _abs,
+    "prefix-products loss": _prefix_loss,
 }
 
 
 def value(spec: Spec, x: Any) -> Any:
     """f(x) for the function `spec` names."""
-    return KINDS[spec["kind"]][0](spec, x)
-
-
-def gradient(spec: Spec, x: Any) -> Any:
-    """The exact gradient of f at x; a spec's "wrong" entries ({"index", "value"}) replace
-    entries of it (a gradient with a known bug, for Part 3)."""
-    grad = KINDS[spec["kind"]][1](spec, x)
-    for bug in spec.get("wrong", ()):
-        grad[tuple(bug["index"])] = bug["value"]
-    return grad
+    return VALUES[spec["kind"]](spec, x)
 
 
 # --- strided views: how a probe and the judge cut the same view out of a base array -----------

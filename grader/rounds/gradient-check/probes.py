@@ -35,11 +35,13 @@ def build_f(spec: dict[str, Any]) -> Callable[[Any], Any]:
     return lambda x: FUNCTIONS.value(spec, x)
 
 
-def build_grad_f(spec: dict[str, Any], shape: list[int] | None = None) -> Callable[[Any], Any]:
-    """The claimed gradient: exact, or with the spec's wrong entries; `shape` reshapes it (a
-    gradient of the wrong shape, for validation)."""
+def build_grad_f(api: Api, claimed: Any, shape: list[int] | None = None) -> Callable[[Any], Any]:
+    """The claimed gradient, as values the judge computed at the x the check hands over
+    (exact, or wrong where the judge made it wrong): a fresh copy per call, reshaped to
+    `shape` where the check hands a gradient of the wrong shape. No gradient is computed on
+    this side."""
     def grad_f(x: Any) -> Any:
-        grad = FUNCTIONS.gradient(spec, x)
+        grad = api.backend.native(np.asarray(claimed))
         return grad.reshape(shape) if shape is not None else grad
 
     return grad_f
@@ -190,7 +192,7 @@ def return_types(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def check_args(api: Api, case: dict[str, Any]) -> tuple[Any, ...]:
     extra = case["extra"]
-    return (build_f(extra["f"]), build_grad_f(extra["f"], extra.get("grad_shape")),
+    return (build_f(extra["f"]), build_grad_f(api, extra["claimed"], extra.get("grad_shape")),
             point(api, case), extra["tol"])
 
 
@@ -253,7 +255,8 @@ def check_quadratic(api: Api, natives: dict[str, Any]) -> Any:
     """check_gradient on a quadratic whose matrix is an input too (both must stay unchanged)."""
     A = natives["A"]
     spec = {"kind": "quadratic", "A": api.backend.to_numpy(A, "A")}
-    return as_dict(api.call(api.function(CHECK), build_f(spec), build_grad_f(spec),
+    claimed = api.backend.to_numpy(natives["grad"], "grad")
+    return as_dict(api.call(api.function(CHECK), build_f(spec), build_grad_f(api, claimed),
                             natives["x"], 1e-5)[1])
 
 
