@@ -257,3 +257,33 @@ def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str,
     assert not names & {"checks.py", "checks.toml", "kinds.py", "mistakes.py", "cli.py",
                         "worker.py", "references.py"}
     assert "probes.py" in names and "executor.py" in names
+
+
+@needs_sandbox
+def test_every_writable_place_in_a_sandbox_is_capped(tmp_path: Path) -> None:
+    """/tmp and /dev/shm hold TMP_MB each, no more: a submission cannot fill the machine's
+    memory through a tmpfs (the cgroup's memory cap aside)."""
+    import subprocess
+    import sys
+
+    from grader.rounds import get_round
+
+    args = [*sandbox._namespace_args(), *sandbox._system_args(),
+            *sandbox.file_args(tmp_path, get_round("prefix-products")),
+            *sandbox.environment_args()]
+    script = ("import sys\n"
+              "for place in sys.argv[1:]:\n"
+              "    written = 0\n"
+              "    try:\n"
+              "        with open(place + '/fill', 'wb') as out:\n"
+              f"            for _ in range({5 * sandbox.TMP_MB}):\n"
+              "                out.write(bytes(1 << 20)); out.flush(); written += 1\n"
+              "    except OSError:\n"
+              "        pass\n"
+              "    print(place, written)\n")
+    done = subprocess.run([support().bwrap or "bwrap", *args, sys.executable, "-c", script,
+                           *sandbox.WRITABLE], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    written = dict(line.split() for line in done.stdout.splitlines())
+    assert set(written) == set(sandbox.WRITABLE)
+    assert all(int(mb) <= sandbox.TMP_MB for mb in written.values()), written
