@@ -145,7 +145,7 @@ class GradingConfig:
         return Request(
             id=request_id, root=str(staged.root), round=self.round_id, flavor=settings.flavor,
             parts=list(settings.part_ids), timeout_s=self.timeout_s,
-            memory_mb=self.memory_mb, weights=settings.weights(),
+            memory_mb=self.memory_mb, weights=settings.weights(), graded=True,
             **self.inputs.request_seeds(self.settings.round, Path(str(staged.root))),
         )
 

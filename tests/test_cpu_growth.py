@@ -150,8 +150,8 @@ def test_the_plan_runs_three_sizes_each_in_its_own_process_against_the_reference
     assert plan.args == {"function": "f", "args": ["A"], "call": None, "measure": "flops",
                          "repeats": 7}
     plan.args["nonce"] = nonce
-    assert [run["case"]["label"] for run in plan.runs] == ["N=1, float64", "N=8, float64",
-                                                          "N=32, float64"]
+    assert [run["case"]["label"] for run in plan.runs] == [
+        "N=1, float64", "N=8, float64", "N=32, float64"] * 2
     folder = str(get_round("prefix-products").folder)
     assert plan.baseline == ("timed_calls", {**plan.args, "reference": [folder, "part3"]})
 
@@ -260,6 +260,24 @@ def test_a_cpu_growth_row_that_cannot_measure_is_an_error(table: dict[str, Any],
                                                           error: str) -> None:
     with pytest.raises(RoundError, match=error):
         _plan(**table)
+
+
+def test_each_size_counts_its_least_cpu_time_over_the_rounds() -> None:
+    """A process is charged more than its work now and then (a busy neighbour's cache, the
+    scheduler), never less: of two rounds, the quieter one per size is the measure, so one
+    slow tiny process (which would make linear work look like growth) fails nobody."""
+    clean = observed(REFERENCE, REFERENCE)
+    noisy_round = observed(Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large + 0.1),
+                           Timings(REFERENCE.tiny + 0.01, REFERENCE.middle + 0.01,
+                                   REFERENCE.large))
+    assert _plan().judge(noisy_round).status == "failed"  # alone, the slow process decides
+    both = {**clean, "yours": noisy_round["yours"] + clean["yours"],
+            "baseline": clean["baseline"] + noisy_round["baseline"]}
+    assert _plan().judge(both).status == "passed"
+    quadratic = observed(timings(PER_N, PER_N / 2), REFERENCE)
+    twice = {**quadratic, "yours": quadratic["yours"] * 2,
+             "baseline": quadratic["baseline"] * 2}
+    assert _plan().judge(twice).status == "failed"
 
 
 def test_a_fixed_cost_far_above_the_references_work_fails_as_unmeasurable() -> None:

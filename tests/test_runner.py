@@ -255,3 +255,31 @@ def test_forged_events_cannot_reach_the_cli_through_proc(grading, tmp_path: Path
     result = grading.run(root, "numpy", ["part1"])
     assert [c.title for p in result.parts for c in p.checks if c.title == "forged"] == []
     assert result.score == 0
+
+
+def test_in_graded_requests_what_was_observed_inside_the_process_only_advises(
+        grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The same right Part 1 and Part 3, graded as a coach grades and as a candidate checks:
+    each check observed inside the candidate's process (identity, storage, memory, autograd
+    use, operation counts) keeps its status, earns nothing when graded and says why, and the
+    parts still add up to their full weights."""
+    from grader.checks.table import round_checks
+
+    root = write_workspace(tmp_path / "ws", "torch")
+    inside = {c.id for c in round_checks(PREFIX) if c.observed == "inside"}
+    assert {"part1.storage", "part1.memory", "part3.no_autograd", "part1.complexity"} <= inside
+    results = {}
+    for graded in (False, True):
+        request = Request(id=f"g{graded}", root=str(root), round=PREFIX.id, flavor="torch",
+                          parts=["part1", "part3"], seed=11, graded=graded)
+        results[graded] = grading.worker.run(request)
+    for graded, result in results.items():
+        assert result.score == pytest.approx(55.0), graded
+        for part in result.parts:
+            for check in part.checks:
+                if check.id not in inside:
+                    assert check.max_score > 0
+                    continue
+                assert check.status == "passed"
+                assert (check.max_score == 0) is graded
+                assert check.message.endswith("worth no points here)") is graded

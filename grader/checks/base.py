@@ -126,6 +126,10 @@ class Context:
         return f"reproduce with `grader check {self.part_id} --seed {self.seed}`{secret}"
 
 
+Observed = Literal["outside", "inside"]
+OBSERVED: tuple[Observed, ...] = ("outside", "inside")
+
+
 @dataclass(frozen=True)
 class Check:
     """One row of a round's check table.
@@ -133,6 +137,10 @@ class Check:
     `needs`: what the machine must have for the check to apply at all ("cuda"); where it is
     missing, the check is worth no points (its share goes to the part's other checks).
     `after`: checks whose failure explains this one's (the scorecard folds it under them).
+    `observed`: "inside" when the verdict rests on what the probe saw inside the candidate's
+    process (autograd used, operations counted, memory, identity of objects, timing there)
+    rather than on values it returned: in graded modes (`grade`, Gradescope) such a check
+    advises and is worth no points, since a submission can forge it for itself.
     `voids`: checks of the same part whose results do not count when this one fails (a
     hand-written backward that used autograd earns nothing for its values); `void_message` says
     why, on each of them. `rank`: how likely a failure here is the mistake to fix first (2: the
@@ -150,6 +158,7 @@ class Check:
     voids: tuple[str, ...] = ()
     void_message: str = ""
     rank: int = 1
+    observed: Observed = "outside"
 
     @property
     def part_id(self) -> str:

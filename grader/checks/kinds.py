@@ -664,7 +664,7 @@ def cpu_growth(spec: Spec) -> PlanFactory:
                       "nonce": int(ctx.rng().integers(2**62))}
         return Plan("timed_calls", probe_args,
                     lambda both: judge_growth(rule, cases, limit, both),
-                    runs=tuple({"case": c.data()} for c in cases),
+                    runs=tuple({"case": c.data()} for _ in range(GROWTH_ROUNDS) for c in cases),
                     baseline=("timed_calls", {**probe_args, "reference": [folder, ctx.part_id]}))
 
     return plan
@@ -675,9 +675,9 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
     """The cpu_growth kind's verdict: the counter's failure (the precise one) first, then the
     CPU times' growth against the reference's, then the counter's pass."""
     yours = [run["data"] for run in both["yours"]]
-    for case, run in zip(cases, yours, strict=True):
+    for index, run in enumerate(yours):
         if run["raised"]:
-            return raised_verdict(case.describe(), run["raised"])
+            return raised_verdict(cases[index % len(cases)].describe(), run["raised"])
     counted = rule.judge(cases[1], cases[2], yours[1]["count"], yours[2]["count"])
     reference = both["baseline"]
     raised = next((run["data"]["raised"] for run in reference or [] if run["data"]["raised"]),
@@ -688,8 +688,7 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
     unmatched = _unmatched_call(cases, yours, [run["data"] for run in reference])
     if unmatched:
         return failed(unmatched, hint=TIMED_RESULTS_HINT)
-    mine = Timings(*(run["cpu_s"] for run in both["yours"]))
-    theirs = Timings(*(run["cpu_s"] for run in reference))
+    mine, theirs = _least_per_size(both["yours"]), _least_per_size(reference)
     tiny, middle, large = (c.dim(rule.size) for c in cases)
     expected = (large**rule.exponent - tiny**rule.exponent) / (
         middle**rule.exponent - tiny**rule.exponent)
@@ -715,6 +714,17 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
     return passed(f"{counted.message}; {summary}")
 
 
+GROWTH_ROUNDS = 2
+"""Processes per size, run round by round (tiny, middle, large, tiny, ...): each size's CPU time
+is its least. A process is only ever charged more than its work (a loaded machine's cache and
+scheduler noise add, never take away), so the least of two is the closer one."""
+
+
+def _least_per_size(runs: Sequence[dict[str, Any]]) -> Timings:
+    """The least CPU time of each size's runs (runs come round by round over the sizes)."""
+    return Timings(*(min(run["cpu_s"] for run in runs[size::3]) for size in range(3)))
+
+
 OVERHEAD_LIMIT = 10.0
 """How many times the reference's cost at the largest size a candidate's process may cost at
 the tiniest: a fixed cost far above the work (a process started per call, a sleep spun on the
@@ -730,7 +740,8 @@ def _unmatched_call(cases: Sequence[Case], yours: list[dict[str, Any]],
     """What differs between the results of the candidate's timed calls and the reference's on
     the same fresh inputs (each call's projection, see probes.library.timed_calls); "" when
     every call matches. A cost is only measured on work that gave the right answers."""
-    for case, mine, theirs in zip(cases, yours, reference, strict=True):
+    for index, (mine, theirs) in enumerate(zip(yours, reference, strict=True)):
+        case = cases[index % len(cases)]
         rtol = TIMED_RTOL["float32" if _has_float32(case) else "float64"]
         expected = theirs.get("projections") or []
         got = mine.get("projections") or []
@@ -912,6 +923,11 @@ def custom(spec: Spec) -> PlanFactory:
 RANKS: dict[str, int] = {"correctness": 2, "autograd": 2, "gradcheck": 2,
                          "finite_differences": 2, "depth": 2, "validation": 0,
                          "explanation": 0}
+
+OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth"})
+"""Kinds whose verdict rests on what the probe saw inside the candidate's process (autograd's
+engine running, operations counted, the depth of a graph), not on values it returned: a
+submission can forge those for itself, so in graded modes they advise and earn nothing."""
 
 KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "validation": validation,

@@ -11,6 +11,9 @@
     voids = ["part3.correctness"]   # optional: checks whose results do not count if this fails
     void_message = "..."            # why, shown on each voided check
     rank = 2                        # optional: 2 values, 1 properties, 0 validation (see Check)
+    observed = "inside"             # optional: the verdict rests on what the probe saw inside
+                                    # the candidate's process (see Check; the default is the
+                                    # kind's: inside for no_autograd, complexity, depth)
     ...                             # the kind's own keys
 
     [mistakes.reversed-order]       # a known slip: what it computes (or a matcher), its hint
@@ -33,14 +36,14 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from grader.checks.base import Check
-from grader.checks.kinds import KINDS, RANKS, Spec
+from grader.checks.base import OBSERVED, Check
+from grader.checks.kinds import KINDS, OBSERVED_INSIDE, RANKS, Spec
 from grader.checks.mistakes import Mistake, same_as
 from grader.rounds import Round, RoundError, load_module
 
 CHECKS_FILE = "checks.toml"
 CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after", "voids",
-              "void_message", "rank"}
+              "void_message", "rank", "observed"}
 NEEDS = ("cuda",)
 
 
@@ -102,13 +105,16 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
                 helpers, book.expand, defaults)
     plan = KINDS[kind](spec)
     spec.finish()
+    observed = entry.get("observed", "inside" if kind in OBSERVED_INSIDE else "outside")
+    if observed not in OBSERVED:
+        raise RoundError(f"{here}: observed must be one of {', '.join(OBSERVED)}")
     voids = tuple(entry.get("voids", ()))
     if voids and not entry.get("void_message"):
         raise RoundError(f"{here}: voids needs a void_message saying why")
     return Check(id=check_id, title=str(entry["title"]), points=float(entry["points"]),
                  plan=plan, flavors=flavors, needs=needs, after=tuple(entry.get("after", ())),
                  voids=voids, void_message=str(entry.get("void_message", "")),
-                 rank=int(entry.get("rank", RANKS.get(kind, 1))))
+                 rank=int(entry.get("rank", RANKS.get(kind, 1))), observed=observed)
 
 
 @cache

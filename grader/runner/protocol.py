@@ -136,6 +136,9 @@ class Request:
     False: a check that cannot apply on this machine (GPU timing without CUDA) is reported
     as such without running, instead of running for its figures.
 
+    `graded`: a coach's grading (`grade`, Gradescope), where a check observed inside the
+    candidate's process (Check.observed) advises and is worth no points.
+
     `seed` is the seed the run was given, the only one any message shows; `hidden_seed`, under
     an instructor's secret, the one its inputs are drawn from instead (grader/secret.py), which
     nothing shows.
@@ -154,6 +157,7 @@ class Request:
     kind: RequestKind = "check"
     informational: bool = True
     hidden_seed: int | None = None
+    graded: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:

@@ -50,6 +50,8 @@ from grader.runner.protocol import (
 
 Emit = Callable[[Event], None]
 DEVICE_SETUP_S = 30.0  # allowed on top of the timeout to a probe that sets up CUDA
+ADVISORY = ("\n(advice only when graded: this was observed inside the process that ran your "
+            "code, so it is worth no points here)")
 PART_BUDGET_CHECKS = 4.0
 """A part's whole wall-clock budget, in per-check timeouts: a backstop against code that idles
 (sleeps before each answer, waits on nothing), measured by this process's clock. Work the
@@ -164,12 +166,14 @@ class _Part:
         check, ctx = self.checks[index], self.contexts[index]
         final: Status = status or verdict.status
         applies = check.applies(ctx) and not (final == "skipped" and verdict.not_applicable)
-        max_score = check.points if applies else 0.0
+        advisory = self.request.graded and check.observed == "inside"
+        max_score = check.points if applies and not advisory else 0.0
         score = max_score * (1.0 if final == "passed" else verdict.fraction
                              if final == "failed" else 0.0)
+        message = verdict.message + (ADVISORY if advisory and applies else "")
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
-            message=verdict.message, hint=verdict.hint, duration_s=duration, output=output,
+            message=message, hint=verdict.hint, duration_s=duration, output=output,
             not_implemented=verdict.stub, after=list(check.after), rank=check.rank))
 
     def not_run(self, start: int, why: str, status: Status = "skipped",
