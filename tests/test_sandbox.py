@@ -287,3 +287,36 @@ def test_every_writable_place_in_a_sandbox_is_capped(tmp_path: Path) -> None:
     written = dict(line.split() for line in done.stdout.splitlines())
     assert set(written) == set(sandbox.WRITABLE)
     assert all(int(mb) <= sandbox.TMP_MB for mb in written.values()), written
+
+
+def compiled_and_startup_files() -> dict[str, str]:
+    """The grader's compiled files, and every .pth and sitecustomize file where Python looks
+    for them, by content: what a poisoning would change for the next run."""
+    import site
+    import sys
+
+    found = {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in Path(grader.__file__).resolve().parent.rglob("*.pyc")}
+    for folder in {*sys.path, *site.getsitepackages(), site.getusersitepackages()}:
+        if folder and Path(folder).is_dir():
+            for path in Path(folder).iterdir():
+                if path.suffix == ".pth" or path.stem in ("sitecustomize", "usercustomize"):
+                    found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+@needs_sandbox
+def test_a_plain_check_of_a_poisoning_workspace_leaves_the_install_as_it_was(
+        tmp_path: Path) -> None:
+    """`grader check` sandboxes by default: a workspace that rewrites the grader's compiled
+    files and drops .pth files where Python looks for them writes nothing, and is graded on
+    its own answer."""
+    root = write_workspace(tmp_path / "ws", "torch")
+    shutil.copy(ADVERSARIES / "poison_the_install" / "submission" / "part1_inplace.py",
+                root / "exercises" / "part1_inplace.py")
+    before = compiled_and_startup_files()
+    done = run_grader("check", "part1", "--json", "--seed", "2", cwd=root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert compiled_and_startup_files() == before
+    checks = {c["id"]: c["status"] for c in json.loads(done.stdout)["parts"][0]["checks"]}
+    assert checks["part1.correctness"] == "passed" and checks["part1.explanation"] == "failed"
