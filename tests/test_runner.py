@@ -111,7 +111,7 @@ def test_a_probe_that_uses_the_device_gets_time_to_set_it_up(tiny: Round,
     assert ready.status == "passed"
     (absent,) = _run_plans_here(tiny, root, [device_plan], ready=False, timeout_s=0.3)
     assert absent.status == "timeout"
-    assert "did not finish within 0.3 s" in absent.message
+    assert "sat idle for 0.3 s" in absent.message
     request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
                       seed=1, timeout_s=4.0)
     assert frame_timeout(request, device_plan, True) == 4.0 + DEVICE_SETUP_S
@@ -283,3 +283,62 @@ def test_in_graded_requests_what_was_observed_inside_the_process_only_advises(
                 assert check.status == "passed"
                 assert (check.max_score == 0) is graded
                 assert check.message.endswith("worth no points here)") is graded
+
+
+class _FakeChild:
+    """A child whose pipe never has anything, and whose usage is scripted: how `wait_readable`
+    tells a starved process (runnable, no CPU) from an idle one (asleep) and a busy one."""
+
+    def __init__(self, runnable: bool, cpu_per_s: float) -> None:
+        self.fd, self.write_fd = os.pipe()
+        self.runnable, self.cpu_per_s = runnable, cpu_per_s
+        self.began = time.monotonic()
+
+    def usage(self):  # type: ignore[no-untyped-def]
+        from grader.runner.strays import Usage
+
+        return Usage(self.cpu_per_s * (time.monotonic() - self.began), self.runnable)
+
+    def close(self) -> None:
+        os.close(self.fd)
+        os.close(self.write_fd)
+
+
+@pytest.mark.parametrize(("runnable", "cpu_per_s", "why", "waited"), [
+    (True, 0.0, "wall", 6.0),    # starved by a busy machine: waited for, up to the backstop
+    (True, 1.0, "cpu", 1.0),     # computing: its CPU time is the limit
+    (True, 0.1, "wall", 6.0),    # a CPU now and then (load 10 on one core): not failed
+    (False, 0.0, "idle", 1.0),   # asleep: cut off as fast as a spinner
+])
+def test_a_wait_counts_the_childs_work_and_sleep_not_the_clock(
+        runnable: bool, cpu_per_s: float, why: str, waited: float) -> None:
+    from grader.runner.children import BACKSTOP, FrameTimeout, IdleBudget, wait_readable
+
+    limit = 0.2
+    child = _FakeChild(runnable, cpu_per_s)
+    began = time.monotonic()
+    budget = IdleBudget(10.0)
+    try:
+        with pytest.raises(FrameTimeout) as raised:
+            wait_readable(child, limit, budget)  # type: ignore[arg-type]
+    finally:
+        child.close()
+    assert raised.value.why == why
+    assert BACKSTOP == 6.0
+    assert waited * limit - 0.05 <= time.monotonic() - began <= waited * limit + 0.6
+    assert (budget.left_s < 10.0) is (why == "idle")
+
+
+def test_a_parts_sleep_adds_up_over_its_waits() -> None:
+    from grader.runner.children import FrameTimeout, IdleBudget, wait_readable
+
+    budget = IdleBudget(0.3)
+    for _ in range(2):
+        child = _FakeChild(False, 0.0)
+        try:
+            with pytest.raises(FrameTimeout) as raised:
+                wait_readable(child, 0.2, budget)  # type: ignore[arg-type]
+        finally:
+            child.close()
+        assert raised.value.why == "idle"
+    assert budget.left_s <= 0.0

@@ -8,6 +8,7 @@ bubblewrap on the worker's word. The worker treats both alike.
 from __future__ import annotations
 
 import os
+import select
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -23,6 +24,7 @@ from grader.runner.protocol import (
     ChildSpec,
     FrameTimeout,
     Request,
+    TimeoutWhy,
     probe_frame,
     read_frame,
 )
@@ -52,6 +54,8 @@ class Child(Protocol):
 
     def last_words(self) -> tuple[str, str]: ...
 
+    def usage(self) -> strays.Usage | None: ...
+
     def end(self, kill: bool) -> Ended: ...
 
 
@@ -60,10 +64,67 @@ Children = Callable[[Request, Round], AbstractContextManager[Spawn]]
 """Gives a request its way of running candidate code: forked here, or one sandbox for it."""
 
 
-def next_frame(child: Child, timeout_s: float) -> dict[str, Any] | None:
-    """The child's next frame; a malformed one reads as an error frame, not a worker crash."""
+BACKSTOP = 6.0
+"""The wall-clock backstop of a wait, in multiples of its limit: how long a child that keeps
+waiting for a CPU (a machine busy with other work) is waited for."""
+SLICE_S = 0.25
+"""How often a waiting worker looks at what the child is doing."""
+
+
+@dataclass
+class IdleBudget:
+    """Seconds of sleep a whole part may spend over all its waits: a child that idles a little
+    before each answer is cut off once their sum runs out."""
+
+    left_s: float
+
+
+def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None) -> float:
+    """Wait until the child's pipe has something to read; the seconds of its limit the child
+    has left (its unused CPU time, or idle time, whichever is less). The limit counts work, not
+    the clock: the child's CPU time, and the time it spends asleep (sleeping, or blocked on
+    nothing the grader gives it), so a child starved by a busy machine waits for a CPU instead
+    of failing, and one that idles is cut off as fast as one that spins. FrameTimeout, with
+    why, past the limit or past BACKSTOP times it on the clock. A child whose usage cannot be
+    read (no /proc, a sandbox that does not answer) gets the limit on the clock."""
+    began = time.monotonic()
+    first = child.usage()
+    idle = 0.0
+    allowance = budget.left_s if budget else limit_s
     try:
-        frame = read_frame(child.fd, time.monotonic() + timeout_s)
+        while True:
+            now = time.monotonic()
+            elapsed = now - began
+            if first is None:
+                left = limit_s - elapsed
+                why: TimeoutWhy = "wall"
+            else:
+                cpu = (child.usage() or first).cpu_s - first.cpu_s
+                idle_left = min(limit_s, allowance) - idle
+                left = min(limit_s - cpu, idle_left, BACKSTOP * limit_s - elapsed)
+                why = "cpu" if cpu >= limit_s else "idle" if idle_left <= 0 else "wall"
+            if left <= 0:
+                raise FrameTimeout(why)
+            step = min(SLICE_S, left) if first is not None else left
+            ready, _, _ = select.select([child.fd], [], [], step)
+            if ready:
+                return left
+            if first is not None:
+                after = child.usage()
+                if after is not None and not after.runnable:
+                    idle += time.monotonic() - now
+    finally:
+        if budget:
+            budget.left_s -= idle
+
+
+def next_frame(child: Child, timeout_s: float,
+               budget: IdleBudget | None = None) -> dict[str, Any] | None:
+    """The child's next frame, within `timeout_s` of its work (see wait_readable); a malformed
+    one reads as an error frame, not a worker crash."""
+    try:
+        left = wait_readable(child, timeout_s, budget)
+        frame = read_frame(child.fd, time.monotonic() + max(left, SLICE_S))
     except FrameTimeout:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the child wrote, the worker goes on
@@ -93,6 +154,9 @@ class ForkedChild:
         asked for before it is killed; empty when it cannot answer within the grace (stuck in
         C code, or its handler replaced)."""
         return ask_last_words(lambda: os.kill(self.pid, LAST_WORDS_SIGNAL), self.fd)
+
+    def usage(self) -> strays.Usage | None:
+        return strays.tree_usage(self.pid)
 
     def end(self, kill: bool) -> Ended:
         """Reap the child (killed first if asked), then every process it left behind."""

@@ -12,6 +12,9 @@ answers the judge's messages (grader.runner.channel):
     {"op": "start", "spec": ChildSpec} + a pipe's write end  fork a child that runs the spec and
                                                              writes its frames to that pipe
     {"op": "last_words"}                                     ask the child what it printed
+    {"op": "usage"}                                          answer {"op": "usage", "cpu_s",
+                                                             "runnable"}: the child's tree's
+                                                             CPU time and whether it runs
     {"op": "end", "kill": bool}                              reap it (killed first if asked),
                                                              kill whatever it left, answer
                                                              {"op": "ended", "how", "cpu_s"}
@@ -67,6 +70,10 @@ def serve(sock: socket.socket, round_folder: str) -> None:
                 os.kill(child, LAST_WORDS_SIGNAL)
             except ProcessLookupError:
                 pass
+        elif op == "usage":
+            found = strays.tree_usage(child) if child else None
+            send(sock, {"op": "usage", "cpu_s": found.cpu_s if found else None,
+                        "runnable": bool(found and found.runnable)})
         elif op == "end" and child:
             how, cpu_s = strays.reap(child, bool(message.get("kill")))
             child = 0

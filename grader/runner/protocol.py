@@ -77,8 +77,16 @@ def write_frame(fd: int, obj: Any) -> None:
         view = view[written:]
 
 
+TimeoutWhy = Literal["cpu", "idle", "wall"]
+
+
 class FrameTimeout(Exception):
-    """No whole frame arrived before the deadline."""
+    """No whole frame arrived in time. `why`: the child used up its CPU time ("cpu"), sat
+    asleep for as long ("idle"), or the wall-clock backstop ran out ("wall")."""
+
+    def __init__(self, why: TimeoutWhy = "wall") -> None:
+        super().__init__(why)
+        self.why: TimeoutWhy = why
 
 
 def read_frame(fd: int, deadline: float) -> Any | None:

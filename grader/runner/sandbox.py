@@ -66,6 +66,7 @@ EXECUTOR_MB = 1536
 TASKS = 256
 """Processes and threads a sandbox may have at once."""
 START_TIMEOUT_S = 60.0
+USAGE_TIMEOUT_S = 2.0
 END_TIMEOUT_S = strays.SWEEP_LIMIT_S + 2.0
 LOST = ("its sandbox stopped answering (the code under test stopped or killed the process "
         "that runs it) and was killed; the rest of this submission was not run")
@@ -418,11 +419,34 @@ class Sandbox:
     def send(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> None:
         send(self.socket, message, fds)
 
+    def _answer(self, op: str, timeout_s: float) -> dict[str, Any]:
+        """The executor's next answer of kind `op`; a late answer to an earlier question about
+        usage (asked, then given up on) is passed over."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            message, fds = receive(self.socket, max(0.0, deadline - time.monotonic()))
+            for fd in fds:
+                os.close(fd)
+            if message.get("op") != "usage" or op == "usage":
+                return message
+
+    def usage(self) -> strays.Usage | None:
+        """The current child's tree's usage as the executor reads it in the sandbox's /proc;
+        None when it does not answer in time (a wedged executor is dealt with by `ended`)."""
+        try:
+            self.send({"op": "usage"})
+            message = self._answer("usage", USAGE_TIMEOUT_S)
+        except (ChannelClosed, TimeoutError):
+            return None
+        cpu_s = message.get("cpu_s")
+        if message.get("op") != "usage" or not isinstance(cpu_s, float) \
+                or not math.isfinite(cpu_s) or cpu_s < 0:
+            return None
+        return strays.Usage(cpu_s, message.get("runnable") is True)
+
     def ended(self) -> Ended:
         """The executor's word on how the current child ended, checked before it is believed."""
-        message, fds = receive(self.socket, END_TIMEOUT_S)
-        for fd in fds:
-            os.close(fd)
+        message = self._answer("ended", END_TIMEOUT_S)
         how, cpu_s = message.get("how"), message.get("cpu_s")
         if message.get("op") != "ended" or not isinstance(how, str) or not _HOW.fullmatch(how) \
                 or not isinstance(cpu_s, float) or not math.isfinite(cpu_s) or cpu_s < 0:
@@ -459,6 +483,12 @@ class SandboxedChild:
 
     def last_words(self) -> tuple[str, str]:
         return ask_last_words(lambda: self.owner.current().send({"op": "last_words"}), self.fd)
+
+    def usage(self) -> strays.Usage | None:
+        try:
+            return self.owner.current().usage()
+        except ChildrenLost:
+            return None
 
     def end(self, kill: bool) -> Ended:
         """Reap the child through the executor; a sandbox that does not answer in time (its

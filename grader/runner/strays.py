@@ -15,6 +15,7 @@ import resource
 import signal
 import time
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 
 PR_SET_DUMPABLE = 4
@@ -70,6 +71,38 @@ def children(pid: int | None = None) -> set[int]:
         except (OSError, ValueError):
             continue
     return found
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a process tree is doing: the CPU seconds it has been charged (its processes' own,
+    and those of the children they reaped), and whether any of its processes is runnable
+    (running, or waiting for a CPU) rather than asleep."""
+
+    cpu_s: float
+    runnable: bool
+
+
+def tree_usage(pid: int) -> Usage | None:
+    """`pid`'s Usage with all its descendants, from /proc; None when `pid` is gone or there
+    is no /proc. What tells a process starved by a busy machine (runnable, little CPU) from one
+    that idles (asleep)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu, runnable, pending, first = 0.0, False, [pid], True
+    while pending:
+        current = pending.pop()
+        try:
+            stat = Path(f"/proc/{current}/stat").read_text()
+        except OSError:
+            if first:
+                return None
+            continue
+        first = False
+        fields = stat[stat.rindex(")") + 2:].split()
+        runnable = runnable or fields[0] == "R"
+        cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
+        pending.extend(children(current))
+    return Usage(cpu, runnable)
 
 
 def reap(pid: int, kill: bool) -> tuple[str, float]:

@@ -32,9 +32,11 @@ from grader.results import CheckResult, PartResult, Status, scale_to_weight
 from grader.rounds import Part, Round, get_round
 from grader.runner import strays
 from grader.runner.children import (
+    BACKSTOP,
     Child,
     Children,
     ChildrenLost,
+    IdleBudget,
     Spawn,
     fork_spawner,
     next_frame,
@@ -52,11 +54,36 @@ Emit = Callable[[Event], None]
 DEVICE_SETUP_S = 30.0  # allowed on top of the timeout to a probe that sets up CUDA
 ADVISORY = ("\n(advice only when graded: this was observed inside the process that ran your "
             "code, so it is worth no points here)")
-PART_BUDGET_CHECKS = 4.0
-"""A part's whole wall-clock budget, in per-check timeouts: a backstop against code that idles
-(sleeps before each answer, waits on nothing), measured by this process's clock. Work the
-machine is slow to do is judged per check by the timeout; this bounds how long one submission
-can hold a worker however its time is spread over the checks."""
+PART_IDLE_CHECKS = 2.0
+"""How long, in per-check timeouts, a part's children may sleep in all (sleeping, waiting on
+nothing the grader gives them): code that idles a little before each answer is cut off once
+the sum runs out, whatever each check's own wait. Honest code computes and never sleeps."""
+BACKSTOP_WORDS = {
+    "cpu": "did not finish within {limit:g} s of CPU time (an infinite loop, or far more work "
+           "than needed?)",
+    "idle": "sat idle for {limit:g} s (sleeping or waiting, not computing)",
+    "wall": "did not finish within {backstop:g} s on the clock, however busy the machine",
+}
+
+
+IMPORT_WORDS = {
+    "cpu": "importing {file} did not finish within {limit:g} s of CPU time (a loop or a long "
+           "computation at module level?)",
+    "idle": "importing {file} sat idle for {limit:g} s (sleeping or waiting at module level?)",
+    "wall": "importing {file} did not finish within {backstop:g} s on the clock, however busy "
+            "the machine",
+}
+
+
+def timeout_words(exc: FrameTimeout, limit: float, budget: IdleBudget,
+                  importing: str = "") -> str:
+    """Why a wait ended without a frame (while `importing` a file, if named), in the
+    scorecard's words."""
+    if exc.why == "idle" and budget.left_s <= 0:
+        return (f"this part's children sat idle for {PART_IDLE_CHECKS:g} check timeouts in all "
+                "(sleeping or waiting, not computing)")
+    words = IMPORT_WORDS if importing else BACKSTOP_WORDS
+    return words[exc.why].format(limit=limit, backstop=BACKSTOP * limit, file=importing)
 
 
 def cuda_in_reach() -> bool:
@@ -119,17 +146,13 @@ class _Part:
         self.spawn, self.alive = spawn, alive
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
-        self.deadline = time.monotonic() + PART_BUDGET_CHECKS * request.timeout_s
+        self.idle = self.idle_budget()
 
-    def wait_limit(self, limit: float) -> tuple[float, str]:
-        """How long the next frame may take: `limit`, or what is left of the part's budget
-        (with the words that say which ran out)."""
-        left = self.deadline - time.monotonic()
-        if left < limit:
-            budget = PART_BUDGET_CHECKS * self.request.timeout_s
-            return max(0.0, left), (f"this part used up its whole budget of {budget:g} s of "
-                                    "wall-clock time (code that waits or sleeps?)")
-        return limit, ""
+    def idle_budget(self) -> IdleBudget:
+        """The part's allowance of sleep; setting a GPU up waits on the driver, and that sleep
+        is the device's, not the code's."""
+        return IdleBudget(PART_IDLE_CHECKS * self.request.timeout_s
+                          + (DEVICE_SETUP_S if self.ready else 0.0))
 
     @classmethod
     def planned(cls, request: Request, round_: Round, part: Part, earlier: list[PartResult],
@@ -213,6 +236,7 @@ def grade_part(request: Request, round_: Round, part: Part, earlier: list[PartRe
 def run_part(grading: _Part) -> list[CheckResult]:
     """Run a part's plans: baselines first, then children (a fresh one after each crash, and
     one of its own for each run of a plan measured run by run)."""
+    grading.idle = grading.idle_budget()
     with device_turn(grading.ready):
         baselines = run_baselines(grading)
         index, count = 0, len(grading.checks)
@@ -333,13 +357,10 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
     the index to go on from) when the import failed or hung and checks[index:] are reported."""
     request, part = grading.request, grading.part
     began = time.perf_counter()
-    limit, over_budget = grading.wait_limit(request.timeout_s)
     try:
-        hello = next_frame(child, limit)
-    except FrameTimeout:
-        why = over_budget or (f"importing {part.file} did not finish within "
-                              f"{request.timeout_s:g} s (a loop or a long computation at "
-                              "module level?)")
+        hello = next_frame(child, request.timeout_s, grading.idle)
+    except FrameTimeout as exc:
+        why = timeout_words(exc, request.timeout_s, grading.idle, part.file)
         return None, _time_out(grading, child, index, why, "importing the part", began, "")
     grading.alive()
     if hello is None or hello["kind"] == "import_error":
@@ -356,14 +377,11 @@ def _probe(grading: _Part, child: Child, index: int,
     """Wait for checks[index]'s frame: (the frame, index), or (None, the index to go on from)
     when the child hung (the part is over) or died (a fresh child takes the next check)."""
     began = time.perf_counter()
-    limit, over_budget = grading.wait_limit(
-        frame_timeout(grading.request, grading.plans[index], grading.ready))
+    limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
     try:
-        frame = next_frame(child, limit)
-    except FrameTimeout:
-        why = over_budget or (f"did not finish within {limit:g} s (an infinite loop, or far "
-                              "more work than needed?)")
-        why += "; the rest of this part was not run"
+        frame = next_frame(child, limit, grading.idle)
+    except FrameTimeout as exc:
+        why = f"{timeout_words(exc, limit, grading.idle)}; the rest of this part was not run"
         return None, _time_out(grading, child, index, why, grading.checks[index].id, began,
                                printed)
     grading.alive()
