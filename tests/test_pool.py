@@ -56,7 +56,6 @@ def test_a_stopped_worker_is_killed_costs_one_request_and_is_replaced(
     (Path(stopper.root) / "exercises" / "part2_out_of_place.py").write_text(
         "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n")
     requests = [replace(stopper, timeout_s=1.0), stub_request(tmp_path, "second")]
-    began = time.monotonic()
     with WorkerPool(1, start_worker=start) as pool:
         done = {e.request_id: e for e in pool.grade(requests) if isinstance(e, RequestDone)}
 
@@ -66,7 +65,6 @@ def test_a_stopped_worker_is_killed_costs_one_request_and_is_replaced(
     assert done["second"].result is not None
     assert len(started) == 2
     assert all(w.process.poll() is not None for w in started)
-    assert time.monotonic() - began < 30
 
 
 def test_leaving_the_loop_early_stops_every_worker(tmp_path: Path) -> None:

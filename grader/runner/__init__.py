@@ -54,8 +54,9 @@ STARTUP_SILENCE_S = 120.0
 """How long a starting worker may take to say it is ready (it imports torch)."""
 WATCHDOG_SLACK_S = 90.0
 """How long past a request's per-check timeout a worker may go without an event (it sends one
-whenever a child's frame arrives) before it is taken for stopped or wedged and killed. Starting
-a sandbox, which imports torch, is the longest silence that is not a fault."""
+whenever a child's frame arrives, and about once a second while a child runs or waits for a
+CPU) before it is taken for stopped or wedged and killed. Starting a sandbox, which imports
+torch, is the longest silence that is not a fault."""
 
 
 class _Lines:

@@ -79,14 +79,17 @@ class IdleBudget:
     left_s: float
 
 
-def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None) -> float:
+def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None,
+                  progress: Callable[[], None] = lambda: None) -> float:
     """Wait until the child's pipe has something to read; the seconds of its limit the child
     has left (its unused CPU time, or idle time, whichever is less). The limit counts work, not
     the clock: the child's CPU time, and the time it spends asleep (sleeping, or blocked on
     nothing the grader gives it), so a child starved by a busy machine waits for a CPU instead
     of failing, and one that idles is cut off as fast as one that spins. FrameTimeout, with
     why, past the limit or past BACKSTOP times it on the clock. A child whose usage cannot be
-    read (no /proc, a sandbox that does not answer) gets the limit on the clock."""
+    read (no /proc, a sandbox that does not answer) gets the limit on the clock. `progress` is
+    called whenever a look finds the child running or waiting for a CPU (the CLI's watchdog
+    hears that the worker is not wedged)."""
     began = time.monotonic()
     first = child.usage()
     idle = 0.0
@@ -113,17 +116,19 @@ def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None
                 after = child.usage()
                 if after is not None and not after.runnable:
                     idle += time.monotonic() - now
+                else:
+                    progress()
     finally:
         if budget:
             budget.left_s -= idle
 
 
-def next_frame(child: Child, timeout_s: float,
-               budget: IdleBudget | None = None) -> dict[str, Any] | None:
+def next_frame(child: Child, timeout_s: float, budget: IdleBudget | None = None,
+               progress: Callable[[], None] = lambda: None) -> dict[str, Any] | None:
     """The child's next frame, within `timeout_s` of its work (see wait_readable); a malformed
     one reads as an error frame, not a worker crash."""
     try:
-        left = wait_readable(child, timeout_s, budget)
+        left = wait_readable(child, timeout_s, budget, progress)
         frame = read_frame(child.fd, time.monotonic() + max(left, SLICE_S))
     except FrameTimeout:
         raise

@@ -110,8 +110,11 @@ class WorkerPool:
         finally:
             if not finished:
                 self.close(kill=True)
+            # Each thread ends by closing its worker, which is bounded (a worker that does not
+            # exit when asked is killed): waiting for them all never hangs, however slow the
+            # machine, and no worker outlives the batch.
             for thread in threads:
-                thread.join(timeout=5)
+                thread.join()
 
     def _serve(self, pending: queue.Queue[Request | None],
                events: queue.Queue[PoolEvent]) -> None:

@@ -358,7 +358,7 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
     request, part = grading.request, grading.part
     began = time.perf_counter()
     try:
-        hello = next_frame(child, request.timeout_s, grading.idle)
+        hello = next_frame(child, request.timeout_s, grading.idle, grading.alive)
     except FrameTimeout as exc:
         why = timeout_words(exc, request.timeout_s, grading.idle, part.file)
         return None, _time_out(grading, child, index, why, "importing the part", began, "")
@@ -379,7 +379,7 @@ def _probe(grading: _Part, child: Child, index: int,
     began = time.perf_counter()
     limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
     try:
-        frame = next_frame(child, limit, grading.idle)
+        frame = next_frame(child, limit, grading.idle, grading.alive)
     except FrameTimeout as exc:
         why = f"{timeout_words(exc, limit, grading.idle)}; the rest of this part was not run"
         return None, _time_out(grading, child, index, why, grading.checks[index].id, began,
@@ -504,8 +504,13 @@ def handle(request: Request, emit: Emit, children: Children) -> None:
 
 
 def grade_request(request: Request, round_: Round, emit: Emit, spawn: Spawn) -> None:
+    last = [0.0]
+
     def alive() -> None:
-        emit({"type": "alive", "request": request.id})
+        """Tell the CLI's watchdog the request is making progress (at most once a second)."""
+        if time.monotonic() - last[0] >= 1.0:
+            last[0] = time.monotonic()
+            emit({"type": "alive", "request": request.id})
 
     graded: list[PartResult] = []
     for part_id in request.parts:
