@@ -1,0 +1,189 @@
+"""Do verdicts depend on how busy the machine is? Grade the same submissions at several loads
+and compare every verdict and score with the quiet run.
+
+    python benchmarks/agreement.py [--loads 0 4 8 16] [--runs 2] [--buggy 1]
+                                   [--modes check sandbox grade]
+
+The submissions: every round's references (in its first flavor) and, per round, `--buggy`
+known-buggy solutions from tests/solutions (the first ones that are neither hostile nor correct
+in an unusual way), each in a workspace of its own. The load: that many busy loops (one Python
+process spinning each), started by this script before a measurement and killed after it. The
+modes:
+
+  check:    `grader check --no-sandbox --json`, one workspace after another;
+  sandbox:  `grader check --json` (sandboxed, the default where bubblewrap works);
+  grade:    one `grader grade --jobs 2 --json` over all of them, each in its sandbox.
+
+Every run uses the same seed. For each mode and load it prints the share of check verdicts
+(status) and of submission scores equal to the quiet run's (load 0, first run), over all runs
+at that load, and lists what differed. The target is 100% at every load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from grader.rounds import Round, installed  # noqa: E402 - after the path is set
+from grader.selfcheck import write_exercises  # noqa: E402
+
+SEED = "424242"
+SOLUTIONS = REPO / "tests" / "solutions"
+Verdicts = dict[str, tuple[dict[str, str], float]]
+"""By submission: each check's status, and the total score."""
+
+
+def buggy_solutions(round_: Round, count: int) -> list[Path]:
+    """The first `count` known-buggy solutions of the round that apply to its first flavor."""
+    found = []
+    for folder in sorted((SOLUTIONS / round_.id).iterdir()):
+        expect = folder / "expect.toml"
+        if not expect.is_file() or folder.name.startswith(("hostile", "seed")):
+            continue
+        data = tomllib.loads(expect.read_text())
+        if data.get("full_marks") or round_.flavors[0] not in data.get("flavors",
+                                                                         round_.flavors):
+            continue
+        found.append(folder)
+        if len(found) == count:
+            break
+    return found
+
+
+def make_submissions(folder: Path, buggy: int) -> dict[str, tuple[str, Path]]:
+    """(round id, workspace) by name: each round's references, and its first buggy
+    solutions."""
+    made = {}
+    for round_ in installed().values():
+        flavor = round_.flavors[0]
+        for solution in [None, *buggy_solutions(round_, buggy)]:
+            name = f"{round_.id}-{solution.name if solution else 'reference'}"
+            root = write_exercises(folder / name, round_, flavor, "references")
+            (root / "grader.toml").write_text(f'round = "{round_.id}"\nflavor = "{flavor}"\n')
+            if solution:
+                source = solution / flavor if (solution / flavor).is_dir() else solution
+                for file in source.glob("*.py"):
+                    shutil.copy(file, root / "exercises" / file.name)
+            made[name] = (round_.id, root)
+    return made
+
+
+@contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    """`count` spinning processes for as long as the block runs."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        time.sleep(0.5 if loops else 0.0)
+        yield
+    finally:
+        for loop in loops:
+            loop.send_signal(signal.SIGKILL)
+            loop.wait()
+
+
+def grader(*args: str | Path, cwd: Path) -> dict:
+    """One grader command's JSON document (exit status 0 or 1 both mean it graded)."""
+    done = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"grader {' '.join(map(str, args))} failed in {cwd}:\n"
+                         f"{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def verdicts_of(parts: list[dict]) -> tuple[dict[str, str], float]:
+    checks = {c["id"]: c["status"] for p in parts for c in p["checks"]}
+    return checks, round(sum(p["score"] for p in parts), 4)
+
+
+def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path) -> Verdicts:
+    """Every submission's verdicts in one mode."""
+    if mode != "grade":
+        extra = ["--no-sandbox"] if mode == "check" else []
+        return {name: verdicts_of(grader("check", "--json", "--seed", SEED, *extra,
+                                         cwd=root)["parts"])
+                for name, (_, root) in submissions.items()}
+    batch = scratch / "batch"
+    shutil.rmtree(batch, ignore_errors=True)
+    for name, (round_id, root) in submissions.items():
+        shutil.copytree(root, batch / round_id / name)
+    found: Verdicts = {}
+    for folder in sorted(batch.iterdir()):
+        doc = grader("grade", folder, "--round", folder.name, "--jobs", "2", "--json",
+                     "--seed", SEED, cwd=scratch)
+        for row in doc["submissions"]:
+            found[Path(row["path"]).name] = verdicts_of(row["parts"])
+    return found
+
+
+def compare(quiet: Verdicts, other: Verdicts) -> tuple[int, int, int, int, list[str]]:
+    """(equal verdicts, verdicts, equal scores, scores, what differed)."""
+    same = total = same_scores = 0
+    differed = []
+    for name, (checks, score) in quiet.items():
+        their_checks, their_score = other.get(name, ({}, -1.0))
+        for check_id, status in checks.items():
+            total += 1
+            if their_checks.get(check_id) == status:
+                same += 1
+            else:
+                differed.append(f"{name} {check_id}: {status} -> "
+                                f"{their_checks.get(check_id, 'missing')}")
+        same_scores += score == their_score
+    return same, total, same_scores, len(quiet), differed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loads", type=int, nargs="+", default=[0, 4, 8, 16])
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--buggy", type=int, default=1)
+    parser.add_argument("--modes", nargs="+", default=["check", "sandbox", "grade"],
+                        choices=["check", "sandbox", "grade"])
+    options = parser.parse_args()
+    loads = sorted(set(options.loads) | {0})
+    with tempfile.TemporaryDirectory() as scratch_name:
+        scratch = Path(scratch_name)
+        submissions = make_submissions(scratch / "ws", options.buggy)
+        print(f"{len(submissions)} submissions, {os.cpu_count()} cores, seed {SEED}",
+              flush=True)
+        print(f"{'mode':<8} {'load':>4} {'verdicts equal':>16} {'scores equal':>13} "
+              f"{'wall s':>7}", flush=True)
+        for mode in options.modes:
+            quiet: Verdicts | None = None
+            for load in loads:
+                same = total = same_scores = scores = 0
+                differed: list[str] = []
+                began = time.monotonic()
+                for _ in range(options.runs):
+                    with busy_loops(load):
+                        found = measure(mode, submissions, scratch)
+                    if quiet is None:
+                        quiet = found
+                    a, b, c, d, e = compare(quiet, found)
+                    same, total, same_scores, scores = (same + a, total + b,
+                                                        same_scores + c, scores + d)
+                    differed += e
+                wall = (time.monotonic() - began) / options.runs
+                print(f"{mode:<8} {load:>4} {same / total:>15.1%} "
+                      f"{same_scores:>6}/{scores:<6} {wall:>7.1f}", flush=True)
+                for line in sorted(set(differed)):
+                    print(f"    differed: {line}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
