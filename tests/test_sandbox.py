@@ -14,6 +14,7 @@ import hashlib
 import json
 import shutil
 import socket
+import subprocess
 import threading
 import tomllib
 from pathlib import Path
@@ -219,6 +220,20 @@ def test_check_without_a_sandbox_here_says_so_once_and_grades_in_plain_processes
     assert asked == [{}]
 
 
+def in_a_sandbox(round_: Any, workspace: Path, script: str,
+                 *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -c script args...` in a sandbox made as grading makes one (its namespaces,
+    system, files and environment), without the executor."""
+    import sys
+
+    done = subprocess.run([support().bwrap or "bwrap", *sandbox._namespace_args(),
+                           *sandbox._system_args(), *sandbox.file_args(workspace, round_),
+                           *sandbox.environment_args(), sys.executable, "-c", script, *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 @needs_sandbox
 @pytest.mark.parametrize("round_id", ["prefix-products", "gradient-check", "autograd-pitfalls"])
 def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str,
@@ -231,8 +246,6 @@ def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str,
 
     round_ = get_round(round_id)
     package = Path(grader.__file__).resolve().parent
-    args = [*sandbox._namespace_args(), *sandbox._system_args(),
-            *sandbox.file_args(tmp_path, round_), *sandbox.environment_args()]
     folders = [str(package), str(round_.folder.resolve())]
     script = ("import os, sys\n"
               "for top in sys.argv[1:]:\n"
@@ -243,12 +256,7 @@ def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str,
               "        print('WROTE', top)\n"
               "    except OSError:\n"
               "        pass\n")
-    import subprocess
-    import sys
-
-    done = subprocess.run([support().bwrap or "bwrap", *args, sys.executable, "-c", script,
-                           *folders], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    done = in_a_sandbox(round_, tmp_path, script, *folders)
     seen = set(done.stdout.split())
     assert "WROTE" not in done.stdout
     shown = {str(p) for p in sandbox.candidate_files(round_)}
@@ -263,14 +271,8 @@ def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str,
 def test_every_writable_place_in_a_sandbox_is_capped(tmp_path: Path) -> None:
     """/tmp and /dev/shm hold TMP_MB each, no more: a submission cannot fill the machine's
     memory through a tmpfs (the cgroup's memory cap aside)."""
-    import subprocess
-    import sys
-
     from grader.rounds import get_round
 
-    args = [*sandbox._namespace_args(), *sandbox._system_args(),
-            *sandbox.file_args(tmp_path, get_round("prefix-products")),
-            *sandbox.environment_args()]
     script = ("import sys\n"
               "for place in sys.argv[1:]:\n"
               "    written = 0\n"
@@ -281,9 +283,7 @@ def test_every_writable_place_in_a_sandbox_is_capped(tmp_path: Path) -> None:
               "    except OSError:\n"
               "        pass\n"
               "    print(place, written)\n")
-    done = subprocess.run([support().bwrap or "bwrap", *args, sys.executable, "-c", script,
-                           *sandbox.WRITABLE], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    done = in_a_sandbox(get_round("prefix-products"), tmp_path, script, *sandbox.WRITABLE)
     written = dict(line.split() for line in done.stdout.splitlines())
     assert set(written) == set(sandbox.WRITABLE)
     assert all(int(mb) <= sandbox.TMP_MB for mb in written.values()), written
