@@ -252,7 +252,7 @@ def _top_level_caches(folder: str, names: set[str], found: Snapshot) -> None:
     for entry in entries:
         name = entry.name
         if (name.partition(".")[0] in names or name.startswith(HASHED_STEMS)) \
-                and not name.endswith(SKIPPED_SUFFIXES) and PYC_BEING_WRITTEN not in name:
+                and not name.endswith(SKIPPED_SUFFIXES) and not _foreign_cache(folder, name):
             found[entry.path] = _stat(entry)
 
 
