@@ -426,3 +426,13 @@ def test_the_csv_has_a_flags_column(flagged_batch: dict[str, Any]) -> None:
     assert lines["spy"]["flags"] == \
         f"part1_inplace.py:{flagged_batch['line']} os.fork: starts or signals processes"
     assert lines["plain"]["flags"] == "" and lines["spy"]["score"] == "20"
+
+
+@pytest.mark.parametrize("source", [
+    "import tracemalloc\ntracemalloc.get_traced_memory = lambda: (0, 0)\n",
+    "import time as clock\nclock.perf_counter = lambda: 0.0\n",
+    "from gc import *\nimport gc\nsetattr(gc, 'collect', print)\n",
+])
+def test_patching_a_module_the_grader_measures_with_is_flagged(source: str) -> None:
+    assert {flag["rule"] for flag in scan_source("x.py", source.encode())} \
+        >= {"patches-measurement"}

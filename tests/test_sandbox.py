@@ -146,8 +146,10 @@ def test_each_adversary_gets_its_verdict(batch: dict[str, Any], name: str) -> No
 
 def test_every_attacker_is_flagged_for_review_and_no_classmate_is(
         batch: dict[str, Any]) -> None:
+    """Every attack but idling, which takes no construct beyond Python's own (a sleep)."""
     flagged = {name for name, row in batch["rows"].items() if row["flags"]}
-    assert flagged == {name for name in NAMES if not name.startswith("honest_")}
+    assert flagged == {name for name in NAMES
+                       if not name.startswith("honest_") and name != "idle_instead_of_working"}
 
 
 def test_the_batch_was_sandboxed_and_nothing_outlives_it(batch: dict[str, Any]) -> None:
