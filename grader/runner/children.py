@@ -91,18 +91,18 @@ def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None
     called whenever a look finds the child running or waiting for a CPU (the CLI's watchdog
     hears that the worker is not wedged)."""
     began = time.monotonic()
-    first = child.usage()
+    first = last = child.usage()
     idle = 0.0
     allowance = budget.left_s if budget else limit_s
     try:
         while True:
             now = time.monotonic()
             elapsed = now - began
-            if first is None:
+            if first is None or last is None:
                 left = limit_s - elapsed
                 why: TimeoutWhy = "wall"
             else:
-                cpu = (child.usage() or first).cpu_s - first.cpu_s
+                cpu = last.cpu_s - first.cpu_s
                 idle_left = min(limit_s, allowance) - idle
                 left = min(limit_s - cpu, idle_left, BACKSTOP * limit_s - elapsed)
                 why = "cpu" if cpu >= limit_s else "idle" if idle_left <= 0 else "wall"
@@ -113,11 +113,11 @@ def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None
             if ready:
                 return left
             if first is not None:
-                after = child.usage()
-                if after is not None and not after.runnable:
-                    idle += time.monotonic() - now
-                else:
+                last = child.usage() or last
+                if last.runnable:
                     progress()
+                else:
+                    idle += time.monotonic() - now
     finally:
         if budget:
             budget.left_s -= idle
