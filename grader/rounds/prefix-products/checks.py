@@ -123,18 +123,21 @@ one_5x3 = small(5, 3)
 one_4x3 = small(4, 3)
 
 
-def linearised_4x3(rng: np.random.Generator) -> Case:
-    """A 4x3 case that also carries the products at W and their exact Jacobian there (row k:
-    the backward of the k-th entry's unit upstream). The gradcheck of a hand-written backward
-    drives a Function whose forward is that linear map: its Jacobian at W is the products',
-    so gradcheck proves the backward there, and the candidate's process holds no code that
-    computes prefix products of any other input."""
+def unit_upstreams_4x3(rng: np.random.Generator) -> list[Case]:
+    """One 4x3 W, float64, with an upstream dP that is 1 at one entry and 0 elsewhere, for
+    every entry: the backward's results are the rows of the Jacobian it implies, which the
+    judge compares with the products' exact one (gradcheck's slow mode, with the truth kept
+    on the judge's side)."""
     case = one_4x3(rng)
     W = case["W"]
-    units = np.eye(W.size).reshape(W.size, *W.shape)
-    jacobian = np.stack([backward(W, unit).ravel() for unit in units])
-    return Case(case.inputs, case.dims, case.dtype, case.label,
-                {**case.extra, "P0": forward(W), "J": jacobian})
+    cases = []
+    for k, unit in enumerate(np.eye(W.size).reshape(W.size, *W.shape)):
+        index = tuple(int(i) for i in np.unravel_index(k, W.shape))
+        cases.append(Case({"W": W, "dP": unit}, case.dims, case.dtype,
+                          label=f"N=4, D=3, float64, dP = 1 at {index} and 0 elsewhere"))
+    return cases
+
+
 one_6x3 = small(6, 3)
 # Property checks run at N = 0, 1 and 2 too: a slip that only shows on tiny stacks (returning W
 # itself when N <= 1, a square check that N = 1 never reaches) must not pass.

@@ -119,26 +119,6 @@ def scan_backward_result(api: Api, natives: dict[str, Any]) -> Any:
 # --- autograd.Functions around the candidate's backward, for gradcheck --------------------------
 
 
-def backward_function(api: Api, case: dict[str, Any]) -> Callable[..., Any]:
-    """A Function whose backward is the candidate's and whose forward is the products'
-    linearisation at the case's W (the judge sends P0 and the Jacobian J there): gradcheck at
-    that W then compares the candidate's backward with the products' own Jacobian."""
-    import torch
-
-    fn, backend = api.function("prefix_products_backward"), api.backend
-    W0, P0, J = (torch.from_numpy(np.asarray(a)) for a in (
-        case["inputs"]["W"], case["extra"]["P0"], case["extra"]["J"]))
-
-    def forward(W: Any) -> tuple[Any, None]:
-        return P0 + (J @ (W - W0).reshape(-1)).reshape(P0.shape), None
-
-    return custom_function(
-        forward,
-        lambda inputs, saved, dP: backend.to_tensor(
-            fn(backend.from_tensor(inputs[0]), backend.from_tensor(dP)), "dW"),
-    )
-
-
 def scan_function(api: Api, case: dict[str, Any]) -> Callable[..., Any]:
     fwd, bwd, backend = api.function(FORWARD), api.function(BACKWARD), api.backend
 
