@@ -94,13 +94,22 @@ CAPPED_ON_DEVICE = Plan("round:address_space_capped", {}, _cap_report, uses_devi
 def test_a_probe_that_uses_the_device_runs_without_the_address_space_cap(
         tiny: Round, tmp_path: Path) -> None:
     """cuInit reserves tens of GB of address space and fails under the memory cap, so a probe
-    that sets up CUDA must run uncapped, but only that probe and only when CUDA is there."""
+    that sets up CUDA must run uncapped, but only that probe (in a child of its own) and only
+    when CUDA is there."""
     root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
     plans = [CAPPED, CAPPED_ON_DEVICE, CAPPED]
     with_cuda = [r.message for r in _run_plans_here(tiny, root, plans, ready=True)]
-    assert with_cuda == ["capped", "uncapped", "uncapped"]  # lifted for the rest of the child
+    assert with_cuda == ["capped", "uncapped", "capped"]
     without = [r.message for r in _run_plans_here(tiny, root, plans, ready=False)]
     assert without == ["capped", "capped", "capped"]
+
+
+def test_the_address_space_cap_is_a_hard_limit(tiny: Round, tmp_path: Path) -> None:
+    """The code under test cannot lift its own cap: soft and hard limits are the same."""
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    plan = Plan("round:raise_address_space_cap", {}, _cap_report)
+    (result,) = _run_plans_here(tiny, root, [plan], ready=False)
+    assert result.message == "capped"
 
 
 def test_a_probe_that_uses_the_device_gets_time_to_set_it_up(tiny: Round,

@@ -322,3 +322,24 @@ def test_a_plain_check_of_a_poisoning_workspace_leaves_the_install_as_it_was(
     assert compiled_and_startup_files() == before
     checks = {c["id"]: c["status"] for c in json.loads(done.stdout)["parts"][0]["checks"]}
     assert checks["part1.correctness"] == "passed" and checks["part1.explanation"] == "failed"
+
+
+@needs_sandbox
+def test_nothing_in_a_sandbox_is_writable_but_tmp_and_dev_shm(tmp_path: Path) -> None:
+    """Every mount the sandbox is made of, as its own /proc/self/mountinfo lists them, is
+    read-only but the two capped tmpfs, /proc and the device nodes bwrap binds (which store
+    nothing): the root bwrap makes, /dev, the empty tmpfs over the grader and its
+    references, every bind."""
+    from grader.rounds import get_round
+
+    script = ("import os, stat\n"
+              "for line in open('/proc/self/mountinfo'):\n"
+              "    fields = line.split()\n"
+              "    if stat.S_ISCHR(os.stat(fields[4]).st_mode) or fields[4] == '/dev/pts':\n"
+              "        continue\n"
+              "    print(fields[4], fields[5].split(',')[0])\n")
+    done = in_a_sandbox(get_round("gradient-check"), tmp_path, script)
+    mounts = dict(line.split() for line in done.stdout.splitlines())
+    writable = {point for point, mode in mounts.items() if mode == "rw"}
+    assert {"/", "/dev", str(tmp_path.resolve())} <= set(mounts)
+    assert writable - {"/proc"} == set(sandbox.WRITABLE), writable

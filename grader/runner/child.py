@@ -78,10 +78,11 @@ def _virtual_memory_bytes() -> int | None:
 
 
 def apply_limits(memory_mb: int) -> None:
-    """Cap address space (on top of what torch already maps), file size and core dumps.
-
-    The address-space cap is a soft limit under an unchanged hard one, so that the runner can
-    lift it for a probe that sets up CUDA (see lift_address_space_cap)."""
+    """Cap address space (on top of what torch already maps), file size and core dumps, each
+    as a hard limit too, so that the code under test cannot raise them again. `memory_mb` 0:
+    no address-space cap (a child that sets up CUDA: cuInit reserves tens of GB of virtual
+    address space and fails under any cap that would still catch a runaway allocation; the
+    sandbox's cgroup and the check's limits remain the guards)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
     current = _virtual_memory_bytes()
@@ -90,15 +91,7 @@ def apply_limits(memory_mb: int) -> None:
         cap = current + memory_mb * 1024 * 1024
         if hard != resource.RLIM_INFINITY:
             cap = min(cap, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-
-
-def lift_address_space_cap() -> None:
-    """Remove the address-space cap for the rest of this child. cuInit reserves tens of GB of
-    virtual address space and fails with "out of memory" under any cap that would still catch
-    a candidate's runaway allocation; the check's timeout remains the guard."""
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
 def _die_with_worker(worker_pid: int | None) -> None:
@@ -236,7 +229,9 @@ def run_child(fd: int, spec: ChildSpec, helpers: ModuleType,
         root = Path(spec["root"])
         folder = root / "exercises" if module_name else root
         _close_inherited_files(fd)
-        capture = _prepare(fd, spec["memory_mb"], spec["flavor"], worker_pid, folder)
+        uses_device = spec["device_ready"] and any(c["uses_device"] for c in spec["calls"])
+        capture = _prepare(fd, 0 if uses_device else spec["memory_mb"], spec["flavor"],
+                           worker_pid, folder)
         if module_name is None:
             api = Api(ModuleType("baseline"), make_backend(spec["flavor"]), folder, helpers)
         else:
@@ -251,8 +246,6 @@ def run_child(fd: int, spec: ChildSpec, helpers: ModuleType,
             api = Api(module, make_backend(spec["flavor"]), folder, helpers,
                       lambda name: _import_module(root, name))
         for offset, call in enumerate(spec["calls"]):
-            if call["uses_device"] and spec["device_ready"]:
-                lift_address_space_cap()
             _send_probe(fd, spec["first"] + offset, call["probe"], call["args"], api, folder,
                         capture)
     except BaseException:  # noqa: BLE001 - last resort: report, then leave without cleanup

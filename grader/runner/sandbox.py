@@ -327,13 +327,17 @@ def file_args(root: Path, round_: Round) -> list[str]:
         args += ["--tmpfs", str(folder)]
     for path in candidate_files(round_):
         args += ["--ro-bind", str(path), str(path)]
-    for folder in hidden:
-        args += ["--remount-ro", str(folder)]
-    for folder in sorted(_reference_folders(), key=str):
-        if any(folder.is_relative_to(path) for path in roots):
-            args += ["--tmpfs", str(folder)]
+    covered = [folder for folder in sorted(_reference_folders(), key=str)
+               if any(folder.is_relative_to(path) for path in roots)]
+    for folder in covered:
+        args += ["--tmpfs", str(folder)]
     workspace = root.resolve()
-    return args + ["--ro-bind", str(workspace), str(workspace), "--chdir", str(workspace)]
+    args += ["--ro-bind", str(workspace), str(workspace), "--chdir", str(workspace)]
+    # Last, once every mount point exists: the sandbox's own root and /dev, and every empty
+    # tmpfs laid over the grader, read-only, so that WRITABLE is all that is.
+    for folder in [*hidden, *covered, Path("/dev"), Path("/")]:
+        args += ["--remount-ro", str(folder)]
+    return args
 
 
 def environment_args() -> list[str]:

@@ -245,7 +245,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
                 if grading.plans[index].runs:
                     index = _measure_runs(grading, index, baselines.get(index))
                     continue
-                stop = next((i for i in range(index, count) if grading.plans[i].runs), count)
+                stop = _group_end(grading, index)
                 child = grading.spawn(grading.spec(index, stop))
                 index = _collect(grading, child, index, stop, baselines)
         except ChildrenLost as lost:
@@ -254,6 +254,18 @@ def run_part(grading: _Part) -> list[CheckResult]:
     part = grading.part
     scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
     return grading.results
+
+
+def _group_end(grading: _Part, index: int) -> int:
+    """Where the plans that share a child with plans[index] end: before a plan measured run by
+    run, and around a plan that sets up the GPU, which runs uncapped in a child of its own."""
+    def on_device(i: int) -> bool:
+        return grading.ready and grading.plans[i].uses_device
+
+    if on_device(index):
+        return index + 1
+    return next((i for i in range(index, len(grading.plans))
+                 if grading.plans[i].runs or on_device(i)), len(grading.plans))
 
 
 def void_results(checks: list[Check], results: list[CheckResult]) -> None:
