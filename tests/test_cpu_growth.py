@@ -145,11 +145,11 @@ CPU_LINE = ("CPU seconds of one process per size (N = 1, 8, 32): yours {}; the r
 def test_the_plan_runs_three_sizes_each_in_its_own_process_against_the_reference() -> None:
     plan = _plan()
     assert plan.probe == "timed_calls"
-    nonce = plan.args.pop("nonce")
-    assert isinstance(nonce, int) and nonce == _plan().args["nonce"]
     assert plan.args == {"function": "f", "args": ["A"], "call": None, "measure": "flops",
                          "repeats": 7}
-    plan.args["nonce"] = nonce
+    nonces = [run["nonce"] for run in plan.runs]
+    assert len(set(nonces)) == len(nonces) == 6  # every process its own inputs
+    assert nonces == [run["nonce"] for run in _plan().runs]  # the same for the same seed
     assert [run["case"]["label"] for run in plan.runs] == [
         "N=1, float64", "N=8, float64", "N=32, float64"] * 2
     folder = str(get_round("prefix-products").folder)

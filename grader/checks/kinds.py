@@ -660,11 +660,14 @@ def cpu_growth(spec: Spec) -> PlanFactory:
                              f"two growing ones), not {len(cases)}")
         count = repeats[ctx.flavor] if isinstance(repeats, dict) else repeats
         probe_args = {"function": function, "args": args, "call": call,
-                      "measure": rule.measure, "repeats": count,
-                      "nonce": int(ctx.rng().integers(2**62))}
+                      "measure": rule.measure, "repeats": count}
+        rng = ctx.rng()
+        # Each process gets inputs of its own (a nonce per run, the reference's run the same):
+        # nothing one process kept, in memory or in a file, answers another's calls.
+        runs = tuple({"case": c.data(), "nonce": int(rng.integers(2**62))}
+                     for _ in range(GROWTH_ROUNDS) for c in cases)
         return Plan("timed_calls", probe_args,
-                    lambda both: judge_growth(rule, cases, limit, both),
-                    runs=tuple({"case": c.data()} for _ in range(GROWTH_ROUNDS) for c in cases),
+                    lambda both: judge_growth(rule, cases, limit, both), runs=runs,
                     baseline=("timed_calls", {**probe_args, "reference": [folder, ctx.part_id]}))
 
     return plan

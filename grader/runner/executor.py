@@ -16,7 +16,8 @@ answers the judge's messages (grader.runner.channel):
                                                              "runnable"}: the child's tree's
                                                              CPU time and whether it runs
     {"op": "end", "kill": bool}                              reap it (killed first if asked),
-                                                             kill whatever it left, answer
+                                                             kill whatever it left, empty
+                                                             /tmp and /dev/shm, answer
                                                              {"op": "ended", "how", "cpu_s"}
 
 It reads no candidate output and judges nothing: the frames go straight from the child to the
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -40,7 +42,7 @@ from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.child import run_child
 from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
-from grader.runner.sandbox import TASKS
+from grader.runner.sandbox import TASKS, WRITABLE
 
 
 def serve(sock: socket.socket, round_folder: str) -> None:
@@ -77,9 +79,24 @@ def serve(sock: socket.socket, round_folder: str) -> None:
         elif op == "end" and child:
             how, cpu_s = strays.reap(child, bool(message.get("kill")))
             child = 0
+            _wipe(WRITABLE)
             send(sock, {"op": "ended", "how": how, "cpu_s": cpu_s})
         for fd in fds:
             os.close(fd)
+
+
+def _wipe(folders: tuple[str, ...]) -> None:
+    """Empty the sandbox's writable places once a child is gone: each child starts with
+    nothing an earlier one wrote (an answer kept in a file, say, for a measured process)."""
+    for folder in folders:
+        for entry in Path(folder).iterdir():
+            try:
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink(missing_ok=True)
+            except OSError:
+                pass  # what cannot be removed stays; the sandbox dies with the submission
 
 
 def _start(sock: socket.socket, spec: ChildSpec, fd: int, helpers: ModuleType) -> int:
