@@ -32,7 +32,7 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,7 +43,10 @@ if TYPE_CHECKING:
 
 SECRET_ENV = "GRADER_SECRET"
 NONCE_ENV = "GRADER_NONCE"
-HIDDEN_SEEDS = 10**9
+HIDDEN_SEED_BITS = 128
+"""How much of the HMAC the hidden seed keeps: far past any search over the seeds, so that a
+value the code under test sees (an input, a nonce) cannot be traced back to the seed that
+drew every other input of the run."""
 VARY_INPUTS = ("never", "per-submission")
 """The values of grader.toml's `vary_inputs`: what the hidden inputs depend on besides the
 secret and the seed (and GRADER_NONCE)."""
@@ -66,31 +69,38 @@ def instructor_nonce(environ: Mapping[str, str] = os.environ) -> str | None:
 
 def seed_with_secret(seed: int, secret: str | None, *, code: str | None = None,
                      nonce: str | None = None) -> int:
-    """`seed` itself without a secret; else the hidden seed: below 10**9, never `seed` itself,
-    and computable only by someone who knows the secret (HMAC-SHA256 keyed by it) as well as
-    the seed, the code fingerprint and the nonce it was mixed with."""
+    """`seed` itself without a secret; else the hidden seed: HIDDEN_SEED_BITS of an
+    HMAC-SHA256 keyed by the secret over the seed, the code fingerprint and the nonce, so it is
+    computable only by someone who knows all of them, and never `seed` itself."""
     if not secret:
         return seed
     message = json.dumps(["grader hidden inputs", seed, code, nonce]).encode()
     digest = hmac.new(secret.encode(), message, hashlib.sha256).digest()
-    hidden = int.from_bytes(digest[:8], "big") % HIDDEN_SEEDS
+    hidden = int.from_bytes(digest[:HIDDEN_SEED_BITS // 8], "big")
     # Without the secret `--seed seed` draws from `seed` itself: never the hidden inputs.
-    return hidden if hidden != seed else (hidden + 1) % HIDDEN_SEEDS
+    return hidden if hidden != seed else hidden + 1
 
 
-def code_fingerprint(root: Path, names: Iterable[str]) -> str:
-    """SHA-256 of a submission's exercise files (root/exercises/NAME for each name, in sorted
-    order): each name, then its bytes, or a mark for a file that is missing or not a regular
-    file (a link to a device is never read). The same for a workspace and for the same files
-    staged by `grade`, so either reproduces the other."""
+def code_fingerprint(root: Path) -> str:
+    """SHA-256 of everything under a submission's exercises/ folder (every file, at any depth,
+    in sorted order of its path there, compiled caches aside): each path, then its bytes, or a
+    mark for what is not a regular file (a link to a device is never read). Any file the code
+    could read or import counts, so a table of answers beside unchanged part files changes the
+    inputs too. The same for a workspace and for the same files staged by `grade`, so either
+    reproduces the other."""
     from grader.workspace import EXERCISES_DIR
 
+    folder = root / EXERCISES_DIR
     digest = hashlib.sha256()
-    for name in sorted(set(names)):
-        path = root / EXERCISES_DIR / name
+    paths = sorted(p for p in folder.rglob("*") if "__pycache__" not in p.parts) \
+        if folder.is_dir() else []
+    for path in paths:
+        name = path.relative_to(folder).as_posix()
+        if path.is_dir() and not path.is_symlink():
+            continue
         digest.update(json.dumps(name).encode() + b"\0")
         try:
-            if not path.is_file():
+            if path.is_symlink() or not path.is_file():
                 raise FileNotFoundError(path)
             with open(path, "rb") as handle:
                 data = handle.read(MAX_FINGERPRINTED_BYTES)
@@ -132,8 +142,7 @@ class Seeding:
         given one (None without a secret)."""
         if not self.secret:
             return None
-        code = code_fingerprint(root, (p.file for p in round_.parts)) \
-            if self.per_submission else None
+        code = code_fingerprint(root) if self.per_submission else None
         return seed_with_secret(self.given, self.secret, code=code, nonce=self.nonce)
 
     def request_seeds(self, round_: Round, root: Path) -> dict[str, int | None]:

@@ -29,7 +29,7 @@ from grader import batch
 from grader.cli import cli
 from grader.rounds import installed
 from grader.secret import (
-    HIDDEN_SEEDS,
+    HIDDEN_SEED_BITS,
     NONCE_ENV,
     SECRET_ENV,
     Seeding,
@@ -89,7 +89,7 @@ def values(doc: dict[str, Any]) -> list[tuple[str, str]]:
 
 def hidden(secret: str, seed: int, root: Path | None = None, nonce: str | None = None) -> int:
     """The seed a run's inputs came from, as only someone with the secret can compute it."""
-    code = None if root is None else code_fingerprint(root, (p.file for p in PREFIX.parts))
+    code = None if root is None else code_fingerprint(root)
     return seed_with_secret(seed, secret, code=code, nonce=nonce)
 
 
@@ -104,7 +104,7 @@ def test_the_hidden_seed_is_never_the_shown_one_and_needs_every_ingredient() -> 
         seen = set()
         for seed in range(300):
             mixed = seed_with_secret(seed, secret)
-            assert mixed != seed and 0 <= mixed < HIDDEN_SEEDS
+            assert mixed != seed and 0 <= mixed < 2**HIDDEN_SEED_BITS + 1
             assert mixed == seed_with_secret(seed, secret)
             assert mixed != seed_with_secret(seed, secret + "x")
             assert mixed != seed_with_secret(seed, secret, code="0" * 64)
@@ -121,7 +121,9 @@ def test_the_mix_is_an_hmac_of_the_secret_not_a_hash_of_a_concatenation() -> Non
 
     message = json.dumps(["grader hidden inputs", 7, None, None]).encode()
     digest = hmac.new(b"s3cret", message, hashlib.sha256).digest()
-    assert seed_with_secret(7, "s3cret") == int.from_bytes(digest[:8], "big") % HIDDEN_SEEDS
+    assert seed_with_secret(7, "s3cret") == int.from_bytes(digest[:16], "big")
+    assert seed_with_secret(7, "s3cret") > 2**64  # far past a search (a value drawn from it
+    # must not give it away)
     # Ingredients cannot slide into one another: ("a", "bc") and ("ab", "c") differ.
     assert seed_with_secret(1, "k", code="a", nonce="bc") != \
         seed_with_secret(1, "k", code="ab", nonce="c")
@@ -156,24 +158,37 @@ def test_seeding_follows_the_settings_and_shows_only_the_given_seed(tmp_path: Pa
         "seed 4 with the secret, each submission's code and the nonce 'run 9'"
 
 
-def test_the_fingerprint_is_of_the_exercise_files_and_reads_no_device(tmp_path: Path) -> None:
+def test_the_fingerprint_is_of_every_exercise_file_and_reads_no_device(tmp_path: Path) -> None:
+    """Every file under exercises/ counts (a table of answers beside unchanged part files
+    changes the inputs too); what lies beside exercises/ does not; a link is never read."""
     root = buggy_workspace(tmp_path, "ws")
-    names = [p.file for p in PREFIX.parts]
-    first = code_fingerprint(root, names)
-    assert first == code_fingerprint(root, reversed(names))
+    first = code_fingerprint(root)
     (root / "grader.toml").write_text('round = "prefix-products"\n')  # not code
     (root / "notes.txt").write_text("not code")
-    assert code_fingerprint(root, names) == first
+    assert code_fingerprint(root) == first
+    cache = root / "exercises" / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "x.cpython-311.pyc").write_bytes(b"compiled")
+    assert code_fingerprint(root) == first
     part1 = root / "exercises" / "part1_inplace.py"
     part1.write_text(part1.read_text() + "# a comment\n")
-    assert code_fingerprint(root, names) != first
+    assert code_fingerprint(root) != first
+    edited = code_fingerprint(root)
+    (root / "exercises" / "_table.npz").write_bytes(b"answers")
+    assert code_fingerprint(root) != edited
+    (root / "exercises" / "_table.npz").unlink()
+    (root / "exercises" / "deep").mkdir()
+    (root / "exercises" / "deep" / "helper.py").write_text("X = 1\n")
+    assert code_fingerprint(root) != edited
+    (root / "exercises" / "deep" / "helper.py").unlink()
+    assert code_fingerprint(root) == edited
     part1.unlink()
-    missing = code_fingerprint(root, names)
+    missing = code_fingerprint(root)
     part1.write_text("")
-    assert code_fingerprint(root, names) != missing  # missing is not empty
+    assert code_fingerprint(root) != missing  # missing is not empty
     part1.unlink()
     part1.symlink_to("/dev/zero")  # would never end if it were read
-    assert code_fingerprint(root, names) == missing
+    assert code_fingerprint(root) not in (missing, edited)
 
 
 def test_vary_inputs_is_a_validated_setting(tmp_path: Path) -> None:
