@@ -542,3 +542,21 @@ def test_the_sandboxed_grade_writes_every_output_and_the_table_for_everyone_too(
     lines = list(csv.reader(io.StringIO((ran["out"] / "grades.csv").read_text())))
     assert lines[1][1:6] == ["graded", "35", "35", "20", "15"]
     assert lines[2][1:6] == ["mismatch", "15", "35", "0", "15"]
+
+
+def test_data_that_a_walk_would_take_forever_over_is_refused_at_once() -> None:
+    """Sixty lists each holding the next one twice pickle to a few hundred bytes, and a walk
+    over them meets 2**60 values: the judge counts what it meets and gives up past its
+    budget, so no frame costs the judge more than that budget, whatever its shape."""
+    import pickle
+
+    from grader.runner.protocol import DATA_NODES, received_data, received_frame
+
+    bomb: list[object] = [1]
+    for _ in range(60):
+        bomb = [bomb, bomb]
+    assert len(pickle.dumps(bomb)) < 1000
+    with pytest.raises(pickle.UnpicklingError, match=f"more than {DATA_NODES} values"):
+        received_frame({"kind": "observation", "index": 0, "data": bomb})
+    wide = list(range(DATA_NODES - 1))
+    assert received_data(wide) is wide  # as much as the budget allows is taken as it is

@@ -271,25 +271,41 @@ def _seconds(value: Any) -> float:
     return seconds if math.isfinite(seconds) and seconds >= 0 else 0.0
 
 
+DATA_NODES = 1_000_000
+"""How many values an observation's data may hold, counted as a walk over it meets them (a
+list shared a thousand times counts a thousand times): pickle can send a graph whose walk is
+exponential in its size, and every walk the judge makes of the data is bounded by this one."""
+
+
 def received_data(value: Any) -> Any:
     """An observation's data with every string in it, keys included, made valid and cut to
     DATA_TEXT_LIMIT; containers come back as the same type (the same object where nothing in
-    them changed), numbers and arrays as they came. Nesting deeper than Python recurses is
-    a RecursionError, as it would be for the judge."""
-    kind = type(value)
-    if kind is str:
-        return received(value, DATA_TEXT_LIMIT)
-    if kind is dict:
-        items = [(received_data(k), received_data(v)) for k, v in value.items()]
-        if all(a is k and b is v for (a, b), (k, v) in zip(items, value.items(), strict=True)):
-            return value
-        return dict(items)
-    if kind in (list, tuple, set, frozenset):
-        members = [received_data(v) for v in value]
-        if all(a is b for a, b in zip(members, value, strict=True)):
-            return value
-        return kind(members)
-    return value
+    them changed), numbers and arrays as they came. pickle.UnpicklingError past DATA_NODES
+    values; nesting deeper than Python recurses is a RecursionError, as it would be for the
+    judge."""
+    budget = [DATA_NODES]
+
+    def walk(value: Any) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise pickle.UnpicklingError(f"data of more than {DATA_NODES} values")
+        kind = type(value)
+        if kind is str:
+            return received(value, DATA_TEXT_LIMIT)
+        if kind is dict:
+            items = [(walk(k), walk(v)) for k, v in value.items()]
+            if all(a is k and b is v for (a, b), (k, v) in zip(items, value.items(),
+                                                                strict=True)):
+                return value
+            return dict(items)
+        if kind in (list, tuple, set, frozenset):
+            members = [walk(v) for v in value]
+            if all(a is b for a, b in zip(members, value, strict=True)):
+                return value
+            return kind(members)
+        return value
+
+    return walk(value)
 
 
 def probe_frame(kind: str, index: int = -1, message: str = "", data: Any = None,

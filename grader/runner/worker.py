@@ -54,6 +54,8 @@ Emit = Callable[[Event], None]
 DEVICE_SETUP_S = 30.0  # allowed on top of the timeout to a probe that sets up CUDA
 ADVISORY = ("\n(advice only when graded: this was observed inside the process that ran your "
             "code, so it is worth no points here)")
+ANSWERS = ("observation", "not_implemented", "fault")
+"""The frames that answer one check, and say which (their index)."""
 PART_IDLE_CHECKS = 2.0
 """How long, in per-check timeouts, a part's children may sleep in all (sleeping, waiting on
 nothing the grader gives them): code that idles a little before each answer is cut off once
@@ -404,6 +406,9 @@ def _probe(grading: _Part, child: Child, index: int,
             "(os._exit, a crash, or the memory cap?)"), time.perf_counter() - began,
             printed, "error")
         return None, index + 1
+    if frame["kind"] in ANSWERS and frame["index"] != index:
+        frame = dict(probe_frame("error", index, f"a result for check {frame['index']} "
+                                 f"arrived where check {index}'s was due: not believed"))
     # The check's duration is this process's clock, never the child's word.
     return {**frame, "duration_s": time.perf_counter() - began}, index
 
