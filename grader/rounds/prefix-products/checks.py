@@ -157,7 +157,12 @@ def growing(rng: np.random.Generator) -> list[Case]:
 depth_sizes = sizes((16, 2), (128, 2))
 # part3.complexity's runs, one process each: N = 1 costs what every run pays whatever the size;
 # beyond it, linear work grows x6.7 from N = 8 to 48, the closed form's about x28.
-cpu_sizes = sizes((1, COMPLEXITY_D), (8, COMPLEXITY_D), (48, COMPLEXITY_D))
+def cpu_sizes(rng: np.random.Generator) -> list[Case]:
+    """part3.complexity's sizes: N = 1, then a middle and a large N drawn from the run's
+    seed (6 to 10, 40 to 56), so that code cannot tell the measured sizes from their numbers
+    (and pad one of them); D = COMPLEXITY_D."""
+    middle, large = int(rng.integers(6, 11)), int(rng.integers(40, 57))
+    return [make_case(rng, n, COMPLEXITY_D) for n in (1, middle, large)]
 
 
 def with_levels(case: Case) -> Case:
