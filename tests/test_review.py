@@ -436,3 +436,15 @@ def test_the_csv_has_a_flags_column(flagged_batch: dict[str, Any]) -> None:
 def test_patching_a_module_the_grader_measures_with_is_flagged(source: str) -> None:
     assert {flag["rule"] for flag in scan_source("x.py", source.encode())} \
         >= {"patches-measurement"}
+
+
+@pytest.mark.parametrize("source", [
+    "import numpy as np\nTABLE = np.load('weights.npy', allow_pickle=True)\n",
+    "from numpy import load\nx = load('t.npz')\n",
+    "import torch\nstate = torch.load('answers.pt')\n",
+    "import joblib\nmodel = joblib.load('m.pkl')\n",
+])
+def test_loading_files_that_can_hold_pickled_code_is_flagged(source: str) -> None:
+    """No solution reads data files; numpy's, torch's and joblib's loaders can unpickle, and a
+    pickle runs code when loaded, where no scan of the Python files can see it."""
+    assert "unpickling" in {flag["rule"] for flag in scan_source("x.py", source.encode())}
