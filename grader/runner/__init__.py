@@ -45,6 +45,11 @@ def _worker_environment() -> dict[str, str]:
     # Children are forked from the worker and may time on CUDA, so nothing in the worker may
     # initialise CUDA: with this, even torch.cuda.is_available() asks NVML instead.
     env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    # One thread for every math library, as in the sandbox: the CPU time a child is charged
+    # is then its own work, not a BLAS pool spinning beside it, and candidate code and the
+    # reference (timed in the worker's own children) are measured alike in every mode.
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = "1"
     source = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH")) if p)
     return env
