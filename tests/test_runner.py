@@ -330,13 +330,13 @@ class _FakeChild:
 
 
 @pytest.mark.parametrize(("runnable", "cpu_per_s", "why", "waited"), [
-    (True, 0.0, "wall", 6.0),    # starved by a busy machine: waited for, up to the backstop
+    (True, 0.0, "wall", None),   # starved by a busy machine: waited for, up to the backstop
     (True, 1.0, "cpu", 1.0),     # computing: its CPU time is the limit
-    (True, 0.1, "wall", 6.0),    # a CPU now and then (load 10 on one core): not failed
+    (True, 0.05, "wall", None),  # a CPU now and then (load 20 on one core): not failed
     (False, 0.0, "idle", 1.0),   # asleep: cut off as fast as a spinner
 ])
 def test_a_wait_counts_the_childs_work_and_sleep_not_the_clock(
-        runnable: bool, cpu_per_s: float, why: str, waited: float) -> None:
+        runnable: bool, cpu_per_s: float, why: str, waited: float | None) -> None:
     from grader.runner.children import BACKSTOP, FrameTimeout, IdleBudget, wait_readable
 
     limit = 0.2
@@ -349,7 +349,7 @@ def test_a_wait_counts_the_childs_work_and_sleep_not_the_clock(
     finally:
         child.close()
     assert raised.value.why == why
-    assert BACKSTOP == 6.0
+    waited = BACKSTOP if waited is None else waited
     assert time.monotonic() - began >= waited * limit - 0.05  # load only ever lengthens it
     assert (budget.left_s < 10.0) is (why == "idle")
 

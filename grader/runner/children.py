@@ -64,7 +64,7 @@ Children = Callable[[Request, Round], AbstractContextManager[Spawn]]
 """Gives a request its way of running candidate code: forked here, or one sandbox for it."""
 
 
-BACKSTOP = 6.0
+BACKSTOP = 10.0
 """The wall-clock backstop of a wait, in multiples of its limit: how long a child that keeps
 waiting for a CPU (a machine busy with other work) is waited for."""
 SLICE_S = 0.25
