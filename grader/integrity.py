@@ -243,13 +243,18 @@ def _top_level(folder: str, names: set[str], found: Snapshot) -> set[str]:
     return folders
 
 
-def _top_level_caches(folder: str, names: set[str], found: Snapshot) -> None:
+def _listed(folder: str, found: Snapshot) -> list[os.DirEntry[str]]:
+    """The folder's entries; none, and the folder noted as unreadable, where it cannot be
+    listed (so that becoming readable, or unreadable, is a change too)."""
     try:
-        entries = list(os.scandir(folder))
+        return list(os.scandir(folder))
     except OSError as exc:
         found[folder] = ("unreadable", exc.errno or 0)
-        return
-    for entry in entries:
+        return []
+
+
+def _top_level_caches(folder: str, names: set[str], found: Snapshot) -> None:
+    for entry in _listed(folder, found):
         name = entry.name
         if (name.partition(".")[0] in names or name.startswith(HASHED_STEMS)) \
                 and not name.endswith(SKIPPED_SUFFIXES) and not _foreign_cache(folder, name):
@@ -262,12 +267,7 @@ def _tree(root: str, found: Snapshot, hashed: bool = False) -> None:
     pending = [root]
     while pending:
         folder = pending.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError as exc:
-            found[folder] = ("unreadable", exc.errno or 0)
-            continue
-        for entry in entries:
+        for entry in _listed(folder, found):
             if entry.is_dir(follow_symlinks=False):
                 if hashed or entry.name not in SKIPPED_FOLDERS:
                     pending.append(entry.path)
