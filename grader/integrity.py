@@ -243,7 +243,7 @@ def _top_level(folder: str, names: set[str], found: Snapshot) -> set[str]:
     return folders
 
 
-def _listed(folder: str, found: Snapshot) -> list[os.DirEntry[str]]:
+def _entries(folder: str, found: Snapshot) -> list[os.DirEntry[str]]:
     """The folder's entries; none, and the folder noted as unreadable, where it cannot be
     listed (so that becoming readable, or unreadable, is a change too)."""
     try:
@@ -254,7 +254,7 @@ def _listed(folder: str, found: Snapshot) -> list[os.DirEntry[str]]:
 
 
 def _top_level_caches(folder: str, names: set[str], found: Snapshot) -> None:
-    for entry in _listed(folder, found):
+    for entry in _entries(folder, found):
         name = entry.name
         if (name.partition(".")[0] in names or name.startswith(HASHED_STEMS)) \
                 and not name.endswith(SKIPPED_SUFFIXES) and not _foreign_cache(folder, name):
@@ -267,7 +267,7 @@ def _tree(root: str, found: Snapshot, hashed: bool = False) -> None:
     pending = [root]
     while pending:
         folder = pending.pop()
-        for entry in _listed(folder, found):
+        for entry in _entries(folder, found):
             if entry.is_dir(follow_symlinks=False):
                 if hashed or entry.name not in SKIPPED_FOLDERS:
                     pending.append(entry.path)
