@@ -176,7 +176,8 @@ class FiniteSeconds(click.FloatRange):
 def timeout_option(func: F) -> F:
     return click.option(
         "--timeout", "timeout_s", type=FiniteSeconds(min=0.1),
-        help="Seconds each check may run (default: grader.toml's timeout, else 10).",
+        help="Seconds each check may take, of CPU time or asleep (default: grader.toml's "
+             "timeout, else 10).",
     )(func)
 
 
