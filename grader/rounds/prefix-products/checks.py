@@ -159,11 +159,11 @@ depth_sizes = sizes((16, 2), (128, 2))
 # beyond it, linear work grows x6.7 from N = 8 to 48, the closed form's about x28.
 def cpu_sizes(rng: np.random.Generator) -> list[Case]:
     """part3.complexity's sizes: N = 1, then a middle and a large N drawn from the run's
-    seed (5 to 8, 48 to 64), so that code cannot tell the measured sizes from their numbers
-    (and pad one of them); D = COMPLEXITY_D. The large N is at least 6 times the middle one:
-    the closed form's growth then exceeds the linear one's by 6x or more, well past the 2.5x
-    allowed, however a busy machine blurs the times."""
-    middle, large = int(rng.integers(5, 9)), int(rng.integers(48, 65))
+    seed (8 to 12, 64 to 80), so that code cannot tell the measured sizes from their numbers
+    (and pad one of them); D = COMPLEXITY_D. The large N is over 5 times the middle one, so
+    the closed form's growth exceeds the linear one's by 5x or more against the 2.5x allowed,
+    and the middle size's work stays well above one process's noise."""
+    middle, large = int(rng.integers(8, 13)), int(rng.integers(64, 81))
     return [make_case(rng, n, COMPLEXITY_D) for n in (1, middle, large)]
 
 
