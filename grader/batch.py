@@ -30,6 +30,7 @@ from grader.results import (
     RunResult,
     bound_output,
     scale_to_weight,
+    undecided_note,
 )
 from grader.review import FlagDoc, scan_folder
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
@@ -248,6 +249,9 @@ def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
     missing_parts = {p.id for p in result.parts if round_.part(p.id).file in staged.missing}
     notes += [line for p in result.parts if p.id not in missing_parts
               and (line := _first_line_of_trouble(p))]
+    busy = undecided_note([c for p in result.parts for c in p.checks])
+    if busy:
+        notes.append(busy)
     return GradedRow(staged.source, status, result.parts, sum(settings.weights().values()),
                      settings.flavor, notes, result, flags)
 

@@ -70,7 +70,7 @@ def _in_units(value: float) -> float:
 def test_status(check: CheckResult) -> ClassroomStatus:
     if check.status == "passed":
         return "pass"
-    return "error" if check.status in ("error", "timeout") else "fail"
+    return "error" if check.status in ("error", "timeout", "undecided") else "fail"
 
 
 def part_tests(result: RunResult, part: PartResult) -> list[ClassroomTest]:

@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader.results import CheckResult, PartResult, RunResult
+from grader.results import CheckResult, PartResult, RunResult, undecided_note
 from grader.rounds import Part, get_round
 from grader.safe_text import clean, valid_tree
 from grader.safe_text import text as safe
@@ -30,6 +30,7 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
     "error": ("! error", "bold red"),
     "timeout": ("⏱ timeout", "yellow"),
     "skipped": ("– skipped", "dim"),
+    "undecided": ("? undecided", "magenta"),
 }
 
 HONESTY_NOTE = "Hidden checks against the references: strong evidence, not proof. A skip is " \
@@ -118,7 +119,9 @@ def summary_line(result: RunResult) -> Text:
         pieces += " (not graded here)" if not_applicable == counts["skipped"] else \
             f" ({not_applicable} not graded here)"
     style = "bold green" if result.all_passed else "bold red"
-    if not result.all_passed:
+    if counts["undecided"]:
+        style, verdict = "bold magenta", undecided_note(checks)
+    elif not result.all_passed:
         verdict = "not passing yet"
     else:
         verdict = "every graded check passed" if counts["skipped"] else "all checks passed"

@@ -19,9 +19,24 @@ from grader.safe_text import (
     received,
 )
 
-Status = Literal["passed", "failed", "error", "timeout", "skipped"]
-STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped")
+Status = Literal["passed", "failed", "error", "timeout", "skipped", "undecided"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped", "undecided")
+"""`undecided`: a measurement the machine was too busy to judge (its rounds disagreed to the
+end); neither a pass nor a failure: it keeps its points and earns none in this run, and every
+output says so, so that a re-run on a quieter machine decides it."""
 PRINTED_MARK = "--- your code printed ---"
+TOO_BUSY = "the machine was too busy to judge {what}: re-run when it is quieter"
+"""Said wherever a result holds undecided checks (the scorecard, a row's notes, Gradescope)."""
+
+
+def undecided_note(checks: list[CheckResult]) -> str:
+    """One line naming a run's undecided checks and the points they hold back, or ""."""
+    held = [c for c in checks if c.status == "undecided"]
+    if not held:
+        return ""
+    points = sum(c.max_score for c in held)
+    return TOO_BUSY.format(what=f"{', '.join(c.id for c in held)} ({points:.1f} points held "
+                                "back, not lost)")
 
 
 class CheckDoc(TypedDict):

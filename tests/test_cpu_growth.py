@@ -15,8 +15,8 @@ import pytest
 
 from grader.checks.base import Context
 from grader.checks.cases import Case
-from grader.checks.growth import CEILING, FLOOR_SHARE, Timings, compare
-from grader.checks.kinds import Spec, cpu_growth
+from grader.checks.growth import CEILING, FLOOR, FLOOR_SHARE, Timings, compare
+from grader.checks.kinds import DECIDING_ROUNDS, GROWTH_ROUNDS, Spec, cpu_growth
 from grader.rounds import RoundError, get_round
 
 SIZES = (1, 8, 32)
@@ -76,11 +76,12 @@ def test_a_fast_closed_form_still_fails_once_its_large_size_work_counts() -> Non
 @pytest.mark.parametrize("slowed", [0.001, 0.003, 0.006, 0.05])
 def test_a_slow_middle_run_of_the_reference_does_not_make_linear_work_look_fast(
         slowed: float) -> None:
-    """The reference's growth counts as at least the expected order's own at these sizes."""
+    """The reference's growth counts as at least 1/FLOOR of the expected order's own at these
+    sizes: linear work then grows at most FLOOR times as fast as it, below the limit."""
     noisy = Timings(REFERENCE.tiny, REFERENCE.middle + slowed, REFERENCE.large)
     growth = compare(timings(), noisy, LINEAR)
-    assert growth is not None and growth.reference == LINEAR
-    assert growth.excess <= 1.0
+    assert growth is not None and LINEAR / FLOOR <= growth.reference <= LINEAR
+    assert growth.excess <= FLOOR < 2.0
 
 
 @pytest.mark.parametrize("slowed", [0.005, 0.008, 0.009, 0.03])
@@ -90,7 +91,7 @@ def test_a_slow_tiny_size_process_of_the_reference_lets_neither_order_pass_for_t
     counts at most a quarter more than the expected order's."""
     noisy = Timings(REFERENCE.tiny + slowed, REFERENCE.middle, REFERENCE.large)
     right = compare(timings(), noisy, LINEAR)
-    assert right is not None and LINEAR <= right.reference <= CEILING * LINEAR
+    assert right is not None and LINEAR / FLOOR <= right.reference <= CEILING * LINEAR
     assert right.excess <= 1.0
     closed = compare(timings(PER_N, PER_N / 2), noisy, LINEAR)
     assert closed is not None and closed.excess > 2.5
@@ -111,7 +112,8 @@ def _cases(rng: np.random.Generator) -> list[Case]:
 def _spec(**table: Any) -> Spec:
     judge = SimpleNamespace(cases=_cases, two=lambda rng: _cases(rng)[1:])
     return Spec({"function": "f", "cases": "cases", "args": ["A"], "size": "N",
-                 "repeats": {"numpy": 7, "torch": 3}, "growth_hint": "closed form", **table},
+                 "repeats": {"numpy": 7, "torch": 3}, "middle_calls": 1, "large_calls": 1,
+                 "growth_hint": "closed form", **table},
                 "test", get_round("prefix-products"), judge, SimpleNamespace(),
                 lambda names, where: ())  # type: ignore[arg-type]
 
@@ -124,34 +126,56 @@ LINEAR_COUNTS = (2, 16, 64)
 QUADRATIC_COUNTS = (2, 128, 2048)
 
 
-def observed(yours: Timings, reference: Timings | None, counts: tuple[int, ...] = LINEAR_COUNTS,
-             raised: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What the runner hands the judge: each run's data and the CPU seconds of its process."""
-    def runs(times: Timings, count: tuple[int, ...]) -> list[dict[str, Any]]:
-        return [{"data": {"raised": raised if i == 2 else None, "count": c}, "cpu_s": t}
-                for i, (c, t) in enumerate(zip(count, (times.tiny, times.middle, times.large),
-                                               strict=True))]
+def runs(times: Timings, count: tuple[int, ...] = (0, 0, 0),
+         raised: dict[str, Any] | None = None, first: bool = False) -> list[dict[str, Any]]:
+    """One round: each size's run data and the CPU seconds of its process, after the counted
+    runs at the two growing sizes in the first round."""
+    counted = [{"data": {"raised": None, "count": c}, "cpu_s": 0.03} for c in count[1:]]
+    timed = [{"data": {"raised": raised if i == 3 else None, "count": 0}, "cpu_s": t}
+             for i, t in enumerate((times.tiny, times.middle, times.tiny, times.large))]
+    return counted * first + timed
 
-    return {"yours": runs(yours, counts),
-            "baseline": None if reference is None else runs(reference, (0, 0, 0)),
+
+def observed(yours: Timings, reference: Timings | None, counts: tuple[int, ...] = LINEAR_COUNTS,
+             raised: dict[str, Any] | None = None, rounds: int = 2) -> dict[str, Any]:
+    """What the runner hands the judge after `rounds` rounds that measured alike (a quiet
+    machine)."""
+    return {"yours": [runs(yours, counts, raised, n == 0) for n in range(rounds)],
+            "baseline": None if reference is None else [runs(reference, first=n == 0)
+                                                        for n in range(rounds)],
             "baseline_error": "" if reference is not None else "the reference did not finish"}
 
 
-CPU_LINE = ("CPU seconds of one process per size (N = 1, 8, 32): yours {}; the reference's "
-            "0.021, 0.030, 0.058. Beyond N=1, from N=8 to N=32 your work grew x{}, the "
-            "reference's x4.4")
+def measured(yours: list[Timings], reference: list[Timings],
+             counts: tuple[int, ...] = (0, 0, 0)) -> dict[str, Any]:
+    """Rounds that measured differently, round by round."""
+    return {"yours": [runs(t, counts, first=n == 0) for n, t in enumerate(yours)],
+            "baseline": [runs(t, first=n == 0) for n, t in enumerate(reference)],
+            "baseline_error": ""}
+
+
+CPU_LINE = ("CPU seconds of one process each (N = 1 and 8, 7 calls each; N = 1 and 32, 7 calls "
+            "each): yours {}; the reference's 0.021 and 0.030, 0.021 and 0.058. Beyond N=1, "
+            "from N=8 to N=32 your work per call grew x{}, the reference's x4.4")
 
 
 def test_the_plan_runs_three_sizes_each_in_its_own_process_against_the_reference() -> None:
     plan = _plan()
     assert plan.probe == "timed_calls"
-    assert plan.args == {"function": "f", "args": ["A"], "call": None, "measure": "flops",
-                         "repeats": 7}
-    nonces = [run["nonce"] for run in plan.runs]
-    assert len(set(nonces)) == len(nonces) == 6  # every process its own inputs
-    assert nonces == [run["nonce"] for run in _plan().runs]  # the same for the same seed
-    assert [run["case"]["label"] for run in plan.runs] == [
-        "N=1, float64", "N=8, float64", "N=32, float64"] * 2
+    assert plan.args == {"function": "f", "args": ["A"], "call": None, "measure": "flops"}
+    assert plan.measured is not None and plan.measured.least == DECIDING_ROUNDS
+    every_run = [run for runs in plan.measured.rounds for run in runs]
+    nonces = [run["nonce"] for run in every_run]
+    assert nonces == [run["nonce"] for runs in _plan().measured.rounds
+                      for run in runs]  # the same for the same seed
+    assert len(set(nonces)) == len(nonces) == 4 * GROWTH_ROUNDS + 2  # each process its inputs
+    assert [(run["case"]["label"], run["repeats"]) for run in every_run] == [
+        ("N=8, float64", 0), ("N=32, float64", 0)] + [
+        ("N=1, float64", 7), ("N=8, float64", 7), ("N=1, float64", 7),
+        ("N=32, float64", 7)] * GROWTH_ROUNDS
+    default = cpu_growth(_spec(middle_calls=4, large_calls=0.5))(
+        Context(seed=1, flavor="numpy", check_id="part3.cost"))
+    assert [run["repeats"] for run in default.measured.rounds[1]] == [28, 28, 4, 4]
     folder = str(get_round("prefix-products").folder)
     assert plan.baseline == ("timed_calls", {**plan.args, "reference": [folder, "part3"]})
 
@@ -159,9 +183,9 @@ def test_the_plan_runs_three_sizes_each_in_its_own_process_against_the_reference
 def with_projections(observation: dict[str, Any], yours: list[list[float] | None],
                      reference: list[list[float] | None]) -> dict[str, Any]:
     """The observation with every run's results reduced as timed_calls reduces them."""
-    for run in observation["yours"]:
+    for run in (run for runs in observation["yours"] for run in runs):
         run["data"]["projections"] = yours
-    for run in observation["baseline"]:
+    for run in (run for runs in observation["baseline"] for run in runs):
         run["data"]["projections"] = reference
     return observation
 
@@ -192,7 +216,7 @@ def test_work_that_grows_like_the_references_passes_with_both_measures() -> None
     verdict = _plan().judge(observed(REFERENCE, REFERENCE))
     assert verdict.status == "passed"
     assert verdict.message == ("matmul flops: 16 at N=8, 64 at N=32 (x4.0 for x4 N); "
-                               + CPU_LINE.format("0.021, 0.030, 0.058", "4.4"))
+                               + CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4"))
 
 
 def test_what_the_counter_sees_growing_fails_with_its_own_words_and_the_cpu_times() -> None:
@@ -201,7 +225,7 @@ def test_what_the_counter_sees_growing_fails_with_its_own_words_and_the_cpu_time
     assert verdict.status == "failed" and verdict.hint == "closed form"
     assert verdict.message.splitlines() == [
         "matmul flops: 128 at N=8, 2048 at N=32 (x16.0 for x4 N): the cost grows faster than "
-        "linearly in N", CPU_LINE.format("0.022, 0.068, 0.673", "14.1")]
+        "linearly in N", CPU_LINE.format("0.022 and 0.068, 0.022 and 0.673", "14.1")]
 
 
 def test_work_hidden_from_the_counter_fails_on_its_cpu_time() -> None:
@@ -209,9 +233,9 @@ def test_work_hidden_from_the_counter_fails_on_its_cpu_time() -> None:
     verdict = _plan().judge(observed(closed, REFERENCE))
     assert verdict.status == "failed" and verdict.hint == "closed form"
     assert verdict.message == (
-        CPU_LINE.format("0.022, 0.068, 0.673", "14.1") + ": yours grows 3.2x faster than the "
-        "reference's (at most 2.5x allowed); the matmul flops the counter saw grew slower, so "
-        "the work is in calls it cannot see")
+        CPU_LINE.format("0.022 and 0.068, 0.022 and 0.673", "14.1")
+        + ": yours grows 3.2x faster than the reference's (at most 2.5x allowed); the matmul "
+        "flops the counter saw grew slower, so the work is in calls it cannot see")
     unseen = _plan().judge(observed(closed, REFERENCE, (0, 0, 0)))
     assert unseen.status == "failed"
     assert "; the counter saw no matmul flops, so the work is in calls" in unseen.message
@@ -220,15 +244,19 @@ def test_work_hidden_from_the_counter_fails_on_its_cpu_time() -> None:
 def test_right_work_the_counter_cannot_see_passes_on_its_cpu_time() -> None:
     verdict = _plan().judge(observed(REFERENCE, REFERENCE, (0, 0, 0)))
     assert verdict.status == "passed"
-    assert verdict.message == (CPU_LINE.format("0.021, 0.030, 0.058", "4.4")
+    assert verdict.message == (CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4")
                                + " (the counter saw no matmul flops: CPU time decides)")
 
 
-def test_a_reference_slower_to_grow_than_the_order_itself_counts_as_the_order() -> None:
+def test_a_reference_far_slower_to_grow_than_the_order_itself_counts_within_a_third() -> None:
     slow_middle = Timings(REFERENCE.tiny, REFERENCE.middle + 0.004, REFERENCE.large)
     verdict = _plan().judge(observed(REFERENCE, slow_middle))
+    assert verdict.status == "passed" and verdict.message.endswith("the reference's x3.0")
+    slower = Timings(REFERENCE.tiny, REFERENCE.middle + 0.008, REFERENCE.large)
+    verdict = _plan().judge(observed(REFERENCE, slower))
     assert verdict.status == "passed"
-    assert verdict.message.endswith("the reference's x3.0 (x4.4, the expected order's, counts)")
+    assert verdict.message.endswith("the reference's x2.3 (x3.0 counts: the expected order's "
+                                    "x4.4, give or take noise)")
 
 
 def test_without_the_references_times_the_counter_alone_decides() -> None:
@@ -240,8 +268,9 @@ def test_without_the_references_times_the_counter_alone_decides() -> None:
     assert unseen.status == "skipped"
     flat = _plan().judge(observed(REFERENCE, Timings(0.02, 0.02, 0.02), QUADRATIC_COUNTS))
     assert flat.status == "failed" and flat.message.splitlines()[1] == (
-        "CPU seconds of one process per size (N = 1, 8, 32): yours 0.021, 0.030, 0.058; the "
-        "reference's 0.020, 0.020, 0.020: not compared, the reference's work did not show")
+        "CPU seconds of one process each (N = 1 and 8, 7 calls each; N = 1 and 32, 7 calls "
+        "each): yours 0.021 and 0.030, 0.021 and 0.058; the reference's 0.020 and 0.020, 0.020 "
+        "and 0.020: not compared, the reference's work did not show")
 
 
 def test_a_run_that_raised_is_reported_with_its_size() -> None:
@@ -264,20 +293,105 @@ def test_a_cpu_growth_row_that_cannot_measure_is_an_error(table: dict[str, Any],
 
 def test_each_size_counts_its_least_cpu_time_over_the_rounds() -> None:
     """A process is charged more than its work now and then (a busy neighbour's cache, the
-    scheduler), never less: of two rounds, the quieter one per size is the measure, so one
-    slow tiny process (which would make linear work look like growth) fails nobody."""
-    clean = observed(REFERENCE, REFERENCE)
-    noisy_round = observed(Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large + 0.1),
-                           Timings(REFERENCE.tiny + 0.01, REFERENCE.middle + 0.01,
-                                   REFERENCE.large))
-    assert _plan().judge(noisy_round).status == "failed"  # alone, the slow process decides
-    both = {**clean, "yours": noisy_round["yours"] + clean["yours"],
-            "baseline": clean["baseline"] + noisy_round["baseline"]}
-    assert _plan().judge(both).status == "passed"
-    quadratic = observed(timings(PER_N, PER_N / 2), REFERENCE)
-    twice = {**quadratic, "yours": quadratic["yours"] * 2,
-             "baseline": quadratic["baseline"] * 2}
-    assert _plan().judge(twice).status == "failed"
+    scheduler), never less: over the rounds, the quietest process per size is the measure."""
+    noisy_yours = Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large + 0.1)
+    noisy_reference = Timings(REFERENCE.tiny + 0.01, REFERENCE.middle + 0.01, REFERENCE.large)
+    alone = measured([noisy_yours] * 2, [noisy_reference] * 2)
+    assert _plan().judge(alone).status == "failed"  # alone, slow processes in agreement decide
+    mixed = measured([noisy_yours, REFERENCE, REFERENCE, REFERENCE],
+                     [REFERENCE, noisy_reference, REFERENCE, REFERENCE])
+    verdict = _plan().judge(mixed)
+    assert verdict.status == "passed"
+    assert CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4") in verdict.message
+
+
+def test_rounds_that_disagree_leave_the_verdict_undecided_until_they_agree() -> None:
+    """One round saying "too fast a growth" and the next "fine" is a busy machine, not a
+    verdict: the judge asks for another round, and decides once the last rounds agree with the
+    estimate over all of them: two on a machine whose runs measure alike, three where the
+    same size's runs spread more than QUIET_SPREAD."""
+    noisy = Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large + 0.1)
+    first_two = measured([noisy, REFERENCE], [REFERENCE, REFERENCE])
+    verdict = _plan().judge(first_two)
+    assert verdict.status == "undecided"
+    assert verdict.message.endswith("but the estimate moved from one side of the limit (2.5x) "
+                                    "to the other as rounds came in: 3.7x, 1.0x")
+    assert _plan().judge(measured([noisy, REFERENCE, REFERENCE],
+                                  [REFERENCE] * 3)).status == "undecided"
+    assert _plan().judge(measured([noisy, REFERENCE, REFERENCE, REFERENCE],
+                                  [REFERENCE] * 4)).status == "passed"
+    slightly = Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large * 1.2)
+    assert _plan().judge(measured([slightly, REFERENCE], [REFERENCE] * 2)).status == "passed"
+
+
+REAL_SIZES = (1, 8, 96)
+
+
+def _real_plan():  # type: ignore[no-untyped-def]
+    """The check as prefix-products sets it: its sizes, calls and limit."""
+    def cases(rng: np.random.Generator) -> list[Case]:
+        return [Case({"A": np.ones((n, 2))}, (("N", n),)) for n in REAL_SIZES]
+
+    spec = _spec(limit=2.0, middle_calls=4, large_calls=0.5, repeats=150)
+    spec.judge.cases = cases
+    return cpu_growth(spec)(Context(seed=1, flavor="numpy", check_id="part3.cost"))
+
+
+def _process(rng: np.random.Generator, calls: int, per_call: float, load: float,
+             slow: float) -> float:
+    """What a busy machine charges a process that costs 20 ms plus `calls` calls: its work
+    times a factor over 1 (the machine's load of the moment, `slow`, and the process's own
+    luck), plus a few milliseconds by chance."""
+    work = 0.019 + calls * per_call
+    return work * (slow + load * 0.15 * rng.gamma(4) / 4) + load * rng.exponential(0.004)
+
+
+def _round(rng: np.random.Generator, per_call: Any, load: float, first: bool) -> list[float]:
+    slow = 1 + load * 0.15 * rng.gamma(2) / 2
+    counted = [0.03, 0.03] if first else []
+    runs = [(600, 1), (600, 8), (75, 1), (75, 96)]
+    return counted + [_process(rng, calls, per_call(n), load, slow) for calls, n in runs]
+
+
+@pytest.mark.parametrize("load", [0.0, 0.3, 1.0, 2.0, 4.0])
+def test_noise_leaves_a_growth_undecided_far_more_often_than_it_turns_it_over(
+        load: float) -> None:
+    """The property the rounds are for, on CPU times modelled on the reference's and the
+    closed form's at the round's sizes and calls: whatever a busy machine adds (here, a load
+    that changes from round to round, and each process's own luck: on average up to 2.2
+    times its work at load 4), at most 1 in 100 of the verdicts on linear backwards and on
+    closed forms is turned over, what else noise would have turned over is reported
+    undecided, and a quiet machine decides everything. (The runner measures up to
+    GROWTH_ROUNDS rounds, as here.)"""
+    rng = np.random.default_rng(int(load * 10))
+    plan = _real_plan()
+    models = {"linear": lambda n: 1e-5 + 1.5e-5 * n,
+              "closed": lambda n: 1e-5 + 2e-5 * n + 3e-6 * n * n}
+    outcomes: dict[str, list[str]] = {"linear": [], "closed": []}
+    for name, per_call in models.items():
+        for _ in range(200):
+            rounds: list[tuple[list[float], list[float]]] = []
+            verdict = None
+            for number in range(GROWTH_ROUNDS):
+                rounds.append((_round(rng, per_call, load, number == 0),
+                               _round(rng, models["linear"], load, number == 0)))
+                if number + 1 >= DECIDING_ROUNDS:
+                    verdict = plan.judge({
+                        "yours": [[{"data": {"raised": None, "count": 0}, "cpu_s": t}
+                                   for t in mine] for mine, _ in rounds],
+                        "baseline": [[{"data": {"raised": None, "count": 0}, "cpu_s": t}
+                                      for t in theirs] for _, theirs in rounds],
+                        "baseline_error": ""})
+                    if verdict.status != "undecided":
+                        break
+            assert verdict is not None
+            outcomes[name].append(verdict.status)
+    turned = outcomes["linear"].count("failed") + outcomes["closed"].count("passed")
+    assert turned <= 4  # of 400
+    if load == 0:
+        assert outcomes["linear"] == ["passed"] * 200 and outcomes["closed"] == ["failed"] * 200
+    if load <= 0.3:
+        assert outcomes["linear"].count("undecided") + outcomes["closed"].count("undecided") <= 2
 
 
 def test_a_fixed_cost_far_above_the_references_work_fails_as_unmeasurable() -> None:

@@ -9,13 +9,13 @@ import py_compile
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from tiny_round import write_tiny_round
 
-from grader.checks.base import Check, Context, Plan, Verdict, passed
+from grader.checks.base import Check, Context, Measured, Plan, Verdict, passed, undecided
 from grader.results import CheckResult
 from grader.rounds import Round
 from grader.runner import GraderCrash, Request, strays
@@ -173,8 +173,9 @@ def test_one_grading_process_at_a_time_times_on_the_device(tiny: Round, tmp_path
         child.end(kill=True)
 
 
-def _runs_report(data: list[dict]) -> Verdict:  # type: ignore[type-arg]
-    return passed(" ".join(f"{run['data']}:{run['cpu_s']:.2f}" for run in data))
+def _runs_report(data: dict) -> Verdict:  # type: ignore[type-arg]
+    (runs,) = data["yours"]
+    return passed(" ".join(f"{run['data']}:{run['cpu_s']:.2f}" for run in runs))
 
 
 def test_a_plan_measured_run_by_run_gets_each_processs_cpu_time_from_the_kernel(
@@ -183,13 +184,91 @@ def test_a_plan_measured_run_by_run_gets_each_processs_cpu_time_from_the_kernel(
     process the code waited for counts too."""
     root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
     runs = ({"seconds": 0.05}, {"seconds": 0.4}, {"seconds": 0.4, "hidden": True})
-    (result,) = _run_plans_here(tiny, root, [Plan("round:spin", {}, _runs_report, runs=runs)],
-                                ready=False)
+    plan = Plan("round:spin", {}, _runs_report, measured=Measured((runs,), least=1))
+    (result,) = _run_plans_here(tiny, root, [plan], ready=False)
     figures = [(kind, float(cpu)) for kind, cpu in
                (item.split(":") for item in result.message.split())]
     assert [kind for kind, _ in figures] == ["spun", "spun", "hidden"]
     assert figures[0][1] < 0.3 < 0.35 <= figures[1][1] < 1.5
     assert 0.35 <= figures[2][1] < 1.5
+
+
+def _clock_plan(decide: Callable[[dict], Verdict], rounds: int) -> Plan:  # type: ignore[type-arg]
+    runs = tuple(tuple({"tag": f"{number}.{size}"} for size in "abc")
+                 for number in range(1, rounds + 1))
+    return Plan("round:clock", {}, decide, baseline=("round:clock", {}),
+                measured=Measured(runs, least=2))
+
+
+def test_a_measurement_takes_the_references_run_just_before_each_of_yours(
+        tiny: Round, tmp_path: Path) -> None:
+    """Reference and candidate processes alternate, run by run, so both see the same machine;
+    the judge sees every round so far, each run with the CPU time of its process."""
+    seen: list[dict] = []  # type: ignore[type-arg]
+
+    def decide(both: dict) -> Verdict:  # type: ignore[type-arg]
+        seen.append(both)
+        return passed("ok")
+
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    (result,) = _run_plans_here(tiny, root, [_clock_plan(decide, 4)], ready=False)
+    assert result.status == "passed" and len(seen) == 1
+    both = seen[0]
+    assert both["baseline_error"] == ""
+    times = []
+    for mine, theirs in zip(both["yours"], both["baseline"], strict=True):
+        for run_mine, run_theirs in zip(mine, theirs, strict=True):
+            assert run_mine["data"][1] == run_theirs["data"][1]
+            assert run_mine["cpu_s"] >= 0 and run_theirs["cpu_s"] >= 0
+            times += [run_theirs["data"][0], run_mine["data"][0]]
+    assert [run["data"][1] for runs in both["yours"] for run in runs] == [
+        "1.a", "1.b", "1.c", "2.a", "2.b", "2.c"]  # two rounds decided it
+    assert times == sorted(times)
+
+
+def _spin_report(both: dict) -> Verdict:  # type: ignore[type-arg]
+    return passed(" ".join(f"{run['data']}:{run['cpu_s']}:{bool(run.get('capped'))}"
+                           for runs in both["yours"] for run in runs))
+
+
+def test_a_run_past_the_measurements_cap_is_stopped_and_recorded_as_capped(
+        tiny: Round, tmp_path: Path) -> None:
+    """A run that has used more CPU than the plan's cap proves nothing more: it is stopped
+    there, costs no more, and the judge sees it as capped, with at least the cap's seconds."""
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    runs = (({"seconds": 0.05}, {"seconds": 5.0}),) * 2
+    plan = Plan("round:spin", {}, _spin_report,
+                measured=Measured(runs, least=2, cap=lambda so_far: 0.4))
+    (result,) = _run_plans_here(tiny, root, [plan], ready=False)
+    runs_seen = [run.split(":") for run in result.message.split()]
+    assert [(data, capped) for data, _, capped in runs_seen] == [
+        ("spun", "False"), ("None", "True")] * 2
+    assert all(0.4 <= float(cpu) < 2.0 for _, cpu, capped in runs_seen if capped == "True")
+
+
+@pytest.mark.parametrize(("undecided_rounds", "status", "rounds_run"), [
+    (0, "passed", 2), (1, "passed", 3), (2, "passed", 4), (3, "undecided", 4)])
+def test_an_undecided_measurement_gets_more_rounds_then_says_the_machine_was_too_busy(
+        tiny: Round, tmp_path: Path, undecided_rounds: int, status: str,
+        rounds_run: int) -> None:
+    """Rounds that disagree are measured again, up to the plan's last round; what is still
+    undecided then is reported as such: no points, none taken away, and the reason."""
+    asked: list[int] = []
+
+    def decide(both: dict) -> Verdict:  # type: ignore[type-arg]
+        asked.append(len(both["yours"]))
+        return undecided("rounds disagree") if len(asked) <= undecided_rounds else passed("ok")
+
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    (result,) = _run_plans_here(tiny, root, [_clock_plan(decide, 4)], ready=False)
+    assert asked == list(range(2, rounds_run + 1))
+    assert result.status == status
+    assert result.max_score == 10.0  # the part's weight, held whatever the status
+    assert result.score == (10.0 if status == "passed" else 0.0)
+    if status == "undecided":
+        assert result.message == ("the machine was too busy to judge this: its measurements "
+                                  "still disagreed after 4 rounds; re-run when it is quieter\n"
+                                  "rounds disagree")
 
 
 @pytest.fixture

@@ -129,6 +129,11 @@ def spin(api, seconds, hidden=False):
     return "spun"
 
 
+def clock(api, tag=""):
+    """When this process ran, and with what tag: the order of a measurement's processes."""
+    return [time.monotonic(), tag]
+
+
 def leave_behind(api, path):
     """Start a process in a session of its own that would write `path` a second later."""
     import subprocess, sys

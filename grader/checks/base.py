@@ -20,7 +20,7 @@ import numpy as np
 
 from grader.runner.protocol import DEFAULT_TIMEOUT_S
 
-VerdictStatus = Literal["passed", "failed", "skipped"]
+VerdictStatus = Literal["passed", "failed", "skipped", "undecided"]
 Need = Literal["cuda"]
 
 
@@ -50,11 +50,52 @@ def not_started(message: str, hint: str | None = None) -> Verdict:
     return Verdict("failed", f"not implemented yet: {message}", hint, 0.0, stub=True)
 
 
+def undecided(message: str) -> Verdict:
+    """A measurement that cannot tell a pass from a failure yet: its rounds disagree about
+    which side of the limit the code is on (a busy machine's noise). For a measured plan the
+    runner measures another round; after the last it reports the check as undecided, which is
+    neither a pass nor a failure."""
+    return Verdict("undecided", message)
+
+
 def skipped(message: str, not_applicable: bool = False) -> Verdict:
     """A check that did not run to a verdict. `not_applicable`: it cannot apply on this machine
     at all (GPU timing without a GPU), so it is worth no points here; otherwise (the candidate's
     code hid what the check measures) it keeps its points and earns none: a skip is no pass."""
     return Verdict("skipped", message, None, 0.0, not_applicable)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A measurement in rounds, for a verdict that must not depend on how busy the machine is.
+
+    Each round runs the probe once per entry of its runs (the entry's arguments merged into
+    the plan's `args`), each run in a fresh process of its own, and the baseline's run of the
+    same entry just before it, in a process without candidate code: the two share whatever
+    the machine was doing at that moment. The judge then receives {"yours": rounds, "baseline":
+    rounds or None, "baseline_error": why}, each round a list, run by run, of {"data": the
+    probe's observation, "cpu_s": the CPU seconds the kernel charged that process, as its
+    parent read them (a figure measured outside the candidate's process, so work hidden from
+    the probe's counters still shows in it)}.
+
+    The judge is first asked after `least` rounds. A verdict of `undecided` (the rounds
+    disagree) gets the next round, until `rounds` runs out; then the check is reported as
+    undecided: the machine was too busy to judge it. Each round has runs of its own (fresh
+    nonces), so nothing a process kept answers a later round's calls.
+
+    `cap`: the CPU seconds past which the candidate's next run would prove nothing the verdict
+    does not already know (it has cost more than any passing code could), given the rounds so
+    far (as the judge receives them, the current round's runs to date last); None for no cap.
+    A run stopped there is recorded as {"data": None, "cpu_s": what it used, at least the cap,
+    "capped": True}: code far too slow costs little more than passing code."""
+
+    rounds: tuple[tuple[dict[str, Any], ...], ...]
+    least: int = 2
+    cap: Callable[[dict[str, Any]], float | None] | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.least <= len(self.rounds) or not all(self.rounds):
+            raise ValueError("a measurement needs at least `least` rounds, none of them empty")
 
 
 @dataclass(frozen=True)
@@ -71,11 +112,7 @@ class Plan:
     judge then receives {"yours": observation, "baseline": its observation, or None with
     "baseline_error": why}.
 
-    `runs`: run the probe (and its baseline) once per entry, each entry's arguments merged into
-    `args`, each run in a fresh process of its own; the observation is then a list, run by
-    run, of {"data": the probe's observation, "cpu_s": the CPU seconds the kernel charged that
-    process, as its parent read them}. That figure is measured outside the candidate's
-    process, so work hidden from the probe's counters still shows in it.
+    `measured`: the plan is a measurement, taken in rounds (see Measured) rather than once.
     """
 
     probe: str
@@ -83,7 +120,7 @@ class Plan:
     judge: Callable[[Any], Verdict]
     uses_device: bool = False
     baseline: tuple[str, dict[str, Any]] | None = None
-    runs: tuple[dict[str, Any], ...] = ()
+    measured: Measured | None = None
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ does to CPU time (a loaded neighbour, a slower clock) it does to both.
 Timing noise is a few milliseconds a process on a loaded machine, not far below the work at the
 middle size (and now and then one process is charged tens of milliseconds more), so two rules
 keep it from reading as growth (a false failure is as bad as a missed mistake):
-- the reference's growth counts as that of the expected order itself at these sizes, or as
-  much as a quarter more (CEILING) when it measured more: the reference is of that order, so a
-  measured growth below it is noise (a slow middle-size process) that would make the right
-  order look fast, and one far above it is noise too (a slow tiny-size process) that would let
-  the wrong order pass; its work at the middle size is then the one its growth implies from
-  the large size;
+- the reference's growth counts as measured, but between 1/FLOOR and CEILING times the expected
+  order's own growth at these sizes (below it, by up to a third: the reference's work has a
+  part that does not grow, which honest code shares; above it, by up to a quarter): outside
+  that band, it is noise (a slow middle-size process, which would make the right order look fast,
+  or a slow tiny-size one, which would let the wrong order pass); its work at the middle size
+  is then the one its growth implies from the large size;
 - the candidate's work at the middle size counts as at least half the reference's there
   (FLOOR_SHARE): a run whose tiny-size process happened to be slow, which shrinks both its
   differences, cannot then multiply its growth, nor can a candidate much faster than the
@@ -31,6 +31,10 @@ CEILING = 1.25
 """How much faster than the expected order's the reference's growth may count: on a loaded
 machine its measured growth stays within a quarter of the expected order's but in a few runs in
 a hundred."""
+FLOOR = 1.5
+"""How many times slower than the expected order's the reference's growth may count: its work
+has a part that does not grow with the size (per call, beyond the tiny run's), which makes it
+grow about a quarter slower than the order itself at the prefix-products sizes."""
 FLOOR_SHARE = 0.5
 """The least share of the reference's work at the middle size that the candidate's counts as.
 With growth g from the middle size to the large one (6.7 for linear work at N = 1, 8, 48), a
@@ -41,15 +45,23 @@ limit of 2.5 g."""
 
 @dataclass(frozen=True)
 class Timings:
-    """CPU seconds of the three processes, at the tiny, the middle and the large size."""
+    """CPU seconds of the processes: at the tiny size and the middle one, each making
+    `middle_calls` calls; at the tiny size again (`tiny_large`, when measured) and the large
+    one, each making `large_calls`. The middle size makes more calls than the large one, so
+    that its work stands well above a process's noise while the large one's stays cheap."""
 
     tiny: float
     middle: float
     large: float
+    tiny_large: float | None = None
+    middle_calls: int = 1
+    large_calls: int = 1
 
     def work(self) -> tuple[float, float]:
-        """(middle, large): what each costs beyond the tiny run."""
-        return self.middle - self.tiny, self.large - self.tiny
+        """(middle, large): what one call costs beyond a call at the tiny size."""
+        base = self.tiny if self.tiny_large is None else self.tiny_large
+        return ((self.middle - self.tiny) / self.middle_calls,
+                (self.large - base) / self.large_calls)
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,8 @@ def compare(yours: Timings, reference: Timings, expected: float) -> Growth | Non
     middle, large = reference.work()
     if large <= 0:
         return None
-    growth = min(max(large / middle, expected), CEILING * expected) if middle > 0 else expected
+    growth = (min(max(large / middle, expected / FLOOR), CEILING * expected) if middle > 0
+              else expected)
     floor = FLOOR_SHARE * large / growth
     mine_middle, mine_large = (max(w, floor) for w in yours.work())
     return Growth(mine_large / mine_middle, growth)

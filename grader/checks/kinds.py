@@ -19,10 +19,20 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.base import Context, Plan, Verdict, failed, not_started, passed, skipped
+from grader.checks.base import (
+    Context,
+    Measured,
+    Plan,
+    Verdict,
+    failed,
+    not_started,
+    passed,
+    skipped,
+    undecided,
+)
 from grader.checks.cases import Case, span
 from grader.checks.compare import find_mismatch, tree_difference, tree_matches
-from grader.checks.growth import Growth, Timings, compare
+from grader.checks.growth import CEILING, FLOOR, FLOOR_SHARE, Growth, Timings, compare
 from grader.checks.mistakes import Mistake, diagnose
 from grader.prose import error_topic
 from grader.rounds import Round, RoundError
@@ -634,20 +644,24 @@ def _repeats(spec: Spec) -> dict[str, int] | int:
 
 
 def cpu_growth(spec: Spec) -> PlanFactory:
-    """The complexity check, measured twice at three sizes (a tiny one, then two growing).
+    """The complexity check, measured in rounds at three sizes (a tiny one, then two growing).
 
     In each run's own process the counter sees one call (the precise hint, when it sees the
     work), then `repeats` more calls run; the CPU time the kernel charged that process is read
-    by its parent. The same runs of the reference, in processes without candidate code, give
-    the yardstick: the candidate's work (beyond the tiny run's) may grow at most `limit` times
-    faster than the reference's from the middle size to the large one. Work hidden from the
-    counter (aten ops, numpy behind a torch tensor, the counter switched off) still costs CPU
-    time; work the counter cannot see but that grows right passes. Where the CPU times cannot
-    be compared (the reference failed, or its work did not grow measurably), the counter alone
-    decides, as in the complexity kind."""
+    by its parent. The same runs of the reference, each just before the candidate's, in
+    processes without candidate code, give the yardstick: the candidate's work (beyond the
+    tiny run's) may grow at most `limit` times faster than the reference's from the middle
+    size to the large one. Work hidden from the counter (aten ops, numpy behind a torch tensor,
+    the counter switched off) still costs CPU time; work the counter cannot see but that grows
+    right passes. Where the CPU times cannot be compared (the reference failed, or its work did
+    not grow measurably), the counter alone decides, as in the complexity kind. A verdict from
+    CPU time holds only when the rounds agree on it (decide_growth)."""
     maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
     call, rule = spec.helper("call"), CountRule.read(spec)
     repeats, limit = _repeats(spec), spec.number("limit", 2.5)
+    shares = spec.number("middle_calls", 4.0), spec.number("large_calls", 0.5)
+    if min(shares) <= 0:
+        raise RoundError(f"{spec.where}: middle_calls and large_calls must be above 0")
     if rule.exponent <= 0:
         raise RoundError(f"{spec.where}: CPU time measures work that grows: exponent must be "
                          "above 0")
@@ -658,55 +672,101 @@ def cpu_growth(spec: Spec) -> PlanFactory:
         if len(cases) != 3:
             raise RoundError(f"{spec.where}: cases must make three cases (a tiny size, then "
                              f"two growing ones), not {len(cases)}")
-        count = repeats[ctx.flavor] if isinstance(repeats, dict) else repeats
+        calls = Calls.of(repeats[ctx.flavor] if isinstance(repeats, dict) else repeats,
+                         *shares)
         probe_args = {"function": function, "args": args, "call": call,
-                      "measure": rule.measure, "repeats": count}
+                      "measure": rule.measure}
         rng = ctx.rng()
         # Each process gets inputs of its own (a nonce per run, the reference's run the same):
         # nothing one process kept, in memory or in a file, answers another's calls.
-        runs = tuple({"case": c.data(), "nonce": int(rng.integers(2**62))}
-                     for _ in range(GROWTH_ROUNDS) for c in cases)
+        rounds = tuple(tuple({"case": case.data(), "nonce": int(rng.integers(2**62)),
+                              "repeats": count} for case, count in _round(cases, calls, number))
+                       for number in range(GROWTH_ROUNDS))
         return Plan("timed_calls", probe_args,
-                    lambda both: judge_growth(rule, cases, limit, both), runs=runs,
-                    baseline=("timed_calls", {**probe_args, "reference": [folder, ctx.part_id]}))
+                    lambda both: judge_growth(rule, cases, calls, limit, both),
+                    baseline=("timed_calls", {**probe_args, "reference": [folder, ctx.part_id]}),
+                    measured=Measured(rounds, least=DECIDING_ROUNDS,
+                                      cap=growth_cap(_expected(rule, cases), calls, limit)))
 
     return plan
 
 
-def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
+@dataclass(frozen=True)
+class Calls:
+    """How many calls each timed run makes: the tiny and the middle size `middle_calls` times
+    the table's `repeats` (4 by default), the tiny and the large size `large_calls` times it
+    (0.5): the middle size's work then stands well above a process's noise, and the large
+    one's costs little."""
+
+    middle: int
+    large: int
+
+    @classmethod
+    def of(cls, repeats: int, middle_share: float, large_share: float) -> Calls:
+        return cls(max(1, round(middle_share * repeats)), max(1, round(large_share * repeats)))
+
+
+def _round(cases: Sequence[Case], calls: Calls, number: int) -> list[tuple[Case, int]]:
+    """Round `number`'s runs, (case, calls): in the first, one call under the counter at the
+    two growing sizes (whose CPU time is not used); then, in every round, the tiny size and the
+    middle one at the middle's number of calls, the tiny size and the large one at the
+    large's."""
+    tiny, middle, large = cases
+    counted = [(middle, 0), (large, 0)] if number == 0 else []
+    return counted + [(tiny, calls.middle), (middle, calls.middle), (tiny, calls.large),
+                      (large, calls.large)]
+
+
+def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: float,
                  both: dict[str, Any]) -> Verdict:
     """The cpu_growth kind's verdict: the counter's failure (the precise one) first, then the
     CPU times' growth against the reference's, then the counter's pass."""
-    yours = [run["data"] for run in both["yours"]]
-    for index, run in enumerate(yours):
-        if run["raised"]:
-            return raised_verdict(cases[index % len(cases)].describe(), run["raised"])
-    counted = rule.judge(cases[1], cases[2], yours[1]["count"], yours[2]["count"])
+    rounds = both["yours"]
+    for number, runs in enumerate(rounds):
+        for run, (case, _) in zip(runs, _round(cases, calls, number), strict=True):
+            if run["data"] and run["data"]["raised"]:
+                return raised_verdict(case.describe(), run["data"]["raised"])
+    middle_count, large_count = (run["data"]["count"] for run in rounds[0][:COUNTED_RUNS])
+    counted = rule.judge(cases[1], cases[2], middle_count, large_count)
     reference = both["baseline"]
-    raised = next((run["data"]["raised"] for run in reference or [] if run["data"]["raised"]),
-                  None)
+    raised = next((run["data"]["raised"] for runs in reference or [] for run in runs
+                   if run["data"]["raised"]), None)
     if reference is None or raised:
         why = both["baseline_error"] or format_raised(raised)
         return _also(counted, f"CPU time not compared: the reference could not be run ({why})")
-    unmatched = _unmatched_call(cases, yours, [run["data"] for run in reference])
-    if unmatched:
-        return failed(unmatched, hint=TIMED_RESULTS_HINT)
-    mine, theirs = _least_per_size(both["yours"]), _least_per_size(reference)
-    tiny, middle, large = (c.dim(rule.size) for c in cases)
-    expected = (large**rule.exponent - tiny**rule.exponent) / (
-        middle**rule.exponent - tiny**rule.exponent)
+    for number, (mine, theirs) in enumerate(zip(rounds, reference, strict=True)):
+        pairs = [(c, m["data"], t["data"])
+                 for (c, _), m, t in zip(_round(cases, calls, number), mine, theirs, strict=True)
+                 if m["data"] is not None]
+        unmatched = _unmatched_call([c for c, _, _ in pairs], [m for _, m, _ in pairs],
+                                    [t for _, _, t in pairs])
+        if unmatched:
+            return failed(unmatched, hint=TIMED_RESULTS_HINT)
+    sizes = tuple(c.dim(rule.size) for c in cases)
+    expected = _expected(rule, cases)
+    mine, theirs = _least_per_size(rounds, calls), _least_per_size(reference, calls)
     growth = compare(mine, theirs, expected)
-    summary = _cpu_summary(rule.size, (tiny, middle, large), mine, theirs, growth)
-    if theirs.large > 0 and mine.tiny > OVERHEAD_LIMIT * theirs.large:
-        return failed(f"{summary}: at {rule.size} = {tiny} yours already costs "
-                      f"{mine.tiny / theirs.large:.0f}x the reference's at {rule.size} = "
-                      f"{large} (at most {OVERHEAD_LIMIT:g}x), and under that much fixed cost "
+    summary = _cpu_summary(rule.size, sizes, mine, theirs, growth, expected)
+    fixed = mine.tiny if mine.tiny_large is None else mine.tiny_large
+    if theirs.large > 0 and fixed > OVERHEAD_LIMIT * theirs.large:
+        return failed(f"{summary}: at {rule.size} = {sizes[0]} yours already costs "
+                      f"{fixed / theirs.large:.0f}x the reference's at {rule.size} = "
+                      f"{sizes[2]} (at most {OVERHEAD_LIMIT:g}x), and under that much fixed cost "
                       "no growth can be measured", hint=OVERHEAD_HINT)
     if growth is None:
         return _also(counted, f"{summary}: not compared, the reference's work did not show")
     if counted.status == "failed":
         return _also(counted, summary)
-    if growth.excess > limit:
+    so_far = [compare(_least_per_size(rounds[:n], calls),
+                      _least_per_size(reference[:n], calls), expected)
+              for n in range(1, len(rounds) + 1)]
+    decided = decide_growth(so_far, limit, _noisy(rounds, reference))
+    if decided is None:
+        seen = ", ".join("not measurable" if g is None else f"{g.excess:.1f}x" for g in so_far)
+        return undecided(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
+                         f"reference's, but the estimate moved from one side of the limit "
+                         f"({limit:g}x) to the other as rounds came in: {seen}")
+    if decided:
         seen = (f"the counter saw no {rule.counted}" if counted.status == "skipped" else
                 f"the {rule.counted} the counter saw grew slower")
         return failed(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
@@ -717,15 +777,94 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], limit: float,
     return passed(f"{counted.message}; {summary}")
 
 
-GROWTH_ROUNDS = 2
-"""Processes per size, run round by round (tiny, middle, large, tiny, ...): each size's CPU time
-is its least. A process is only ever charged more than its work (a loaded machine's cache and
-scheduler noise add, never take away), so the least of two is the closer one."""
+COUNTED_RUNS = 2
+"""The first round's runs before its timed ones (see _round), so that the timed runs of every
+round may be stopped at the cap without losing what the counter saw."""
 
 
-def _least_per_size(runs: Sequence[dict[str, Any]]) -> Timings:
-    """The least CPU time of each size's runs (runs come round by round over the sizes)."""
-    return Timings(*(min(run["cpu_s"] for run in runs[size::3]) for size in range(3)))
+def _expected(rule: CountRule, cases: Sequence[Case]) -> float:
+    """The expected order's own growth of the work from the middle size to the large one."""
+    tiny, middle, large = (c.dim(rule.size) ** rule.exponent for c in cases)
+    return (large - tiny) / (middle - tiny)
+
+
+def growth_cap(expected: float, calls: Calls,
+               limit: float) -> Callable[[dict[str, Any]], float | None]:
+    """The CPU seconds past which a candidate's run cannot change its round's verdict (see
+    Measured.cap): at the large size, the cost whose growth per call over the round's middle
+    run is CAP_MARGIN times the limit past the fastest growth the reference can count for
+    (whatever floor the middle work gets), so that a stopped run is a failing round; at the
+    smaller sizes, CAP_MARGIN times the fixed cost that already fails (OVERHEAD_LIMIT)."""
+    def cap(so_far: dict[str, Any]) -> float | None:
+        yours, theirs = so_far["yours"], so_far["baseline"]
+        if not theirs or (len(yours) == 1 and len(yours[-1]) < COUNTED_RUNS):
+            return None
+        current = yours[-1][COUNTED_RUNS:] if len(yours) == 1 else yours[-1]
+        large = [runs[-1]["cpu_s"] for number, runs in enumerate(theirs)
+                 if len(runs) == (COUNTED_RUNS if number == 0 else 0) + 4]
+        overhead = CAP_MARGIN * OVERHEAD_LIMIT * min(large) if large else None
+        if len(current) < 3 or any(run.get("capped") for run in current):
+            return overhead  # a smaller size, or a round that already fails on its fixed cost
+        tiny, middle, tiny_large = (run["cpu_s"] for run in current)
+        reference = _least_per_size([theirs[-1]], calls)
+        floor = FLOOR_SHARE * FLOOR * reference.work()[1] / expected
+        work = max((middle - tiny) / calls.middle, floor)
+        if work <= 0:
+            return None
+        return tiny_large + CAP_MARGIN * limit * CEILING * expected * work * calls.large
+
+    return cap
+
+
+CAP_MARGIN = 1.5
+"""How far past the failing cost a run is let go before it is stopped."""
+
+
+def decide_growth(so_far: Sequence[Growth | None], limit: float, noisy: bool) -> bool | None:
+    """Whether the growth is over the limit (True), within it (False), or not yet known (None),
+    from the estimate after each round (each size's least CPU time over the rounds until
+    then): known once the last DECIDING_ROUNDS estimates fall on the same side of the limit, or
+    the last NOISY_ROUNDS when the rounds' times spread like a busy machine's. A busy machine
+    charges a process more than its work, by chance and not alike across processes; each round
+    can only bring each size's least time closer to its work, and an estimate that stays on its
+    side as they come in is not there by chance."""
+    recent = so_far[-(NOISY_ROUNDS if noisy else DECIDING_ROUNDS):]
+    if len(recent) < (NOISY_ROUNDS if noisy else DECIDING_ROUNDS) or None in recent:
+        return None
+    sides = {g.excess > limit for g in recent if g is not None}
+    return sides.pop() if len(sides) == 1 else None
+
+
+def _noisy(*sides: Sequence[Sequence[dict[str, Any]]]) -> bool:
+    """Whether the same size's runs cost more than QUIET_SPREAD times one another across the
+    rounds, on either side (at the middle and large sizes, where the work is)."""
+    for rounds in sides:
+        for size in (-3, -1):
+            times = [runs[size]["cpu_s"] for runs in rounds if not runs[size].get("capped")]
+            if times and min(times) > 0 and max(times) > QUIET_SPREAD * min(times):
+                return True
+    return False
+
+
+GROWTH_ROUNDS = 5
+"""The most rounds (tiny, middle and large, the reference's run before each of yours) a growth
+is measured over; a quiet machine decides it after DECIDING_ROUNDS."""
+DECIDING_ROUNDS = 2
+"""How many rounds in a row must agree with the estimate over all rounds for a verdict."""
+NOISY_ROUNDS = 3
+"""As many, when the rounds spread like a busy machine's."""
+QUIET_SPREAD = 1.25
+"""How much more than another a run of the same size may cost on a machine that counts as
+quiet."""
+
+
+def _least_per_size(rounds: Sequence[Sequence[dict[str, Any]]], calls: Calls) -> Timings:
+    """The least CPU time of each timed run over the rounds (each round's last four: tiny and
+    middle, tiny and large): a process is only ever charged more than its work (a loaded
+    machine's cache and scheduler noise add, never take away), so the least is the closest."""
+    tiny, middle, tiny_large, large = (min(runs[run - 4]["cpu_s"] for runs in rounds)
+                                       for run in range(4))
+    return Timings(tiny, middle, large, tiny_large, calls.middle, calls.large)
 
 
 OVERHEAD_LIMIT = 10.0
@@ -780,20 +919,25 @@ def _also(verdict: Verdict, note: str) -> Verdict:
                    verdict.not_applicable, verdict.stub)
 
 
-def _cpu_summary(size: str, sizes: tuple[int, int, int], mine: Timings, theirs: Timings,
-                 growth: Growth | None) -> str:
+def _cpu_summary(size: str, sizes: tuple[int, ...], mine: Timings, theirs: Timings,
+                 growth: Growth | None, expected: float) -> str:
     tiny, middle, large = sizes
-    times = (f"CPU seconds of one process per size ({size} = {tiny}, {middle}, {large}): yours "
-             f"{mine.tiny:.3f}, {mine.middle:.3f}, {mine.large:.3f}; the reference's "
-             f"{theirs.tiny:.3f}, {theirs.middle:.3f}, {theirs.large:.3f}")
+
+    def seconds(t: Timings) -> str:
+        return f"{t.tiny:.3f} and {t.middle:.3f}, {t.tiny_large:.3f} and {t.large:.3f}"
+
+    times = (f"CPU seconds of one process each ({size} = {tiny} and {middle}, "
+             f"{mine.middle_calls} calls each; {size} = {tiny} and {large}, {mine.large_calls} "
+             f"calls each): yours {seconds(mine)}; the reference's {seconds(theirs)}")
     if growth is None:
         return times
     work = theirs.work()
     measured = f"x{work[1] / work[0]:.1f}" if work[0] > 0 else "not measurable"
     counted = f"x{growth.reference:.1f}"
-    floor = "" if counted == measured else f" ({counted}, the expected order's, counts)"
+    floor = "" if counted == measured else (
+        f" ({counted} counts: the expected order's x{expected:.1f}, give or take noise)")
     return (f"{times}. Beyond {size}={tiny}, from {size}={middle} to {size}={large} your work "
-            f"grew x{growth.yours:.1f}, the reference's {measured}{floor}")
+            f"per call grew x{growth.yours:.1f}, the reference's {measured}{floor}")
 
 
 # --- depth: a parallel algorithm must not be a sequential chain ------------------------------

@@ -22,7 +22,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,6 +40,7 @@ from grader.runner.children import (
     Spawn,
     fork_spawner,
     next_frame,
+    wait_readable,
 )
 from grader.runner.protocol import (
     ChildSpec,
@@ -244,8 +245,8 @@ def run_part(grading: _Part) -> list[CheckResult]:
         index, count = 0, len(grading.checks)
         try:
             while index < count:
-                if grading.plans[index].runs:
-                    index = _measure_runs(grading, index, baselines.get(index))
+                if grading.plans[index].measured:
+                    index = _measure(grading, index)
                     continue
                 stop = _group_end(grading, index)
                 child = grading.spawn(grading.spec(index, stop))
@@ -267,7 +268,7 @@ def _group_end(grading: _Part, index: int) -> int:
     if on_device(index):
         return index + 1
     return next((i for i in range(index, len(grading.plans))
-                 if grading.plans[i].runs or on_device(i)), len(grading.plans))
+                 if grading.plans[i].measured or on_device(i)), len(grading.plans))
 
 
 def void_results(checks: list[Check], results: list[CheckResult]) -> None:
@@ -286,17 +287,12 @@ def void_results(checks: list[Check], results: list[CheckResult]) -> None:
 
 
 def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:
-    """Each plan's baseline probe, run in children with no candidate code: frame by plan
-    index (for a plan measured run by run, one frame whose data lists every run's)."""
-    frames = {}
+    """Each plan's baseline probe, run in a child with no candidate code: frame by plan index.
+    A measured plan's baseline runs are taken with its own, round by round (_measure)."""
     local = fork_spawner(grading.round)
-    for index, plan in enumerate(grading.plans):
-        if plan.baseline is None:
-            continue
-        frames[index] = (_runs_frame([_baseline_frame(grading, local, index, run)
-                                      for run in plan.runs]) if plan.runs
-                         else _baseline_frame(grading, local, index, None))
-    return frames
+    return {index: _baseline_frame(grading, local, index, None)
+            for index, plan in enumerate(grading.plans)
+            if plan.baseline is not None and plan.measured is None}
 
 
 def _baseline_frame(grading: _Part, local: Spawn, index: int,
@@ -314,17 +310,6 @@ def _baseline_frame(grading: _Part, local: Spawn, index: int,
         return dict(probe_frame("error", message=f"the process running the reference "
                                 f"{ended.how}"))
     return {**frame, "cpu_s": ended.cpu_s}
-
-
-def _runs_frame(frames: list[dict[str, Any]]) -> dict[str, Any]:
-    """One frame for the runs of a plan: the first that is no observation, or an observation
-    whose data is [{"data": ..., "cpu_s": ...}] run by run."""
-    for frame in frames:
-        if frame["kind"] != "observation":
-            return frame
-    return {**frames[0], "duration_s": sum(f["duration_s"] for f in frames),
-            "output": "".join(f["output"] for f in frames),
-            "data": [{"data": f["data"], "cpu_s": f["cpu_s"]} for f in frames]}
 
 
 def _with_baseline(frame: dict[str, Any], baseline: dict[str, Any] | None) -> dict[str, Any]:
@@ -432,24 +417,110 @@ def _collect(grading: _Part, child: Child, index: int, stop: int,
     return index
 
 
-def _measure_runs(grading: _Part, index: int, baseline: dict[str, Any] | None) -> int:
-    """Run plan `index` once per entry of its `runs`, each in a fresh child whose CPU time the
-    kernel reports here, and judge them together; the index of the next check."""
-    frames = []
-    for run in grading.plans[index].runs:
-        child = grading.spawn(grading.spec(index, index + 1, run))
-        printed, next_index = _imported(grading, child, index)
-        if printed is None:
-            return next_index
-        frame, next_index = _probe(grading, child, index, printed)
-        if frame is None:
-            return next_index
-        ended = child.end(kill=False)
-        frames.append({**frame, "output": printed + frame["output"], "cpu_s": ended.cpu_s})
-    frame = _with_baseline(_runs_frame(frames), baseline)
-    verdict, status = _judge(grading.plans[index], frame)
-    grading.result(index, verdict, frame["duration_s"], frame["output"], status)
+TOO_BUSY = ("the machine was too busy to judge this: its measurements still disagreed after "
+            "{rounds} rounds; re-run when it is quieter")
+
+
+def _measure(grading: _Part, index: int) -> int:
+    """Take plan `index`'s measurement round by round (see Measured): each run in a fresh child
+    whose CPU time the kernel reports here, the baseline's run of the same entry just before
+    it; judge once `least` rounds are in, and again after each further round while the
+    verdict is undecided. The index of the next check."""
+    plan = grading.plans[index]
+    measured = plan.measured
+    assert measured is not None
+    local = fork_spawner(grading.round)
+    taken = _Taken([], [] if plan.baseline is not None else None)
+    verdict, status = Verdict("undecided", ""), None
+    for number, runs in enumerate(measured.rounds, start=1):
+        taken.yours.append([])
+        if taken.theirs is not None:
+            taken.theirs.append([])
+        for run in runs:
+            if taken.theirs is not None and not taken.baseline_error:
+                frame = _baseline_frame(grading, local, index, run)
+                if frame["kind"] == "observation":
+                    taken.theirs[-1].append({"data": frame["data"], "cpu_s": frame["cpu_s"]})
+                else:
+                    taken.baseline_error = frame["message"]
+            frame, next_index = _measured_run(grading, index, run, taken)
+            if frame is not None:  # the probe failed: that is the verdict
+                verdict, status = _judge(plan, frame)
+                grading.result(index, verdict, taken.duration, taken.output, status)
+                return index + 1
+            if next_index != index:
+                return next_index
+        if number < measured.least:
+            continue
+        verdict, status = _judge(plan, {"kind": "observation", "data": taken.both()})
+        if verdict.status != "undecided":
+            break
+    if verdict.status == "undecided":
+        too_busy = TOO_BUSY.format(rounds=len(taken.yours))
+        verdict = Verdict("undecided", f"{too_busy}\n{verdict.message}".rstrip("\n"))
+    grading.result(index, verdict, taken.duration, taken.output, status)
     return index + 1
+
+
+@dataclass
+class _Taken:
+    """A measurement's runs so far, round by round, and what its children printed."""
+
+    yours: list[list[dict[str, Any]]]
+    theirs: list[list[dict[str, Any]]] | None
+    baseline_error: str = ""
+    output: str = ""
+    duration: float = 0.0
+
+    def both(self) -> dict[str, Any]:
+        """What the judge (and the cap) receive."""
+        return {"yours": self.yours, "baseline": None if self.baseline_error else self.theirs,
+                "baseline_error": self.baseline_error}
+
+
+def _measured_run(grading: _Part, index: int, run: dict[str, Any],
+                  taken: _Taken) -> tuple[dict[str, Any] | None, int]:
+    """One run of the candidate's, added to `taken`: (None, index) when it was measured or
+    stopped at the plan's cap; (its frame, index) when the probe answered with no observation;
+    (None, the index to go on from) when the child hung or died (the check is reported)."""
+    measured = grading.plans[index].measured
+    assert measured is not None
+    cap = measured.cap(taken.both()) if measured.cap else None
+    child = grading.spawn(grading.spec(index, index + 1, run))
+    printed, next_index = _imported(grading, child, index)
+    if printed is None:
+        return None, next_index
+    if cap is not None and _stopped_at_cap(grading, child, index, cap):
+        taken.yours[-1].append({"data": None, "cpu_s": max(child.end(kill=True).cpu_s, cap),
+                                "capped": True})
+        return None, index
+    frame, next_index = _probe(grading, child, index, printed)
+    if frame is None:
+        return None, next_index
+    ended = child.end(kill=False)
+    taken.output += printed + frame["output"]
+    taken.duration += frame["duration_s"]
+    if frame["kind"] != "observation":
+        return frame, index
+    taken.yours[-1].append({"data": frame["data"], "cpu_s": ended.cpu_s})
+    return None, index
+
+
+def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> bool:
+    """Wait for the child's frame until it has used `cap_s` of CPU in all (its import
+    included): whether it got there first. Any other end of the wait (a frame, an idle child)
+    is left to the usual wait that follows."""
+    usage = child.usage()
+    if usage is None:
+        return False
+    left = cap_s - usage.cpu_s
+    if left >= frame_timeout(grading.request, grading.plans[index], grading.ready):
+        return False
+    try:
+        wait_readable(child, max(left, 0.0), grading.idle, grading.alive)
+    except FrameTimeout as exc:
+        return exc.why == "cpu" or left <= 0
+    return False
 
 
 def probe_once(request: Request, round_: Round, part: Part, plan: Plan,
