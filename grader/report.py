@@ -30,7 +30,7 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
     "error": ("! error", "bold red"),
     "timeout": ("⏱ timeout", "yellow"),
     "skipped": ("– skipped", "dim"),
-    "undecided": ("? undecided", "magenta"),
+    "undecided": ("? too busy", "magenta"),
 }
 
 HONESTY_NOTE = "Hidden checks against the references: strong evidence, not proof. A skip is " \
@@ -170,7 +170,8 @@ def trouble_panel(console: Console, trouble: Trouble) -> Panel:
 
 
 def figures_panel(check: CheckResult) -> Panel:
-    """A passed or skipped check that reports figures (part4.timing's table)."""
+    """A check whose message is the point, not a failure: the figures of a passed or skipped
+    check (part4.timing's table), or the measurements of one the machine was too busy to judge."""
     return Panel(check_details(check), title=safe(check.id), title_align="left",
                  border_style="dim")
 
@@ -193,7 +194,8 @@ def render_scorecard(console: Console, result: RunResult) -> None:
             console.print(part_table(console, part, found.follows_from))
     for part in result.parts:
         for check in part.checks:
-            if check.status in ("passed", "skipped") and "\n" in check.message:
+            if (check.status in ("passed", "skipped") and "\n" in check.message
+                    or check.status == "undecided"):
                 console.print(figures_panel(check))
     panels = [trouble_panel(console, t) for t in found.troubles]
     if found.untouched and (found.first is None or result.parts.index(found.untouched[0])

@@ -16,7 +16,8 @@ import pytest
 from grader.checks.base import Context
 from grader.checks.cases import Case
 from grader.checks.growth import CEILING, FLOOR, FLOOR_SHARE, Timings, compare
-from grader.checks.kinds import DECIDING_ROUNDS, GROWTH_ROUNDS, Spec, cpu_growth
+from grader.checks.kinds import GROWTH_ROUNDS, Spec, cpu_growth
+from grader.checks.settle import DECIDING_ROUNDS
 from grader.rounds import RoundError, get_round
 
 SIZES = (1, 8, 32)

@@ -217,3 +217,25 @@ def test_the_part_list_and_hints_render_literally() -> None:
     assert "P[i] = W[0] @ ... @ W[i]" in text
     assert "15.0/15.0 full marks" in flat(text) and text.count("not checked yet") == 3
     assert "hint 1/3: nudge" in text and "hint 2/3: approach" in text and "3/3" not in text
+
+
+BUSY = ("the machine was too busy to judge this: its measurements still disagreed after 5 "
+        "rounds; re-run when it is quieter\nyours grows 2.1x faster than the reference's")
+
+
+def test_an_undecided_check_shows_its_measurements_and_the_points_it_holds_back() -> None:
+    """Neither a pass nor a failure: its own status, its evidence in a panel, and a summary
+    that says which points wait for a re-run."""
+    result = RunResult("prefix-products", "numpy", 5, [PartResult("part3", "Backward by hand", [
+        check("part3.correctness", "passed", 4.0, 4.0),
+        check("part3.complexity", "undecided", 0.0, 6.0, message=BUSY)])])
+    text = render(result)
+    row = next(line for line in text.splitlines() if "title of part3.complexity" in line)
+    assert "? too busy" in row and "0.0/6.0" in row
+    assert "yours grows 2.1x faster than the reference's" in text
+    assert ("Score 4.0/10.0 · 1 passed, 1 undecided · the machine was too busy to judge "
+            "part3.complexity (6.0 points held back, not lost): re-run when it is quieter"
+            in flat(text))
+    assert not result.all_passed
+    assert json.loads(report.render_json(result))["parts"][0]["checks"][1]["status"] == \
+        "undecided"

@@ -73,3 +73,19 @@ def test_the_validator_rejects_what_the_format_forbids(mutate: Mutation) -> None
     mutate(doc)
     with pytest.raises(AssertionError):
         validate_run_json(doc)
+
+
+def test_undecided_checks_are_named_with_the_points_they_hold_back() -> None:
+    """The one line a row's notes, Gradescope's summary and the scorecard carry; Classroom
+    reports such a test as an error (nothing was decided), never as a pass or a fail."""
+    from grader.classroom import test_status
+    from grader.results import undecided_note
+
+    checks = [CheckResult("part3.complexity", "t", "undecided", 0.0, 6.0),
+              CheckResult("part4.timing", "t", "undecided", 0.0, 1.5),
+              CheckResult("part3.correctness", "t", "passed", 4.0, 4.0)]
+    assert undecided_note(checks) == (
+        "the machine was too busy to judge part3.complexity, part4.timing (7.5 points held "
+        "back, not lost): re-run when it is quieter")
+    assert undecided_note(checks[2:]) == ""
+    assert [test_status(c) for c in checks] == ["error", "error", "pass"]

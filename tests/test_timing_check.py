@@ -26,10 +26,19 @@ ROW = next(c for c in tomllib.loads((PREFIX.folder / "checks.toml").read_text())
 PARAMS = {k: v for k, v in ROW.items() if k not in CHECK_KEYS | {"plan"}}
 
 
-def judge_timing(both: dict[str, Any], device: str | None = None) -> Any:
-    """The verdict, with the judge's own finding of the device (by default, where the
-    observation says it ran)."""
-    return CHECKS.timing_judge(PARAMS, 6.0, device or both["yours"]["device"])(both)
+def judge_timing(both: dict[str, Any], device: str | None = None, rounds: int = 2) -> Any:
+    """The verdict after `rounds` rounds that timed alike (a quiet machine), with the judge's
+    own finding of the device (by default, where the observation says it ran)."""
+    return CHECKS.timing_judge(PARAMS, 6.0, device or both["yours"]["device"])(
+        in_rounds([both] * rounds))
+
+
+def in_rounds(observations: list[dict[str, Any]]) -> dict[str, Any]:
+    """Observations, one per round, as the runner hands a measured plan's judge."""
+    baseline = None if observations[0]["baseline"] is None else [
+        [{"data": o["baseline"], "cpu_s": 0.5}] for o in observations]
+    return {"yours": [[{"data": o["yours"], "cpu_s": 0.5}] for o in observations],
+            "baseline": baseline, "baseline_error": observations[0]["baseline_error"]}
 
 
 def stats(ms: float) -> dict[str, float]:
@@ -58,7 +67,8 @@ def observation(device: str, scan_ms: float, raised: dict[str, Any] | None = Non
 def test_cuda_within_three_times_the_reference_passes_with_figures() -> None:
     verdict = judge_timing(observation("cuda", 2.5))
     assert verdict.status == "passed"
-    assert "2.50x the reference scan's time (limit 3x)" in verdict.message
+    assert ("2.50x the reference scan's time (limit 3x; the median of 2 rounds: 2.50x, 2.50x)"
+            in verdict.message)
     assert "NVIDIA H200 (cuda), N=4096, D=32, float32" in verdict.message
     assert "scan speedup over sequential forward: 16.00x" in verdict.message
     assert "GFLOP/s" in verdict.message
@@ -75,6 +85,27 @@ def test_a_child_that_says_there_is_no_cuda_where_the_judge_found_some_keeps_the
     verdict = judge_timing(both, device="cuda")
     assert verdict.status == "skipped" and not verdict.not_applicable
     assert f"this machine has CUDA, but your scan's process reported {claim}" in verdict.message
+
+
+@pytest.mark.parametrize(("scans_ms", "status"), [
+    ((2.5,), "undecided"),                  # one round decides nothing
+    ((2.5, 4.0), "undecided"),              # two that disagree, spread like a busy machine's
+    ((2.5, 4.0, 2.6), "undecided"),         # the median moves to 2.6x: not yet settled
+    ((2.5, 4.0, 2.6, 2.4), "undecided"),    # the median over two rounds was over it
+    ((2.5, 4.0, 2.6, 2.4, 2.5), "passed"),  # three medians in a row under the limit
+    ((4.0, 2.5, 3.6, 3.8), "failed"),       # a busy first round does not save a slow scan
+    ((2.9, 3.2), "undecided"),              # near the limit, the rounds must agree
+    ((2.9, 3.1), "passed"),                 # a quiet machine: the median stays under
+    ((3.2, 3.4), "failed"),
+])
+def test_a_time_is_judged_on_the_median_of_rounds_once_it_stays_on_one_side(
+        scans_ms: tuple[float, ...], status: str) -> None:
+    """Each round times the reference in its own process and then the candidate's scan, so
+    both see the same machine; the ratio's median over the rounds must stay on one side of the
+    limit for two rounds in a row (three when the ratios spread like a busy machine's)."""
+    verdict = CHECKS.timing_judge(PARAMS, 6.0, "cuda")(
+        in_rounds([observation("cuda", ms) for ms in scans_ms]))
+    assert verdict.status == status, verdict.message
 
 
 def test_without_cuda_by_the_judges_finding_the_cpu_figures_are_for_information() -> None:

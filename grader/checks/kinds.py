@@ -34,6 +34,7 @@ from grader.checks.cases import Case, span
 from grader.checks.compare import find_mismatch, tree_difference, tree_matches
 from grader.checks.growth import CEILING, FLOOR, FLOOR_SHARE, Growth, Timings, compare
 from grader.checks.mistakes import Mistake, diagnose
+from grader.checks.settle import DECIDING_ROUNDS, settled, spread_out
 from grader.prose import error_topic
 from grader.rounds import Round, RoundError
 
@@ -760,7 +761,8 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: fl
     so_far = [compare(_least_per_size(rounds[:n], calls),
                       _least_per_size(reference[:n], calls), expected)
               for n in range(1, len(rounds) + 1)]
-    decided = decide_growth(so_far, limit, _noisy(rounds, reference))
+    decided = settled([None if g is None else g.excess for g in so_far], limit,
+                      _noisy(rounds, reference))
     if decided is None:
         seen = ", ".join("not measurable" if g is None else f"{g.excess:.1f}x" for g in so_far)
         return undecided(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
@@ -820,42 +822,16 @@ CAP_MARGIN = 1.5
 """How far past the failing cost a run is let go before it is stopped."""
 
 
-def decide_growth(so_far: Sequence[Growth | None], limit: float, noisy: bool) -> bool | None:
-    """Whether the growth is over the limit (True), within it (False), or not yet known (None),
-    from the estimate after each round (each size's least CPU time over the rounds until
-    then): known once the last DECIDING_ROUNDS estimates fall on the same side of the limit, or
-    the last NOISY_ROUNDS when the rounds' times spread like a busy machine's. A busy machine
-    charges a process more than its work, by chance and not alike across processes; each round
-    can only bring each size's least time closer to its work, and an estimate that stays on its
-    side as they come in is not there by chance."""
-    recent = so_far[-(NOISY_ROUNDS if noisy else DECIDING_ROUNDS):]
-    if len(recent) < (NOISY_ROUNDS if noisy else DECIDING_ROUNDS) or None in recent:
-        return None
-    sides = {g.excess > limit for g in recent if g is not None}
-    return sides.pop() if len(sides) == 1 else None
-
-
 def _noisy(*sides: Sequence[Sequence[dict[str, Any]]]) -> bool:
-    """Whether the same size's runs cost more than QUIET_SPREAD times one another across the
-    rounds, on either side (at the middle and large sizes, where the work is)."""
-    for rounds in sides:
-        for size in (-3, -1):
-            times = [runs[size]["cpu_s"] for runs in rounds if not runs[size].get("capped")]
-            if times and min(times) > 0 and max(times) > QUIET_SPREAD * min(times):
-                return True
-    return False
+    """Whether the rounds' runs at the middle or the large size spread like a busy machine's,
+    on either side."""
+    return spread_out([run[size]["cpu_s"] for run in rounds if not run[size].get("capped")]
+                      for rounds in sides for size in (-3, -1))
 
 
 GROWTH_ROUNDS = 5
 """The most rounds (tiny, middle and large, the reference's run before each of yours) a growth
 is measured over; a quiet machine decides it after DECIDING_ROUNDS."""
-DECIDING_ROUNDS = 2
-"""How many rounds in a row must agree with the estimate over all rounds for a verdict."""
-NOISY_ROUNDS = 3
-"""As many, when the rounds spread like a busy machine's."""
-QUIET_SPREAD = 1.25
-"""How much more than another a run of the same size may cost on a machine that counts as
-quiet."""
 
 
 def _least_per_size(rounds: Sequence[Sequence[dict[str, Any]]], calls: Calls) -> Timings:

@@ -14,10 +14,20 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.base import Context, Plan, Verdict, failed, passed, skipped
+from grader.checks.base import (
+    Context,
+    Measured,
+    Plan,
+    Verdict,
+    failed,
+    passed,
+    skipped,
+    undecided,
+)
 from grader.checks.cases import Case
 from grader.checks.compare import matches, tree_matches
 from grader.checks.kinds import format_raised, judge_cases, raised_verdict
+from grader.checks.settle import settled, spread_out
 from grader.references import load_reference_part
 from grader.rounds import Round
 
@@ -635,9 +645,16 @@ def timing(ctx: Context, params: dict[str, Any]) -> Plan:
                 "call_limit_s": params["call_limit_share"] * ctx.timeout_s,
                 "time_sequential": sequential,
                 "sequential_module": ROUND.part("part2").module, "sequential_note": note}
+    rounds = tuple(({"settings": settings},) for _ in range(TIMING_ROUNDS))
     return Plan("round:time_scan", {"settings": settings},
                 timing_judge(params, settings["budget_s"], device), uses_device=True,
-                baseline=("round:time_reference", {"settings": settings}))
+                baseline=("round:time_reference", {"settings": settings}),
+                measured=Measured(rounds, least=1))
+
+
+TIMING_ROUNDS = 5
+"""The most rounds of the timing check (the reference's process, then the candidate's); two
+or three in a row must agree (grader.checks.settle) unless the figures are only information."""
 
 
 def _figure_lines(obs: dict[str, Any], figures: dict[str, Any], budget_s: float) -> list[str]:
@@ -689,9 +706,11 @@ def timing_judge(params: dict[str, Any], budget_s: float,
     limit = float(params["speed_limit"])
 
     def judge(both: dict[str, Any]) -> Verdict:
-        obs, base = both["yours"], both["baseline"]
-        if base is None:
+        if both["baseline"] is None:
             return failed(f"the reference scan could not be timed: {both['baseline_error']}")
+        rounds = [(mine[0]["data"], theirs[0]["data"])
+                  for mine, theirs in zip(both["yours"], both["baseline"], strict=True)]
+        obs, base = rounds[-1]
         figures = {**base["figures"], **obs["figures"]}
         lines = _figure_lines(obs, figures, budget_s)
         raised = obs["raised"]
@@ -722,9 +741,18 @@ def timing_judge(params: dict[str, Any], budget_s: float,
             return failed("\n".join([f"your scan was too slow to time within the "
                                       f"{budget_s:g} s timing budget", *lines]),
                           hint=params["slow_hint"])
-        ratio = _ratio(figures) or 0.0
-        summary = f"your scan takes {ratio:.2f}x the reference scan's time (limit {limit:g}x)"
-        if ratio > limit:
+        ratios = [_ratio({**theirs["figures"], **mine["figures"]}) for mine, theirs in rounds]
+        so_far = [None if None in ratios[:n] else float(np.median(np.array(ratios[:n])))
+                  for n in range(1, len(ratios) + 1)]
+        ratio = so_far[-1] or 0.0
+        each = ", ".join("-" if r is None else f"{r:.2f}x" for r in ratios)
+        summary = (f"your scan takes {ratio:.2f}x the reference scan's time (limit {limit:g}x; "
+                   f"the median of {len(ratios)} rounds: {each})")
+        noisy = spread_out([[r for r in ratios if r is not None]])
+        over = settled(so_far, limit, noisy)
+        if over is None:
+            return undecided("\n".join([summary, *lines]))
+        if over:
             return failed("\n".join([summary, *lines]), hint=params["slow_hint"])
         return passed("\n".join([summary, *lines]))
 

@@ -213,21 +213,21 @@ class _Bench:
         self.n, self.d = int(self.W.shape[0]), int(self.W.shape[1])
         if self.device == "cuda":
             self.stopwatch: Stopwatch = CudaStopwatch(torch)
-        else:
+        else:  # on a CPU the question is how much work: this process's CPU time, not the clock
             steady_host_allocator()
-            self.stopwatch = Stopwatch()
+            self.stopwatch = Stopwatch(clock=time.process_time)
         self.figures: dict[str, Any] = {}
         self.untimed: list[str] = []
         self.deadline = 0.0
 
     def start_clock(self) -> None:
         self.stopwatch.sync()
-        self.deadline = time.perf_counter() + self.settings["budget_s"]
+        self.deadline = self.stopwatch.clock() + self.settings["budget_s"]
 
     def timed(self, name: str, fn: Callable[[], Any]) -> None:
         from grader.timing import measure
 
-        if time.perf_counter() >= self.deadline:
+        if self.stopwatch.clock() >= self.deadline:
             self.untimed.append(name)
             return
         self.figures[name] = measure(fn, self.stopwatch, budget_s=self.settings["repeat_s"],

@@ -1,0 +1,38 @@
+"""When a measurement taken in rounds (checks.base.Measured) has settled on a verdict.
+
+A busy machine charges a process more than its work, by chance and not alike across processes;
+each round adds samples, and an estimate built from all of them moves less and less. The
+verdict is known once the estimate has stayed on one side of its limit as the last rounds came
+in: DECIDING_ROUNDS of them on a machine whose samples agree, NOISY_ROUNDS where the same
+quantity's samples spread by more than QUIET_SPREAD (a busy machine). Until then the check is
+undecided, and the runner measures another round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+DECIDING_ROUNDS = 2
+"""How many estimates in a row, one after each round, must fall on the same side."""
+NOISY_ROUNDS = 3
+"""As many, when the samples spread like a busy machine's."""
+QUIET_SPREAD = 1.25
+"""How much more than another a sample of the same quantity may be on a machine that counts
+as quiet."""
+
+
+def settled(estimates: Sequence[float | None], limit: float, noisy: bool) -> bool | None:
+    """Whether the quantity is over `limit` (True), within it (False), or not known yet (None),
+    from its estimate after each round so far (None where a round's could not be made)."""
+    needed = NOISY_ROUNDS if noisy else DECIDING_ROUNDS
+    recent = estimates[-needed:]
+    if len(recent) < needed or any(e is None for e in recent):
+        return None
+    sides = {e > limit for e in recent if e is not None}
+    return sides.pop() if len(sides) == 1 else None
+
+
+def spread_out(samples: Iterable[Sequence[float]]) -> bool:
+    """Whether any quantity's samples (one sequence per quantity) differ by more than
+    QUIET_SPREAD times."""
+    return any(min(s) > 0 and max(s) > QUIET_SPREAD * min(s) for s in samples if s)
