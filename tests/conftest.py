@@ -1,14 +1,13 @@
-"""Fixtures: one warm grading worker for the whole session, work started ahead, and workspaces
-built from data.
+"""Fixtures: one warm grading worker per test process, each solution graded once, and each
+module's end-to-end jobs run once.
 
-Starting a worker imports torch (a second or two); grading a part in it costs a fork. So the
-tests share one worker. What cannot share it is started ahead, at the start of the session, in
-two background threads, while the tests run (most of them use one core at a time, the machine
-has two): in one, the known-solution matrix, graded by a pool of warm workers; in the other, one
-after another in the order the tests will want them, the jobs that modules name in `AHEAD`
-(end-to-end runs of the real command in processes of their own, see helpers.Job). A test that
-wants a job's result waits for it; the modules that wait run after those that need nothing
-started ahead, and the modules that read the matrix run last.
+pytest-xdist spreads the tests over processes (`-n auto`, from pyproject.toml). Starting a
+worker imports torch (a second or two); grading a part in it costs a fork, so the tests of one
+process share one worker. What a test needs that others need too is made once per process and
+kept: a solution folder graded (tests/solutions), the result of a module's `JOBS` (end-to-end
+runs of the real command, see helpers.Job). `--dist loadgroup` keeps each solution's tests, each
+module's that has jobs, and the hostile submissions' in one group, so that nothing is made
+twice across processes.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -34,7 +32,6 @@ import grader.runner
 from grader.results import RunResult
 from grader.rounds import DEFAULT_ROUND
 from grader.runner import Request, Worker
-from grader.runner.pool import RequestDone, WorkerPool
 
 from helpers import (
     TEST_SEED,
@@ -42,50 +39,18 @@ from helpers import (
     Job,
     LentWorker,
     Solution,
-    all_solutions,
     write_workspace,
 )
 
-MATRIX_JOBS = 2
-MATRIX_MODULES = ("test_solutions.py", "test_hostile.py")
-
-
-class Ahead:
-    """Jobs run in two background threads, each job once, in the order submitted: the first
-    job holds one thread for as long as it runs, the others take turns in the second."""
-
-    def __init__(self, tmp: pytest.TempPathFactory) -> None:
-        tmp.getbasetemp()  # made here, once: made lazily, two threads could each make one
-        self._tmp = tmp
-        self._thread = ThreadPoolExecutor(2, thread_name_prefix="ahead")
-        self._futures: dict[Job, Future[object]] = {}
-
-    def submit(self, job: Job) -> Future[object]:
-        if job not in self._futures:
-            self._futures[job] = self._thread.submit(job, self._tmp)
-        return self._futures[job]
-
-    def result(self, job: Job) -> object:
-        """The job's result (submitted now if nobody did), or what it raised."""
-        return self.submit(job).result()
-
-    def close(self) -> None:
-        for future in self._futures.values():
-            future.cancel()
-        self._thread.shutdown(wait=True)
-
-
 class Grading:
-    """Grades workspaces through one long-lived worker, and runs what was started ahead."""
+    """Grades workspaces through one long-lived worker, and keeps what was made once."""
 
     def __init__(self, tmp: pytest.TempPathFactory) -> None:
         self._tmp = tmp
         self._worker: Worker | None = None
         self._ids = itertools.count()
         self._graded: dict[tuple[str, str], RunResult] = {}
-        self._pool: WorkerPool | None = None
-        self._matrix: Future[object] | None = None
-        self.ahead = Ahead(tmp)
+        self._jobs: dict[Job, object] = {}
 
     @property
     def worker(self) -> Worker:
@@ -111,84 +76,69 @@ class Grading:
         """Grade through the shared worker."""
         return self.worker.run(self.request(root, flavor, parts, **options))  # type: ignore[arg-type]
 
-    def _solution_request(self, solution: Solution, flavor: str) -> Request:
-        """The request for a solution folder. Checks that cannot apply on this machine (GPU
-        timing) are not run unless the folder pins one in this flavor: their CPU figures are
-        information."""
-        root = write_workspace(self._tmp.mktemp(f"{solution.name}-{flavor}"), flavor,
-                               solution.start, solution.files(flavor), solution.round)
-        machine_bound = {c.id for c in round_checks(solution.round) if c.needs}
-        return self.request(root, flavor, solution.parts, round_id=solution.round.id,
-                            timeout_s=solution.timeout_s, memory_mb=solution.memory_mb,
-                            informational=any(e.check in machine_bound and flavor in e.flavors
-                                              for e in solution.expect))
-
-    def start_matrix(self) -> None:
-        """Grade every (solution, flavor) of tests/solutions in a pool, ahead. Every round's
-        checks are loaded here, in the calling thread: loading them imports torch, and a module
-        still being imported by another thread when a test forks a child here would stay locked
-        in that child for good."""
-        solutions = all_solutions()
-        for round_ in {solution.round for solution in solutions}:
-            round_checks(round_)
-
-        def grade(_tmp: pytest.TempPathFactory) -> None:
-            pending, requests = {}, []
-            for solution in solutions:
-                for flavor in solution.flavors:
-                    requests.append(self._solution_request(solution, flavor))
-                    pending[requests[-1].id] = (solution.key, flavor)
-            self._pool = WorkerPool(MATRIX_JOBS)
-            for event in self._pool.grade(requests):
-                if isinstance(event, RequestDone):
-                    key = pending[event.request_id]
-                    if event.result is None:
-                        raise RuntimeError(f"{key}: the grader failed: {event.error}")
-                    self._graded[key] = event.result
-
-        self._matrix = self.ahead.submit(grade)
-
     def solution(self, solution: Solution, flavor: str) -> RunResult:
-        """A solution folder graded in one flavor (from the matrix, once it is done)."""
+        """A solution folder graded in one flavor, once per test process. Checks that cannot
+        apply on this machine (GPU timing) are not run unless the folder pins one in this
+        flavor: their CPU figures are information."""
         key = (solution.key, flavor)
-        if self._matrix is None:
-            self.start_matrix()
-        assert self._matrix is not None
-        self._matrix.result()
         if key not in self._graded:
-            self._graded[key] = self.worker.run(self._solution_request(solution, flavor))
+            root = write_workspace(self._tmp.mktemp(f"{solution.name}-{flavor}"), flavor,
+                                   solution.start, solution.files(flavor), solution.round)
+            machine_bound = {c.id for c in round_checks(solution.round) if c.needs}
+            self._graded[key] = self.run(
+                root, flavor, solution.parts, round_id=solution.round.id,
+                timeout_s=solution.timeout_s, memory_mb=solution.memory_mb,
+                informational=any(e.check in machine_bound and flavor in e.flavors
+                                  for e in solution.expect))
         return self._graded[key]
 
+    def once(self, job: Job) -> object:
+        """The job's result, run on first use in this test process (what it raised, raised
+        again to each test that wants it)."""
+        if job not in self._jobs:
+            try:
+                self._jobs[job] = job(self._tmp)
+            except Exception as exc:  # noqa: BLE001 - every test that wants it sees it
+                self._jobs[job] = exc
+        done = self._jobs[job]
+        if isinstance(done, Exception):
+            raise done
+        return done
+
     def close(self) -> None:
-        if self._pool is not None:  # a matrix still grading (the session ended early) stops
-            self._pool.close(kill=True)
-        self.ahead.close()
         if self._worker is not None:
             self._worker.close()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def grading(request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
-    """The session's grading; what the collected tests will want is started ahead: the matrix
-    first (the longest), then the modules' jobs in the order their tests will want them."""
+@pytest.fixture(scope="session")
+def grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
     session = Grading(tmp_path_factory)
-    modules = dict.fromkeys(item.module for item in request.session.items
-                            if getattr(item, "module", None) is not None)
-    if any(Path(module.__file__).name in MATRIX_MODULES for module in modules):
-        session.start_matrix()
-    for module in modules:
-        for job in getattr(module, "AHEAD", ()):
-            session.ahead.submit(job)
     yield session
     session.close()
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules that wait for work started ahead run after those that need none, and those
-    that read the matrix last, so that the others run while it is done."""
-    items.sort(key=lambda item: (item.path.name in MATRIX_MODULES,
-                                 bool(getattr(getattr(item, "module", None), "AHEAD", ()))))
+    """Group the tests that share what is made once (see the module's docstring), the modules
+    with end-to-end jobs first: a batch that waits on sandboxes and timeouts then overlaps the
+    rest instead of running last."""
+    for item in items:
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: not getattr(getattr(item, "module", None), "JOBS", ()))
+
+
+def _group(item: pytest.Item) -> str | None:
+    if getattr(getattr(item, "module", None), "JOBS", ()):
+        return item.path.name
+    if item.path.name == "test_hostile.py":
+        return "hostile"
+    callspec = getattr(item, "callspec", None)
+    solution = callspec.params.get("solution") if callspec else None
+    if isinstance(solution, Solution):
+        return "hostile" if solution.name.startswith("hostile_") else solution.key
+    return None
 
 
 @pytest.fixture

@@ -55,12 +55,12 @@ MANIFEST = "expect.toml"
 
 SESSION_ENV = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
 """The environment of the grader as a user runs it, taken before any test can patch os.environ
-(a job run ahead starts its processes while other tests run)."""
+(a job's result is kept for the other tests that want it)."""
 
 Job = Callable[[pytest.TempPathFactory], object]
-"""Work a test module starts ahead (its `AHEAD`, run by conftest in a background thread while
-other tests run): it may rely on nothing a test patches (the environment, the current folder,
-grader's globals), so it runs the grader in processes of its own (run_grader)."""
+"""Work that several tests of a module want (its `JOBS`, run once per test process by
+conftest's Grading.once): it may rely on nothing a test patches (the environment, the current
+folder, grader's globals), so it runs the grader in processes of its own (run_grader)."""
 
 
 SPAWNING = threading.Lock()

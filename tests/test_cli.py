@@ -38,20 +38,20 @@ def statuses(doc: dict) -> dict[str, str]:
 
 
 def full_marks_end_to_end(tmp: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
-    """The torch reference through the real console entry (run ahead)."""
+    """The torch reference through the real console entry (run once per test process)."""
     root = write_workspace(tmp.mktemp("e2e") / "ws", "torch")
     return run_grader("check", "--json", "--seed", "7", "--workspace", root, cwd=root.parent)
 
 
 def print_spam_end_to_end(tmp: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
     """A candidate that writes megabytes to print, sys.stderr and the raw file descriptors,
-    graded from a subfolder by the real console entry (run ahead)."""
+    graded from a subfolder by the real console entry (run once per test process)."""
     case = solution("hostile_print_spam")
     root = write_workspace(tmp.mktemp("spam") / "ws", "numpy", files=case.files("numpy"))
     return run_grader("check", "part1", "--json", "--seed", "1", cwd=root / "exercises")
 
 
-AHEAD = (full_marks_end_to_end, print_spam_end_to_end)
+JOBS = (full_marks_end_to_end, print_spam_end_to_end)
 
 
 # ---- grader check ------------------------------------------------------------------------
@@ -62,7 +62,7 @@ def test_the_reference_gets_full_marks(grading, runner: CliRunner, tmp_path: Pat
     """The torch flavor runs the real console entry in a process of its own, end to end; the
     numpy flavor the same command through CliRunner."""
     if flavor == "torch":
-        done = grading.ahead.result(full_marks_end_to_end)
+        done = grading.once(full_marks_end_to_end)
         assert done.returncode == 0, done.stderr
         doc = json.loads(done.stdout)
     else:
@@ -219,7 +219,7 @@ def test_outside_a_workspace_the_error_says_what_to_do(runner: CliRunner, tmp_pa
 
 def test_print_spam_never_reaches_the_json_on_stdout(grading) -> None:  # type: ignore[no-untyped-def]
     """stdout is still exactly one JSON document."""
-    done = grading.ahead.result(print_spam_end_to_end)
+    done = grading.once(print_spam_end_to_end)
     assert done.returncode == 1  # no EXPLANATION
     doc = json.loads(done.stdout)
     validate_run_json(doc)

@@ -133,7 +133,7 @@ def run_autograder(env: dict[str, str], cwd: Path) -> dict[str, Any]:
 
 def graded_like_gradescope(tmp: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     """A torch submission of loose files, as Gradescope lays it out, graded by run_autograder
-    in the sandbox (run ahead): results.json and the submission folder."""
+    in the sandbox (run once per test process): results.json and the submission folder."""
     env = gradescope_layout(tmp.mktemp("gradescope"))
     submission = Path(env["GRADER_AUTOGRADER_ROOT"]) / "submission"
     # Students upload loose files; Gradescope puts them straight into submission/.
@@ -143,12 +143,12 @@ def graded_like_gradescope(tmp: pytest.TempPathFactory) -> tuple[dict[str, Any],
     return run_autograder(env, cwd=Path(env["GRADER_AUTOGRADER_ROOT"])), submission
 
 
-AHEAD = () if NO_SANDBOX else (graded_like_gradescope,)
+JOBS = () if NO_SANDBOX else (graded_like_gradescope,)
 
 
 @needs_sandbox
 def test_run_autograder_grades_a_submission_laid_out_like_gradescope(grading) -> None:  # type: ignore[no-untyped-def]
-    doc, submission = grading.ahead.result(graded_like_gradescope)
+    doc, submission = grading.once(graded_like_gradescope)
     assert_valid_results(doc)
     assert doc["score"] == 15.0
     assert doc["visibility"] == "after_published"

@@ -431,7 +431,7 @@ def submissions(tmp: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 
 def graded(tmp: pytest.TempPathFactory, *options: str) -> dict[str, Any]:
-    """`grade subs --csv --report` with these options (run ahead), and what it wrote."""
+    """`grade subs --csv --report` with these options (run once per test process), and what it wrote."""
     subs, _, config = submissions(tmp)
     out = subs.parent
     done = run_grader("grade", subs, *options, "--csv", out / "grades.csv", "--report",
@@ -459,7 +459,7 @@ def graded_for_gradescope(tmp: pytest.TempPathFactory) -> dict[str, Any]:
     return {"done": done, "out": out}
 
 
-AHEAD = (graded_unsandboxed, graded_for_gradescope,
+JOBS = (graded_unsandboxed, graded_for_gradescope,
          *(() if NO_SANDBOX else (graded_in_the_sandbox,)))
 
 
@@ -505,7 +505,7 @@ def assert_honest_row(row: dict[str, Any]) -> None:
 
 
 def test_grade_writes_every_output_for_everyone_beside_a_hostile_submission(grading) -> None:  # type: ignore[no-untyped-def]
-    ran = grading.ahead.result(graded_unsandboxed)
+    ran = grading.once(graded_unsandboxed)
     doc = assert_written(ran["done"], ran["out"], rows=2)
     honest, hostile = sorted(doc["submissions"], key=lambda s: "hostile" in s["path"])
     assert_honest_row(honest)
@@ -515,7 +515,7 @@ def test_grade_writes_every_output_for_everyone_beside_a_hostile_submission(grad
 
 
 def test_gradescope_and_every_other_output_at_once_for_a_hostile_submission(grading) -> None:  # type: ignore[no-untyped-def]
-    ran = grading.ahead.result(graded_for_gradescope)
+    ran = grading.once(graded_for_gradescope)
     doc = assert_written(ran["done"], ran["out"], rows=1)
     assert_hostile_row(doc["submissions"][0])
     results = (ran["out"] / "results.json").read_bytes()
@@ -530,7 +530,7 @@ def test_gradescope_and_every_other_output_at_once_for_a_hostile_submission(grad
 
 @needs_sandbox
 def test_the_sandboxed_grade_writes_every_output_and_the_table_for_everyone_too(grading) -> None:  # type: ignore[no-untyped-def]
-    ran = grading.ahead.result(graded_in_the_sandbox)
+    ran = grading.once(graded_in_the_sandbox)
     assert_written(ran["done"], ran["out"], rows=2, as_json=False)
     table = ran["done"].stdout
     assert not any(c in table for c in CONTROL) and not any(c in table for c in BIDI)

@@ -344,7 +344,7 @@ def what_the_judge_loads(tmp: pytest.TempPathFactory) -> tuple[list[str], dict[s
 def test_every_module_the_judge_loads_is_watched(grading) -> None:  # type: ignore[no-untyped-def]
     """JUDGE_IMPORTS is complete for the packages installed here, and a plain CLI process
     raises no false alarm on the real install."""
-    loaded, watched = grading.ahead.result(what_the_judge_loads)
+    loaded, watched = grading.once(what_the_judge_loads)
     assert len(loaded) > 1000
     assert [path for path in loaded if path not in set(watched["watched"])] == []
 
@@ -439,7 +439,7 @@ def test_a_poisoned_wheel_install_is_refused_and_the_poison_does_not_reach_the_n
     """The red team's plain `grader check` of a hostile workspace, on a real install: it exits
     2 naming both files; the forged compiled file is gone, so the next run (after deleting the
     `.pth` file, as told) grades the stubs as stubs, with no false alarm."""
-    done = grading.ahead.result(poisoned_wheel_install)
+    done = grading.once(poisoned_wheel_install)
     poisoned, said = done["poisoned"], " ".join(done["poisoned"].stderr.split())
     assert poisoned.returncode == 2, poisoned.stdout + poisoned.stderr
     assert f"{done['pyc']} changed" in said or f"{done['pyc']} was added" in said
@@ -454,7 +454,7 @@ def test_a_poisoned_wheel_install_is_refused_and_the_poison_does_not_reach_the_n
 def grader_rewritten_while_it_ran(tmp: pytest.TempPathFactory
                                   ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """`grader check` from a copy of the grader, graded on code that appends to a file of that
-    copy while it runs (run ahead): what the command said, and the file."""
+    copy while it runs (run once per test process): what the command said, and the file."""
     site = tmp.mktemp("site")
     shutil.copytree(REPO / "grader", site / "grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -471,13 +471,13 @@ def grader_rewritten_while_it_ran(tmp: pytest.TempPathFactory
     return done, site / "grader" / "rounds" / "prefix-products" / "round.toml"
 
 
-AHEAD = (what_the_judge_loads, poisoned_wheel_install, grader_rewritten_while_it_ran)
+JOBS = (what_the_judge_loads, poisoned_wheel_install, grader_rewritten_while_it_ran)
 
 
 def test_a_check_whose_code_writes_into_the_grader_fails_and_says_how_to_restore(
         grading) -> None:  # type: ignore[no-untyped-def]
     """End to end, on a copy of the grader; the command exits 2 and says so."""
-    done, target = grading.ahead.result(grader_rewritten_while_it_ran)
+    done, target = grading.once(grader_rewritten_while_it_ran)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "# was here" in target.read_text()
     assert f"files Python loads for the grader changed while it ran ({target} changed)" in \

@@ -131,7 +131,7 @@ SUBMISSIONS = {"good": "return x.sum()", "bad": "return x[1:].sum()"}
 
 def graded_in_the_sandbox(tmp: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
     """A good and a bad submission of the tiny round graded by `grader grade --json` in the
-    sandbox, from a folder with no instructor grader.toml (run ahead: the round is named to
+    sandbox, from a folder with no instructor grader.toml (run once per test process: the round is named to
     the command by GRADER_ROUNDS_PATH alone)."""
     rounds, root = tmp.mktemp("coach-rounds-ahead"), tmp.mktemp("tiny-class")
     write_tiny_round(rounds)
@@ -142,7 +142,7 @@ def graded_in_the_sandbox(tmp: pytest.TempPathFactory) -> subprocess.CompletedPr
                       cwd=root, env={EXTRA_ROUNDS_ENV: str(rounds)})
 
 
-AHEAD = () if NO_SANDBOX else (graded_in_the_sandbox,)
+JOBS = () if NO_SANDBOX else (graded_in_the_sandbox,)
 
 
 def test_selfcheck_runs_on_the_new_round(tiny_worker: Worker, tmp_path: Path,
@@ -157,7 +157,7 @@ def test_selfcheck_runs_on_the_new_round(tiny_worker: Worker, tmp_path: Path,
 @needs_sandbox
 def test_grade_runs_on_the_new_round_in_the_sandbox(grading, runner: CliRunner,  # type: ignore[no-untyped-def]
                                                     tmp_path: Path) -> None:
-    graded = grading.ahead.result(graded_in_the_sandbox)
+    graded = grading.once(graded_in_the_sandbox)
     assert graded.returncode == 0, graded.stderr
     doc = json.loads(graded.stdout)
     assert doc["round"] == ROUND_ID and doc["sandboxed"] is True

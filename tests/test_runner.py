@@ -274,7 +274,7 @@ def test_an_undecided_measurement_gets_more_rounds_then_says_the_machine_was_too
 @pytest.fixture
 def subreaper(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This test process adopts orphans, as the worker does, for one test; its sweeps spare
-    the children that work started ahead is starting meanwhile (helpers.SPAWNING)."""
+    the children this process starts meanwhile as its own (helpers.SPAWNING)."""
     children = strays.children
 
     def sweepable(pid: int | None = None) -> set[int]:

@@ -120,14 +120,14 @@ def checked_in_the_sandbox(tmp: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return root, json.loads(done.stdout)
 
 
-AHEAD = () if NO_SANDBOX else (adversary_batch, checked_in_the_sandbox)
+JOBS = () if NO_SANDBOX else (adversary_batch, checked_in_the_sandbox)
 
 
 @pytest.fixture(scope="module")
 def batch(grading) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     if NO_SANDBOX:
         pytest.skip(NO_SANDBOX)
-    return grading.ahead.result(adversary_batch)
+    return grading.once(adversary_batch)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -172,7 +172,7 @@ def test_neither_the_secret_nor_a_connection_got_out(batch: dict[str, Any]) -> N
 
 @needs_sandbox
 def test_check_sandbox_grades_the_same_as_check(grading) -> None:  # type: ignore[no-untyped-def]
-    root, boxed = grading.ahead.result(checked_in_the_sandbox)
+    root, boxed = grading.once(checked_in_the_sandbox)
     plain = grading.run(root, "numpy", ["part1", "part3"], seed=5)
     differ = [(mine["id"], mine["status"], mine["message"], theirs.status, theirs.message)
               for mine, theirs in zip((c for p in boxed["parts"] for c in p["checks"]),

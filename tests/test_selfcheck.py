@@ -87,13 +87,13 @@ def selfcheck_of_a_broken_round(tmp: pytest.TempPathFactory
                       env={EXTRA_ROUNDS_ENV: str(broken_copy(rounds)), "COLUMNS": "200"})
 
 
-AHEAD = (selfcheck_of_a_broken_round,)
+JOBS = (selfcheck_of_a_broken_round,)
 
 
 def test_selfcheck_lists_every_violation_and_fails(grading) -> None:  # type: ignore[no-untyped-def]
     """Both directions of the rule are caught, check by check, in a round that lives outside
     the package (a coach's own)."""
-    result = grading.ahead.result(selfcheck_of_a_broken_round)
+    result = grading.once(selfcheck_of_a_broken_round)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert "selfcheck FAILED" in output

@@ -749,6 +749,11 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: fl
     growth = compare(mine, theirs, expected)
     summary = _cpu_summary(rule.size, sizes, mine, theirs, growth, expected)
     fixed = mine.tiny if mine.tiny_large is None else mine.tiny_large
+    if all(any(run.get("capped") for run in runs[-4:-1]) for runs in rounds):
+        return failed(f"{summary}: at the smaller sizes yours cost more than "
+                      f"{SMALL_RUN_LIMIT:g}x the reference's process making the same calls, "
+                      "in every round, and under that much fixed cost no growth can be "
+                      "measured", hint=OVERHEAD_HINT)
     if theirs.large > 0 and fixed > OVERHEAD_LIMIT * theirs.large:
         return failed(f"{summary}: at {rule.size} = {sizes[0]} yours already costs "
                       f"{fixed / theirs.large:.0f}x the reference's at {rule.size} = "
@@ -796,20 +801,23 @@ def growth_cap(expected: float, calls: Calls,
     Measured.cap): at the large size, the cost whose growth per call over the round's middle
     run is CAP_MARGIN times the limit past the fastest growth the reference can count for
     (whatever floor the middle work gets), so that a stopped run is a failing round; at the
-    smaller sizes, CAP_MARGIN times the fixed cost that already fails (OVERHEAD_LIMIT)."""
+    smaller sizes, SMALL_RUN_LIMIT times the reference's run of the same size and calls, just
+    before (judge_growth fails a candidate stopped there in every round)."""
     def cap(so_far: dict[str, Any]) -> float | None:
         yours, theirs = so_far["yours"], so_far["baseline"]
-        if not theirs or (len(yours) == 1 and len(yours[-1]) < COUNTED_RUNS):
+        if not theirs:
             return None
-        current = yours[-1][COUNTED_RUNS:] if len(yours) == 1 else yours[-1]
-        large = [runs[-1]["cpu_s"] for number, runs in enumerate(theirs)
-                 if len(runs) == (COUNTED_RUNS if number == 0 else 0) + 4]
-        overhead = CAP_MARGIN * OVERHEAD_LIMIT * min(large) if large else None
-        if len(current) < 3 or any(run.get("capped") for run in current):
-            return overhead  # a smaller size, or a round that already fails on its fixed cost
+        counted = COUNTED_RUNS if len(yours) == 1 else 0
+        current, reference = yours[-1][counted:], theirs[-1][counted:]
+        if len(yours[-1]) < counted or len(reference) != len(current) + 1:
+            return None
+        if len(current) < 3:
+            return SMALL_RUN_LIMIT * reference[-1]["cpu_s"]
+        if any(run.get("capped") for run in current):
+            return None
         tiny, middle, tiny_large = (run["cpu_s"] for run in current)
-        reference = _least_per_size([theirs[-1]], calls)
-        floor = FLOOR_SHARE * FLOOR * reference.work()[1] / expected
+        timed = _least_per_size([reference], calls)
+        floor = FLOOR_SHARE * FLOOR * timed.work()[1] / expected
         work = max((middle - tiny) / calls.middle, floor)
         if work <= 0:
             return None
@@ -818,6 +826,10 @@ def growth_cap(expected: float, calls: Calls,
     return cap
 
 
+SMALL_RUN_LIMIT = 15.0
+"""How many times the reference's process at the same small size and number of calls a
+candidate's may cost: honest code costs a few times the reference's at most; a process started
+per call, or a sleep spun on the CPU, costs far more."""
 CAP_MARGIN = 1.5
 """How far past the failing cost a run is let go before it is stopped."""
 
