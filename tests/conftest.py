@@ -42,6 +42,7 @@ from helpers import (
     write_workspace,
 )
 
+
 class Grading:
     """Grades workspaces through one long-lived worker, and keeps what was made once."""
 
