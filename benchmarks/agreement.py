@@ -1,12 +1,14 @@
 """Do verdicts depend on how busy the machine is? Grade the same submissions at several loads
 and compare every verdict and score with the quiet run.
 
-    python benchmarks/agreement.py [--loads 0 4 8 16] [--runs 2] [--buggy 1]
+    python benchmarks/agreement.py [--loads 0 4 8 16] [--runs 2] [--buggy 1] [--measured 4]
                                    [--modes check sandbox grade]
 
 The submissions: every round's references (in its first flavor) and, per round, `--buggy`
 known-buggy solutions from tests/solutions (the first ones that are neither hostile nor correct
-in an unusual way), each in a workspace of its own. The load: that many busy loops (one Python
+in an unusual way) and `--measured` solutions that pin the verdict of a check measured in rounds
+(CPU-time growth, timing: the checks a busy machine could sway), each in a workspace of its
+own. The load: that many busy loops (one Python
 process spinning each), started by this script before a measurement and killed after it. The
 modes:
 
@@ -47,30 +49,45 @@ Verdicts = dict[str, tuple[dict[str, str], float]]
 """By submission: each check's status, and the total score."""
 
 
-def buggy_solutions(round_: Round, count: int) -> list[Path]:
-    """The first `count` known-buggy solutions of the round that apply to its first flavor."""
-    found = []
+def buggy_solutions(round_: Round, count: int, measured: int) -> list[Path]:
+    """The first `count` known-buggy solutions of the round that apply to its first flavor,
+    then `measured` that pin a measured check's verdict, as many passing it as failing it."""
+    found: list[Path] = []
+    pinning: dict[bool, list[Path]] = {True: [], False: []}
+    checks = measured_checks(round_)
     for folder in sorted((SOLUTIONS / round_.id).iterdir()):
         expect = folder / "expect.toml"
         if not expect.is_file() or folder.name.startswith(("hostile", "seed")):
             continue
         data = tomllib.loads(expect.read_text())
-        if data.get("full_marks") or round_.flavors[0] not in data.get("flavors",
-                                                                         round_.flavors):
+        if round_.flavors[0] not in data.get("flavors", round_.flavors):
             continue
-        found.append(folder)
-        if len(found) == count:
-            break
-    return found
+        pinned = [e for e in data.get("expect", []) if e["check"] in checks]
+        if pinned:
+            pinning[all(e.get("status") == "passed" for e in pinned)].append(folder)
+        elif not data.get("full_marks"):
+            found.append(folder)
+    return found[:count] + pinning[True][:measured // 2] + pinning[False][:measured
+                                                                          - measured // 2]
 
 
-def make_submissions(folder: Path, buggy: int) -> dict[str, tuple[str, Path]]:
-    """(round id, workspace) by name: each round's references, and its first buggy
-    solutions."""
+def measured_checks(round_: Round) -> set[str]:
+    """The round's checks whose plans are measured in rounds (checks.base.Measured)."""
+    from grader.checks.base import Context
+    from grader.checks.table import round_checks
+
+    flavor = round_.flavors[0]
+    return {c.id for c in round_checks(round_) if flavor in c.flavors
+            and c.plan(Context(1, flavor, c.id)).measured is not None}
+
+
+def make_submissions(folder: Path, buggy: int, measured: int) -> dict[str, tuple[str, Path]]:
+    """(round id, workspace) by name: each round's references, and its buggy and measured
+    solutions (buggy_solutions)."""
     made = {}
     for round_ in installed().values():
         flavor = round_.flavors[0]
-        for solution in [None, *buggy_solutions(round_, buggy)]:
+        for solution in [None, *buggy_solutions(round_, buggy, measured)]:
             name = f"{round_.id}-{solution.name if solution else 'reference'}"
             root = write_exercises(folder / name, round_, flavor, "references")
             (root / "grader.toml").write_text(f'round = "{round_.id}"\nflavor = "{flavor}"\n')
@@ -152,13 +169,14 @@ def main() -> None:
     parser.add_argument("--loads", type=int, nargs="+", default=[0, 4, 8, 16])
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--buggy", type=int, default=1)
+    parser.add_argument("--measured", type=int, default=4)
     parser.add_argument("--modes", nargs="+", default=["check", "sandbox", "grade"],
                         choices=["check", "sandbox", "grade"])
     options = parser.parse_args()
     loads = sorted(set(options.loads) | {0})
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
-        submissions = make_submissions(scratch / "ws", options.buggy)
+        submissions = make_submissions(scratch / "ws", options.buggy, options.measured)
         print(f"{len(submissions)} submissions, {os.cpu_count()} cores, seed {SEED}",
               flush=True)
         print(f"{'mode':<8} {'load':>4} {'verdicts equal':>16} {'scores equal':>13} "
