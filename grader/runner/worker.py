@@ -238,7 +238,8 @@ def grade_part(request: Request, round_: Round, part: Part, earlier: list[PartRe
 
 def run_part(grading: _Part) -> list[CheckResult]:
     """Run a part's plans: baselines first, then children (a fresh one after each crash, and
-    one of its own for each run of a plan measured run by run)."""
+    one of its own for each run of a measured plan). The idle allowance is made afresh here,
+    for the device readiness the part has now."""
     grading.idle = grading.idle_budget()
     with device_turn(grading.ready):
         baselines = run_baselines(grading)

@@ -167,12 +167,12 @@ def growing(rng: np.random.Generator) -> list[Case]:
 depth_sizes = sizes((16, 2), (128, 2))
 def cpu_sizes(rng: np.random.Generator) -> list[Case]:
     """part3.complexity's sizes, one process each: N = 1 (what every run pays whatever the
-    size), then a middle and a large N drawn from the run's seed (7 to 9, 88 to 104), so that
+    size), then a middle and a large N drawn from the run's seed (7 to 9, 120 to 140), so that
     code cannot tell the measured sizes from their numbers (and pad one of them); D =
-    COMPLEXITY_D. The large N is about 11 times the middle one: the closed form's growth (N^2)
-    then exceeds the linear one's 3.5 to 5 times on a quiet machine, honest code's 0.6 to 1.3
+    COMPLEXITY_D. The large N is about 16 times the middle one: the closed form's growth (N^2)
+    then exceeds the reference's 3.5 to 7 times on a quiet machine, honest code's 0.8 to 1.2
     times, against the 2x allowed."""
-    middle, large = int(rng.integers(7, 10)), int(rng.integers(88, 105))
+    middle, large = int(rng.integers(7, 10)), int(rng.integers(120, 141))
     return [make_case(rng, n, COMPLEXITY_D) for n in (1, middle, large)]
 
 
