@@ -431,7 +431,8 @@ def submissions(tmp: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 
 def graded(tmp: pytest.TempPathFactory, *options: str) -> dict[str, Any]:
-    """`grade subs --csv --report` with these options (run once per test process), and what it wrote."""
+    """`grade subs --csv --report` with these options (run once per test process), and what
+    it wrote."""
     subs, _, config = submissions(tmp)
     out = subs.parent
     done = run_grader("grade", subs, *options, "--csv", out / "grades.csv", "--report",

@@ -131,8 +131,8 @@ SUBMISSIONS = {"good": "return x.sum()", "bad": "return x[1:].sum()"}
 
 def graded_in_the_sandbox(tmp: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
     """A good and a bad submission of the tiny round graded by `grader grade --json` in the
-    sandbox, from a folder with no instructor grader.toml (run once per test process: the round is named to
-    the command by GRADER_ROUNDS_PATH alone)."""
+    sandbox, from a folder with no instructor grader.toml (run once per test process: the
+    round is named to the command by GRADER_ROUNDS_PATH alone)."""
     rounds, root = tmp.mktemp("coach-rounds-ahead"), tmp.mktemp("tiny-class")
     write_tiny_round(rounds)
     for name, body in SUBMISSIONS.items():
