@@ -19,9 +19,9 @@ from grader.checks.base import Check, Context, Measured, Plan, Verdict, passed, 
 from grader.results import CheckResult
 from grader.rounds import Round
 from grader.runner import GraderCrash, Request, strays
+from grader.runner import worker as worker_module
 from grader.runner.children import fork_spawner
 from grader.runner.worker import (
-    DEVICE_LOCK,
     DEVICE_SETUP_S,
     _Part,
     device_ready,
@@ -149,11 +149,14 @@ def _try_device_lock() -> int:
     """Exit status of another process taking the device lock without waiting (0: it got it)."""
     code = ("import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
             "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)")
-    return subprocess.run([sys.executable, "-c", code, str(DEVICE_LOCK)],
+    return subprocess.run([sys.executable, "-c", code, str(worker_module.DEVICE_LOCK)],
                            capture_output=True).returncode
 
 
-def test_one_grading_process_at_a_time_times_on_the_device(tiny: Round, tmp_path: Path) -> None:
+def test_one_grading_process_at_a_time_times_on_the_device(
+        tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(On a lock file of its own: the suite's other processes take the real one meanwhile.)"""
+    monkeypatch.setattr(worker_module, "DEVICE_LOCK", tmp_path / "device.lock")
     with device_turn(True):
         assert _try_device_lock() != 0
     assert _try_device_lock() == 0
