@@ -251,12 +251,14 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     fn = api.function(function)
     count = _counter(api, measure)
     counted, raised = api.call(count, fn, *build_args(api, case, call, args))
-    projections = [projection(api, counted[0] if counted else None, nonce, 0)]
+    weights = Weights(nonce, repeats)
+    projections = [projection(api, counted[0] if counted else None, weights, 0)]
+    cases = fresh_cases(case, nonce, repeats)
     for index in range(1, repeats + 1 if raised is None else 0):
-        value, raised = api.call(fn, *build_args(api, fresh_case(case, nonce, index), call, args))
+        value, raised = api.call(fn, *build_args(api, cases(index), call, args))
         if raised is not None:
             break
-        projections.append(projection(api, value, nonce, index))
+        projections.append(projection(api, value, weights, index))
     return {"raised": as_dict(raised), "count": int(counted[1]) if counted else 0,
             "projections": projections}
 
@@ -266,21 +268,39 @@ FRESH_SPREAD = 0.05
 5% of 1, so the inputs keep the case's conditioning while no two calls share a value."""
 
 
-def fresh_case(case: CaseData, nonce: int, index: int) -> CaseData:
-    """The case with its floating-point inputs rescaled entry by entry, differently for each
-    call `index` (the judge's `nonce` and the index seed the factors)."""
-    rng = np.random.default_rng([nonce, index])
-    inputs = {}
-    for name, value in case["inputs"].items():
-        array = np.asarray(value)
-        if np.issubdtype(array.dtype, np.floating):
-            factors = 1.0 + rng.uniform(-FRESH_SPREAD, FRESH_SPREAD, array.shape)
-            array = (array * factors).astype(array.dtype)
-        inputs[name] = array
-    return {**case, "inputs": inputs}
+def fresh_cases(case: CaseData, nonce: int, repeats: int) -> Callable[[int], CaseData]:
+    """Call `index`'s case (1 to `repeats`): its floating-point inputs rescaled entry by entry,
+    differently for each call (the judge's `nonce` seeds the factors). Every call's factors
+    are drawn at once, before the timed calls, so that a call costs its work and little more:
+    a per-call cost far above the work would bury the growth under a process's noise."""
+    rng = np.random.default_rng([nonce, repeats])
+    inputs = {name: np.asarray(value) for name, value in case["inputs"].items()}
+    factors = {name: 1.0 + rng.uniform(-FRESH_SPREAD, FRESH_SPREAD, (repeats + 1, *a.shape))
+               for name, a in inputs.items() if np.issubdtype(a.dtype, np.floating)}
+
+    def at(index: int) -> CaseData:
+        return {**case, "inputs": {name: (a * factors[name][index]).astype(a.dtype)
+                                   if name in factors else a for name, a in inputs.items()}}
+
+    return at
 
 
-def projection(api: Api, value: Any, nonce: int, index: int) -> list[float] | None:
+class Weights:
+    """The random weights of each call's projection, drawn once per result size for all the
+    calls of a process (`nonce` seeds them, so the reference's process draws the same)."""
+
+    def __init__(self, nonce: int, repeats: int) -> None:
+        self.nonce, self.repeats = nonce, repeats
+        self._by_size: dict[int, np.ndarray] = {}
+
+    def __call__(self, index: int, size: int) -> np.ndarray:
+        if size not in self._by_size:
+            rng = np.random.default_rng([self.nonce, size])
+            self._by_size[size] = rng.standard_normal((self.repeats + 1, size))
+        return self._by_size[size][index]
+
+
+def projection(api: Api, value: Any, weights: Weights, index: int) -> list[float] | None:
     """A call's result as [its dot product with random weights, the scale of that sum (the sum
     of the absolute products)], for comparing results without sending them; None when the
     result is not made of arrays and numbers."""
@@ -305,8 +325,7 @@ def projection(api: Api, value: Any, nonce: int, index: int) -> list[float] | No
     except (TypeError, ValueError):
         return None
     flat = np.concatenate(leaves) if leaves else np.zeros(0)
-    weights = np.random.default_rng([nonce, index, 1]).standard_normal(flat.size)
-    products = flat * weights
+    products = flat * weights(index, flat.size)
     return [float(products.sum()), float(np.abs(products).sum())]
 
 
