@@ -745,8 +745,12 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: fl
             return failed(unmatched, hint=TIMED_RESULTS_HINT)
     sizes = tuple(c.dim(rule.size) for c in cases)
     expected = _expected(rule, cases)
-    mine, theirs = _least_per_size(rounds, calls), _least_per_size(reference, calls)
-    growth = compare(mine, theirs, expected)
+    # The estimate after each round so far; the last is over all of them.
+    so_far = [compare(_least_per_size(rounds[:n], calls),
+                      _least_per_size(reference[:n], calls), expected)
+              for n in range(1, len(rounds) + 1)]
+    mine, theirs, growth = (_least_per_size(rounds, calls), _least_per_size(reference, calls),
+                            so_far[-1])
     summary = _cpu_summary(rule.size, sizes, mine, theirs, growth, expected)
     fixed = mine.tiny if mine.tiny_large is None else mine.tiny_large
     if all(any(run.get("capped") for run in runs[-4:-1]) for runs in rounds):
@@ -763,9 +767,6 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: fl
         return _also(counted, f"{summary}: not compared, the reference's work did not show")
     if counted.status == "failed":
         return _also(counted, summary)
-    so_far = [compare(_least_per_size(rounds[:n], calls),
-                      _least_per_size(reference[:n], calls), expected)
-              for n in range(1, len(rounds) + 1)]
     decided = settled([None if g is None else g.excess for g in so_far], limit,
                       _noisy(rounds, reference))
     if decided is None:
@@ -842,8 +843,8 @@ def _noisy(*sides: Sequence[Sequence[dict[str, Any]]]) -> bool:
 
 
 GROWTH_ROUNDS = 5
-"""The most rounds (tiny, middle and large, the reference's run before each of yours) a growth
-is measured over; a quiet machine decides it after DECIDING_ROUNDS."""
+"""The most rounds (four timed runs each, see _round, the reference's run before each of
+yours) a growth is measured over; a quiet machine decides it after DECIDING_ROUNDS."""
 
 
 def _least_per_size(rounds: Sequence[Sequence[dict[str, Any]]], calls: Calls) -> Timings:
