@@ -24,9 +24,9 @@ removed or replaced):
    folder (`numpy/`), a module (`rich.py`, `rich.pyc`, `torch.cpython-311-...so`), a link to
    one, and its compiled file in the folder's `__pycache__`.
 4. The whole tree of each package the grader's processes import, wherever on those folders
-   it lies: those this process imported from the standard library or a site folder when the
-   snapshot is taken (click, rich, the standard library's packages, whatever a `.pth` file
-   imported at start-up), and JUDGE_IMPORTS, what the worker and its children import besides
+   it lies: every module of the standard library, those this process imported from a site
+   folder when the snapshot is taken (click, rich, whatever a `.pth` file imported at
+   start-up), and JUDGE_IMPORTS, what the worker and its children import besides
    (torch and the packages it loads, numpy; tests/test_integrity.py fails when a module a
    worker loads is not covered).
 
@@ -94,8 +94,6 @@ JUDGE_IMPORTS = (
     "numpy", "numpy.libs", "torch", "torch.libs", "torchgen", "functorch", "sympy", "mpmath",
     "typing_extensions",
     "nvidia", "triton", "sitecustomize", "usercustomize",
-    "asyncio", "collections", "concurrent", "ctypes", "email", "encodings", "http",
-    "importlib", "json", "logging", "multiprocessing", "re", "unittest", "urllib",
 )
 SKIPPED_FOLDERS = frozenset({"include", "test", "tests"})
 SKIPPED_SUFFIXES = (".h", ".hpp", ".cuh", ".pyi",
@@ -201,9 +199,13 @@ def _snapshot() -> Snapshot:
     found: Snapshot = {}
     imported = _imported_names()
     guarded = [str(folder) for folder in _guarded_folders()]
-    names = imported | set(sys.stdlib_module_names) | {grader.__name__}
+    # The whole standard library is watched: which of its modules a newer torch, numpy or rich
+    # imports is theirs to change, and a list of them would fall behind.
+    stdlib = set(sys.stdlib_module_names)
+    names = imported | stdlib | {grader.__name__}
     for folder in _search_path():
-        for name in sorted(_top_level(folder, names, found) & imported - {grader.__name__}):
+        for name in sorted(_top_level(folder, names, found) & (imported | stdlib)
+                           - {grader.__name__}):
             _tree(os.path.join(folder, name), found)
     for folder in guarded:
         _tree(folder, found, hashed=True)
