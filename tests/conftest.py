@@ -12,6 +12,7 @@ twice across processes.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from click.testing import CliRunner
 # Ask NVML whether CUDA is there, so that no test process initialises CUDA before it forks.
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
+from grader.checks.base import Context  # noqa: E402
 from grader.checks.table import round_checks  # noqa: E402
 from grader.secret import SECRET_ENV
 
@@ -30,7 +32,7 @@ from grader.secret import SECRET_ENV
 os.environ.pop(SECRET_ENV, None)
 import grader.runner
 from grader.results import RunResult
-from grader.rounds import DEFAULT_ROUND
+from grader.rounds import DEFAULT_ROUND, Round
 from grader.runner import Request, Worker
 
 from helpers import (
@@ -41,6 +43,13 @@ from helpers import (
     Solution,
     write_workspace,
 )
+
+
+@functools.cache
+def measured_checks(round_: Round, flavor: str) -> frozenset[str]:
+    """The round's checks measured in timed rounds (Measured) in this flavor."""
+    return frozenset(c.id for c in round_checks(round_) if flavor in c.flavors
+                     and c.plan(Context(TEST_SEED, flavor, c.id, "cpu")).measured)
 
 
 class Grading:
@@ -64,13 +73,15 @@ class Grading:
     def request(self, root: Path, flavor: str, parts: tuple[str, ...] | list[str], *,
                 round_id: str = DEFAULT_ROUND, seed: int = TEST_SEED,
                 timeout_s: float = TEST_TIMEOUT_S, memory_mb: int = 2048,
-                device: str = "cpu", informational: bool = True) -> Request:
+                device: str = "cpu", informational: bool = True,
+                measured: bool = True) -> Request:
         """A request as the CLI would build it. The device defaults to the CPU so that every
         verdict pinned in tests/solutions holds on any machine; tests/test_gpu.py grades on
         CUDA where there is one."""
         return Request(id=f"test-{next(self._ids)}", root=str(root), round=round_id,
                        flavor=flavor, parts=list(parts), seed=seed, timeout_s=timeout_s,
-                       memory_mb=memory_mb, device=device, informational=informational)
+                       memory_mb=memory_mb, device=device, informational=informational,
+                       measured=measured)
 
     def run(self, root: Path, flavor: str, parts: tuple[str, ...] | list[str],
             **options: object) -> RunResult:
@@ -80,17 +91,21 @@ class Grading:
     def solution(self, solution: Solution, flavor: str) -> RunResult:
         """A solution folder graded in one flavor, once per test process. Checks that cannot
         apply on this machine (GPU timing) are not run unless the folder pins one in this
-        flavor: their CPU figures are information."""
+        flavor: their CPU figures are information. Nor are checks measured in timed rounds,
+        unless the folder pins one or claims full marks: rounds of timed runs would prove
+        nothing the folder asserts, and they are most of the matrix's time."""
         key = (solution.key, flavor)
         if key not in self._graded:
             root = write_workspace(self._tmp.mktemp(f"{solution.name}-{flavor}"), flavor,
                                    solution.start, solution.files(flavor), solution.round)
             machine_bound = {c.id for c in round_checks(solution.round) if c.needs}
+            pinned = {e.check for e in solution.expect if flavor in e.flavors}
             self._graded[key] = self.run(
                 root, flavor, solution.parts, round_id=solution.round.id,
                 timeout_s=solution.timeout_s, memory_mb=solution.memory_mb,
-                informational=any(e.check in machine_bound and flavor in e.flavors
-                                  for e in solution.expect))
+                informational=bool(pinned & machine_bound),
+                measured=solution.full_marks or bool(pinned & measured_checks(solution.round,
+                                                                             flavor)))
         return self._graded[key]
 
     def once(self, job: Job) -> object:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import threading
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -344,3 +348,46 @@ def test_nothing_in_a_sandbox_is_writable_but_tmp_and_dev_shm(tmp_path: Path) ->
     writable = {point for point, mode in mounts.items() if mode == "rw"}
     assert {"/", "/dev", str(tmp_path.resolve())} <= set(mounts)
     assert writable - {"/proc"} == set(sandbox.WRITABLE), writable
+
+
+def test_a_wait_for_a_stopped_executor_ends_at_once_and_one_that_answers_is_heard() -> None:
+    """The stop_the_executor adversary, in the small: a wait whose deadline is a minute away
+    ends in ChannelClosed as soon as it looks at the stopped process (a TimeoutError would
+    mean it waited for the deadline), and a running process's answer is read."""
+    from grader.runner.channel import ChannelClosed
+
+    ours, theirs = socket.socketpair()
+    executor = subprocess.Popen(["sleep", "60"])
+    try:
+        theirs.send(b"x")
+        sandbox.wait_for_answer(ours, time.monotonic() + 60, executor.pid)
+        ours.recv(1)
+        executor.send_signal(signal.SIGSTOP)
+        with pytest.raises(ChannelClosed):
+            sandbox.wait_for_answer(ours, time.monotonic() + 60, executor.pid)
+    finally:
+        executor.kill()
+        executor.wait()
+        ours.close()
+        theirs.close()
+
+
+@needs_sandbox
+def test_the_executor_is_found_below_bwrap_and_not_mistaken_for_bwrap(tmp_path: Path) -> None:
+    """bwrap's own command line names grader.runner.executor; the pid found must be the
+    Python process that runs it."""
+    from grader.rounds import get_round
+    from grader.runner.protocol import Request
+
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
+    box = sandbox.Sandbox(Request(id="t", root=str(root), round=round_.id, flavor="numpy",
+                                  parts=["part1"], seed=1), round_)
+    try:
+        found = box.wait_ready()._executor
+        assert found is not None and found != box.process.pid
+        argv = Path(f"/proc/{found}/cmdline").read_bytes().split(b"\0")
+        assert argv[0] == os.fsencode(sys.executable) and argv[1:4] == [
+            b"-P", b"-m", b"grader.runner.executor"]
+    finally:
+        box.close()

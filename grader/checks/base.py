@@ -25,9 +25,22 @@ Need = Literal["cuda"]
 
 
 @dataclass(frozen=True)
+class Diagnosis:
+    """A second look a failing verdict asks for when it could not name the mistake: `probe`
+    and `args` run in a child that holds no candidate code (the reference's mutants, say), and
+    `name` turns that probe's observation into the hint that names the slip, or None (the
+    verdict's own hint stands)."""
+
+    probe: str
+    args: dict[str, Any]
+    name: Callable[[Any], str | None]
+
+
+@dataclass(frozen=True)
 class Verdict:
     """What the judge decided. `fraction` is the share of the points earned; `stub`: the
-    candidate has not started on what this check looks at (an empty EXPLANATION)."""
+    candidate has not started on what this check looks at (an empty EXPLANATION);
+    `diagnosis`: how the runner may name the mistake the verdict could not."""
 
     status: VerdictStatus
     message: str = ""
@@ -35,6 +48,7 @@ class Verdict:
     fraction: float = 0.0
     not_applicable: bool = False
     stub: bool = False
+    diagnosis: Diagnosis | None = None
 
 
 def passed(message: str = "") -> Verdict:

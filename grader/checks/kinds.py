@@ -13,14 +13,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from grader.checks import mutants, symptoms
 from grader.checks.base import (
     Context,
+    Diagnosis,
     Measured,
     Plan,
     Verdict,
@@ -229,12 +231,20 @@ def _wrong(cases: Sequence[Case], observed: Sequence[Observation],
     return wrong
 
 
+Differential = Callable[[Sequence[tuple[Case, Any]]], Diagnosis | None]
+"""Given the wrong (case, result) pairs no known mistake explained, how to look for the slip
+among the reference's mutants (grader.checks.mutants.diagnosis)."""
+
+
 def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observation],
                 truth: Callable[[Case], Any], name: str, mistakes: Sequence[Mistake],
                 hint: str, raise_hint: str, shape_hint: str | None,
-                stages: dict[str, dict[str, str]] | None = None) -> Verdict:
+                stages: dict[str, dict[str, str]] | None = None,
+                differential: Differential | None = None) -> Verdict:
     """Pass when every case matches the truth; else the first bad case's evidence, and the hint
-    of the known mistake that explains the wrong results."""
+    of the known mistake that explains the wrong results, or, where none does, the
+    differential diagnosis to run (the runner then names the slip if a mutant of the reference
+    reproduces them)."""
     for case, obs in zip(cases, observed, strict=False):
         if obs["raised"] is not None:
             stage = (stages or {}).get(obs.get("stage", ""))
@@ -251,9 +261,30 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
         difference = tree_difference(actual, expected, case.dtype, name)
         if difference is not None:
             wrong = _wrong(cases, observed, truth)
-            return failed(f"{case.describe()}: {difference} ({ctx.reproduce()})",
-                          hint=diagnose(wrong, mistakes) or hint)
+            named = diagnose(wrong, mistakes)
+            verdict = failed(f"{case.describe()}: {difference} ({ctx.reproduce()})",
+                             hint=named or _known(cases, observed, wrong, truth, name, hint))
+            if named is None and differential is not None:
+                return replace(verdict, diagnosis=differential(wrong))
+            return verdict
     return passed(f"{len(cases)} cases matched ({span(cases)})")
+
+
+def _known(cases: Sequence[Case], observed: Sequence[Observation],
+           wrong: Sequence[tuple[Case, Any]], truth: Callable[[Case], Any], name: str,
+           recipe: str) -> str:
+    """The hint when no known mistake explains the wrong results: what holds of them (the
+    first one compared with its truth, and which cases came out wrong), then the recipe, which
+    always ends it."""
+    facts = []
+    if wrong:
+        case, actual = wrong[0]
+        facts.append(symptoms.describe(actual, truth(case), case.dtype, name))
+    ran = [(c, o) for c, o in zip(cases, observed, strict=False) if o["raised"] is None]
+    bad = {id(c) for c, _ in wrong}
+    facts.append(symptoms.where_wrong([c for c, _ in ran], [id(c) not in bad for c, _ in ran]))
+    known = " ".join(f[0].upper() + f[1:].rstrip(".") + "." for f in facts if f)
+    return f"What holds: {known} {recipe}".strip() if known else recipe
 
 
 def correctness(spec: Spec) -> PlanFactory:
@@ -274,12 +305,16 @@ def correctness(spec: Spec) -> PlanFactory:
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
 
+        def differential(wrong: Sequence[tuple[Case, Any]]) -> Diagnosis | None:
+            return mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, call, wrong, name)
+
         def judge(observed: list[Observation]) -> Verdict:
             verdict = judge_cases(ctx, cases, observed, truth, name, mistakes, hint, raise_hint,
-                                  shape_hint, stages)
+                                  shape_hint, stages, None if failure_hint else differential)
             if verdict.status == "passed":
                 return passed(passed_text.format(count=len(cases))) if passed_text else verdict
-            return failed(prefix + verdict.message, hint=failure_hint or verdict.hint)
+            return replace(verdict, message=prefix + verdict.message,
+                           hint=failure_hint or verdict.hint)
 
         return Plan("call_each", {**call, "cases": [c.data() for c in cases]}, judge)
 

@@ -387,3 +387,54 @@ def resolve(api: Api, name: str) -> Callable[..., Any]:
     if name not in PROBES:
         raise CandidateFault(f"the grader has no probe {name!r}")
     return PROBES[name]
+
+
+MUTANT_CPU_S = 0.5
+"""CPU seconds one mutant may spend on all its cases: a slip in a loop's step can make a loop
+that never ends."""
+
+
+class _MutantOverran(BaseException):
+    """A mutant ran past MUTANT_CPU_S (a BaseException: the safe call around each call must
+    not take it for the mutant's own error and go on to the next case)."""
+
+
+@probe
+def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
+                 function: str | None, cases: Sequence[CaseData], call: str | None = None,
+                 args: Sequence[str] = (), read: str | None = None, run: str | None = None,
+                 returns: str = "array") -> list[list[Any] | None]:
+    """Each mutated source of the reference's part module (grader.checks.mutants), run on the
+    cases: per mutant, its value on each case (None where it raised), or None when it would not
+    load or ran too long. Only in a baseline child: the sources are the reference's."""
+    import importlib
+    import signal
+    from types import ModuleType
+
+    base = reference_api(api, *reference)
+    package = base.module.__name__.rpartition(".")[0]
+
+    def overran(signum: int, frame: Any) -> None:
+        raise _MutantOverran
+
+    signal.signal(signal.SIGVTALRM, overran)
+    results: list[list[Any] | None] = []
+    for source in sources:
+        module = ModuleType(base.module.__name__)
+        module.__package__ = package
+        module.__file__ = base.module.__file__
+        mutant = Api(module, base.backend, base.folder, base.helpers,
+                     lambda name: importlib.import_module(f"{package}.{name}"))
+        signal.setitimer(signal.ITIMER_VIRTUAL, MUTANT_CPU_S)
+        try:
+            exec(compile(source, base.module.__file__ or "<mutant>", "exec"), module.__dict__)
+            values = []
+            for case in cases:
+                seen = one_call(mutant, function, case, call, args, read, run, returns)
+                values.append(None if seen["raised"] is not None else seen["value"])
+            results.append(values)
+        except (_MutantOverran, Exception):  # noqa: BLE001 - a mutant may break anything
+            results.append(None)
+        finally:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    return results

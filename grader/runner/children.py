@@ -144,7 +144,8 @@ class ForkedChild:
     """A child forked from this worker (practice mode, and every baseline): its pipe, and the
     kill of everything it started once it ends."""
 
-    def __init__(self, spec: ChildSpec, helpers: ModuleType) -> None:
+    def __init__(self, spec: ChildSpec, helpers: ModuleType, sweep: bool = True) -> None:
+        self.sweep = sweep
         read_fd, write_fd = os.pipe()
         worker_pid = os.getpid()
         pid = os.fork()
@@ -164,9 +165,10 @@ class ForkedChild:
         return strays.tree_usage(self.pid)
 
     def end(self, kill: bool) -> Ended:
-        """Reap the child (killed first if asked), then every process it left behind."""
+        """Reap the child (killed first if asked), then every process it left behind (not for
+        a child made with sweep False, see fork_spawner)."""
         os.close(self.fd)
-        return Ended(*strays.reap(self.pid, kill))
+        return Ended(*strays.reap(self.pid, kill, sweep=self.sweep))
 
 
 def ask_last_words(ask: Callable[[], None], fd: int) -> tuple[str, str]:
@@ -183,7 +185,10 @@ def ask_last_words(ask: Callable[[], None], fd: int) -> tuple[str, str]:
     return "", ""
 
 
-def fork_spawner(round_: Round) -> Spawn:
-    """Children forked from this worker, with the round's probe helpers already imported."""
+def fork_spawner(round_: Round, sweep: bool = True) -> Spawn:
+    """Children forked from this worker, with the round's probe helpers already imported.
+    `sweep` False: ending one kills nothing else, so that one can run while a child of the
+    candidate's lives (the kill of strays would take that child too); only for children that
+    run no candidate code and start no process."""
     helpers = load_module(round_, "probes")
-    return lambda spec: ForkedChild(spec, helpers)
+    return lambda spec: ForkedChild(spec, helpers, sweep)

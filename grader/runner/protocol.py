@@ -144,6 +144,10 @@ class Request:
     False: a check that cannot apply on this machine (GPU timing without CUDA) is reported
     as such without running, instead of running for its figures.
 
+    `measured` False: a check measured in timed rounds (checks.base.Measured: CPU growth, GPU
+    timing) is reported skipped without running, for a caller that wants the other verdicts
+    fast and none of those (a test of a mistake no timing can show).
+
     `graded`: a coach's grading (`grade`, Gradescope), where a check observed inside the
     candidate's process (Check.observed) advises and is worth no points.
 
@@ -166,6 +170,7 @@ class Request:
     informational: bool = True
     hidden_seed: int | None = None
     graded: bool = False
+    measured: bool = True
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:

@@ -29,6 +29,7 @@ import itertools
 import math
 import os
 import re
+import select
 import shutil
 import site
 import socket
@@ -68,6 +69,8 @@ TASKS = 256
 START_TIMEOUT_S = 60.0
 USAGE_TIMEOUT_S = 2.0
 END_TIMEOUT_S = strays.SWEEP_LIMIT_S + 2.0
+STOPPED_POLL_S = 0.05
+"""How often a wait for the executor's answer looks whether the executor was stopped."""
 LOST = ("its sandbox stopped answering (the code under test stopped or killed the process "
         "that runs it) and was killed; the rest of this submission was not run")
 _HOW = re.compile(r"(exited with code -?\d{1,3}|killed by signal [A-Z0-9]{2,10})")
@@ -397,6 +400,7 @@ class Sandbox:
         theirs.close()
         self.socket = ours
         self._ready = False
+        self._executor: int | None = None
 
     def wait_ready(self) -> Sandbox:
         """Wait, once, for the executor to say it is ready (it imports torch first); the
@@ -407,6 +411,7 @@ class Sandbox:
             message, _ = receive(self.socket, START_TIMEOUT_S)
             if message.get("op") != "ready":
                 raise ChannelClosed("no ready message")
+            self._executor = executor_pid(self.process.pid)
         except (ChannelClosed, TimeoutError) as exc:
             why = self._stderr_tail() or str(exc) or "no answer"
             self.close()
@@ -428,6 +433,7 @@ class Sandbox:
         usage (asked, then given up on) is passed over."""
         deadline = time.monotonic() + timeout_s
         while True:
+            wait_for_answer(self.socket, deadline, self._executor)
             message, fds = receive(self.socket, max(0.0, deadline - time.monotonic()))
             for fd in fds:
                 os.close(fd)
@@ -467,6 +473,40 @@ class Sandbox:
         self._stderr.close()
         if self.cgroup:
             self.cgroup.remove()
+
+
+def wait_for_answer(sock: socket.socket, deadline: float, executor: int | None) -> None:
+    """Wait until the executor has written something on `sock`, or the deadline passes
+    (TimeoutError). An executor found stopped (SIGSTOP, which only the code under test sends
+    it) will never answer: ChannelClosed at once, not at the deadline."""
+    while True:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([sock], [], [], max(0.0, min(left, STOPPED_POLL_S)))
+        if ready:
+            return
+        if executor is not None and strays.stopped(executor):
+            raise ChannelClosed("its executor was stopped")
+        if left <= STOPPED_POLL_S:
+            raise TimeoutError
+
+
+def executor_pid(root: int) -> int | None:
+    """The executor's pid, as this process sees it: the shallowest process below the
+    sandbox's `root` that is this Python running grader.runner.executor (bwrap's own command
+    line names it too; the executor's children, forked from it, would carry its command line,
+    but none exists yet when this is asked)."""
+    python = os.fsencode(sys.executable)
+    level = [root]
+    while level:
+        for pid in sorted(level):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0] == python and b"grader.runner.executor" in argv:
+                return pid
+        level = [c for pid in level for c in strays.children(pid)]
+    return None
 
 
 class SandboxedChild:

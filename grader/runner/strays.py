@@ -73,6 +73,15 @@ def children(pid: int | None = None) -> set[int]:
     return found
 
 
+def stopped(pid: int) -> bool:
+    """Whether `pid` is stopped by a signal (or under a tracer's stop), from /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2:].split(maxsplit=1)[0] in ("T", "t")
+
+
 @dataclass(frozen=True)
 class Usage:
     """What a process tree is doing: the CPU seconds it has been charged (its processes' own,
@@ -105,19 +114,21 @@ def tree_usage(pid: int) -> Usage | None:
     return Usage(cpu, runnable)
 
 
-def reap(pid: int, kill: bool) -> tuple[str, float]:
+def reap(pid: int, kill: bool, sweep: bool = True) -> tuple[str, float]:
     """End a child that ran candidate code (killed first if asked), then every process it left
     behind: how it ended, and the CPU seconds (user and system) the kernel charged the whole
     tree it started. The tree's time is what this process's reaped children cost across the
     reap: the child, whatever it waited for, and every orphan adopted here and killed by
     `kill_all` (a grandchild that did the work and was never reaped by the child is counted
     too). A process that reaps one child at a time, as the worker and the executor do, gets
-    exactly that tree's time."""
+    exactly that tree's time. `sweep` False: the child alone (one of the judge's own, which
+    starts nothing), while another child lives that the sweep would kill."""
     before = _children_cpu_s()
     if kill:
         kill_child(pid)
     _, status, _ = os.wait4(pid, 0)
-    kill_all()
+    if sweep:
+        kill_all()
     return describe_exit(status), max(0.0, _children_cpu_s() - before)
 
 

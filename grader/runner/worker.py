@@ -22,7 +22,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -170,6 +170,8 @@ class _Part:
                             hidden_seed=request.hidden_seed) for c in checks]
         plans = [c.plan(ctx) if request.informational or c.applies(ctx) else _not_run_here(c)
                  for c, ctx in zip(checks, contexts, strict=True)]
+        if not request.measured:
+            plans = [NOT_MEASURED if plan.measured else plan for plan in plans]
         return cls(request, round_, part, checks, contexts, plans, spawn, alive)
 
     def spec(self, first: int, stop: int, run: dict[str, Any] | None = None) -> ChildSpec:
@@ -220,6 +222,11 @@ def _spec(request: Request, round_: Round, root: str, module: str | None,
     return {"round": round_.id, "root": root, "module": module, "flavor": request.flavor,
             "calls": calls, "first": first, "memory_mb": request.memory_mb,
             "device_ready": ready}
+
+
+NOT_MEASURED = Plan("nothing", {}, lambda data: skipped("not measured: the request asked for "
+                                                        "no timed rounds"))
+"""The stand-in plan of a measured check when the request asked for none (Request.measured)."""
 
 
 def _not_run_here(check: Check) -> Plan:
@@ -311,6 +318,26 @@ def _baseline_frame(grading: _Part, local: Spawn, index: int,
         return dict(probe_frame("error", message=f"the process running the reference "
                                 f"{ended.how}"))
     return {**frame, "cpu_s": ended.cpu_s}
+
+
+def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
+    """The verdict, its hint naming the mistake where its diagnosis probe (run in a child with
+    no candidate code, like a baseline) finds one; as it was where the probe finds none, fails
+    or runs out of time."""
+    diagnosis = verdict.diagnosis
+    assert diagnosis is not None
+    request, plan = grading.request, grading.plans[index]
+    spec = _spec(request, grading.round, str(grading.round.reference_dir("torch")), None,
+                 [_call(diagnosis.probe, diagnosis.args, False, None)], index, grading.ready)
+    child = fork_spawner(grading.round, sweep=False)(spec)
+    try:
+        frame = next_frame(child, frame_timeout(request, plan, grading.ready))
+    except FrameTimeout:
+        frame = None
+    child.end(kill=True)
+    grading.alive()
+    named = diagnosis.name(frame["data"]) if frame and frame["kind"] == "observation" else None
+    return replace(verdict, hint=named or verdict.hint, diagnosis=None)
 
 
 def _with_baseline(frame: dict[str, Any], baseline: dict[str, Any] | None) -> dict[str, Any]:
@@ -411,6 +438,8 @@ def _collect(grading: _Part, child: Child, index: int, stop: int,
             return index
         verdict, status = _judge(grading.plans[index],
                                  _with_baseline(frame, baselines.get(index)))
+        if verdict.diagnosis is not None:
+            verdict = _diagnosed(grading, index, verdict)
         grading.result(index, verdict, frame["duration_s"], printed + frame["output"], status)
         printed = ""
         index += 1
@@ -659,6 +688,11 @@ def main(argv: list[str]) -> None:
               if first else sandboxed_children)
     else:
         serve(sys.stdin, sys.stdout)
+    # Every answer is written and every child reaped: nothing is left to save. An interpreter
+    # that has imported torch takes half a second to tear down, and the CLI waits for it.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,560 @@
+"""Differential diagnosis: the likely mistakes, derived from the reference itself.
+
+A candidate's wrong answer is usually the right code with one slip in it. So instead of a list
+of known mistakes, the judge makes every one-slip variant (a mutant) of the reference part's
+source, with a library of mutation operators over its syntax tree (swap a product's operands,
+add or drop a transpose, shift an index or a loop bound by one, overwrite instead of
+accumulate, flip a sign, drop a factor, reduce over another axis, run a loop the other way,
+swap two steps, drop a step, read another variable, ...). A baseline child (no candidate code)
+runs each mutant on the failing cases; the mutants whose outputs equal the candidate's name
+the slip, in a sentence from mutations.toml, with the reference's construct and, where the
+candidate's file has the same construct, the candidate's line.
+
+Everything here is judge-side: mutants are made from the reference and run only in processes
+that never hold candidate code.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import tomllib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader.checks.base import Diagnosis
+from grader.checks.cases import Case
+from grader.checks.compare import tree_matches
+from grader.rounds import Round
+
+TEMPLATES_FILE = Path(__file__).with_name("mutations.toml")
+MAX_MUTANTS = 400
+"""Enough for every site of a part's reference (a few dozen lines); a bound on the child's work
+should a round's reference be far longer."""
+MAX_CASES = 3
+"""Failing cases a mutant is run on: the smallest, where a slip shows and little else does."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One slip applied to the reference: which operator, where (a line of the reference's
+    file), the construct before and after, and the whole mutated source."""
+
+    operator: str
+    line: int
+    before: str
+    after: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What an operator proposes at one node: the node's replacement (None: remove the
+    statement), shown as `after`."""
+
+    operator: str
+    replacement: ast.AST | list[ast.stmt] | None
+
+
+Operator = Callable[[ast.AST, "Scope"], Iterator[Edit]]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What an operator may know about where a node sits: the names the enclosing function
+    binds (its parameters and assigned variables), for operators that read another one."""
+
+    names: tuple[str, ...]
+
+
+def _expr(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+def _is_transpose(node: ast.AST) -> ast.expr | None:
+    """The operand of a last-two-axes transpose (`x.T`, `x.mT`, `x.transpose(-1, -2)`,
+    `x.swapaxes(-1, -2)`, `x.transpose(1, 2)` on a stack...), else None."""
+    if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("transpose", "swapaxes", "permute") and not node.keywords:
+        return node.func.value
+    return None
+
+
+def _transposed(node: ast.expr) -> ast.expr:
+    """`node` with its last two axes swapped, in a spelling numpy arrays and torch tensors both
+    accept."""
+    return ast.Call(ast.Attribute(copy.deepcopy(node), "swapaxes", ast.Load()),
+                    [ast.Constant(-1), ast.Constant(-2)], [])
+
+
+def matmul_operands(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Products: operands swapped; an operand transposed, or its transpose dropped, or a
+    last-two-axes transpose written `.T` (which reverses every axis of a stack)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        yield Edit("swap_operands", ast.BinOp(node.right, ast.MatMult(), node.left))
+        for side in ("left", "right"):
+            operand = getattr(node, side)
+            inner = _is_transpose(operand)
+            changed = copy.copy(node)
+            if inner is not None:
+                setattr(changed, side, inner)
+                yield Edit("drop_transpose", changed)
+                if not (isinstance(operand, ast.Attribute) and operand.attr == "T"):
+                    full = copy.copy(node)
+                    setattr(full, side, ast.Attribute(inner, "T", ast.Load()))
+                    yield Edit("full_transpose", full)
+            else:
+                setattr(changed, side, _transposed(operand))
+                yield Edit("add_transpose", changed)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("matmul", "mm", "bmm", "dot") and len(node.args) == 2:
+        yield Edit("swap_operands", ast.Call(node.func, node.args[::-1], node.keywords))
+
+
+def _shifted(node: ast.expr, by: int) -> ast.expr:
+    """`node + by`, folding into a constant or an existing `x + k` / `x - k`."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant):
+        node = ast.Constant(-node.operand.value)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) \
+            and not isinstance(node.value, bool):
+        return ast.Constant(node.value + by)
+    if isinstance(node, ast.BinOp) and isinstance(node.right, ast.Constant) \
+            and isinstance(node.right.value, int) and isinstance(node.op, ast.Add | ast.Sub):
+        k = node.right.value if isinstance(node.op, ast.Add) else -node.right.value
+        total = k + by
+        if total == 0:
+            return node.left
+        return ast.BinOp(node.left, ast.Add() if total > 0 else ast.Sub(),
+                         ast.Constant(abs(total)))
+    return ast.BinOp(node, ast.Add() if by > 0 else ast.Sub(), ast.Constant(abs(by)))
+
+
+def _index_like(node: ast.AST) -> bool:
+    """An index worth shifting: a name, or a name plus or minus a whole number."""
+    if isinstance(node, ast.Name):
+        return True
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub) \
+        and isinstance(node.left, ast.Name) and isinstance(node.right, ast.Constant) \
+        and isinstance(node.right.value, int)
+
+
+def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """An index, a slice bound or a range bound one too high or too low."""
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        for position, part in enumerate(parts):
+            if _index_like(part):
+                for by in (-1, 1):
+                    yield Edit("shift_index", _with_part(node, position, _shifted(part, by)))
+            elif isinstance(part, ast.Slice):
+                for bound in ("lower", "upper"):
+                    value = getattr(part, bound)
+                    if value is None:
+                        continue
+                    for by in (-1, 1):
+                        moved = copy.copy(part)
+                        setattr(moved, bound, _shifted(value, by))
+                        yield Edit("shift_bound", _with_part(node, position, moved))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "range" and not node.keywords:
+        for position in range(min(len(node.args), 2)):
+            for by in (-1, 1):
+                args = list(node.args)
+                args[position] = _shifted(args[position], by)
+                yield Edit("shift_bound", ast.Call(node.func, args, []))
+
+
+def _with_part(node: ast.Subscript, position: int, part: ast.expr) -> ast.Subscript:
+    changed = copy.copy(node)
+    if isinstance(node.slice, ast.Tuple):
+        elts = list(node.slice.elts)
+        elts[position] = part
+        changed.slice = ast.Tuple(elts, ast.Load())
+    else:
+        changed.slice = part
+    return changed
+
+
+def accumulation(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Overwriting where the reference accumulates, and accumulating where it overwrites."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Sub):
+        yield Edit("assign_for_accumulate", ast.Assign([node.target], node.value))
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, value = node.targets[0], node.value
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) \
+                and ast.dump(value.left) == ast.dump(_as_load(target)):
+            yield Edit("assign_for_accumulate", ast.Assign([target], value.right))
+        elif isinstance(target, ast.Subscript):
+            yield Edit("accumulate_for_assign", ast.AugAssign(target, ast.Add(), value))
+
+
+def _as_load(node: ast.expr) -> ast.expr:
+    copied = copy.deepcopy(node)
+    for child in ast.walk(copied):
+        if hasattr(child, "ctx"):
+            child.ctx = ast.Load()
+    return copied
+
+
+def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A sign flipped (`+` for `-` and back, a negation dropped); a constant factor dropped or
+    doubled. `x + 1` and `x - 1` are an index's arithmetic, which off_by_one shifts instead."""
+    if isinstance(node, ast.BinOp) and not (isinstance(node.right, ast.Constant)
+                                            and isinstance(node.op, ast.Add | ast.Sub)):
+        if isinstance(node.op, ast.Add):
+            yield Edit("flip_sign", ast.BinOp(node.left, ast.Sub(), node.right))
+        elif isinstance(node.op, ast.Sub):
+            yield Edit("flip_sign", ast.BinOp(node.left, ast.Add(), node.right))
+        if isinstance(node.op, ast.Mult | ast.Div):
+            for kept, factor in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(factor, ast.Constant) and isinstance(factor.value, int | float) \
+                        and factor.value not in (0, 1):
+                    yield Edit("drop_factor", kept)
+                    doubled = copy.copy(node)
+                    doubled_factor = ast.Constant(factor.value * 2)
+                    if factor is node.left:
+                        doubled.left = doubled_factor
+                    else:
+                        doubled.right = doubled_factor
+                    yield Edit("double_factor", doubled)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and not isinstance(node.operand, ast.Constant):
+        yield Edit("flip_sign", node.operand)
+
+
+REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin", "logsumexp", "softmax",
+              "log_softmax", "norm", "var", "std", "argmax", "argmin", "cumsum", "cumprod")
+
+
+def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A sum for a mean and back; a reduction over another axis, over every axis, or with its
+    kept dimension dropped."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in REDUCTIONS):
+        return
+    other = {"sum": "mean", "mean": "sum"}.get(node.func.attr)
+    if other:
+        yield Edit("sum_for_mean" if other == "sum" else "mean_for_sum",
+                   ast.Call(ast.Attribute(node.func.value, other, ast.Load()), node.args,
+                            node.keywords))
+    for position, keyword in enumerate(node.keywords):
+        if keyword.arg in ("axis", "dim") and isinstance(keyword.value, ast.Constant | ast.UnaryOp):
+            value = ast.literal_eval(keyword.value)
+            if not isinstance(value, int):
+                continue
+            for other in sorted({0, 1, -1, -2} - {value}):
+                keywords = list(node.keywords)
+                keywords[position] = ast.keyword(keyword.arg, ast.Constant(other))
+                yield Edit("wrong_axis", ast.Call(node.func, node.args, keywords))
+            if node.func.attr not in ("softmax", "log_softmax", "cumsum", "cumprod"):
+                keywords = [k for k in node.keywords if k.arg not in ("axis", "dim",
+                                                                         "keepdims", "keepdim")]
+                yield Edit("every_axis", ast.Call(node.func, node.args, keywords))
+        elif keyword.arg in ("keepdims", "keepdim") and isinstance(keyword.value, ast.Constant) \
+                and keyword.value.value is True:
+            keywords = [k for k in node.keywords if k is not keyword]
+            yield Edit("drop_keepdims", ast.Call(node.func, node.args, keywords))
+
+
+def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A strict comparison made inclusive, or the other way round."""
+    swaps = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in swaps:
+        yield Edit("boundary", ast.Compare(node.left, [swaps[type(node.ops[0])]()],
+                                           node.comparators))
+
+
+def loops(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A loop run in the opposite order."""
+    if isinstance(node, ast.For):
+        changed = copy.copy(node)
+        source = node.iter
+        if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) \
+                and source.func.id == "reversed" and len(source.args) == 1:
+            changed.iter = source.args[0]
+        else:
+            changed.iter = _expr("reversed(list(_))")
+            changed.iter.args[0].args[0] = source  # type: ignore[attr-defined]
+        yield Edit("reverse_loop", changed)
+
+
+def names(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Another of the function's variables read in place of this one."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in scope.names:
+        for other in scope.names:
+            if other != node.id:
+                yield Edit("other_variable", ast.Name(other, ast.Load()))
+
+
+OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
+                                   comparisons, reductions, arithmetic, names)
+PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
+            "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
+            "shift_bound", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
+            "drop_keepdims", "flip_sign", "drop_factor", "double_factor", "swap_steps",
+            "drop_step", "other_variable")
+"""The order in which slips are tried and a tie is named: the most specific first, the
+broadest (another variable read) last, so a cap on the count drops the broadest."""
+
+
+def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
+    """Block-level slips: two neighbouring steps in the other order, a step left out."""
+    for i, statement in enumerate(body):
+        if _is_guard(statement) or isinstance(statement, ast.Return):
+            continue
+        if i + 1 < len(body) and not isinstance(body[i + 1], ast.Return) \
+                and not _is_guard(body[i + 1]):
+            yield i, Edit("swap_steps", [body[i + 1], statement])
+        if len(body) > 1:
+            yield i, Edit("drop_step", [ast.Pass()])
+
+
+def _is_guard(statement: ast.stmt) -> bool:
+    """Input validation (an `if` whose body only raises) and docstrings: no slip there changes
+    a valid call's result."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return True
+    return isinstance(statement, ast.If) and all(isinstance(s, ast.Raise)
+                                                  for s in statement.body)
+
+
+def _bound_names(function: ast.FunctionDef) -> tuple[str, ...]:
+    """The function's values a slip could read in place of one another: its parameters and
+    the names it assigns one value to. Loop counters and names unpacked from a tuple (sizes,
+    most often) are left out: reading a size for an array is not a slip anyone makes."""
+    found = [a.arg for a in function.args.args + function.args.kwonlyargs]
+    counters = {n.id for node in ast.walk(function) if isinstance(node, ast.For | ast.comprehension)
+                for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id not in found \
+                        and target.id not in counters:
+                    found.append(target.id)
+    return tuple(name for name in found if name != "_")
+
+
+def mutants(source: str) -> list[Mutant]:
+    """Every one-slip variant of `source` (a reference part's module) that the operators make,
+    each a whole module, in operator order; none in input validation."""
+    tree = ast.parse(source)
+    found: list[Mutant] = []
+    seen: set[str] = set()
+    functions = [(path, node) for path, node in _walk(tree, ())
+                 if isinstance(node, ast.FunctionDef)]
+    for base, function in functions:
+        scope = Scope(_bound_names(function))
+        nodes = list(_walk_body(function, base))
+        for operator in OPERATORS:
+            for path, node in nodes:
+                for edit in operator(node, scope):
+                    _keep(found, seen, tree, path, node, edit)
+        for path, body in _blocks(function, base, nodes):
+            for i, edit in _statement_edits(body):
+                _keep(found, seen, tree, (*path, i), body[i], edit)
+    found.sort(key=lambda m: PRIORITY.index(m.operator))
+    return found[:MAX_MUTANTS]
+
+
+Where = tuple[Any, ...]
+"""A node's place in the module: field names and list indices from the root."""
+
+
+def _walk(node: ast.AST, path: Where) -> Iterator[tuple[Where, ast.AST]]:
+    """Every node below `node` (itself included) with its path, guards and docstrings left
+    out."""
+    yield path, node
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, ast.AST) and not (isinstance(item, ast.stmt)
+                                                      and _is_guard(item)):
+                    yield from _walk(item, (*path, field, i))
+        elif isinstance(value, ast.AST):
+            yield from _walk(value, (*path, field))
+
+
+def _walk_body(function: ast.FunctionDef, base: Where) -> Iterator[tuple[Where, ast.AST]]:
+    """Every node of the function's body, guards and docstrings left out."""
+    for i, statement in enumerate(function.body):
+        if not _is_guard(statement):
+            yield from _walk(statement, (*base, "body", i))
+
+
+def _blocks(function: ast.FunctionDef, base: Where,
+            nodes: list[tuple[Where, ast.AST]]) -> Iterator[tuple[Where, list[ast.stmt]]]:
+    """Every statement list of the function (its body, loop and branch bodies), with the
+    list's path."""
+    yield (*base, "body"), function.body
+    for path, node in nodes:
+        if isinstance(node, ast.FunctionDef):
+            continue
+        for field in ("body", "orelse"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                yield (*path, field), body
+
+
+def _keep(found: list[Mutant], seen: set[str], tree: ast.Module, path: Where, node: ast.AST,
+          edit: Edit) -> None:
+    """Apply `edit` at `path` (in place, undone before returning); keep the mutant unless an
+    earlier one made the same module."""
+    parent: Any = tree
+    for step in path[:-1]:
+        parent = parent[step] if isinstance(step, int) else getattr(parent, step)
+    last = path[-1]
+    replacement = edit.replacement
+    for new in replacement if isinstance(replacement, list) else [replacement]:
+        if isinstance(new, ast.stmt):
+            _locate(new, node)
+    before = ast.unparse(node) if isinstance(replacement, list) else \
+        ast.unparse(_statement_at(tree, path) or node)
+    if isinstance(last, int):
+        span = 2 if edit.operator == "swap_steps" else 1
+        kept = parent[last:last + span]
+        parent[last:last + span] = replacement if isinstance(replacement, list) else [replacement]
+    else:
+        kept = getattr(parent, last)
+        setattr(parent, last, replacement)
+    try:
+        text = ast.unparse(tree)
+        after = _shown(edit) if isinstance(replacement, list) else \
+            ast.unparse(_statement_at(tree, path) or node)
+    except (ValueError, TypeError, AttributeError):
+        return
+    finally:
+        if isinstance(last, int):
+            parent[last:last + len(replacement) if isinstance(replacement, list) else last + 1] \
+                = kept
+        else:
+            setattr(parent, last, kept)
+    if text in seen:
+        return
+    seen.add(text)
+    found.append(Mutant(edit.operator, getattr(node, "lineno", 0), _one_line(before),
+                        _one_line(after), text))
+
+
+def _locate(new: ast.AST, old: ast.AST) -> None:
+    """Give a statement made here the position of the one it stands for (unparse reads it)."""
+    for child in ast.walk(new):
+        if "lineno" in child._attributes and not hasattr(child, "lineno"):
+            ast.copy_location(child, old)
+
+
+def _statement_at(tree: ast.Module, path: Where) -> ast.stmt | None:
+    """The innermost statement on `path`: what a slip inside an expression is shown in."""
+    node: Any = tree
+    deepest = None
+    for step in path:
+        node = node[step] if isinstance(step, int) else getattr(node, step)
+        if isinstance(node, ast.stmt):
+            deepest = node
+    return deepest
+
+
+def _shown(edit: Edit) -> str:
+    """The replacement as source ("" for a step left out)."""
+    if edit.operator == "drop_step" or edit.replacement is None:
+        return ""
+    parts = edit.replacement if isinstance(edit.replacement, list) else [edit.replacement]
+    return " ; ".join(_unparse(p) for p in parts)
+
+
+def _unparse(node: ast.AST) -> str:
+    """Source of a node made here, which has no positions yet."""
+    node = copy.deepcopy(node)
+    holder = ast.Module([node], []) if isinstance(node, ast.stmt) else ast.Expression(node)
+    return ast.unparse(ast.fix_missing_locations(holder))
+
+
+def _one_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= 80 else first[:77] + "..."
+
+
+@functools.cache
+def templates() -> dict[str, str]:
+    """Each operator's sentence, from mutations.toml."""
+    return {name: table["says"] for name, table in
+            tomllib.loads(TEMPLATES_FILE.read_text()).items()}
+
+
+def matching(candidates: Sequence[Mutant], outputs: Sequence[Sequence[Any]],
+             wrong: Sequence[tuple[Case, Any]]) -> list[Mutant]:
+    """The mutants whose outputs equal the candidate's on every one of the (up to MAX_CASES)
+    wrong cases they ran on; `outputs[k][j]` is mutant k's value on case j (None where it
+    raised)."""
+    found = []
+    for mutant, values in zip(candidates, outputs, strict=True):
+        if values and all(value is not None and _same(actual, value, case)
+                          for (case, actual), value in zip(wrong, values, strict=False)):
+            found.append(mutant)
+    return found
+
+
+def _same(actual: Any, value: Any, case: Case) -> bool:
+    """The candidate's result is the mutant's. A mutant that computes nothing (all zeros) only
+    matches a result that is exactly zero too: a tiny result matches zero within any
+    tolerance, and would be blamed on whatever slip zeroes the output."""
+    try:
+        if _all_zero(value) and not _all_zero(actual):
+            return False
+        return bool(tree_matches(actual, value, case.dtype))
+    except (ValueError, TypeError, IndexError):
+        return False
+
+
+def _all_zero(tree: Any) -> bool:
+    if isinstance(tree, dict):
+        return all(_all_zero(v) for v in tree.values())
+    if isinstance(tree, list | tuple):
+        return all(_all_zero(v) for v in tree)
+    try:
+        return not np.any(np.asarray(tree, dtype=np.float64))
+    except (TypeError, ValueError):
+        return False
+
+
+def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
+              wrong: Sequence[tuple[Case, Any]], what: str) -> Diagnosis | None:
+    """The second look of a check whose wrong results no known mistake explained: the
+    reference part's mutants, run on the smallest wrong cases in a child with no candidate code,
+    and the sentence that names the first whose results are the candidate's. None when the
+    round has no reference for this flavor to mutate."""
+    part = round_.part(part_id)
+    path = round_.reference_dir(flavor) / part.file
+    try:
+        found = mutants(path.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    if not found or not wrong:
+        return None
+    smallest = sorted(wrong, key=lambda pair: sum(np.size(v) for v in pair[0].inputs.values()))
+    chosen = list(smallest[:MAX_CASES])
+    args = {**call, "sources": [m.source for m in found], "cases": [c.data() for c, _ in chosen],
+            "reference": [str(round_.folder), part_id]}
+
+    def name(outputs: Any) -> str | None:
+        if not isinstance(outputs, list) or len(outputs) != len(found):
+            return None
+        matched = matching(found, outputs, chosen)
+        return describe(matched[0], what) if matched else None
+
+    return Diagnosis("mutant_calls", args, name)
+
+
+def describe(mutant: Mutant, what: str) -> str:
+    """The hint that names a mutant's slip, from its operator's sentence."""
+    return templates()[mutant.operator].format(what=what, before=mutant.before,
+                                               after=mutant.after).strip()

@@ -1,0 +1,160 @@
+"""What holds of a wrong result, when no slip of the reference explains it.
+
+Compare the candidate's output with the truth under simple transformations (negated, scaled,
+transposed, shifted or reversed along the first axis), find which pieces and entries are right,
+and over many cases which ones came out wrong (a dtype, a size from some point on): the facts
+a candidate can act on, in place of a generic recipe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from grader.checks.cases import Case
+from grader.checks.compare import tree_matches
+
+Transform = Callable[[np.ndarray], np.ndarray | None]
+
+
+def _flip0(e: np.ndarray) -> np.ndarray | None:
+    return e[::-1] if e.ndim >= 1 and e.shape[0] > 1 else None
+
+
+def _swap_last(e: np.ndarray) -> np.ndarray | None:
+    return np.swapaxes(e, -1, -2) if e.ndim >= 2 and e.shape[-1] == e.shape[-2] > 1 else None
+
+
+TRANSFORMS: tuple[tuple[str, Transform], ...] = (
+    ("the expected values with the sign flipped", lambda e: -e),
+    ("the expected values with the last two axes swapped (transposed)", _swap_last),
+    ("the expected values in reverse order along the first axis", _flip0),
+)
+
+
+def _leaves(tree: Any, name: str) -> list[tuple[str, Any]]:
+    if isinstance(tree, dict):
+        return [leaf for key in tree for leaf in _leaves(tree[key], str(key))]
+    if isinstance(tree, list | tuple):
+        return [leaf for i, item in enumerate(tree) for leaf in _leaves(item, f"{name}[{i}]")]
+    return [(name, tree)]
+
+
+def describe(actual: Any, expected: Any, dtype: str, name: str) -> str | None:
+    """One sentence of what holds of a wrong result on one case, or None when nothing simple
+    does (or the shapes differ: that is said already)."""
+    pairs = list(zip(_leaves(actual, name), _leaves(expected, name), strict=False))
+    if len(pairs) != len(_leaves(expected, name)):
+        return None
+    wrong = []
+    for (label, a), (_, e) in pairs:
+        a, e = np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64)
+        if a.shape != e.shape:
+            return None
+        if not tree_matches(a, e, dtype):
+            wrong.append((label, a, e))
+    if not wrong:
+        return None
+    said = [_one(label, a, e, dtype) for label, a, e in wrong]
+    facts = [s for s in said if s]
+    if len(pairs) > 1:
+        right = [label for (label, _), _ in pairs if label not in {w[0] for w in wrong}]
+        if right:
+            facts.insert(0, f"{_names(right)} {'is' if len(right) == 1 else 'are'} right, "
+                         f"{_names([w[0] for w in wrong])} "
+                         f"{'is' if len(wrong) == 1 else 'are'} not")
+    return "; ".join(facts) + "." if facts else None
+
+
+def _names(labels: Sequence[str]) -> str:
+    return ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else labels[0]
+
+
+def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
+    """What holds of one wrong array."""
+    finite = np.isfinite(e)
+    bad = finite & ~np.isfinite(a)
+    if bad.any():
+        return f"your {label} has {int(bad.sum())} NaN or infinite entr" \
+               f"{'y' if bad.sum() == 1 else 'ies'} where every expected value is finite"
+    for words, transform in TRANSFORMS:
+        other = transform(e)
+        if other is not None and tree_matches(a, other, dtype) and not tree_matches(a, e, dtype):
+            return f"your {label} equals {words}"
+    scale = _scale(a, e)
+    if scale is not None and tree_matches(a, scale * e, dtype):
+        return f"your {label} is the expected values times {_factor(scale)}"
+    return _shifted(label, a, e, dtype) or _partly(label, a, e, dtype)
+
+
+def _scale(a: np.ndarray, e: np.ndarray) -> float | None:
+    """The least-squares c with a = c e, when there is one worth naming (not 0 or 1)."""
+    norm = float(np.sum(e * e))
+    if norm == 0.0:
+        return None
+    c = float(np.sum(a * e)) / norm
+    return None if c == 0.0 or abs(c - 1.0) < 1e-6 else c
+
+
+def _factor(c: float) -> str:
+    for whole in (2, 3, 4):
+        if abs(c - whole) < 1e-6 * whole:
+            return f"{whole} (a factor {whole} too many)"
+        if abs(c - 1.0 / whole) < 1e-6:
+            return f"1/{whole} (a factor {whole} missing)"
+    return f"{c:.4g}"
+
+
+def _shifted(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
+    """Slot i holding the expected slot i - 1 (or i + 1)."""
+    if a.ndim < 1 or a.shape[0] < 3:
+        return None
+    if tree_matches(a[1:], e[:-1], dtype):
+        return f"your {label}[i] holds the expected {label}[i - 1]: one slot late"
+    if tree_matches(a[:-1], e[1:], dtype):
+        return f"your {label}[i] holds the expected {label}[i + 1]: one slot early"
+    return None
+
+
+def _partly(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
+    """Which slots along the first axis are right, when some are."""
+    if a.ndim < 1 or a.shape[0] < 2:
+        return None
+    right = [i for i in range(a.shape[0]) if tree_matches(a[i], e[i], dtype)]
+    if not right:
+        return None
+    wrong = [i for i in range(a.shape[0]) if i not in right]
+    return f"your {label} is right at {_indices(label, right)} and wrong at " \
+           f"{_indices(label, wrong)}"
+
+
+def _indices(label: str, found: Sequence[int]) -> str:
+    if len(found) > 2 and list(found) == list(range(found[0], found[-1] + 1)):
+        return f"{label}[{found[0]}] to {label}[{found[-1]}]"
+    shown = ", ".join(f"{label}[{i}]" for i in found[:4])
+    return shown + (" ..." if len(found) > 4 else "")
+
+
+def where_wrong(cases: Sequence[Case], right: Sequence[bool]) -> str | None:
+    """Over many cases, what the wrong ones share that the right ones do not: a dtype, or a
+    size past some bound ("wrong only where N >= 2"). None when every case is wrong or nothing
+    tells them apart."""
+    wrong = [c for c, ok in zip(cases, right, strict=True) if not ok]
+    fine = [c for c, ok in zip(cases, right, strict=True) if ok]
+    if not wrong or not fine:
+        return None
+    dtypes = {c.dtype for c in wrong}
+    if len(dtypes) == 1 and not dtypes & {c.dtype for c in fine}:
+        return f"wrong only in {dtypes.pop()}: right in {_names(sorted({c.dtype for c in fine}))}"
+    for name, _ in wrong[0].dims:
+        if not all(name in dict(c.dims) for c in cases):
+            continue
+        low = min(c.dim(name) for c in wrong)
+        if all(c.dim(name) < low for c in fine):
+            return f"wrong only where {name} >= {low} (right in every case with {name} < {low})"
+        high = max(c.dim(name) for c in wrong)
+        if all(c.dim(name) > high for c in fine):
+            return f"wrong only where {name} <= {high} (right in every case with {name} > {high})"
+    return f"wrong in {len(wrong)} of {len(cases)} cases, right in the rest"

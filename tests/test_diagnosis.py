@@ -1,0 +1,135 @@
+"""Differential diagnosis (grader/checks/mutants.py) and symptoms (grader/checks/symptoms.py).
+
+The end-to-end proof is in tests/solutions: mistakes no hand-written simulator lists, named by
+the reference's mutants or described by what holds of them. Here: every round's reference
+makes mutants that load and that each template can name; a match needs the mutant's values
+and not merely zeros; what `describe` and `where_wrong` say, word for word.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+from grader.checks import mutants, symptoms
+from grader.checks.cases import Case
+from grader.rounds import installed
+
+REFERENCE_PARTS = [pytest.param(round_, flavor, part, id=f"{round_.id}/{flavor}/{part.id}")
+                   for round_ in installed().values() for flavor in round_.flavors
+                   for part in round_.parts_for(flavor)]
+
+
+@pytest.mark.parametrize(("round_", "flavor", "part"), REFERENCE_PARTS)
+def test_every_reference_part_makes_mutants_that_compile_and_can_be_named(round_, flavor,
+                                                                           part) -> None:
+    source = (round_.reference_dir(flavor) / part.file).read_text()
+    made = mutants.mutants(source)
+    original = ast.unparse(ast.parse(source))
+    assert len(made) <= mutants.MAX_MUTANTS
+    assert len({m.source for m in made}) == len(made)
+    for mutant in made:
+        compile(mutant.source, part.file, "exec")
+        assert mutant.source != original
+        assert mutant.before and (mutant.after or mutant.operator == "drop_step")
+        assert mutants.describe(mutant, "the result").startswith("Your the result is what")
+
+
+def test_each_operator_makes_the_slip_it_names() -> None:
+    source = ("def f(A, B, x, n):\n"
+              "    total = A.sum(axis=0, keepdims=True)\n"
+              "    for i in range(1, n):\n"
+              "        total += A[i] @ B.T\n"
+              "    if n > 2:\n"
+              "        total = total * 2\n"
+              "    return -total\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)}
+    for expected in [("swap_operands", "total += B.T @ A[i]"),
+                     ("drop_transpose", "total += A[i] @ B"),
+                     ("assign_for_accumulate", "total = A[i] @ B.T"),
+                     ("shift_index", "total += A[i - 1] @ B.T"),
+                     ("shift_bound", "for i in range(0, n):"),
+                     ("boundary", "if n >= 2:"),
+                     ("mean_for_sum", "total = A.mean(axis=0, keepdims=True)"),
+                     ("wrong_axis", "total = A.sum(axis=1, keepdims=True)"),
+                     ("drop_keepdims", "total = A.sum(axis=0)"),
+                     ("drop_factor", "total = total"),
+                     ("flip_sign", "return total"),
+                     ("reverse_loop", "for i in reversed(list(range(1, n))):"),
+                     ("other_variable", "total = B.sum(axis=0, keepdims=True)")]:
+        assert expected in made, expected
+    # Loop counters and sizes are not read for arrays; validation is never mutated.
+    assert not any(op == "other_variable" and "i." in after for op, after in made)
+
+
+def _case() -> Case:
+    return Case({"x": np.zeros(3)}, (("N", 3),))
+
+
+def test_a_mutant_that_zeroes_the_result_does_not_match_a_result_that_is_merely_tiny() -> None:
+    zero = mutants.Mutant("drop_step", 1, "y = f(x)", "", "")
+    scaled = mutants.Mutant("flip_sign", 1, "a", "b", "")
+    tiny = np.array([1e-13, -2e-13, 3e-13])
+    found = mutants.matching([zero, scaled], [[np.zeros(3)], [tiny.copy()]], [(_case(), tiny)])
+    assert found == [scaled]
+    assert mutants.matching([zero], [[np.zeros(3)]], [(_case(), np.zeros(3))]) == [zero]
+
+
+def test_a_mutant_that_raised_or_ran_too_long_matches_nothing() -> None:
+    made = mutants.Mutant("flip_sign", 1, "a", "b", "")
+    actual = np.ones(3)
+    assert mutants.matching([made], [None], [(_case(), actual)]) == []
+    assert mutants.matching([made], [[None]], [(_case(), actual)]) == []
+
+
+E = np.arange(1.0, 13.0).reshape(3, 2, 2)
+
+
+@pytest.mark.parametrize(("actual", "said"), [
+    (-E, "your dW equals the expected values with the sign flipped."),
+    (2 * E, "your dW is the expected values times 2 (a factor 2 too many)."),
+    (E / 3, "your dW is the expected values times 1/3 (a factor 3 missing)."),
+    (np.swapaxes(E, -1, -2), "your dW equals the expected values with the last two axes "
+                             "swapped (transposed)."),
+    (E[::-1], "your dW equals the expected values in reverse order along the first axis."),
+    (np.concatenate([E[:1] * 0, E[:-1]]), "your dW[i] holds the expected dW[i - 1]: one slot "
+                                          "late."),
+    (np.concatenate([E[:2], E[2:] + 1]), "your dW is right at dW[0], dW[1] and wrong at "
+                                         "dW[2]."),
+    (np.where(E > 6, np.nan, E), "your dW has 6 NaN or infinite entries where every expected "
+                                 "value is finite."),
+])
+def test_what_holds_of_a_wrong_array(actual: np.ndarray, said: str) -> None:
+    assert symptoms.describe(actual, E, "float64", "dW") == said
+
+
+def test_what_holds_of_a_wrong_tree_says_which_pieces_are_right() -> None:
+    expected = {"dW1": E, "db1": E[0, 0], "dW2": E[1]}
+    actual = {"dW1": 2 * E, "db1": 2 * E[0, 0], "dW2": E[1]}
+    assert symptoms.describe(actual, expected, "float64", "grads") == (
+        "dW2 is right, dW1 and db1 are not; your dW1 is the expected values times 2 (a factor "
+        "2 too many); your db1 is the expected values times 2 (a factor 2 too many).")
+
+
+def test_nothing_simple_holds_of_a_result_unlike_the_truth() -> None:
+    rng = np.random.default_rng(0)
+    assert symptoms.describe(rng.standard_normal((1, 3, 3)), rng.standard_normal((1, 3, 3)),
+                             "float64", "P") is None
+
+
+def _sized(n: int, dtype: str = "float64") -> Case:
+    return Case({}, (("N", n), ("D", 2)), dtype)
+
+
+def test_which_cases_came_out_wrong() -> None:
+    by_size = [_sized(n) for n in (0, 1, 2, 5)]
+    assert symptoms.where_wrong(by_size, [True, True, False, False]) == (
+        "wrong only where N >= 2 (right in every case with N < 2)")
+    by_dtype = [_sized(3, "float64"), _sized(3, "float32"), _sized(4, "float32")]
+    assert symptoms.where_wrong(by_dtype, [True, False, False]) == (
+        "wrong only in float32: right in float64")
+    assert symptoms.where_wrong(by_size, [False] * 4) is None
+    assert symptoms.where_wrong(by_size, [False, True, False, True]) == (
+        "wrong in 2 of 4 cases, right in the rest")
