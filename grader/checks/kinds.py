@@ -531,7 +531,11 @@ def no_autograd(spec: Spec) -> PlanFactory:
                               f"{obs['runs']} time(s) (backward(), autograd.grad or torch.func)",
                               hint=hint)
             if obs["raised"]:
-                return raised_verdict(case.describe(), obs["raised"])
+                # Nothing was observed: a backward that raises proves no autograd use, and the
+                # raise is the correctness checks' to report. Skipped, this voids nothing.
+                return skipped(f"not judged: {case.describe()}: your backward raised "
+                               f"{format_raised(obs['raised'])} before anything could be seen "
+                               "of how it computes")
             return passed()
 
         return Plan("autograd_runs", {"function": function, "case": case.data(),
