@@ -283,8 +283,15 @@ def _known(cases: Sequence[Case], observed: Sequence[Observation],
     ran = [(c, o) for c, o in zip(cases, observed, strict=False) if o["raised"] is None]
     bad = {id(c) for c, _ in wrong}
     facts.append(symptoms.where_wrong([c for c, _ in ran], [id(c) not in bad for c, _ in ran]))
-    known = " ".join(f[0].upper() + f[1:].rstrip(".") + "." for f in facts if f)
+    known = " ".join(_sentence(f) for f in facts if f)
     return f"What holds: {known} {recipe}".strip() if known else recipe
+
+
+def _sentence(fact: str) -> str:
+    """A fact as a sentence: capitalised where it opens with a word, not with a name (dW)."""
+    opening = fact.split(" ", 1)[0]
+    fact = fact.rstrip(".") + "."
+    return fact[0].upper() + fact[1:] if opening in ("your", "wrong") else fact
 
 
 def correctness(spec: Spec) -> PlanFactory:

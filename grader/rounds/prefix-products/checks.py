@@ -7,15 +7,18 @@ candidate code: it runs in the judge, where it computes what the answers should 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from grader.checks import mutants
 from grader.checks.base import (
     Context,
+    Diagnosis,
     Measured,
     Plan,
     Verdict,
@@ -601,10 +604,14 @@ def scan_backward(ctx: Context, params: dict[str, Any]) -> Plan:
     cases = [with_levels(c) for c in many(ctx.rng())]
     stages = {"forward": {"prefix": params["forward_raised"], "hint": "Fix part4.forward first."}}
 
+    def differential(wrong: Sequence[tuple[Case, Any]]) -> Diagnosis | None:
+        return mutants.diagnosis(ROUND, ctx.part_id, ctx.flavor,
+                                 {"function": None, "run": "scan_gradient"}, wrong, "dW")
+
     def judge(observed: list[dict[str, Any]]) -> Verdict:
         verdict = judge_cases(ctx, cases, observed, backward_of, "dW", params["mistakes"],
                               params["hint"], "Valid input must not raise; " + params["hint"],
-                              params["shape_hint"], stages)
+                              params["shape_hint"], stages, differential)
         if verdict.status == "passed" or any(o["raised"] for o in observed):
             return verdict
         right_on_reference = all(
@@ -618,7 +625,7 @@ def scan_backward(ctx: Context, params: dict[str, Any]) -> Plan:
         if right_on_reference and not named:
             return failed(verdict.message, hint=params["fix_forward"])
         if own_levels_fine and not named:
-            return failed(verdict.message, hint=f"{params['fix_backward']} {verdict.hint}")
+            return replace(verdict, hint=f"{params['fix_backward']} {verdict.hint}")
         return verdict
 
     return Plan("call_each", {"function": None, "run": "scan_gradient_both",
