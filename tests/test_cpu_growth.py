@@ -404,3 +404,23 @@ def test_a_fixed_cost_far_above_the_references_work_fails_as_unmeasurable() -> N
     assert "no growth can be measured" in verdict.message
     honest_but_slow = timings(3 * PER_N, constant=3 * CONSTANT)
     assert _plan().judge(observed(honest_but_slow, REFERENCE)).status == "passed"
+
+
+def test_a_large_size_run_stopped_at_the_cap_in_every_round_fails_whatever_the_pooled_ratio(
+        ) -> None:
+    """A stopped run's CPU time is a lower bound on its cost. Pooled with the other rounds'
+    cheapest runs it can read as a growth just inside the limit (a closed form passed on some
+    seeds that way); stopped in every round, the code is past the cap's growth, and fails."""
+    inside = Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large * 1.5)
+    both = measured([inside] * 2, [REFERENCE] * 2)
+    assert _plan().judge(both).status == "passed"
+    for runs_of_a_round in both["yours"]:
+        runs_of_a_round[-1]["capped"] = True
+    verdict = _plan().judge(both)
+    assert verdict.status == "failed" and verdict.hint == "closed form"
+    assert verdict.message.endswith(
+        "at N = 32 yours was stopped in every round, once it had cost more than code growing "
+        "3.75x faster than the reference's could; the counter saw no matmul flops, so the work "
+        "is in calls it cannot see")
+    both["yours"][1][-1]["capped"] = False  # stopped in one round only: the rounds decide
+    assert _plan().judge(both).status == "passed"

@@ -813,6 +813,15 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: fl
         return _also(counted, f"{summary}: not compared, the reference's work did not show")
     if counted.status == "failed":
         return _also(counted, summary)
+    unseen = (f"the counter saw no {rule.counted}" if counted.status == "skipped" else
+              f"the {rule.counted} the counter saw grew slower")
+    if len(rounds) >= DECIDING_ROUNDS and all(runs[-1].get("capped") for runs in rounds):
+        # A stopped run is a lower bound: pooled with other rounds' runs it would read as a
+        # growth near the limit. Stopped in every round, the growth is past the cap's.
+        return failed(f"{summary}: at {rule.size} = {sizes[2]} yours was stopped in every "
+                      f"round, once it had cost more than code growing {CAP_MARGIN * limit:g}x "
+                      f"faster than the reference's could; {unseen}, so the work is in calls "
+                      "it cannot see", hint=rule.growth_hint)
     decided = settled([None if g is None else g.excess for g in so_far], limit,
                       _noisy(rounds, reference))
     if decided is None:
@@ -821,10 +830,8 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: fl
                          f"reference's, but the estimate moved from one side of the limit "
                          f"({limit:g}x) to the other as rounds came in: {seen}")
     if decided:
-        seen = (f"the counter saw no {rule.counted}" if counted.status == "skipped" else
-                f"the {rule.counted} the counter saw grew slower")
         return failed(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
-                      f"reference's (at most {limit:g}x allowed); {seen}, so the work is in "
+                      f"reference's (at most {limit:g}x allowed); {unseen}, so the work is in "
                       "calls it cannot see", hint=rule.growth_hint)
     if counted.status == "skipped":
         return passed(f"{summary} (the counter saw no {rule.counted}: CPU time decides)")
