@@ -68,20 +68,46 @@ def _case() -> Case:
     return Case({"x": np.zeros(3)}, (("N", 3),))
 
 
+def _ran(value: object = None, raised: str | None = None) -> list[dict[str, object]]:
+    return [{"value": value, "raised": raised}]
+
+
 def test_a_mutant_that_zeroes_the_result_does_not_match_a_result_that_is_merely_tiny() -> None:
     zero = mutants.Mutant("drop_step", 1, "y = f(x)", "", "")
     scaled = mutants.Mutant("flip_sign", 1, "a", "b", "")
     tiny = np.array([1e-13, -2e-13, 3e-13])
-    found = mutants.matching([zero, scaled], [[np.zeros(3)], [tiny.copy()]], [(_case(), tiny)])
+    found = mutants.matching([zero, scaled], [_ran(np.zeros(3)), _ran(tiny.copy())],
+                             [(_case(), tiny)])
     assert found == [scaled]
-    assert mutants.matching([zero], [[np.zeros(3)]], [(_case(), np.zeros(3))]) == [zero]
+    assert mutants.matching([zero], [_ran(np.zeros(3))], [(_case(), np.zeros(3))]) == [zero]
 
 
-def test_a_mutant_that_raised_or_ran_too_long_matches_nothing() -> None:
+def test_a_mutant_that_raised_or_ran_too_long_matches_no_result() -> None:
     made = mutants.Mutant("flip_sign", 1, "a", "b", "")
     actual = np.ones(3)
     assert mutants.matching([made], [None], [(_case(), actual)]) == []
-    assert mutants.matching([made], [[None]], [(_case(), actual)]) == []
+    assert mutants.matching([made], [_ran(raised="IndexError")], [(_case(), actual)]) == []
+
+
+def test_a_raise_is_named_by_the_mutant_raising_alike_at_a_line_of_the_same_shape() -> None:
+    pushed = mutants.Mutant("shift_index", 3, "adjoint = adjoint + dP[i]",
+                            "adjoint = adjoint + dP[i + 1]", "")
+    other = mutants.Mutant("shift_index", 4, "adjoint = adjoint @ W[i].T",
+                           "adjoint = adjoint @ W[i + 1].T", "")
+    raised = {"type": "IndexError", "message": "index 1 is out of bounds",
+              "where": "exercises/part3_backward.py, line 17: adj = adj + dP[k + 1]"}
+    outputs = [_ran(raised="IndexError"), _ran(raised="IndexError")]
+    assert mutants.raising_alike([other, pushed], outputs, raised) == [pushed]
+    assert mutants.raising_alike([pushed], [_ran(raised="ValueError")], raised) == []
+    assert mutants.raising_alike([pushed], outputs[:1], {**raised, "where": ""}) == []
+
+
+def test_lines_that_differ_only_in_their_names_have_one_shape() -> None:
+    assert mutants.shape("adj = adj + dP[k + 1]") == mutants.shape("a = a + b[i + 1]")
+    assert mutants.shape("adj = adj + dP[k + 1]") != mutants.shape("a = b + b[i + 1]")
+    assert mutants.shape("for i in range(n - 1, 0, -1):") == mutants.shape(
+        "for k in range(count - 1, 0, -1):")
+    assert mutants.shape("") is None and mutants.shape("x = (") is None
 
 
 E = np.arange(1.0, 13.0).reshape(3, 2, 2)

@@ -231,9 +231,11 @@ def _wrong(cases: Sequence[Case], observed: Sequence[Observation],
     return wrong
 
 
-Differential = Callable[[Sequence[tuple[Case, Any]]], Diagnosis | None]
-"""Given the wrong (case, result) pairs no known mistake explained, how to look for the slip
-among the reference's mutants (grader.checks.mutants.diagnosis)."""
+Differential = Callable[[Sequence[tuple[Case, Any]], dict[str, Any] | None],
+                       Diagnosis | None]
+"""Given the wrong (case, result) pairs no known mistake explained, or the one case whose valid
+input made the candidate's code raise and what it raised, how to look for the slip among the
+reference's mutants (grader.checks.mutants.diagnosis)."""
 
 
 def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observation],
@@ -252,6 +254,8 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
                              hint=raise_hint)
             if stage:
                 return failed(stage["prefix"] + verdict.message, hint=stage["hint"])
+            if differential is not None:
+                return replace(verdict, diagnosis=differential([(case, None)], obs["raised"]))
             return verdict
         expected = truth(case)
         actual = obs["value"]
@@ -265,7 +269,7 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
             verdict = failed(f"{case.describe()}: {difference} ({ctx.reproduce()})",
                              hint=named or _known(cases, observed, wrong, truth, name, hint))
             if named is None and differential is not None:
-                return replace(verdict, diagnosis=differential(wrong))
+                return replace(verdict, diagnosis=differential(wrong, None))
             return verdict
     return passed(f"{len(cases)} cases matched ({span(cases)})")
 
@@ -312,8 +316,10 @@ def correctness(spec: Spec) -> PlanFactory:
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
 
-        def differential(wrong: Sequence[tuple[Case, Any]]) -> Diagnosis | None:
-            return mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, call, wrong, name)
+        def differential(wrong: Sequence[tuple[Case, Any]],
+                         raised: dict[str, Any] | None) -> Diagnosis | None:
+            return mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, call, wrong, name,
+                                     raised)
 
         def judge(observed: list[Observation]) -> Verdict:
             verdict = judge_cases(ctx, cases, observed, truth, name, mistakes, hint, raise_hint,

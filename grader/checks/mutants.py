@@ -490,17 +490,59 @@ def templates() -> dict[str, str]:
             tomllib.loads(TEMPLATES_FILE.read_text()).items()}
 
 
-def matching(candidates: Sequence[Mutant], outputs: Sequence[Sequence[Any]],
+def matching(candidates: Sequence[Mutant], outputs: Sequence[Any],
              wrong: Sequence[tuple[Case, Any]]) -> list[Mutant]:
     """The mutants whose outputs equal the candidate's on every one of the (up to MAX_CASES)
-    wrong cases they ran on; `outputs[k][j]` is mutant k's value on case j (None where it
-    raised)."""
+    wrong cases they ran on; `outputs[k][j]` is mutant k's {"value", "raised"} on case j
+    (grader.probes.library.mutant_calls), None for a mutant that did not run."""
     found = []
-    for mutant, values in zip(candidates, outputs, strict=True):
-        if values and all(value is not None and _same(actual, value, case)
-                          for (case, actual), value in zip(wrong, values, strict=False)):
+    for mutant, runs in zip(candidates, outputs, strict=True):
+        if runs and len(runs) == len(wrong) and all(
+                isinstance(run, dict) and run.get("raised") is None
+                and _same(actual, run.get("value"), case)
+                for (case, actual), run in zip(wrong, runs, strict=True)):
             found.append(mutant)
     return found
+
+
+def raising_alike(candidates: Sequence[Mutant], outputs: Sequence[Any], raised: dict[str, Any]
+                  ) -> list[Mutant]:
+    """The mutants that raise the candidate's exception on its case, at a statement of the
+    same shape as the candidate's line (names aside: `adj = adj + dP[k + 1]` is
+    `adjoint = adjoint + dP[i + 1]`). An exception alone is weak evidence (every index pushed
+    past the end raises IndexError); the line makes it the slip."""
+    theirs = shape(_line_of(raised.get("where", "")))
+    if theirs is None:
+        return []
+    return [mutant for mutant, runs in zip(candidates, outputs, strict=True)
+            if runs and isinstance(runs[0], dict) and runs[0].get("raised") == raised.get("type")
+            and shape(mutant.after) == theirs]
+
+
+def _line_of(where: str) -> str:
+    """The code of a raise's `where` ("exercises/part3_backward.py, line 27: <code>")."""
+    head, _, code = where.partition(": ")
+    return code if ", line " in head else ""
+
+
+def shape(code: str) -> str | None:
+    """A statement's syntax with its names numbered in order of appearance: two lines that
+    differ only in what their variables are called have the same shape. A compound
+    statement's header (`for i in range(n):`) is read with an empty body."""
+    text = code.strip()
+    if not text:
+        return None
+    for attempt in (text, text + " pass"):
+        try:
+            tree = ast.parse(attempt)
+        except SyntaxError:
+            continue
+        numbered: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                node.id = numbered.setdefault(node.id, f"v{len(numbered)}")
+        return ast.dump(tree, annotate_fields=False)
+    return None
 
 
 def _same(actual: Any, value: Any, case: Case) -> bool:
@@ -527,11 +569,14 @@ def _all_zero(tree: Any) -> bool:
 
 
 def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
-              wrong: Sequence[tuple[Case, Any]], what: str) -> Diagnosis | None:
+              wrong: Sequence[tuple[Case, Any]], what: str,
+              raised: dict[str, Any] | None = None) -> Diagnosis | None:
     """The second look of a check whose wrong results no known mistake explained: the
     reference part's mutants, run on the smallest wrong cases in a child with no candidate code,
-    and the sentence that names the first whose results are the candidate's. None when the
-    round has no reference for this flavor to mutate."""
+    and the sentence that names the first whose results are the candidate's. With `raised`
+    (what the candidate's call on the one case in `wrong` raised on valid input), the first
+    mutant that raises alike (raising_alike) instead. None when the round has no reference for
+    this flavor to mutate."""
     part = round_.part(part_id)
     path = round_.reference_dir(flavor) / part.file
     try:
@@ -548,7 +593,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     def name(outputs: Any) -> str | None:
         if not isinstance(outputs, list) or len(outputs) != len(found):
             return None
-        matched = matching(found, outputs, chosen)
+        matched = raising_alike(found, outputs, raised) if raised else \
+            matching(found, outputs, chosen)
         return describe(matched[0], what) if matched else None
 
     return Diagnosis("mutant_calls", args, name)

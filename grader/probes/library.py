@@ -403,10 +403,11 @@ class _MutantOverran(BaseException):
 def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                  function: str | None, cases: Sequence[CaseData], call: str | None = None,
                  args: Sequence[str] = (), read: str | None = None, run: str | None = None,
-                 returns: str = "array") -> list[list[Any] | None]:
+                 returns: str = "array") -> list[list[dict[str, Any]] | None]:
     """Each mutated source of the reference's part module (grader.checks.mutants), run on the
-    cases: per mutant, its value on each case (None where it raised), or None when it would not
-    load or ran too long. Only in a baseline child: the sources are the reference's."""
+    cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
+    "raised": the exception's type name}; None for a mutant that would not load or ran too
+    long. Only in a baseline child: the sources are the reference's."""
     import importlib
     import signal
     from types import ModuleType
@@ -418,7 +419,7 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
         raise _MutantOverran
 
     signal.signal(signal.SIGVTALRM, overran)
-    results: list[list[Any] | None] = []
+    results: list[list[dict[str, Any]] | None] = []
     for source in sources:
         module = ModuleType(base.module.__name__)
         module.__package__ = package
@@ -431,7 +432,9 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
             values = []
             for case in cases:
                 seen = one_call(mutant, function, case, call, args, read, run, returns)
-                values.append(None if seen["raised"] is not None else seen["value"])
+                raised = seen["raised"]
+                values.append({"value": None if raised else seen["value"],
+                               "raised": raised["type"] if raised else None})
             results.append(values)
         except (_MutantOverran, Exception):  # noqa: BLE001 - a mutant may break anything
             results.append(None)

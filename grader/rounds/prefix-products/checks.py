@@ -604,9 +604,10 @@ def scan_backward(ctx: Context, params: dict[str, Any]) -> Plan:
     cases = [with_levels(c) for c in many(ctx.rng())]
     stages = {"forward": {"prefix": params["forward_raised"], "hint": "Fix part4.forward first."}}
 
-    def differential(wrong: Sequence[tuple[Case, Any]]) -> Diagnosis | None:
+    def differential(wrong: Sequence[tuple[Case, Any]],
+                     raised: dict[str, Any] | None) -> Diagnosis | None:
         return mutants.diagnosis(ROUND, ctx.part_id, ctx.flavor,
-                                 {"function": None, "run": "scan_gradient"}, wrong, "dW")
+                                 {"function": None, "run": "scan_gradient"}, wrong, "dW", raised)
 
     def judge(observed: list[dict[str, Any]]) -> Verdict:
         verdict = judge_cases(ctx, cases, observed, backward_of, "dW", params["mistakes"],
