@@ -63,3 +63,55 @@ def test_sentences_and_statements() -> None:
         ["One.", "Two!", "- three", "four", "five"]
     assert is_statement("The saved tensor is modified in place.")
     assert not is_statement("version counter saved tensors")
+
+
+def test_a_sentence_that_denies_an_idea_loses_it_and_says_so() -> None:
+    """Every key word, a false story: the claims are what count."""
+    verdict = judge("autograd-pitfalls", "part1",
+                    "I do not think the gradients accumulate across steps. The loss oscillates "
+                    "because the learning rate is too large. zero_grad is not needed here.")
+    assert verdict.status == "failed"
+    assert verdict.message == (
+        "states 1 of 3 key ideas; it says the opposite of: backward() adds each new gradient "
+        "into .grad; it does not overwrite it; the fix clears the gradients every step before "
+        "backward: optimizer.zero_grad(), or p.grad = None")
+    assert verdict.fraction == pytest.approx(1 / 3)
+
+
+def test_negative_facts_and_warnings_are_claims_too_not_denials() -> None:
+    """"could not reach the adapter" states the symptom; "do not go through .data" states the
+    warning; "does not overwrite" beside the claim that .grad adds up denies nothing."""
+    assert judge("autograd-pitfalls", "part5",
+                 "The adapter's output was detached, which cuts the graph there: gradients could "
+                 "not reach the adapter, so only the head learned. Freezing the encoder is "
+                 "requires_grad_(False) on its parameters.").status == "passed"
+    assert judge("autograd-pitfalls", "part2",
+                 "The parameters are leaf tensors that require grad, so autograd refuses the "
+                 "in-place write. Recording the update would add it to the graph. The fix is "
+                 "to wrap the update in torch.no_grad(). Do not go through .data: it silences "
+                 "the error but hides the write from the version counter.").status == "passed"
+    assert judge("autograd-pitfalls", "part1",
+                 "backward() adds each new gradient into .grad; it does not overwrite it. "
+                 "Without zeroing, every step uses the sum of the earlier gradients, so the "
+                 "loss oscillates. The fix is optimizer.zero_grad() every step.").status == "passed"
+
+
+@pytest.mark.parametrize(("round_id", "part_id", "text", "why"), [
+    ("autograd-pitfalls", "part2",
+     "The parameters are leaf tensors that require grad, so autograd refuses the in-place "
+     "write. Recording it would put the update in the graph. The fix is to update p.data "
+     "directly, which the version counter does not see.", "Updating through .data is no fix"),
+    ("prefix-products", "part1",
+     "Autograd saves the inputs of each matmul for backward. Writing into P in place modifies "
+     "those saved tensors and bumps the version counter. The fix is to call detach() on P "
+     "before writing.", "detach() is no fix"),
+    ("autograd-pitfalls", "part1",
+     "backward() adds each new gradient into .grad. So the loss oscillates since old gradients "
+     "pile up. The fix is to call optimizer.zero_grad() once before the loop.",
+     "Zeroing once, before the loop, is not enough"),
+])
+def test_a_misconception_fails_the_explanation_and_is_named(round_id: str, part_id: str,
+                                                            text: str, why: str) -> None:
+    verdict = judge(round_id, part_id, text)
+    assert verdict.status == "failed"
+    assert f"; it says something that is not so: {why}" in verdict.message

@@ -1057,13 +1057,85 @@ def states(sentence: str, concepts: Sequence[str]) -> bool:
     return all(re.search(c, sentence, re.I) for c in concepts)
 
 
+DENIED_BEFORE = re.compile(
+    r"\bnot\s+(?:think|believe)\b|n't\s+(?:think|believe)\b|\bdoubt\b|\bnot true\b|"
+    r"(?:\b(?:do|does|did)\s+not|n't)\s+(?:[\w']+\s+)?$", re.I)
+"""A claim denied from before the words that state it: a disbelief within DENIAL_WINDOW words
+("I do not think the gradients accumulate"), or a verb negated right before them ("the
+gradients do not accumulate"). A negation further off, or of another verb ("gradients could
+not reach the adapter"), is a negative fact the idea may well be made of."""
+DENIED_AFTER = re.compile(
+    r"^\W*(?:[\w']+\W+){0,2}?(?:(?:is|are|was|were)\s+not\s+(?:needed|necessary|required)|"
+    r"(?:isn't|aren't|wasn't|weren't)\s+(?:needed|necessary|required)|"
+    r"(?:is|are)\s+(?:unnecessary|needless|useless|pointless|irrelevant)|"
+    r"(?:does|do|did)(?:\s+not|n't)\s+(?:matter|help|happen|fix|work))", re.I)
+"""A claim denied right after the words that state it ("zero_grad is not needed")."""
+NEGATED = re.compile(r"\b(?:not|never|no|without|avoid\w*|instead of|rather than)\b|n't\b",
+                     re.I)
+"""Any negation: what keeps a sentence from stating a misconception it names ("do not go
+through .data")."""
+DENIAL_WINDOW = 4
+"""How many words before a claim's words a negation governs them."""
+
+
+def denies(sentence: str, concepts: Sequence[str], before: re.Pattern[str] = DENIED_BEFORE,
+           after: re.Pattern[str] = DENIED_AFTER) -> bool:
+    """Whether the sentence says the concepts and denies one of them: `before` matching the
+    DENIAL_WINDOW words ahead of it, or `after` the words right after it."""
+    if not states(sentence, concepts):
+        return False
+    for concept in concepts:
+        for found in re.finditer(concept, sentence, re.I):
+            ahead = re.findall(r"[\w']+", sentence[:found.start()])[-DENIAL_WINDOW:]
+            if before.search(" ".join(ahead) + " " if ahead else "") or \
+                    after.search(sentence[found.end():]):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A claim an explanation must not make (checks.toml `misconceptions`): `says`, regexes
+    that a sentence states all of, not negated (see denies); `why`, the sentence that says
+    what is wrong with it; `loses`, the idea it contradicts, which it then earns nothing
+    for."""
+
+    says: tuple[str, ...]
+    why: str
+    loses: str | None
+
+    @classmethod
+    def read(cls, table: Any, ideas: Sequence[str], where: str) -> Misconception:
+        if not isinstance(table, dict) or not isinstance(table.get("why"), str) or \
+                not table.get("says"):
+            raise RoundError(f"{where}: a misconception needs `says` (regexes) and `why`")
+        says = table["says"] if isinstance(table["says"], list) else [table["says"]]
+        loses = table.get("loses")
+        if loses is not None and (not isinstance(loses, int) or not 0 <= loses < len(ideas)):
+            raise RoundError(f"{where}: a misconception's `loses` is an idea's index, 0 to "
+                             f"{len(ideas) - 1}")
+        return cls(tuple(str(p) for p in says), table["why"],
+                   None if loses is None else ideas[loses])
+
+    def stated(self, sentence: str) -> bool:
+        return states(sentence, self.says) and not denies(sentence, self.says, NEGATED)
+
+
 def explanation(spec: Spec) -> PlanFactory:
     """A module-level string that must state the ideas an interviewer listens for.
 
     An idea counts only when one sentence states it: each idea lists `concepts` (regexes) that
     must all appear in the same sentence, and a sentence counts only when it reads as one (see
     is_statement), so a bag of keywords earns nothing while a paraphrase in the candidate's own
-    words earns full marks. `pattern` is a one-concept idea."""
+    words earns full marks. `pattern` is a one-concept idea.
+
+    Ideas are claims: a sentence that negates one ("I do not think the gradients accumulate",
+    "zero_grad is not needed", see denies) states its opposite, and the idea is lost unless
+    another sentence states it plainly; an idea marked `warning` ("not through .data") is said
+    with a negation and is never denied by one. `misconceptions` are claims the explanation
+    must not make (a fix the part's own code checks reject, a wrong cause): one stated, not
+    negated, fails the check, costs the idea it contradicts, and is named with why it is
+    wrong."""
     variable, about = spec.text("variable", "EXPLANATION"), spec.text("about")
     file = spec.text("file")
     raw = [(i["idea"], list(i.get("concepts", [i.get("pattern")])))
@@ -1071,6 +1143,10 @@ def explanation(spec: Spec) -> PlanFactory:
     if any(None in concepts for _, concepts in raw):
         raise RoundError(f"{spec.where}: every idea needs concepts (or a pattern)")
     ideas = [(str(idea), [str(c) for c in concepts]) for idea, concepts in raw]
+    # A warning ("not through .data") is stated with a negation: no negation denies it.
+    warnings = {str(i["idea"]) for i in spec.value("ideas") if i.get("warning") is True}
+    wrong = [Misconception.read(m, [idea for idea, _ in ideas], spec.where)
+             for m in spec.value("misconceptions", [])]
 
     def missed_hint(missed: Sequence[str]) -> str:
         return "Not yet said: " + "; ".join(missed) + "."
@@ -1086,15 +1162,28 @@ def explanation(spec: Spec) -> PlanFactory:
             return not_started(f"{variable} is empty; write a few sentences on {about}",
                                hint=missed_hint(names))
         said = [s for s in sentences(text) if is_statement(s)]
-        missed = [idea for idea, concepts in ideas if not any(states(s, concepts) for s in said)]
+        believed = [m for m in wrong if any(m.stated(s) for s in said)]
+        lost = {m.loses for m in believed if m.loses}
+        denied = [idea for idea, concepts in ideas if idea not in warnings
+                  and any(denies(s, concepts) for s in said)
+                  and not any(states(s, concepts) and not denies(s, concepts) for s in said)]
+        missed = [idea for idea, concepts in ideas
+                  if idea in lost or idea in denied
+                  or not any(states(s, concepts) for s in said)]
         covered = len(ideas) - len(missed)
-        if not missed:
+        if not missed and not believed:
             return passed(f"states all {len(ideas)} key ideas")
         summary = f"states {covered} of {len(ideas)} key ideas"
         if not said:
             summary += (": it reads as a list of words; say in sentences how the ideas "
                         "connect (what happens, and why)")
-        return failed(summary, fraction=covered / len(ideas), hint=missed_hint(missed))
+        if denied:
+            summary += f"; it says the opposite of: {'; '.join(denied)}"
+        if believed:
+            summary += "; it says something that is not so: " + " ".join(m.why for m in believed)
+        hint = missed_hint([m for m in missed if m not in denied]) if \
+            [m for m in missed if m not in denied] else None
+        return failed(summary, fraction=covered / len(ideas), hint=hint)
 
     return lambda ctx: Plan("module_string", {"name": variable}, judge)
 
