@@ -55,6 +55,11 @@ GRADCHECK_HINT = (
     "gradcheck compares your backward's Jacobian with finite differences of the forward; "
     "'Jacobian mismatch' means the two disagree. The correctness check shows which entries."
 )
+UPSTREAM_HINT = (
+    "A backward must not write into the gradient it receives (grad_output): compute a new "
+    "tensor from it. Written in place, it changes the caller's G, and from out.sum().backward() "
+    "it is one expanded tensor that cannot be written at all."
+)
 FINITE_DIFFERENCES_HINT = (
     "Finite differences do not lie: nudge that one entry of {wrt} by hand and watch the loss; "
     "then compare with your formula. (`grader hint {part}`)"
@@ -429,11 +434,19 @@ def judge_gradient(round_: Round, case: Case, obs: Observation, variable: str,
                    expected: np.ndarray, wrong_hint: str) -> Verdict:
     """Verdict on autograd through the candidate's forward (probes.autograd.gradient_through)."""
     stage = obs["stage"]
-    if stage in ("forward", "backward"):
+    if stage == "upstream_written":
+        return failed(f"{case.describe()}: out.backward(G) changed G, the gradient your backward "
+                      "received: it belongs to the caller (and to every other branch of the "
+                      "graph that reads it)", hint=UPSTREAM_HINT)
+    if stage in ("forward", "backward", "sum_backward"):
         raised = obs["raised"]
         known = explain_error(round_, raised["message"])
-        text = (f"{case.describe()}, {variable}.requires_grad: {stage} raised {raised['type']}: "
+        how = {"forward": "forward", "backward": "backward",
+               "sum_backward": "out.sum().backward()"}[stage]
+        text = (f"{case.describe()}, {variable}.requires_grad: {how} raised {raised['type']}: "
                 f"{first_line(raised['message'])}")
+        if stage == "sum_backward" and not known:
+            return failed(text, hint=UPSTREAM_HINT)
         if known:
             return failed(f"{text}\n{known[0]}", hint=known[1])
         where = f"\n  at {raised['where']}" if raised["where"] else ""

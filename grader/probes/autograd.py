@@ -26,24 +26,40 @@ def leaf(a: np.ndarray) -> Any:
 
 def gradient_through(api: Api, forward: Callable[..., Any], inputs: Sequence[np.ndarray],
                      upstream: Any, wrt: int = 0) -> dict[str, Any]:
-    """Differentiate sum(forward(*inputs) * upstream) with torch autograd w.r.t. inputs[wrt];
-    plain data back: the stage that failed, or the gradient."""
+    """Differentiate sum(forward(*inputs) * upstream) with torch autograd w.r.t. inputs[wrt],
+    as a caller would: out.backward(G) with G the upstream gradient, which must come through
+    unchanged (a backward may not write into the gradient it receives), then
+    forward(...).sum().backward(), whose upstream is one expanded tensor (a backward that writes
+    into it raises). Plain data back: the stage that failed, or the gradient."""
     import torch
 
-    leaves = [leaf(a) if i == wrt else torch.from_numpy(np.array(a, copy=True))
-              for i, a in enumerate(inputs)]
-    value, raised = api.call(forward, *leaves)
-    if raised is not None:
-        return {"stage": "forward", "raised": raised.as_dict()}
-    out = api.backend.to_tensor(value)
-    if not out.requires_grad:
-        return {"stage": "detached"}
-    _, raised = api.call(lambda: (out * torch.from_numpy(np.asarray(upstream))).sum().backward())
+    def run() -> tuple[list[Any], Any, dict[str, Any] | None]:
+        leaves = [leaf(a) if i == wrt else torch.from_numpy(np.array(a, copy=True))
+                  for i, a in enumerate(inputs)]
+        value, raised = api.call(forward, *leaves)
+        if raised is not None:
+            return leaves, None, {"stage": "forward", "raised": raised.as_dict()}
+        out = api.backend.to_tensor(value)
+        return leaves, out, None if out.requires_grad else {"stage": "detached"}
+
+    leaves, out, failed = run()
+    if failed is not None:
+        return failed
+    given = np.array(upstream, dtype=np.asarray(upstream).dtype, copy=True)
+    G = torch.from_numpy(given.copy()).to(out.dtype)
+    _, raised = api.call(lambda: out.backward(G))
     if raised is not None:
         return {"stage": "backward", "raised": raised.as_dict()}
+    if not np.array_equal(G.numpy(), given.astype(G.numpy().dtype), equal_nan=True):
+        return {"stage": "upstream_written"}
     grad = leaves[wrt].grad
     if grad is None:
         return {"stage": "no_grad"}
+    _, summed, failed = run()
+    if failed is None:
+        _, raised = api.call(lambda: summed.sum().backward())
+        if raised is not None:
+            return {"stage": "sum_backward", "raised": raised.as_dict()}
     return {"stage": "ok", "grad": grad.detach().numpy().copy()}
 
 
