@@ -214,6 +214,9 @@ def malformed_pairs(rng: np.random.Generator) -> list[Case]:
         ("second argument has a different N", (n, d, d), (n + 1, d, d)),
         ("second argument has a different D", (n, d, d), (n, d + 1, d + 1)),
         ("second argument has a different N (N = 1)", (1, d, d), (2, d, d)),
+        ("second argument has W's element count in another shape", (n, d, d), (d, n, d)),
+        ("second argument has W's element count, each matrix flattened", (n, d, d),
+         (n, d * d)),
     ])
 
 
