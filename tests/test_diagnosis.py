@@ -44,6 +44,7 @@ def test_each_operator_makes_the_slip_it_names() -> None:
               "        total += A[i] @ B.T\n"
               "    if n > 2:\n"
               "        total = total * 2\n"
+              "    total = np.maximum(total, 0)\n"
               "    return -total\n")
     made = {(m.operator, m.after) for m in mutants.mutants(source)}
     for expected in [("swap_operands", "total += B.T @ A[i]"),
@@ -58,7 +59,8 @@ def test_each_operator_makes_the_slip_it_names() -> None:
                      ("drop_factor", "total = total"),
                      ("flip_sign", "return total"),
                      ("reverse_loop", "for i in reversed(list(range(1, n))):"),
-                     ("other_variable", "total = B.sum(axis=0, keepdims=True)")]:
+                     ("other_variable", "total = B.sum(axis=0, keepdims=True)"),
+                     ("sibling_function", "total = np.max(total, 0)")]:
         assert expected in made, expected
     # Loop counters and sizes are not read for arrays; validation is never mutated.
     assert not any(op == "other_variable" and "i." in after for op, after in made)

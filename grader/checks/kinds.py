@@ -265,8 +265,12 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
         expected = truth(case)
         actual = obs["value"]
         if isinstance(expected, np.ndarray) and np.shape(actual) != expected.shape:
-            return failed(f"{case.describe()}: returned shape {tuple(np.shape(actual))}, expected "
-                          f"{tuple(expected.shape)} ({ctx.reproduce()})", hint=shape_hint)
+            verdict = failed(f"{case.describe()}: returned shape {tuple(np.shape(actual))}, "
+                             f"expected {tuple(expected.shape)} ({ctx.reproduce()})",
+                             hint=shape_hint)
+            if differential is None:
+                return verdict
+            return replace(verdict, diagnosis=differential([(case, actual)], None))
         difference = tree_difference(actual, expected, case.dtype, name)
         if difference is not None:
             wrong = _wrong(cases, observed, truth)

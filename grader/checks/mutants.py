@@ -6,9 +6,10 @@ source, with a library of mutation operators over its syntax tree (swap a produc
 add or drop a transpose, shift an index or a loop bound by one, overwrite instead of
 accumulate, flip a sign, drop a factor, reduce over another axis, run a loop the other way,
 swap two steps, drop a step, read another variable, ...). A baseline child (no candidate code)
-runs each mutant on the failing cases; the mutants whose outputs equal the candidate's name
-the slip, in a sentence from mutations.toml, with the reference's construct and, where the
-candidate's file has the same construct, the candidate's line.
+runs each mutant on the failing cases; the first whose outputs equal the candidate's names the
+slip, in a sentence from mutations.toml that shows the statement as the slip makes it and as
+the reference has it. A candidate whose code raised on valid input is matched with the mutant
+that raises the same exception at a statement of the same shape as the candidate's line.
 
 Everything here is judge-side: mutants are made from the reference and run only in processes
 that never hold candidate code.
@@ -54,11 +55,11 @@ class Mutant:
 
 @dataclass(frozen=True)
 class Edit:
-    """What an operator proposes at one node: the node's replacement (None: remove the
-    statement), shown as `after`."""
+    """What an operator proposes at one node: the node's replacement (a list of statements
+    for a step-level slip, in place of the step and, for a swap, the one after it)."""
 
     operator: str
-    replacement: ast.AST | list[ast.stmt] | None
+    replacement: ast.AST | list[ast.stmt]
 
 
 Operator = Callable[[ast.AST, "Scope"], Iterator[Edit]]
@@ -265,6 +266,24 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             yield Edit("drop_keepdims", ast.Call(node.func, node.args, keywords))
 
 
+SIBLINGS = {"maximum": "max", "max": "maximum", "minimum": "min", "min": "minimum",
+            "sum": "cumsum", "cumsum": "sum", "prod": "cumprod", "cumprod": "prod",
+            "log": "log1p", "log1p": "log", "exp": "expm1", "expm1": "exp",
+            "argmax": "max", "argmin": "min", "clip": "clamp", "clamp": "clip"}
+"""Functions a hurried hand writes for one another: the elementwise maximum and the reduction
+max, a sum and a running sum, log and log1p."""
+
+
+def siblings(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A function of the same family called in place of the right one (`np.max(z, 0)` where
+    `np.maximum(z, 0)` was meant)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in SIBLINGS:
+        yield Edit("sibling_function",
+                   ast.Call(ast.Attribute(node.func.value, SIBLINGS[node.func.attr], ast.Load()),
+                            node.args, node.keywords))
+
+
 def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A strict comparison made inclusive, or the other way round."""
     swaps = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
@@ -296,12 +315,12 @@ def names(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
-                                   comparisons, reductions, arithmetic, names)
+                                   comparisons, reductions, siblings, arithmetic, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
             "shift_bound", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
-            "drop_keepdims", "flip_sign", "drop_factor", "double_factor", "swap_steps",
-            "drop_step", "other_variable")
+            "drop_keepdims", "sibling_function", "flip_sign", "drop_factor", "double_factor",
+            "swap_steps", "drop_step", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
@@ -465,7 +484,7 @@ def _statement_at(tree: ast.Module, path: Where) -> ast.stmt | None:
 
 def _shown(edit: Edit) -> str:
     """The replacement as source ("" for a step left out)."""
-    if edit.operator == "drop_step" or edit.replacement is None:
+    if edit.operator == "drop_step":
         return ""
     parts = edit.replacement if isinstance(edit.replacement, list) else [edit.replacement]
     return " ; ".join(_unparse(p) for p in parts)

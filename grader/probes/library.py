@@ -14,6 +14,7 @@ A round's helpers (its probes.py) are named by the check table:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -392,6 +393,9 @@ def resolve(api: Api, name: str) -> Callable[..., Any]:
 MUTANT_CPU_S = 0.5
 """CPU seconds one mutant may spend on all its cases: a slip in a loop's step can make a loop
 that never ends."""
+MUTANTS_CPU_S = 4.0
+"""CPU seconds all the mutants may spend: those not run by then count as not run (the
+diagnosis is a hint's worth, never a check's timeout)."""
 
 
 class _MutantOverran(BaseException):
@@ -420,7 +424,11 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
 
     signal.signal(signal.SIGVTALRM, overran)
     results: list[list[dict[str, Any]] | None] = []
+    began = time.process_time()
     for source in sources:
+        if time.process_time() - began > MUTANTS_CPU_S:
+            results.append(None)
+            continue
         module = ModuleType(base.module.__name__)
         module.__package__ = package
         module.__file__ = base.module.__file__
