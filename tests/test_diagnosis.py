@@ -75,8 +75,8 @@ def _ran(value: object = None, raised: str | None = None) -> list[dict[str, obje
 
 
 def test_a_mutant_that_zeroes_the_result_does_not_match_a_result_that_is_merely_tiny() -> None:
-    zero = mutants.Mutant("drop_step", 1, "y = f(x)", "", "")
-    scaled = mutants.Mutant("flip_sign", 1, "a", "b", "")
+    zero = mutants.Mutant("drop_step", "y = f(x)", "", "")
+    scaled = mutants.Mutant("flip_sign", "a", "b", "")
     tiny = np.array([1e-13, -2e-13, 3e-13])
     found = mutants.matching([zero, scaled], [_ran(np.zeros(3)), _ran(tiny.copy())],
                              [(_case(), tiny)])
@@ -85,16 +85,16 @@ def test_a_mutant_that_zeroes_the_result_does_not_match_a_result_that_is_merely_
 
 
 def test_a_mutant_that_raised_or_ran_too_long_matches_no_result() -> None:
-    made = mutants.Mutant("flip_sign", 1, "a", "b", "")
+    made = mutants.Mutant("flip_sign", "a", "b", "")
     actual = np.ones(3)
     assert mutants.matching([made], [None], [(_case(), actual)]) == []
     assert mutants.matching([made], [_ran(raised="IndexError")], [(_case(), actual)]) == []
 
 
 def test_a_raise_is_named_by_the_mutant_raising_alike_at_a_line_of_the_same_shape() -> None:
-    pushed = mutants.Mutant("shift_index", 3, "adjoint = adjoint + dP[i]",
+    pushed = mutants.Mutant("shift_index", "adjoint = adjoint + dP[i]",
                             "adjoint = adjoint + dP[i + 1]", "")
-    other = mutants.Mutant("shift_index", 4, "adjoint = adjoint @ W[i].T",
+    other = mutants.Mutant("shift_index", "adjoint = adjoint @ W[i].T",
                            "adjoint = adjoint @ W[i + 1].T", "")
     raised = {"type": "IndexError", "message": "index 1 is out of bounds",
               "where": "exercises/part3_backward.py, line 17: adj = adj + dP[k + 1]"}

@@ -43,11 +43,10 @@ MAX_CASES = 3
 
 @dataclass(frozen=True)
 class Mutant:
-    """One slip applied to the reference: which operator, where (a line of the reference's
-    file), the construct before and after, and the whole mutated source."""
+    """One slip applied to the reference: which operator, the statement before and after it,
+    and the whole mutated source."""
 
     operator: str
-    line: int
     before: str
     after: str
     source: str
@@ -460,8 +459,7 @@ def _keep(found: list[Mutant], seen: set[str], tree: ast.Module, path: Where, no
     if text in seen:
         return
     seen.add(text)
-    found.append(Mutant(edit.operator, getattr(node, "lineno", 0), _one_line(before),
-                        _one_line(after), text))
+    found.append(Mutant(edit.operator, _one_line(before), _one_line(after), text))
 
 
 def _locate(new: ast.AST, old: ast.AST) -> None:
