@@ -160,4 +160,7 @@ def test_which_cases_came_out_wrong() -> None:
         "wrong only in float32: right in float64")
     assert symptoms.where_wrong(by_size, [False] * 4) is None
     assert symptoms.where_wrong(by_size, [False, True, False, True]) == (
-        "wrong in 2 of 4 cases, right in the rest")
+        "wrong only in N=0, D=2, float64; N=2, D=2, float64 (right in the other 2 cases)")
+    many = [_sized(n) for n in range(1, 9)]
+    assert symptoms.where_wrong(many, [n % 2 == 0 for n in range(1, 9)]) == (
+        "wrong in 4 of 8 cases, right in the rest")

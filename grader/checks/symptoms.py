@@ -17,6 +17,9 @@ from grader.checks.cases import Case
 from grader.checks.compare import tree_matches
 
 Transform = Callable[[np.ndarray], np.ndarray | None]
+NAMED_CASES = 3
+"""Up to this many wrong cases are named one by one, when nothing else sets them apart: their
+inputs are what a candidate can try by hand."""
 
 
 def _flip0(e: np.ndarray) -> np.ndarray | None:
@@ -175,4 +178,7 @@ def where_wrong(cases: Sequence[Case], right: Sequence[bool]) -> str | None:
         high = max(c.dim(name) for c in wrong)
         if all(c.dim(name) > high for c in fine):
             return f"wrong only where {name} <= {high} (right in every case with {name} > {high})"
+    if len(wrong) <= NAMED_CASES:
+        return f"wrong only in {'; '.join(c.describe() for c in wrong)} (right in the other " \
+               f"{len(fine)} cases)"
     return f"wrong in {len(wrong)} of {len(cases)} cases, right in the rest"
