@@ -243,17 +243,22 @@ def in_a_sandbox(round_: Any, workspace: Path, script: str,
 
 @needs_sandbox
 @pytest.mark.parametrize("round_id", ["prefix-products", "gradient-check", "autograd-pitfalls"])
-def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str,
+@pytest.mark.parametrize("around", [False, True], ids=["workspace-apart", "workspace-around"])
+def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str, around: bool,
                                                                tmp_path: Path) -> None:
-    """Listed from inside a real sandbox: of the grader's package and the round's folder,
-    nothing but the files the executor and the probes import, so no truth, mistake simulator,
-    check kind, reference or command can be imported, read or called from candidate code; and
-    every folder of the grader is read-only there."""
+    """Listed from inside a real sandbox: of the grader's package, the round's folder and its
+    references, nothing but the files the executor and the probes import, so no truth, mistake
+    simulator, check kind, reference or command can be imported, read or called from candidate
+    code; and every folder of the grader is read-only there. Also when the workspace is the
+    folder that holds the grader (this repo's own exercises/, as the README's first line grades
+    them), whose bind must not uncover what the sandbox hides."""
     from grader.rounds import get_round
 
     round_ = get_round(round_id)
     package = Path(grader.__file__).resolve().parent
-    folders = [str(package), str(round_.folder.resolve())]
+    workspace = package.parent if around else tmp_path
+    folders = [str(package), str(round_.folder.resolve()),
+               *(str(round_.reference_dir(f).resolve()) for f in round_.flavors)]
     script = ("import os, sys\n"
               "for top in sys.argv[1:]:\n"
               "    for folder, _, files in os.walk(top):\n"
@@ -263,7 +268,7 @@ def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str,
               "        print('WROTE', top)\n"
               "    except OSError:\n"
               "        pass\n")
-    done = in_a_sandbox(round_, tmp_path, script, *folders)
+    done = in_a_sandbox(round_, workspace, script, *folders)
     seen = set(done.stdout.split())
     assert "WROTE" not in done.stdout
     shown = {str(p) for p in sandbox.candidate_files(round_)}

@@ -317,7 +317,8 @@ def candidate_files(round_: Round) -> list[Path]:
 def file_args(root: Path, round_: Round) -> list[str]:
     """Binds for a sandbox grading the workspace at `root` in `round_`: Python and the
     workspace read-only; of the grader and the round, only `candidate_files` (read-only, over
-    an empty tmpfs that hides the rest); every reference folder covered by an empty tmpfs."""
+    an empty tmpfs that hides the rest, wherever the grader lies, inside the workspace too);
+    every reference folder within reach covered by an empty tmpfs."""
     package = Path(grader.__file__).resolve().parent
     roots = _python_roots()
     args = []
@@ -325,17 +326,20 @@ def file_args(root: Path, round_: Round) -> list[str]:
         args += ["--size", str(TMP_MB << 20), "--tmpfs", writable]
     for path in roots:
         args += ["--ro-bind", str(path), str(path)]
+    # The workspace before anything laid over the grader: a workspace that holds the grader
+    # (this repo's own exercises/, beside grader/ and reference/) would otherwise be bound over
+    # those covers and show what they hide.
+    workspace = root.resolve()
+    args += ["--ro-bind", str(workspace), str(workspace), "--chdir", str(workspace)]
     hidden = sorted({package, round_.folder.resolve()}, key=str)
     for folder in hidden:
         args += ["--tmpfs", str(folder)]
     for path in candidate_files(round_):
         args += ["--ro-bind", str(path), str(path)]
     covered = [folder for folder in sorted(_reference_folders(), key=str)
-               if any(folder.is_relative_to(path) for path in roots)]
+               if any(folder.is_relative_to(path) for path in [*roots, workspace])]
     for folder in covered:
         args += ["--tmpfs", str(folder)]
-    workspace = root.resolve()
-    args += ["--ro-bind", str(workspace), str(workspace), "--chdir", str(workspace)]
     # Last, once every mount point exists: the sandbox's own root and /dev, and every empty
     # tmpfs laid over the grader, read-only, so that WRITABLE is all that is.
     for folder in [*hidden, *covered, Path("/dev"), Path("/")]:
