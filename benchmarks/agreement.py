@@ -40,7 +40,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from grader.rounds import Round, installed  # noqa: E402 - after the path is set
+from grader.checks.table import measured_checks  # noqa: E402 - after the path is set
+from grader.rounds import Round, installed  # noqa: E402
 from grader.selfcheck import write_exercises  # noqa: E402
 
 SEED = "424242"
@@ -54,7 +55,7 @@ def buggy_solutions(round_: Round, count: int, measured: int) -> list[Path]:
     then `measured` that pin a measured check's verdict, as many passing it as failing it."""
     found: list[Path] = []
     pinning: dict[bool, list[Path]] = {True: [], False: []}
-    checks = measured_checks(round_)
+    checks = measured_checks(round_, round_.flavors[0])
     for folder in sorted((SOLUTIONS / round_.id).iterdir()):
         expect = folder / "expect.toml"
         if not expect.is_file() or folder.name.startswith(("hostile", "seed")):
@@ -69,16 +70,6 @@ def buggy_solutions(round_: Round, count: int, measured: int) -> list[Path]:
             found.append(folder)
     return found[:count] + pinning[True][:measured // 2] + pinning[False][:measured
                                                                           - measured // 2]
-
-
-def measured_checks(round_: Round) -> set[str]:
-    """The round's checks whose plans are measured in rounds (checks.base.Measured)."""
-    from grader.checks.base import Context
-    from grader.checks.table import round_checks
-
-    flavor = round_.flavors[0]
-    return {c.id for c in round_checks(round_) if flavor in c.flavors
-            and c.plan(Context(1, flavor, c.id)).measured is not None}
 
 
 def make_submissions(folder: Path, buggy: int, measured: int) -> dict[str, tuple[str, Path]]:

@@ -29,8 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from grader.checks.base import Context  # noqa: E402
-from grader.checks.table import round_checks  # noqa: E402
+from grader.checks.table import measured_checks  # noqa: E402
 from grader.runner import Request, Worker  # noqa: E402
 from grader.triage import triage  # noqa: E402
 
@@ -61,11 +60,6 @@ def mechanism(hint: str) -> str:
     return "listed"
 
 
-def measured_ids(solution: Solution, flavor: str) -> set[str]:
-    return {c.id for c in round_checks(solution.round) if flavor in c.flavors
-            and c.plan(Context(1, flavor, c.id, "cpu")).measured}
-
-
 def grade(worker: Worker, solution: Solution, flavor: str, folder: Path) -> object:
     root = write_workspace(folder, flavor, solution.start, solution.files(flavor),
                            solution.round)
@@ -74,7 +68,7 @@ def grade(worker: Worker, solution: Solution, flavor: str, folder: Path) -> obje
         id=f"{solution.key}-{flavor}", root=str(root), round=solution.round.id, flavor=flavor,
         parts=list(solution.parts), seed=1, timeout_s=solution.timeout_s,
         memory_mb=solution.memory_mb, device="cpu", informational=False,
-        measured=solution.full_marks or bool(pinned & measured_ids(solution, flavor))))
+        measured=solution.full_marks or bool(pinned & measured_checks(solution.round, flavor))))
 
 
 def score(tally: Tally, solution: Solution, flavor: str, result: object) -> None:

@@ -12,7 +12,6 @@ twice across processes.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 from collections.abc import Iterator
@@ -24,15 +23,14 @@ from click.testing import CliRunner
 # Ask NVML whether CUDA is there, so that no test process initialises CUDA before it forks.
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
-from grader.checks.base import Context  # noqa: E402
-from grader.checks.table import round_checks  # noqa: E402
+from grader.checks.table import measured_checks, round_checks  # noqa: E402
 from grader.secret import SECRET_ENV
 
 # An instructor's secret in the developer's environment would change every seed a test pins.
 os.environ.pop(SECRET_ENV, None)
 import grader.runner
 from grader.results import RunResult
-from grader.rounds import DEFAULT_ROUND, Round
+from grader.rounds import DEFAULT_ROUND
 from grader.runner import Request, Worker
 
 from helpers import (
@@ -43,13 +41,6 @@ from helpers import (
     Solution,
     write_workspace,
 )
-
-
-@functools.cache
-def measured_checks(round_: Round, flavor: str) -> frozenset[str]:
-    """The round's checks measured in timed rounds (Measured) in this flavor."""
-    return frozenset(c.id for c in round_checks(round_) if flavor in c.flavors
-                     and c.plan(Context(TEST_SEED, flavor, c.id, "cpu")).measured)
 
 
 class Grading:

@@ -36,7 +36,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from grader.checks.base import OBSERVED, Check
+from grader.checks.base import OBSERVED, Check, Context
 from grader.checks.kinds import KINDS, OBSERVED_INSIDE, RANKS, Spec
 from grader.checks.mistakes import Mistake, same_as
 from grader.rounds import Round, RoundError, load_module
@@ -163,3 +163,12 @@ def _no_cycles(checks: tuple[Check, ...], where: str) -> None:
 def checks_for(round_: Round, part_id: str, flavor: str) -> list[Check]:
     """The checks of one part that apply to a flavor, in run order."""
     return [c for c in round_checks(round_) if c.part_id == part_id and flavor in c.flavors]
+
+
+@cache
+def measured_checks(round_: Round, flavor: str) -> frozenset[str]:
+    """The round's checks measured in timed rounds (checks.base.Measured) in a flavor: those a
+    busy machine could sway, and those a caller may skip (Request.measured). Whether a plan is
+    measured does not depend on the seed or the device, so any context tells."""
+    return frozenset(c.id for c in round_checks(round_) if flavor in c.flavors
+                     and c.plan(Context(1, flavor, c.id, "cpu")).measured is not None)
