@@ -186,8 +186,14 @@ class _Part:
         """The job of a child running plan `index`'s baseline, with no candidate code."""
         plan = self.plans[index]
         probe, args = plan.baseline  # type: ignore[misc]
+        return self.reference_spec(index, probe, args, plan.uses_device, run)
+
+    def reference_spec(self, index: int, probe: str, args: dict[str, Any], uses_device: bool,
+                       run: dict[str, Any] | None = None) -> ChildSpec:
+        """The job of a child running one probe for plan `index` with no candidate code (a
+        baseline, a diagnosis)."""
         return _spec(self.request, self.round, str(self.round.reference_dir("torch")), None,
-                     [_call(probe, args, plan.uses_device, run)], index, self.ready)
+                     [_call(probe, args, uses_device, run)], index, self.ready)
 
     def result(self, index: int, verdict: Verdict, duration: float, output: str,
                status: Status | None = None) -> None:
@@ -305,8 +311,15 @@ def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:
 
 def _baseline_frame(grading: _Part, local: Spawn, index: int,
                     run: dict[str, Any] | None) -> dict[str, Any]:
+    return _reference_frame(grading, local, index, grading.baseline_spec(index, run))
+
+
+def _reference_frame(grading: _Part, local: Spawn, index: int,
+                     spec: ChildSpec) -> dict[str, Any]:
+    """The frame of a child with no candidate code (see reference_spec), with the CPU seconds
+    it cost; an error frame when it ran out of plan `index`'s time or died."""
     request, plan = grading.request, grading.plans[index]
-    child = local(grading.baseline_spec(index, run))
+    child = local(spec)
     try:
         frame = next_frame(child, frame_timeout(request, plan, grading.ready))
     except FrameTimeout:
@@ -326,17 +339,9 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
     or runs out of time."""
     diagnosis = verdict.diagnosis
     assert diagnosis is not None
-    request, plan = grading.request, grading.plans[index]
-    spec = _spec(request, grading.round, str(grading.round.reference_dir("torch")), None,
-                 [_call(diagnosis.probe, diagnosis.args, False, None)], index, grading.ready)
-    child = fork_spawner(grading.round, sweep=False)(spec)
-    try:
-        frame = next_frame(child, frame_timeout(request, plan, grading.ready))
-    except FrameTimeout:
-        frame = None
-    child.end(kill=True)
-    grading.alive()
-    named = diagnosis.name(frame["data"]) if frame and frame["kind"] == "observation" else None
+    frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index,
+                             grading.reference_spec(index, diagnosis.probe, diagnosis.args, False))
+    named = diagnosis.name(frame["data"]) if frame["kind"] == "observation" else None
     return replace(verdict, hint=named or verdict.hint, diagnosis=None)
 
 
