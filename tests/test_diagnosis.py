@@ -164,3 +164,15 @@ def test_which_cases_came_out_wrong() -> None:
     many = [_sized(n) for n in range(1, 9)]
     assert symptoms.where_wrong(many, [n % 2 == 0 for n in range(1, 9)]) == (
         "wrong in 4 of 8 cases, right in the rest")
+
+
+def test_a_slip_far_along_a_long_statement_stays_in_view() -> None:
+    source = ("def f(A, B):\n"
+              "    return {'first': A @ B, 'second': B @ A, 'third': A.sum(axis=0), "
+              "'fourth': B.sum(axis=0)}\n")
+    made = [m for m in mutants.mutants(source) if m.operator == "wrong_axis"
+            and "'fourth'" in m.after]
+    assert made and all(len(m.before) <= mutants.SHOWN and len(m.after) <= mutants.SHOWN
+                        for m in made)
+    assert any(m.after.endswith("'fourth': B.sum(axis=1)}") and m.after.startswith("...")
+               for m in made)

@@ -459,7 +459,8 @@ def _keep(found: list[Mutant], seen: set[str], tree: ast.Module, path: Where, no
     if text in seen:
         return
     seen.add(text)
-    found.append(Mutant(edit.operator, _one_line(before), _one_line(after), text))
+    found.append(Mutant(edit.operator, *_shown_pair(_first_line(before), _first_line(after)),
+                        text))
 
 
 def _locate(new: ast.AST, old: ast.AST) -> None:
@@ -495,9 +496,28 @@ def _unparse(node: ast.AST) -> str:
     return ast.unparse(ast.fix_missing_locations(holder))
 
 
-def _one_line(text: str) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return first if len(first) <= 80 else first[:77] + "..."
+SHOWN = 80
+"""The most of a statement a hint shows."""
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _shown_pair(before: str, after: str) -> tuple[str, str]:
+    """The two statements cut to SHOWN characters each, both from the same place: where they
+    start to differ, less some context, so that a slip far along a long line stays in view."""
+    if max(len(before), len(after)) <= SHOWN:
+        return before, after
+    same = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+                min(len(before), len(after)))
+    start = max(0, same - SHOWN // 3)
+
+    def cut(text: str) -> str:
+        piece = ("..." if start else "") + text[start:]
+        return piece if len(piece) <= SHOWN else piece[:SHOWN - 3] + "..."
+
+    return cut(before), cut(after)
 
 
 @functools.cache
