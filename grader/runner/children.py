@@ -85,11 +85,12 @@ def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None
     has left (its unused CPU time, or idle time, whichever is less). The limit counts work, not
     the clock: the child's CPU time, and the time it spends asleep (sleeping, or blocked on
     nothing the grader gives it), so a child starved by a busy machine waits for a CPU instead
-    of failing, and one that idles is cut off as fast as one that spins. FrameTimeout, with
-    why, past the limit or past BACKSTOP times it on the clock. A child whose usage cannot be
-    read (no /proc, a sandbox that does not answer) gets the limit on the clock. `progress` is
-    called whenever a look finds the child running or waiting for a CPU (the CLI's watchdog
-    hears that the worker is not wedged)."""
+    of failing, and one that idles is cut off as fast as one that spins. A slice in which the
+    tree was seen asleep counts as idle less the CPU the tree got in it, so one that computes
+    between short sleeps is not taken for an idler. FrameTimeout, with why, past the limit or
+    past BACKSTOP times it on the clock. A child whose usage cannot be read (no /proc, a
+    sandbox that does not answer) gets the limit on the clock. `progress` is called whenever a
+    look finds the child at work (the CLI's watchdog hears that the worker is not wedged)."""
     began = time.monotonic()
     first = last = child.usage()
     idle = 0.0
@@ -113,11 +114,11 @@ def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None
             if ready:
                 return left
             if first is not None:
-                last = child.usage() or last
+                before, last = last, child.usage() or last
                 if last.runnable:
                     progress()
                 else:
-                    idle += time.monotonic() - now
+                    idle += max(0.0, time.monotonic() - now - (last.cpu_s - before.cpu_s))
     finally:
         if budget:
             budget.left_s -= idle

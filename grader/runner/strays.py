@@ -85,11 +85,14 @@ def stopped(pid: int) -> bool:
 @dataclass(frozen=True)
 class Usage:
     """What a process tree is doing: the CPU seconds it has been charged (its processes' own,
-    and those of the children they reaped), and whether any of its processes is runnable
-    (running, or waiting for a CPU) rather than asleep."""
+    and those of the children they reaped), and whether any of its processes is at work
+    (running, waiting for a CPU, or waiting on a disk in the kernel) rather than asleep."""
 
     cpu_s: float
     runnable: bool
+
+
+_AT_WORK = ("R", "D")  # running or waiting for a CPU; in the kernel waiting on a disk
 
 
 def tree_usage(pid: int) -> Usage | None:
@@ -108,7 +111,7 @@ def tree_usage(pid: int) -> Usage | None:
             continue
         first = False
         fields = stat[stat.rindex(")") + 2:].split()
-        runnable = runnable or fields[0] == "R"
+        runnable = runnable or fields[0] in _AT_WORK
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
         pending.extend(children(current))
     return Usage(cpu, runnable)
