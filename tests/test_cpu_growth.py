@@ -424,3 +424,56 @@ def test_a_large_size_run_stopped_at_the_cap_in_every_round_fails_whatever_the_p
         "is in calls it cannot see")
     both["yours"][1][-1]["capped"] = False  # stopped in one round only: the rounds decide
     assert _plan().judge(both).status == "passed"
+
+
+def _so_far(runs_done: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first round, its runs to date, as the runner asks Measured.early after each."""
+    return {"yours": [runs_done], "baseline": [[]], "baseline_error": ""}
+
+
+def test_a_count_that_grows_too_fast_decides_before_any_timed_run() -> None:
+    """The counter's failure comes first in every verdict the CPU times could give: once the
+    two counted runs show it, no timed round is run for it."""
+    early = _plan().measured.early
+    closed = runs(REFERENCE, QUADRATIC_COUNTS, first=True)
+    assert early(_so_far(closed[:1])) is None  # one counted run: nothing to compare yet
+    verdict = early(_so_far(closed[:2]))
+    assert verdict is not None and verdict.status == "failed" and verdict.hint == "closed form"
+    assert verdict.message.splitlines() == [
+        "matmul flops: 128 at N=8, 2048 at N=32 (x16.0 for x4 N): the cost grows faster than "
+        "linearly in N", "CPU time not measured: the count alone decides"]
+    full = _plan().judge(observed(timings(PER_N, PER_N / 2), REFERENCE, QUADRATIC_COUNTS))
+    assert (full.status, full.hint, full.message.splitlines()[0]) == (
+        verdict.status, verdict.hint, verdict.message.splitlines()[0])
+
+
+@pytest.mark.parametrize("counts", [LINEAR_COUNTS, (0, 0, 0)])
+def test_a_count_that_grows_right_or_unseen_leaves_the_times_to_decide(
+        counts: tuple[int, ...]) -> None:
+    early = _plan().measured.early
+    done = runs(REFERENCE, counts, first=True)
+    assert all(early(_so_far(done[:n])) is None for n in range(len(done) + 1))
+
+
+def test_a_timed_run_that_raised_ends_the_measurement_with_its_size() -> None:
+    raised = {"type": "ValueError", "message": "no", "where": "", "bases": ["ValueError"]}
+    done = runs(REFERENCE, LINEAR_COUNTS, raised, first=True)
+    verdict = _plan().measured.early(_so_far(done))
+    assert verdict is not None and verdict.message == "N=32, float64: raised ValueError: no"
+
+
+def test_once_a_smaller_run_of_a_round_is_stopped_its_large_run_is_capped_like_it() -> None:
+    """Its work per call is unknown then, so no growth cap exists; the large run is stopped at
+    the small runs' limit (that many times the reference's same run) instead of running to
+    the end."""
+    from grader.checks.kinds import SMALL_RUN_LIMIT
+
+    cap = _plan().measured.cap
+    mine, theirs = runs(REFERENCE, first=True), runs(REFERENCE, first=True)
+    mine[3]["capped"] = True  # the middle size, stopped
+    so_far = {"yours": [mine[:5]], "baseline": [theirs[:6]], "baseline_error": ""}
+    assert cap(so_far) == pytest.approx(SMALL_RUN_LIMIT * theirs[5]["cpu_s"])
+    del mine[3]["capped"]
+    growth_cap = cap(so_far)
+    assert growth_cap is not None and growth_cap != pytest.approx(
+        SMALL_RUN_LIMIT * theirs[5]["cpu_s"])

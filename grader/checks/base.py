@@ -101,11 +101,16 @@ class Measured:
     does not already know (it has cost more than any passing code could), given the rounds so
     far (as the judge receives them, the current round's runs to date last); None for no cap.
     A run stopped there is recorded as {"data": None, "cpu_s": what it used, at least the cap,
-    "capped": True}: code far too slow costs little more than passing code."""
+    "capped": True}: code far too slow costs little more than passing code.
+
+    `early`: asked after each of the candidate's runs, with the rounds so far; a verdict that
+    no later run could change (what a probe counted, not a time), or None. A mistake the
+    count already shows then costs no timed rounds."""
 
     rounds: tuple[tuple[dict[str, Any], ...], ...]
     least: int = 2
     cap: Callable[[dict[str, Any]], float | None] | None = None
+    early: Callable[[dict[str, Any]], Verdict | None] | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.least <= len(self.rounds) or not all(self.rounds):

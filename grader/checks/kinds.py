@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -756,7 +757,8 @@ def cpu_growth(spec: Spec) -> PlanFactory:
                     lambda both: judge_growth(rule, cases, calls, limit, both),
                     baseline=("timed_calls", {**probe_args, "reference": [folder, ctx.part_id]}),
                     measured=Measured(rounds, least=DECIDING_ROUNDS,
-                                      cap=growth_cap(_expected(rule, cases), calls, limit)))
+                                      cap=growth_cap(_expected(rule, cases), calls, limit),
+                                      early=partial(counted_growth, rule, cases, calls)))
 
     return plan
 
@@ -787,15 +789,42 @@ def _round(cases: Sequence[Case], calls: Calls, number: int) -> list[tuple[Case,
                       (large, calls.large)]
 
 
+def counted_growth(rule: CountRule, cases: Sequence[Case], calls: Calls,
+                   so_far: dict[str, Any]) -> Verdict | None:
+    """The cpu_growth verdict that no timed run can change, as soon as the runs so far show
+    it: a call that raised, or a count that grows too fast (judge_growth puts both before
+    every CPU time); None while they decide nothing."""
+    raised = _raised(cases, calls, so_far["yours"])
+    if raised:
+        return raised
+    counted = so_far["yours"][0][:COUNTED_RUNS]
+    if len(counted) < COUNTED_RUNS or any(run["data"] is None for run in counted):
+        return None
+    verdict = rule.judge(cases[1], cases[2], *(run["data"]["count"] for run in counted))
+    if verdict.status != "failed":
+        return None
+    return _also(verdict, "CPU time not measured: the count alone decides")
+
+
+def _raised(cases: Sequence[Case], calls: Calls,
+            rounds: Sequence[Sequence[dict[str, Any]]]) -> Verdict | None:
+    """The verdict on the first of the candidate's timed runs that raised, if one did."""
+    for number, runs in enumerate(rounds):
+        # The current round's runs to date: fewer than its entries.
+        for run, (case, _) in zip(runs, _round(cases, calls, number), strict=False):
+            if run["data"] and run["data"]["raised"]:
+                return raised_verdict(case.describe(), run["data"]["raised"])
+    return None
+
+
 def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: float,
                  both: dict[str, Any]) -> Verdict:
     """The cpu_growth kind's verdict: the counter's failure (the precise one) first, then the
     CPU times' growth against the reference's, then the counter's pass."""
     rounds = both["yours"]
-    for number, runs in enumerate(rounds):
-        for run, (case, _) in zip(runs, _round(cases, calls, number), strict=True):
-            if run["data"] and run["data"]["raised"]:
-                return raised_verdict(case.describe(), run["data"]["raised"])
+    raised = _raised(cases, calls, rounds)
+    if raised:
+        return raised
     middle_count, large_count = (run["data"]["count"] for run in rounds[0][:COUNTED_RUNS])
     counted = rule.judge(cases[1], cases[2], middle_count, large_count)
     reference = both["baseline"]
@@ -879,7 +908,8 @@ def growth_cap(expected: float, calls: Calls,
     run is CAP_MARGIN times the limit past the fastest growth the reference can count for
     (whatever floor the middle work gets), so that a stopped run is a failing round; at the
     smaller sizes, SMALL_RUN_LIMIT times the reference's run of the same size and calls, just
-    before (judge_growth fails a candidate stopped there in every round)."""
+    before (judge_growth fails a candidate stopped there in every round), and so at the large
+    size too once a smaller run of the round was stopped (its work per call is unknown)."""
     def cap(so_far: dict[str, Any]) -> float | None:
         yours, theirs = so_far["yours"], so_far["baseline"]
         if not theirs:
@@ -888,10 +918,8 @@ def growth_cap(expected: float, calls: Calls,
         current, reference = yours[-1][counted:], theirs[-1][counted:]
         if len(yours[-1]) < counted or len(reference) != len(current) + 1:
             return None
-        if len(current) < 3:
+        if len(current) < 3 or any(run.get("capped") for run in current):
             return SMALL_RUN_LIMIT * reference[-1]["cpu_s"]
-        if any(run.get("capped") for run in current):
-            return None
         tiny, middle, tiny_large = (run["cpu_s"] for run in current)
         timed = _least_per_size([reference], calls)
         floor = FLOOR_SHARE * FLOOR * timed.work()[1] / expected

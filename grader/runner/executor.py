@@ -73,7 +73,7 @@ def serve(sock: socket.socket, round_folder: str) -> None:
             except ProcessLookupError:
                 pass
         elif op == "usage":
-            found = strays.tree_usage(child) if child else None
+            found = strays.work_usage(child) if child else None
             send(sock, {"op": "usage", "cpu_s": found.cpu_s if found else None,
                         "runnable": bool(found and found.runnable)})
         elif op == "end" and child:

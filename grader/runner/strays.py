@@ -117,6 +117,19 @@ def tree_usage(pid: int) -> Usage | None:
     return Usage(cpu, runnable)
 
 
+def work_usage(pid: int) -> Usage | None:
+    """The Usage of everything that works for the child `pid`: its tree, and every orphan it
+    left that this process adopted (live, or ended and not yet reaped: a grandchild that did
+    the work and exited). What a CPU limit or cap reads while the child runs; `reap` then
+    charges the same processes once they are gone."""
+    found = tree_usage(pid)
+    if found is None or not _adopting:
+        return found
+    adopted = [tree_usage(stray) for stray in children() - _own - {pid}]
+    return Usage(found.cpu_s + sum(u.cpu_s for u in adopted if u),
+                 found.runnable or any(u.runnable for u in adopted if u))
+
+
 def reap(pid: int, kill: bool, sweep: bool = True) -> tuple[str, float]:
     """End a child that ran candidate code (killed first if asked), then every process it left
     behind: how it ended, and the CPU seconds (user and system) the kernel charged the whole

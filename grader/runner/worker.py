@@ -485,6 +485,9 @@ def _measure(grading: _Part, index: int) -> int:
                 return index + 1
             if next_index != index:
                 return next_index
+            if measured.early and (decided := measured.early(taken.both())) is not None:
+                grading.result(index, decided, taken.duration, taken.output, None)
+                return index + 1
         if number < measured.least:
             continue
         verdict, status = _judge(plan, {"kind": "observation", "data": taken.both()})
