@@ -450,3 +450,40 @@ def test_a_parts_sleep_adds_up_over_its_waits() -> None:
             child.close()
         assert raised.value.why == "idle"
     assert budget.left_s <= 0.0
+
+
+ORPHAN_WORK = """\
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from grader.runner import strays
+
+strays.become_subreaper()
+read_end, write_end = os.pipe()
+child = os.fork()
+if child == 0:  # the candidate's child: a double fork leaves an orphan that works for it
+    if os.fork() == 0:
+        if os.fork() == 0:
+            began = time.process_time()
+            while time.process_time() - began < 0.6:
+                pass
+            os.write(write_end, b"x")
+            os._exit(0)
+        os._exit(0)
+    time.sleep(30)
+    os._exit(0)
+os.read(read_end, 1)
+time.sleep(0.1)
+own, with_orphans = strays.tree_usage(child), strays.work_usage(child)
+print(round(own.cpu_s, 1), with_orphans.cpu_s >= 0.5, strays.reap(child, kill=True)[1] >= 0.5)
+"""
+
+
+def test_a_childs_cpu_counts_the_work_of_the_orphans_it_left(tmp_path: Path) -> None:
+    """Work done in a grandchild that left the child's tree (a double fork) and ended: the
+    process that adopted it charges it to the child while the child lives, as the child's reap
+    does once it is gone, so no CPU limit or cap misses it."""
+    script = tmp_path / "orphan.py"
+    script.write_text(ORPHAN_WORK)
+    done = subprocess.run([sys.executable, str(script), str(Path(__file__).parents[1])],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["0.0", "True", "True"], done.stderr
