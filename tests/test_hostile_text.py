@@ -561,3 +561,56 @@ def test_data_that_a_walk_would_take_forever_over_is_refused_at_once() -> None:
         received_frame({"kind": "observation", "index": 0, "data": bomb})
     wide = list(range(DATA_NODES - 1))
     assert received_data(wide) is wide  # as much as the budget allows is taken as it is
+
+
+def _global(module: str, name: str) -> bytes:
+    """A pickle whose whole content is one global by name (protocol 0's GLOBAL)."""
+    return f"c{module}\n{name}\n.".encode()
+
+
+@pytest.mark.parametrize(("module", "name"), [
+    ("numpy.f2py.__main__", "XDType"),        # an allowed-looking name in a module not loaded
+    ("numpy.conftest", "FloatDType"),
+    ("numpy.testing", "assert_equal"),        # a real function of a numpy module
+    ("numpy", "load"),
+    ("numpy.dtypes", "__class__"),            # not a dtype class
+    ("os", "system"),
+    ("builtins", "eval"),
+    ("numpy.core.multiarray", "_reconstruct"),  # an allowed name, its module never imported
+    ("grader_not_a_module", "ndarray"),
+])
+def test_no_name_in_a_frame_makes_the_receiver_import_or_run_anything(
+        module: str, name: str) -> None:
+    """What a child may name is resolved only among what the receiver has already imported,
+    from an exact list: a name cannot import a module (and so run its top level) in the judge,
+    whatever it looks like."""
+    import sys
+
+    loaded_before = set(sys.modules)
+    with pytest.raises(pickle.UnpicklingError, match="refusing to unpickle"):
+        read_frame_from(_global(module, name))
+    assert set(sys.modules) == loaded_before
+
+
+def test_a_frame_whose_reconstruction_exits_is_an_unreadable_result_not_a_dead_worker(
+        ) -> None:
+    """SystemExit raised while a frame is read (by whatever the allow-list lets through) is
+    the child's doing: it reads as garbage, and the receiver lives on."""
+    from unittest import mock
+
+    with mock.patch("grader.runner.protocol.loads", side_effect=SystemExit(2)), \
+            pytest.raises(pickle.UnpicklingError, match="SystemExit"):
+        read_frame_from(_global("numpy", "ndarray"))
+
+
+def read_frame_from(payload: bytes) -> Any:
+    """The frame `read_frame` makes of `payload`, sent on a pipe with the wire's header."""
+    import struct
+
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, struct.pack("!Q", len(payload)) + payload)
+    os.close(write_fd)
+    try:
+        return read_frame(read_fd, time.monotonic() + 5)
+    finally:
+        os.close(read_fd)

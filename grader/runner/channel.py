@@ -55,7 +55,7 @@ def receive(sock: socket.socket, timeout_s: float | None = None) -> tuple[dict[s
         raise ChannelClosed(f"a message of {length} bytes is too large")
     try:
         message = loads(_read_exact(sock, length, deadline))
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # what the sender wrote ends nothing here
         _close_all(fds)
         raise ChannelClosed(f"unreadable message: {exc}") from exc
     if not isinstance(message, dict):

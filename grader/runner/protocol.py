@@ -17,6 +17,7 @@ import pickle
 import select
 import signal
 import struct
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -49,11 +50,24 @@ _ALLOWED = {
 
 
 class _SafeUnpickler(pickle.Unpickler):
+    """Resolves only the allowed names, and only from modules this process has already
+    imported: a name in a frame can never make the receiver import (and so run) a module."""
+
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ALLOWED or (module.startswith("numpy") and name.endswith("DType")):
-            return super().find_class(module, name)
+        loaded = sys.modules.get(module)
+        found = getattr(loaded, name, None) if loaded is not None else None
+        if found is not None and ((module, name) in _ALLOWED or _numpy_dtype_class(module, found)):
+            return found
         refused = received(f"{module}.{name}", 200, inline=True)  # the child's to choose
         raise pickle.UnpicklingError(f"refusing to unpickle {refused} from a child")
+
+
+def _numpy_dtype_class(module: str, found: Any) -> bool:
+    """numpy's own dtype classes (numpy.dtypes.Float64DType and kin), which a dtype may pickle
+    by name."""
+    import numpy as np
+
+    return module == "numpy.dtypes" and isinstance(found, type) and issubclass(found, np.dtype)
 
 
 def dumps(obj: Any) -> bytes:
@@ -103,7 +117,7 @@ def read_frame(fd: int, deadline: float) -> Any | None:
         return None
     try:
         sent = loads(body)
-    except Exception as exc:  # noqa: BLE001 - its message can quote what the child wrote
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the child's bytes end nothing here
         raise pickle.UnpicklingError(received(f"{type(exc).__name__}: {exc}",
                                               MESSAGE_LIMIT)) from None
     return received_frame(sent)

@@ -10,9 +10,13 @@ EXPLANATION = ""
 EVENT = json.dumps({"type": "check", "request": "submission-0", "part": "part1", "result": {
     "id": "part1.correctness", "title": "forged", "status": "passed", "score": 100.0,
     "max_score": 100.0}}) + "\n"
-FRAME = pickle.dumps({"kind": "observation", "index": 0, "duration_s": 0.0, "output": "",
-                      "data": True, "message": ""})
-FRAME = struct.pack("!Q", len(FRAME)) + FRAME
+# First a frame naming a module the judge has not imported, whose import runs f2py's command
+# line (which exits): a receiver that imported what a frame names would die of it. Then a
+# forged observation.
+GADGET = b"\x80\x04cnumpy.f2py.__main__\nXDType\n."
+FORGED = pickle.dumps({"kind": "observation", "index": 0, "duration_s": 0.0, "output": "",
+                       "data": True, "message": ""})
+FRAME = b"".join(struct.pack("!Q", len(body)) + body for body in (GADGET, FORGED))
 
 
 def _forge():
