@@ -40,7 +40,10 @@ class Diagnosis:
 class Verdict:
     """What the judge decided. `fraction` is the share of the points earned; `stub`: the
     candidate has not started on what this check looks at (an empty EXPLANATION);
-    `diagnosis`: how the runner may name the mistake the verdict could not."""
+    `diagnosis`: how the runner may name the mistake the verdict could not; `voids`: the
+    failure is evidence against how the values were made (autograd seen inside a backward by
+    hand), so the checks the table says this one voids lose their points. A failure for any
+    other reason (a stub, an earlier part that raised) voids nothing."""
 
     status: VerdictStatus
     message: str = ""
@@ -49,6 +52,7 @@ class Verdict:
     not_applicable: bool = False
     stub: bool = False
     diagnosis: Diagnosis | None = None
+    voids: bool = False
 
 
 def passed(message: str = "") -> Verdict:

@@ -548,6 +548,23 @@ def gradcheck(spec: Spec) -> PlanFactory:
     return plan
 
 
+def autograd_used(case: Case, runs: int, hint: str) -> Verdict:
+    """A no-autograd check's failure, which voids (Verdict.voids): the probe's count of
+    autograd's engine runs, or 1 for a differentiation it saw without the engine (see
+    probes.autograd.count_autograd_runs)."""
+    return replace(failed(f"{case.describe()}: your code differentiated with torch autograd "
+                          f"({runs} run(s) seen: backward(), autograd.grad, an engine of its "
+                          "own, torch.func or forward-mode duals)", hint=hint), voids=True)
+
+
+def autograd_not_judged(case: Case, raised: dict[str, Any]) -> Verdict:
+    """A no-autograd check whose call raised: nothing was observed (a backward that raises
+    proves no autograd use), and the raise is the correctness checks' to report. Skipped, it
+    voids nothing."""
+    return skipped(f"not judged: {case.describe()}: your backward raised "
+                   f"{format_raised(raised)} before anything could be seen of how it computes")
+
+
 def no_autograd(spec: Spec) -> PlanFactory:
     """A hand-written backward never runs autograd's engine."""
     maker, function, args = spec.maker("case"), spec.text("function", None), spec.names("args")
@@ -558,15 +575,9 @@ def no_autograd(spec: Spec) -> PlanFactory:
 
         def judge(obs: Observation) -> Verdict:
             if obs["runs"]:
-                return failed(f"{case.describe()}: your backward ran torch autograd "
-                              f"{obs['runs']} time(s) (backward(), autograd.grad or torch.func)",
-                              hint=hint)
+                return autograd_used(case, obs["runs"], hint)
             if obs["raised"]:
-                # Nothing was observed: a backward that raises proves no autograd use, and the
-                # raise is the correctness checks' to report. Skipped, this voids nothing.
-                return skipped(f"not judged: {case.describe()}: your backward raised "
-                               f"{format_raised(obs['raised'])} before anything could be seen "
-                               "of how it computes")
+                return autograd_not_judged(case, obs["raised"])
             return passed()
 
         return Plan("autograd_runs", {"function": function, "case": case.data(),
@@ -1252,6 +1263,10 @@ def custom(spec: Spec) -> PlanFactory:
 RANKS: dict[str, int] = {"correctness": 2, "autograd": 2, "gradcheck": 2,
                          "finite_differences": 2, "depth": 2, "validation": 0,
                          "explanation": 0}
+
+VOID_MESSAGES: dict[str, str] = {
+    "no_autograd": "the backward used autograd, so its values do not count"}
+"""Why the checks a failed check of a kind voids do not count, where the kind says it."""
 
 OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth"})
 """Kinds whose verdict rests on what the probe saw inside the candidate's process (autograd's

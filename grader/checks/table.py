@@ -9,7 +9,7 @@
     needs = "cuda"                  # optional: worth no points where the machine lacks it
     after = ["part1.correctness"]   # optional: checks whose failure explains this one's
     voids = ["part3.correctness"]   # optional: checks whose results do not count if this fails
-    void_message = "..."            # why, shown on each voided check
+    void_message = "..."            # why, shown on each voided check (some kinds say it)
     rank = 2                        # optional: 2 values, 1 properties, 0 validation (see Check)
     observed = "inside"             # optional: the verdict rests on what the probe saw inside
                                     # the candidate's process (see Check; the default is the
@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.checks.base import OBSERVED, Check, Context
-from grader.checks.kinds import KINDS, OBSERVED_INSIDE, RANKS, Spec
+from grader.checks.kinds import KINDS, OBSERVED_INSIDE, RANKS, VOID_MESSAGES, Spec
 from grader.checks.mistakes import Mistake, same_as
 from grader.rounds import Round, RoundError, load_module
 
@@ -109,11 +109,12 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
     if observed not in OBSERVED:
         raise RoundError(f"{here}: observed must be one of {', '.join(OBSERVED)}")
     voids = tuple(entry.get("voids", ()))
-    if voids and not entry.get("void_message"):
+    void_message = str(entry.get("void_message", VOID_MESSAGES.get(kind, "")))
+    if voids and not void_message:
         raise RoundError(f"{here}: voids needs a void_message saying why")
     return Check(id=check_id, title=str(entry["title"]), points=float(entry["points"]),
                  plan=plan, flavors=flavors, needs=needs, after=tuple(entry.get("after", ())),
-                 voids=voids, void_message=str(entry.get("void_message", "")),
+                 voids=voids, void_message=void_message,
                  rank=int(entry.get("rank", RANKS.get(kind, 1))), observed=observed)
 
 

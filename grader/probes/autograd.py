@@ -155,7 +155,48 @@ def spying_on_the_engine() -> Iterator[EngineSpy]:
 
 
 def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any) -> tuple[Any, Any, int]:
-    """Call fn; (value, raised, how many times autograd's engine ran during the call)."""
-    with spying_on_the_engine() as spy:
+    """Call fn; (value, raised, how many times autograd differentiated during the call): the
+    runs of autograd's engine, or, where none was seen, 1 if any torch call of fn made a
+    tensor that takes part in automatic differentiation (an engine of its own, torch.func,
+    forward-mode duals all need one)."""
+    with spying_on_the_engine() as spy, autodiff_watch()() as watch:
         value, raised = api.call(fn, *args)
-    return value, raised, spy.calls
+    return value, raised, spy.calls or int(watch.seen)
+
+
+@cache
+def autodiff_watch() -> type:
+    """A torch function mode that notes whether any torch call in its block returned a tensor
+    that takes part in automatic differentiation: one that requires grad or has a grad_fn
+    (reverse mode, whichever engine runs it), a torch.func transform's wrapper, or one that
+    carries a forward-mode tangent. A hand-written backward on plain tensors makes none. Made
+    once, before any candidate import (the worker and the executor call it as they start), so
+    what it calls is torch's own."""
+    import torch
+    import torch.autograd.forward_ad as forward_ad
+    from torch.overrides import TorchFunctionMode
+
+    def differentiable(value: Any) -> bool:
+        if isinstance(value, (tuple, list)):
+            return any(differentiable(v) for v in value)
+        if not isinstance(value, torch.Tensor):
+            return False
+        return (value.requires_grad or value.grad_fn is not None
+                or torch._C._functorch.is_functorch_wrapped_tensor(value)
+                or (forward_ad._current_level >= 0
+                    and forward_ad.unpack_dual(value).tangent is not None))
+
+    class Watch(TorchFunctionMode):
+        seen = False
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            result = func(*args, **(kwargs or {}))
+            if not self.seen:
+                try:
+                    self.seen = differentiable(result)
+                except Exception:  # noqa: BLE001 - a tensor subclass that will not say
+                    pass
+            return result
+
+    return Watch

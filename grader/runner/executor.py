@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from grader.probes.autograd import bound_gradcheck
+from grader.probes.autograd import autodiff_watch, bound_gradcheck
 from grader.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
@@ -56,6 +56,7 @@ def serve(sock: socket.socket, round_folder: str) -> None:
 
     torch.set_num_threads(1)
     bound_gradcheck()  # its first call's imports, paid here once instead of in each child
+    autodiff_watch()
     helpers = load_module(Round.load(Path(round_folder)), "probes")
     send(sock, {"op": "ready"})
     child = 0

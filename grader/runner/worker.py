@@ -28,6 +28,7 @@ from typing import Any, TextIO
 
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for, load_module
+from grader.probes.autograd import autodiff_watch
 from grader.results import CheckResult, PartResult, Status, scale_to_weight
 from grader.rounds import Part, Round, get_round
 from grader.runner import strays
@@ -149,6 +150,7 @@ class _Part:
         self.spawn, self.alive = spawn, alive
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
+        self.voiding: set[str] = set()
         self.idle = self.idle_budget()
 
     def idle_budget(self) -> IdleBudget:
@@ -205,6 +207,8 @@ class _Part:
         score = max_score * (1.0 if final == "passed" else verdict.fraction
                              if final == "failed" else 0.0)
         message = verdict.message + (ADVISORY if advisory and applies else "")
+        if verdict.voids and final == "failed":
+            self.voiding.add(check.id)
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
             message=message, hint=verdict.hint, duration_s=duration, output=output,
@@ -267,7 +271,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
                 index = _collect(grading, child, index, stop, baselines)
         except ChildrenLost as lost:
             grading.not_run(len(grading.results), str(lost), status="error")
-    void_results(grading.checks, grading.results)
+    void_results(grading.checks, grading.results, grading.voiding)
     part = grading.part
     scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
     return grading.results
@@ -285,12 +289,13 @@ def _group_end(grading: _Part, index: int) -> int:
                  if grading.plans[i].measured or on_device(i)), len(grading.plans))
 
 
-def void_results(checks: list[Check], results: list[CheckResult]) -> None:
-    """A failed check that voids others (autograd inside a hand-written backward) takes their
-    points: their values cannot count, whatever they showed."""
+def void_results(checks: list[Check], results: list[CheckResult], voiding: set[str]) -> None:
+    """A check whose failure was evidence against the values (Verdict.voids: autograd inside
+    a hand-written backward) takes the points of the checks it voids: their values cannot
+    count, whatever they showed. `voiding`: the ids of those failures."""
     by_id = {r.id: r for r in results}
     for check in checks:
-        if by_id[check.id].status not in ("failed", "error", "timeout") or not check.voids:
+        if check.id not in voiding or not check.voids:
             continue
         for voided in (by_id[v] for v in check.voids if v in by_id):
             if voided.status in ("passed", "failed"):
@@ -666,6 +671,7 @@ def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -
     import torch  # noqa: F401 - imported once here, inherited by every forked child
 
     torch.set_num_threads(1)
+    autodiff_watch()
     strays.become_subreaper()
     # Undumpable: code under test, though it runs as this user, can neither trace this process
     # nor open its /proc/<pid>/fd (its stdout is the line the CLI believes).

@@ -17,7 +17,12 @@ import numpy as np
 from grader.checks.base import Context, Plan, Verdict, failed, passed
 from grader.checks.cases import Case
 from grader.checks.compare import find_mismatch, tree_difference, tree_matches
-from grader.checks.kinds import central_differences, raised_verdict
+from grader.checks.kinds import (
+    autograd_not_judged,
+    autograd_used,
+    central_differences,
+    raised_verdict,
+)
 
 PARAMS = ("W1", "b1", "W2", "b2")
 Tree = dict[str, Any]
@@ -572,10 +577,9 @@ def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
 
     def judge(obs: dict[str, Any]) -> Verdict:
         if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
+            return autograd_not_judged(case, obs["raised"])
         if obs["runs"]:
-            return failed(f"{case.describe()}: torch autograd ran {obs['runs']} time(s) "
-                          "(backward(), autograd.grad or torch.func)", hint=params["hint"])
+            return autograd_used(case, obs["runs"], params["hint"])
         return passed()
 
     return Plan("round:autograd_runs", {"run": params["run"], "case": case.data()}, judge)
