@@ -487,3 +487,24 @@ def test_a_childs_cpu_counts_the_work_of_the_orphans_it_left(tmp_path: Path) -> 
     done = subprocess.run([sys.executable, str(script), str(Path(__file__).parents[1])],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["0.0", "True", "True"], done.stderr
+
+
+def test_a_hint_that_sends_the_candidate_only_to_checks_that_passed_is_dropped() -> None:
+    """"See part3.gradients" is evidence only while part3.gradients failed: pointing at a
+    check that passed blames what is right, so the message speaks alone."""
+    from grader.runner.worker import drop_hints_to_passed_checks
+
+    def result(check_id: str, status: str, hint: str | None = None) -> CheckResult:
+        return CheckResult(id=check_id, title="", status=status, score=0.0, max_score=1.0,
+                           message="", hint=hint)  # type: ignore[arg-type]
+
+    results = [result("part3.gradients", "passed"), result("part3.forward", "failed"),
+               result("part3.a", "failed", "See part3.gradients for the evidence."),
+               result("part3.b", "failed", "Fix part3.forward first."),
+               result("part3.c", "failed", "Fix part3.forward and part3.gradients first."),
+               result("part3.d", "failed", "Sum over the batch axes."),
+               result("part3.e", "failed", "As part3.e says: sum the batch axes.")]
+    drop_hints_to_passed_checks(results)
+    assert [r.hint for r in results[2:]] == [
+        None, "Fix part3.forward first.", "Fix part3.forward and part3.gradients first.",
+        "Sum over the batch axes.", "As part3.e says: sum the batch axes."]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -272,6 +273,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
         except ChildrenLost as lost:
             grading.not_run(len(grading.results), str(lost), status="error")
     void_results(grading.checks, grading.results, grading.voiding)
+    drop_hints_to_passed_checks(grading.results)
     part = grading.part
     scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
     return grading.results
@@ -303,6 +305,20 @@ def void_results(checks: list[Check], results: list[CheckResult], voiding: set[s
                 voided.status, voided.score, voided.hint = "failed", 0.0, None
                 voided.message = f"{check.void_message}{shown}: see {check.id}"
                 voided.after = [check.id]
+
+
+CHECK_ID = re.compile(r"\bpart\d+\.\w+")
+
+
+def drop_hints_to_passed_checks(results: list[CheckResult]) -> None:
+    """A hint that sends the candidate to other checks of the part ("See part3.gradients for
+    the evidence", "Fix part3.forward first") when every one of them passed points nowhere,
+    and blames what is right: it is dropped, and the check's own message speaks."""
+    passed_ids = {r.id for r in results if r.status == "passed"}
+    for result in results:
+        named = set(CHECK_ID.findall(result.hint or "")) - {result.id}
+        if result.status != "passed" and named and named <= passed_ids:
+            result.hint = None
 
 
 def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:

@@ -452,7 +452,9 @@ def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
                           f"takes {_single_gradient_flops(case)}", hint=params["computed_hint"])
         difference = tree_difference(row["value"], truth["d" + name], "float64", "d" + name)
         if difference:
-            return failed(f"{where}: {difference}", hint=SEE_GRADIENTS)
+            shape = np.shape(row["value"]) != truth["d" + name].shape
+            return failed(f"{where}: {difference}",
+                          hint=params["shape_hint"] if shape else SEE_GRADIENTS)
         return None
 
     def judge(rows: list[dict[str, Any]]) -> Verdict:
