@@ -176,3 +176,23 @@ def test_a_slip_far_along_a_long_statement_stays_in_view() -> None:
                         for m in made)
     assert any(m.after.endswith("'fourth': B.sum(axis=1)}") and m.after.startswith("...")
                for m in made)
+
+
+@pytest.mark.parametrize(("where", "own"), [
+    ("exercises/part2.py, line 38: raise ValueError(f'dC must be {expected}')", "line 38"),
+    ("exercises/part2.py, line 7:     raise ValueError('no')", "line 7"),
+    ("exercises/part2.py, line 40: return dC @ B.T", None),     # the computation raised
+    ("exercises/part2.py, line 9: raised = check(A)", None),      # a name, not a statement
+    ("", None),
+])
+def test_valid_input_rejected_by_the_candidates_own_raise_gets_a_hint_about_its_guard(
+        where: str, own: str | None) -> None:
+    """A guard whose condition is wrong raises the candidate's own exception on valid input:
+    the hint says so and where, instead of the recipe guessing at a cause."""
+    from grader.checks.kinds import own_raise_hint
+
+    hint = own_raise_hint({"type": "ValueError", "message": "m", "where": where, "bases": []})
+    if own is None:
+        assert hint is None
+    else:
+        assert hint is not None and f"before `raise` at {own} rejected input" in hint

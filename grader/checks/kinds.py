@@ -65,8 +65,8 @@ FINITE_DIFFERENCES_HINT = (
     "Finite differences do not lie: nudge that one entry of {wrt} by hand and watch the loss; "
     "then compare with your formula. (`grader hint {part}`)"
 )
-VALID_INPUT_HINT = ("This input is valid (small N, N = 0 included): it must not raise. The "
-                    "line above is where your code failed.")
+VALID_INPUT_HINT = ("This input is valid: it must not raise. The line above is where your "
+                    "code failed.")
 REQUIRED = object()
 
 
@@ -172,6 +172,22 @@ def format_raised(raised: dict[str, Any]) -> str:
     return f"{raised['type']}: {raised['message']}{where}"
 
 
+OWN_RAISE_HINT = ("Valid input must not raise, and this {type} is your own: the check before "
+                  "`raise` at {line} rejected input the contract allows. Work out what it "
+                  "computes for the shapes above (each dimension it compares) against what "
+                  "they should be.")
+
+
+def own_raise_hint(raised: dict[str, Any]) -> str | None:
+    """The hint for valid input rejected by the candidate's own `raise` statement (a guard
+    whose condition is wrong), where the recipe would guess at a cause; None for any other
+    exception."""
+    place, _, statement = str(raised.get("where", "")).partition(": ")
+    if statement.split(maxsplit=1)[:1] != ["raise"]:
+        return None
+    return OWN_RAISE_HINT.format(type=raised["type"], line=place.rpartition(", ")[2] or place)
+
+
 def raised_verdict(where: str, raised: dict[str, Any], hint: str | None = None) -> Verdict:
     """The verdict for candidate code that raised where it should have returned."""
     return failed(f"{where}: raised {format_raised(raised)}", hint=hint)
@@ -257,7 +273,7 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
         if obs["raised"] is not None:
             stage = (stages or {}).get(obs.get("stage", ""))
             verdict = failed(f"{case.describe()}: raised {format_raised(obs['raised'])}",
-                             hint=raise_hint)
+                             hint=own_raise_hint(obs["raised"]) or raise_hint)
             if stage:
                 return failed(stage["prefix"] + verdict.message, hint=stage["hint"])
             if differential is not None:
@@ -359,7 +375,8 @@ def inputs_unchanged(spec: Spec) -> PlanFactory:
         def judge(rows: list[Observation]) -> Verdict:
             for case, row in zip(cases, rows, strict=False):
                 if row["raised"]:
-                    return raised_verdict(case.describe(), row["raised"], VALID_INPUT_HINT)
+                    return raised_verdict(case.describe(), row["raised"],
+                                          own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
                 changed = [n for n, after in row["after"].items()
                            if not unchanged(np.asarray(case[n]), after)]
                 if changed:
@@ -385,7 +402,8 @@ def fresh_result(spec: Spec) -> PlanFactory:
         def judge(rows: list[Observation]) -> Verdict:
             for case, row in zip(cases, rows, strict=False):
                 if row["raised"]:
-                    return raised_verdict(case.describe(), row["raised"], VALID_INPUT_HINT)
+                    return raised_verdict(case.describe(), row["raised"],
+                                          own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
                 if row["shared"]:
                     return failed(f"{case.describe()}: the result shares memory with "
                                   f"{' and '.join(row['shared'])}", hint=shared_hint)
