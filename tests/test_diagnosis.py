@@ -34,7 +34,7 @@ def test_every_reference_part_makes_mutants_that_compile_and_can_be_named(round_
         compile(mutant.source, part.file, "exec")
         assert mutant.source != original
         assert mutant.before and (mutant.after or mutant.operator == "drop_step")
-        assert mutants.describe(mutant, "the result").startswith("Your the result is what")
+        assert mutants.describe(mutant, "the result").startswith("Your result is what")
 
 
 def test_each_operator_makes_the_slip_it_names() -> None:

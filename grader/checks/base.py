@@ -29,11 +29,14 @@ class Diagnosis:
     """A second look a failing verdict asks for when it could not name the mistake: `probe`
     and `args` run in a child that holds no candidate code (the reference's mutants, say), and
     `name` turns that probe's observation into the hint that names the slip, or None (the
-    verdict's own hint stands)."""
+    verdict's own hint stands). `keep_hint`: the verdict's hint already names a known mistake
+    (a class of slips); the sentence that names the statement goes after it, not in its
+    place."""
 
     probe: str
     args: dict[str, Any]
     name: Callable[[Any], str | None]
+    keep_hint: bool = False
 
 
 @dataclass(frozen=True)

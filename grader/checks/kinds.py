@@ -294,9 +294,10 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
             named = diagnose(wrong, mistakes)
             verdict = failed(f"{case.describe()}: {difference} ({ctx.reproduce()})",
                              hint=named or _known(cases, observed, wrong, truth, name, hint))
-            if named is None and differential is not None:
-                return replace(verdict, diagnosis=differential(wrong, None))
-            return verdict
+            second = differential(wrong, None) if differential is not None else None
+            if second is not None and named is not None:
+                second = replace(second, keep_hint=True)
+            return replace(verdict, diagnosis=second)
     return passed(f"{len(cases)} cases matched ({span(cases)})")
 
 

@@ -638,6 +638,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
 
 
 def describe(mutant: Mutant, what: str) -> str:
-    """The hint that names a mutant's slip, from its operator's sentence."""
+    """The hint that names a mutant's slip, from its operator's sentence ("Your {what}": a
+    result named "the gradients" reads as "Your gradients")."""
+    what = what.removeprefix("the ")
     return templates()[mutant.operator].format(what=what, before=mutant.before,
                                                after=mutant.after).strip()

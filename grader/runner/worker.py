@@ -363,6 +363,8 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
     frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index,
                              grading.reference_spec(index, diagnosis.probe, diagnosis.args, False))
     named = diagnosis.name(frame["data"]) if frame["kind"] == "observation" else None
+    if named and diagnosis.keep_hint and verdict.hint:
+        named = f"{verdict.hint} {named}"
     return replace(verdict, hint=named or verdict.hint, diagnosis=None)
 
 
