@@ -44,21 +44,26 @@ MAX_CASES = 3
 @dataclass(frozen=True)
 class Mutant:
     """One slip applied to the reference: which operator, the statement before and after it,
-    and the whole mutated source."""
+    the whole mutated source, and the statements (besides the one it changed) where the slip
+    shows as a raise (see Edit.explains)."""
 
     operator: str
     before: str
     after: str
     source: str
+    explains: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Edit:
     """What an operator proposes at one node: the node's replacement (a list of statements
-    for a step-level slip, in place of the step and, for a swap, the one after it)."""
+    for a step-level slip, in place of the step and, for a swap, the one after it), and the
+    statements whose raise it explains besides its own (the steps a context manager that is
+    no longer entered governed)."""
 
     operator: str
     replacement: ast.AST | list[ast.stmt]
+    explains: tuple[str, ...] = ()
 
 
 Operator = Callable[[ast.AST, "Scope"], Iterator[Edit]]
@@ -319,13 +324,14 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
             "shift_bound", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
             "drop_keepdims", "sibling_function", "flip_sign", "drop_factor", "double_factor",
-            "swap_steps", "drop_step", "other_variable")
+            "swap_steps", "drop_step", "unentered_with", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
 
 def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
-    """Block-level slips: two neighbouring steps in the other order, a step left out."""
+    """Block-level slips: two neighbouring steps in the other order, a step left out, a
+    context manager called as a statement of its own instead of entered with `with`."""
     for i, statement in enumerate(body):
         if _is_guard(statement) or isinstance(statement, ast.Return):
             continue
@@ -334,6 +340,12 @@ def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
             yield i, Edit("swap_steps", [body[i + 1], statement])
         if len(body) > 1:
             yield i, Edit("drop_step", [ast.Pass()])
+        if isinstance(statement, ast.With):
+            governed = tuple(_first_line(ast.unparse(step)) for inner in statement.body
+                             for step in ast.walk(inner) if isinstance(step, ast.stmt))
+            yield i, Edit("unentered_with", [*(ast.Expr(item.context_expr)
+                                               for item in statement.items), *statement.body],
+                          governed)
 
 
 def _is_guard(statement: ast.stmt) -> bool:
@@ -460,7 +472,7 @@ def _keep(found: list[Mutant], seen: set[str], tree: ast.Module, path: Where, no
         return
     seen.add(text)
     found.append(Mutant(edit.operator, *_shown_pair(_first_line(before), _first_line(after)),
-                        text))
+                        text, edit.explains))
 
 
 def _locate(new: ast.AST, old: ast.AST) -> None:
@@ -486,6 +498,9 @@ def _shown(edit: Edit) -> str:
     if edit.operator == "drop_step":
         return ""
     parts = edit.replacement if isinstance(edit.replacement, list) else [edit.replacement]
+    if edit.operator == "unentered_with":  # the bare calls alone: the steps are unchanged
+        parts = [p for p in parts if isinstance(p, ast.Expr) and isinstance(p.value, ast.Call)]
+        parts = parts[:1]
     return " ; ".join(_unparse(p) for p in parts)
 
 
@@ -553,7 +568,7 @@ def raising_alike(candidates: Sequence[Mutant], outputs: Sequence[Any], raised: 
         return []
     return [mutant for mutant, runs in zip(candidates, outputs, strict=True)
             if runs and isinstance(runs[0], dict) and runs[0].get("raised") == raised.get("type")
-            and shape(mutant.after) == theirs]
+            and theirs in {shape(line) for line in (mutant.after, *mutant.explains)}]
 
 
 def _line_of(where: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -21,7 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from grader.checks.base import Context, Plan, Verdict, failed, passed
+from grader.checks import mutants
+from grader.checks.base import Context, Diagnosis, Plan, Verdict, failed, passed
 from grader.checks.cases import Case, span
 from grader.checks.compare import tree_difference, tree_matches
 from grader.checks.kinds import explain_error, format_raised
@@ -548,6 +550,21 @@ def _raised_hint(raised: dict[str, Any], fallback: str) -> str:
     return known[1] if known else fallback
 
 
+def _mutants(ctx: Context, wrong: Sequence[tuple[Case, Tree]],
+             named: bool) -> Diagnosis | None:
+    """The reference's mutants, run as the first wrong case was, for the runner to name the
+    slip whose runs are the candidate's (or raise as theirs did); after a listed mistake's
+    hint where one named it."""
+    case, value = wrong[0]
+    raised = value.get("raised") if isinstance(value, dict) and list(value) == ["raised"] \
+        else None
+    same_run = [(c, v) for c, v in wrong if c.extra.get("run") == case.extra.get("run")]
+    found = mutants.diagnosis(ROUND, ctx.part_id, ctx.flavor,
+                              {"function": None, "run": case.extra.get("run")},
+                              [(case, None)] if raised else same_run, "the result", raised)
+    return replace(found, keep_hint=named) if found is not None else None
+
+
 def compare_runs(ctx: Context, params: dict[str, Any]) -> Plan:
     """Every case's run on the candidate's code against the same run on the reference.
 
@@ -583,7 +600,9 @@ def compare_runs(ctx: Context, params: dict[str, Any]) -> Plan:
                 wrong.append((case, run["value"]))
                 first = first or (f"{case.describe()}: {difference} ({ctx.reproduce()})", None)
         if first is not None:
-            return failed(first[0], hint=diagnose(wrong, mistakes) or first[1] or params["hint"])
+            named = diagnose(wrong, mistakes)
+            verdict = failed(first[0], hint=named or first[1] or params["hint"])
+            return replace(verdict, diagnosis=_mutants(ctx, wrong, named is not None))
         for case, run in zip(cases, observed, strict=True):
             if case.extra.get("malformed") and (
                     run["raised"] is None or "ValueError" not in run["raised"]["bases"]):
