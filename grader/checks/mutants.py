@@ -318,13 +318,28 @@ def names(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 yield Edit("other_variable", ast.Name(other, ast.Load()))
 
 
+def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Two neighbouring names of a tuple unpacking in the other order (`B, A = saved` for
+    `A, B = saved`)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+            and isinstance(node.targets[0], ast.Tuple):
+        names = node.targets[0].elts
+        for i in range(len(names) - 1):
+            if isinstance(names[i], ast.Name) and isinstance(names[i + 1], ast.Name) \
+                    and names[i].id != names[i + 1].id:
+                swapped = [*names[:i], names[i + 1], names[i], *names[i + 2:]]
+                yield Edit("swap_unpacking", ast.Assign([ast.Tuple(swapped, ast.Store())],
+                                                        node.value))
+
+
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
-                                   comparisons, reductions, siblings, arithmetic, names)
+                                   comparisons, reductions, siblings, arithmetic, unpacking,
+                                   names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
             "shift_bound", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
-            "drop_keepdims", "sibling_function", "flip_sign", "drop_factor", "double_factor",
-            "swap_steps", "drop_step", "unentered_with", "other_variable")
+            "drop_keepdims", "sibling_function", "swap_unpacking", "flip_sign", "drop_factor",
+            "double_factor", "swap_steps", "drop_step", "unentered_with", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
