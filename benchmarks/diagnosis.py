@@ -2,8 +2,8 @@
 
     python benchmarks/diagnosis.py [--solutions DIR] [--rounds ROUND ...]
 
-- caught: of the buggy solutions, those that lost points (which checks, and with what hint,
-  tests/test_solutions.py pins);
+- caught: of the buggy solutions, those with a check that failed, erred or timed out (which
+  checks, and with what hint, tests/test_solutions.py pins);
 - named: of those with a pinned hint, those whose first trouble on the scorecard (the triage's
   root) carries one of the pinned hints, and which mechanism gave it (a mistake the round lists
   or a check's own text, a mutant of the reference, what holds of the result); a caught
@@ -83,7 +83,9 @@ def score(tally: Tally, solution: Solution, flavor: str, result: object) -> None
         return
     tally.buggy += 1
     expected = [e for e in solution.expect if flavor in e.flavors]
-    lost = result.score < result.max_score  # type: ignore[attr-defined]
+    # Caught: a check failed (or erred, or timed out). Points alone would count a measured
+    # check skipped here ("not measured") as a catch.
+    lost = any(c.status in ("failed", "error", "timeout") for c in checks.values())
     if lost:
         tally.caught += 1
     else:
