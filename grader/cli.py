@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from grader import __version__, mock
+from grader import REPORT_INSTALL, __version__, mock
 from grader.rounds import DEFAULT_ROUND, Round, RoundError, installed
 from grader.runner.protocol import DEFAULT_MEMORY_MB
 from grader.workspace import (
@@ -255,8 +255,8 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
 @timeout_option
 @memory_option
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
-              show_default=True, help="Where part 4's timing check runs (auto: CUDA when "
-              "available). Without CUDA the timing is shown for information and skipped.")
+              show_default=True, help="Where the checks timed on a GPU run (auto: CUDA when "
+              "available). Without CUDA their timing is shown for information and skipped.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "classroom"]),
               help="text: the scorecard (default); json: one JSON document (as --json); "
               "classroom: GitHub Classroom's base64 result, one test per check.")
@@ -446,8 +446,8 @@ def mock_group() -> None:
 
 @mock_group.command("start")
 @click.option("--minutes", type=click.FloatRange(min=1), default=None,
-              help="Length of the round (default: grader.toml's [mock] minutes, else 75); the "
-              "part budgets scale with it.")
+              help="Length of the round (default: grader.toml's [mock] minutes, else the "
+              "round's own, as `grader rounds` lists them); the part budgets scale with it.")
 @click.option("--force", is_flag=True,
               help="End a running round (its report is saved) without asking.")
 @workspace_option
@@ -637,7 +637,7 @@ def instructor_settings(config_file: Path | None,
               "part finishes.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the cohort report, one self-contained HTML file, here (needs "
-              'the [report] extra: pip install "prefix-grader[report]").')
+              f"the [report] extra: {REPORT_INSTALL}).")
 @click.option("--config", "config_file",
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The instructor's grader.toml (default: found from the current folder up).")
@@ -784,12 +784,12 @@ def write_cohort_report(path: Path, doc: BatchDoc) -> None:
     click.echo(f"cohort report ({len(doc['submissions'])} submissions): {path}", err=True)
 
 
-REPORT_HELP = """Write the cohort report of a saved `grader grade --json` (RESULTS): one
+REPORT_HELP = f"""Write the cohort report of a saved `grader grade --json` (RESULTS): one
 self-contained HTML file with the score distributions, each check's pass rate, the named
 mistakes ranked by how many submissions made them, time-outs, crashes and review flags, and
 every submission's scorecard.
 
-Needs the [report] extra: pip install "prefix-grader[report]".
+Needs the [report] extra: {REPORT_INSTALL}.
 """
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import __version__
+from grader import REPORT_INSTALL, __version__
 from grader.batch import BatchDoc, SubmissionDoc
 from grader.cohort import Cohort, Distribution, cohort
 from grader.report import HONESTY_NOTE
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 EXTRA = ("matplotlib", "jinja2")
-INSTALL = 'pip install "prefix-grader[report]"'
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 BINS = 10
 COLOURS = {"bar": "#4c72b0", "mean": "#c44e52"}
@@ -44,7 +43,7 @@ def require_extra() -> None:
     missing = [name for name in EXTRA if importlib.util.find_spec(name) is None]
     if missing:
         raise ReportError(f"the cohort report needs {' and '.join(EXTRA)} (missing: "
-                          f"{', '.join(missing)}); install them with: {INSTALL}")
+                          f"{', '.join(missing)}); install them with: {REPORT_INSTALL}")
 
 
 def histogram_svg(column: Distribution, chart_id: str, size: tuple[float, float]) -> str:

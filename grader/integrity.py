@@ -83,7 +83,7 @@ from types import CodeType
 import grader
 from grader.bundle import BundleError, bundled_path
 
-DISTRIBUTION = "prefix-grader"
+DISTRIBUTION = grader.DISTRIBUTION
 REINSTALL = f'pip install --force-reinstall --no-deps "{DISTRIBUTION}"'
 
 JUDGE_IMPORTS = (

@@ -324,6 +324,23 @@ def test_the_version_option(runner: CliRunner) -> None:
     assert result.exit_code == 0 and "grader" in result.output
 
 
+def test_the_package_metadata_names_the_whole_loop_and_matches_the_code() -> None:
+    """What pip and a registry page show: the name the code tells users to install (the
+    report extra, the integrity fix), the version, and a description of the loop, not of one
+    round."""
+    import tomllib
+
+    import grader
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert (project["name"], project["version"]) == (grader.DISTRIBUTION, grader.__version__)
+    assert grader.REPORT_INSTALL == f'pip install "{grader.DISTRIBUTION}[report]"'
+    described = project["description"].lower()
+    assert all(words in described for words in (
+        "autograd", "matmul backward", "mlp backprop", "gradient checking")), described
+    assert project["scripts"]["grader"] == "grader.cli:main"
+
+
 def test_list_shows_the_workspace_budgets(runner: CliRunner, tmp_path: Path) -> None:
     root = write_workspace(tmp_path / "ws", "numpy", start="stubs")
     config = root / "grader.toml"

@@ -25,10 +25,14 @@ for _extra in ("matplotlib", "jinja2"):
     pytest.importorskip(_extra, reason="the cohort report's [report] extra is not installed "
                         "(pip install -e '.[report]')")
 
-from grader import batch, cli  # noqa: E402 - after the extra is known to be there
+from grader import (  # noqa: E402 - after the extra is known to be there
+    REPORT_INSTALL,
+    batch,
+    cli,
+)
 from grader.checks.table import checks_for  # noqa: E402
 from grader.cohort import cohort, read_results  # noqa: E402
-from grader.cohort_report import INSTALL, render_html  # noqa: E402
+from grader.cohort_report import render_html  # noqa: E402
 from grader.runner.pool import WorkerPool  # noqa: E402
 
 from helpers import PREFIX, LentWorker, lend_pool, write_workspace  # noqa: E402
@@ -298,7 +302,7 @@ def test_without_the_report_extra_one_line_says_what_to_install(
 
     monkeypatch.setattr(batch, "WorkerPool", no_grading)
     message = ("Error: the cohort report needs matplotlib and jinja2 (missing: matplotlib); "
-               f"install them with: {INSTALL}\n")
+               f"install them with: {REPORT_INSTALL}\n")
     report = invoke("report", batch_run["root"] / "results.json")
     assert (report.exit_code, report.output) == (1, message)
     grade = invoke("grade", batch_run["root"] / "subs", "--report", batch_run["root"] / "x.html")

@@ -352,7 +352,7 @@ def test_every_module_the_judge_loads_is_watched(grading) -> None:  # type: igno
 def wheel_of_this_checkout(folder: Path) -> Path:
     """A wheel of this checkout as hatchling lays it out (the references as package data), so
     that pip installs it without a build backend."""
-    name = f"prefix_grader-{grader.__version__}"
+    name = f"{grader.DISTRIBUTION.replace('-', '_')}-{grader.__version__}"
     files = {}
     for source, target in ((REPO / "grader", "grader"),
                            (REPO / "reference", "grader/_bundled/reference")):
@@ -361,7 +361,8 @@ def wheel_of_this_checkout(folder: Path) -> Path:
                 files[f"{target}/{path.relative_to(source).as_posix()}"] = path.read_bytes()
     info = f"{name}.dist-info"
     files[f"{info}/METADATA"] = \
-        f"Metadata-Version: 2.1\nName: prefix-grader\nVersion: {grader.__version__}\n".encode()
+        (f"Metadata-Version: 2.1\nName: {grader.DISTRIBUTION}\n"
+         f"Version: {grader.__version__}\n").encode()
     files[f"{info}/WHEEL"] = \
         b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     files[f"{info}/entry_points.txt"] = b"[console_scripts]\ngrader = grader.cli:main\n"
