@@ -79,9 +79,9 @@ def is_single_submission(folder: Path, names: tuple[str, ...]) -> bool:
 
 
 def expand(path: Path, round_: Round) -> list[Path]:
-    """A folder of submissions becomes its entries (subfolders, .zip files, and links, which
-    get a row saying they were refused); anything else is one submission, even when it turns
-    out to be broken."""
+    """A folder of submissions becomes its entries (subfolders, .zip files, and links or
+    special files named like one, which get a row saying they were refused); anything else is
+    one submission, even when it turns out to be broken."""
     if not path.is_dir() or is_single_submission(path, part_files(round_)):
         return [path]
     entries = sorted(p for p in path.iterdir() if not _ignored(p.name)
@@ -201,7 +201,8 @@ def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry],
 def _links_note(links: tuple[PurePosixPath, ...]) -> str:
     shown = ", ".join(str(link) for link in links[:5])
     more = f" and {len(links) - 5} more" if len(links) > 5 else ""
-    return f"symbolic links are not followed, so these were left out: {shown}{more}"
+    return ("links (symbolic or hard) and special files are not read, so these were left "
+            f"out: {shown}{more}")
 
 
 def _read_no_link(path: Path) -> Callable[[], bytes]:
@@ -219,7 +220,10 @@ def _read_no_link(path: Path) -> Callable[[], bytes]:
 
 def _walk(folder: Path) -> tuple[dict[PurePosixPath, _Entry], tuple[PurePosixPath, ...]]:
     """Regular files below `folder`, skipping hidden and tool folders and anything deeper than
-    MAX_DEPTH; and the links found there (files and folders alike), which are not followed."""
+    MAX_DEPTH; and what is left out as no file of the submission's own: links (files and
+    folders alike), which are not followed, a file with other names elsewhere on the disk (a
+    hard link: what a student's archive, unpacked beside the coach's files, can point at),
+    and anything that is no regular file (a FIFO, whose opening would wait forever)."""
     listing: dict[PurePosixPath, _Entry] = {}
     links: list[PurePosixPath] = []
     for current, dirs, files in os.walk(folder):
@@ -234,8 +238,12 @@ def _walk(folder: Path) -> tuple[dict[PurePosixPath, _Entry], tuple[PurePosixPat
                 continue
             if path.is_symlink():
                 links.append(rel)
-            elif name in regular and path.is_file():
-                listing[rel] = _Entry(path.stat().st_size, _read_no_link(path))
+            elif name in regular:
+                found = path.lstat()
+                if not stat.S_ISREG(found.st_mode) or found.st_nlink > 1:
+                    links.append(rel)
+                else:
+                    listing[rel] = _Entry(found.st_size, _read_no_link(path))
     return listing, tuple(sorted(links))
 
 
@@ -321,6 +329,13 @@ def _stage(source: Path, dest: Path, round_: Round) -> Staged:
             raise SubmissionError("no such file or folder")
         if source.is_dir():
             return _stage_folder(source, dest, names)
+        found = source.lstat()
+        if not stat.S_ISREG(found.st_mode):
+            raise SubmissionError("not a regular file (a FIFO, socket or device): never "
+                                  "opened")
+        if found.st_nlink > 1:
+            raise SubmissionError("a file with other names elsewhere on the disk (a hard "
+                                  "link): not read")
         if zipfile.is_zipfile(source) or source.suffix.lower() == ".zip":
             return _stage_zip(source, dest, names)
         raise SubmissionError("not a folder or a .zip file")

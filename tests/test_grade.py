@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -463,8 +464,9 @@ def test_links_are_refused_or_left_out_and_names_stay_text(tmp_path: Path,
                            "workspace with exercises/)"]),
         ("ben", "broken", ["no exercise files found (expected part1_inplace.py, "
                            "part2_out_of_place.py, part3_backward.py, part4_scan.py, or a "
-                           "workspace with exercises/); symbolic links are not followed, so "
-                           "these were left out: exercises/part1_inplace.py"]),
+                           "workspace with exercises/); links (symbolic or hard) and special "
+                           "files are not read, so these were left out: "
+                           "exercises/part1_inplace.py"]),
         ("copy-of-ann", "broken", [f"a symbolic link (to ann): {link}"]),
         ("ghost", "broken", [f"a symbolic link (to {tmp_path / 'nowhere'}): {link}"]),
         ("loop", "broken", [f"a symbolic link (to loop): {link}"]),
@@ -475,6 +477,37 @@ def test_links_are_refused_or_left_out_and_names_stay_text(tmp_path: Path,
     cells = [line[:2] for line in csv.reader(io.StringIO((class_dir / "grades.csv").read_text()))]
     assert cells[1:4] == [[".zip", "broken"], ["'-1.5.zip", "broken"],
                           ["'=HYPERLINK(\"evil\").zip", "broken"]]
+
+
+def test_special_files_and_hard_links_are_never_opened_and_the_batch_goes_on(
+        tmp_path: Path, monkeypatch) -> None:
+    """A FIFO named like a zip (opening it would wait forever), a FIFO and a hard link to the
+    coach's config inside a submission (what a student's tarball unpacked beside it can
+    make): each is a row or a note, never read, and the batch finishes."""
+    class_dir = tmp_path / "class"
+    class_dir.mkdir()
+    secret = tmp_path / "coach.toml"
+    secret.write_text('secret = "COACH-SECRET"\n')
+    os.mkfifo(class_dir / "evil.zip")
+    ann = class_dir / "ann"
+    ann.mkdir()
+    os.mkfifo(ann / "part1_inplace.py")
+    os.link(secret, ann / "notes.txt")
+    os.link(secret, class_dir / "stolen.zip")
+    monkeypatch.chdir(class_dir)
+
+    done = invoke(["grade", ".", "--json"])
+
+    assert done.exit_code == 0, done.output
+    rows = {row["path"]: row for row in json.loads(done.stdout)["submissions"]}
+    assert rows["evil.zip"]["notes"] == [
+        "not a regular file (a FIFO, socket or device): never opened"]
+    assert rows["stolen.zip"]["notes"] == [
+        "a file with other names elsewhere on the disk (a hard link): not read"]
+    assert rows["ann"]["status"] == "broken" and rows["ann"]["notes"][0].endswith(
+        "links (symbolic or hard) and special files are not read, so these were left out: "
+        "notes.txt, part1_inplace.py")
+    assert "COACH-SECRET" not in done.output
 
 
 def test_a_link_inside_a_submission_is_left_out_and_said(tmp_path: Path) -> None:
@@ -491,7 +524,8 @@ def test_a_link_inside_a_submission_is_left_out_and_said(tmp_path: Path) -> None
 
     assert staged.problem is None and staged.root is not None
     assert staged.missing == ("part1_inplace.py",)
-    assert staged.notes == ("missing part1_inplace.py", "symbolic links are not followed, so "
+    assert staged.notes == ("missing part1_inplace.py",
+                            "links (symbolic or hard) and special files are not read, so "
                             "these were left out: loop, part1_inplace.py, shared")
     copied = sorted(p.name for p in (staged.root / "exercises").iterdir())
     assert copied == ["__init__.py", "part2_out_of_place.py", "part3_backward.py",
