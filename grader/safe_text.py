@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # rich is imported where text is shown, never by the runner that reads frames
@@ -94,11 +95,15 @@ def valid(value: str) -> str:
 def received(value: str | bytes, limit: int | None, inline: bool = False) -> str:
     """Text from a submission as the judge takes it: bytes read as UTF-8 (a byte that is not
     shows as `\\xNN`), made `valid`, and cut to `limit` characters (None: no cap) with a note
-    of how many more there were, on a line of its own unless `inline` (a name)."""
+    of how many more there were, on a line of its own unless `inline`. Inline text (a name, a
+    word, a note on a row) stays on its one line and shows every character that would not
+    show (see `one_line`): otherwise it could pass for another row, or forge one."""
     if isinstance(value, bytes | bytearray):
         value = bytes(value).decode("utf-8", "surrogateescape")
     elif not isinstance(value, str):
         raise TypeError(f"text expected, not {type(value).__name__}")
+    if inline:
+        value = one_line(value)
     dropped = 0
     if limit is not None and len(value) > limit:
         dropped = len(value) - limit
@@ -111,13 +116,36 @@ def received(value: str | bytes, limit: int | None, inline: bool = False) -> str
 
 
 _LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+_HIDDEN_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u034f\u2800")
+"""Letters and marks that print as nothing (Hangul fillers, the grapheme joiner, a blank
+braille cell): category alone does not tell them."""
+
+
+def _shown(char: str) -> str:
+    """A character as inline text shows it: itself, or `\\uXXXX` where it would not show."""
+    code = ord(char)
+    if char in _HIDDEN_LETTERS or unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") \
+            or (unicodedata.category(char) == "Zs" and char != " ") \
+            or 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return char
+
+
+def one_line(value: str) -> str:
+    """`value` on one line with nothing hidden: a newline, carriage return or tab as `\\n`,
+    `\\r`, `\\t`; every other control, format character (zero-width spaces and joiners,
+    bidirectional marks), line or paragraph separator, space other than the plain one, and
+    invisible letter as `\\uXXXX`. Two names that differ show differently."""
+    value = value.translate(_LINE_BREAKS)
+    if value.isascii() and value.isprintable():
+        return value
+    return "".join(map(_shown, value))
 
 
 def received_name(name: str | bytes | os.PathLike[Any]) -> str:
     """A file or folder name, or a path, as a row shows it: bytes that are not UTF-8 as
-    `\\xNN`, on one line (a newline, carriage return or tab as `\\n`, `\\r`, `\\t`: a name
-    that breaks its line could pass for another row), cut at NAME_LIMIT."""
-    return received(os.fsdecode(name).translate(_LINE_BREAKS), NAME_LIMIT, inline=True)
+    `\\xNN`, on one line with nothing hidden (`one_line`), cut at NAME_LIMIT."""
+    return received(os.fsdecode(name), NAME_LIMIT, inline=True)
 
 
 def valid_tree(value: Any) -> Any:

@@ -455,7 +455,8 @@ def test_links_are_refused_or_left_out_and_names_stay_text(tmp_path: Path,
     rows = {row["path"]: row for row in json.loads(as_json.stdout)["submissions"]}
     link = "links are never followed, so it was not graded"
     assert [(path, row["status"], row["notes"]) for path, row in rows.items()] == [
-        ("\x1b]0;owned\x07.zip", "broken", ["not a readable zip file (File is not a zip file)"]),
+        ("\\u001b]0;owned\\u0007.zip", "broken",
+         ["not a readable zip file (File is not a zip file)"]),
         ("-1.5.zip", "broken", ["not a readable zip file (File is not a zip file)"]),
         ("=HYPERLINK(\"evil\").zip", "broken",
          ["not a readable zip file (File is not a zip file)"]),
@@ -472,10 +473,10 @@ def test_links_are_refused_or_left_out_and_names_stay_text(tmp_path: Path,
         ("loop", "broken", [f"a symbolic link (to loop): {link}"]),
     ]
     assert "\x1b" not in table.output and "\x07" not in table.output
-    assert "  1 .zip: not a readable zip file" in table.output
+    assert "  1 \\u001b]0;owned\\u0007.zip: not a readable zip file" in table.output
     assert "  6 copy-of-ann: a symbolic link (to ann)" in table.output
     cells = [line[:2] for line in csv.reader(io.StringIO((class_dir / "grades.csv").read_text()))]
-    assert cells[1:4] == [[".zip", "broken"], ["'-1.5.zip", "broken"],
+    assert cells[1:4] == [["\\u001b]0;owned\\u0007.zip", "broken"], ["'-1.5.zip", "broken"],
                           ["'=HYPERLINK(\"evil\").zip", "broken"]]
 
 

@@ -346,7 +346,7 @@ def test_names_that_are_not_utf8_make_valid_rows(tmp_path: Path) -> None:
     for text in texts:
         text.encode("utf-8")
         assert "\x00" not in text
-    assert staged[0].source.endswith("ann-\\xff\\n\x1b[2J\u202e")  # cleaned when shown
+    assert staged[0].source.endswith("ann-\\xff\\n\\u001b[2J\\u202e")  # nothing hidden
     assert staged[0].root is not None and len(staged[0].declared_flavor or "") < 200
     assert staged[1].root is None and staged[1].source.endswith("empty-\\xff")
     flags, note = review_flags(staged[0].root / "exercises")
@@ -486,7 +486,7 @@ def assert_written(done: subprocess.CompletedProcess[str], out: Path, rows: int,
 
 
 def assert_hostile_row(row: dict[str, Any]) -> None:
-    assert row["path"].endswith("hostile-\\xff\\xfe-\x1b[2J-\u202e-\\n-name")
+    assert row["path"].endswith("hostile-\\xff\\xfe-\\u001b[2J-\\u202e-\\n-name")
     assert row["status"] == "mismatch"  # its grader.toml names another flavor
     assert any("its grader.toml says torch" in note and "more characters not shown" in note
                for note in row["notes"])

@@ -96,8 +96,9 @@ def test_received_text_is_cut_at_the_judges_cap_saying_how_much_more_there_was()
 def test_received_bytes_and_names_show_a_byte_that_is_not_utf8() -> None:
     assert received(b"caf\xc3\xa9 \xff\xfe", None) == "café \\xff\\xfe"
     name = os.fsdecode(b"subs/ann-\xff\xfe\x00")
-    assert received_name(name) == received_name(os.fsencode(name)) == "subs/ann-\\xff\\xfe"
-    assert received_name(Path(name)) == "subs/ann-\\xff\\xfe"
+    assert received_name(name) == received_name(os.fsencode(name)) == \
+        "subs/ann-\\xff\\xfe\\u0000"
+    assert received_name(Path(name)) == "subs/ann-\\xff\\xfe\\u0000"
     assert received_name("a\nb\r\nc\td") == "a\\nb\\r\\nc\\td"  # one line
     long = received_name("n" * 5000)
     assert long == "n" * 1000 + " ... (4000 more characters not shown)"
@@ -177,7 +178,7 @@ def test_gradescope_shows_their_output_and_the_flags_as_text(
         "  part1 In-place forward: 0.0/20.0\n"
         "Notes: part1: could not import part1_inplace.py: RuntimeError: [bold red]grader "
         "crashed[/bold red]\n"
-        "flagged for review: spy.py:1 import socket: opens sockets\n"
+        "flagged for review: \\u001b[31mspy\\u0007.py:1 import socket: opens sockets\n"
         "Hidden checks against the references: strong evidence, not proof. A skip is not a "
         "pass.")
     first = doc["tests"][0]["output"]
@@ -208,3 +209,22 @@ def test_a_follow_up_shows_the_error_their_code_raised_as_written() -> None:
         "╭─ Question ───────────────────────────────────────────────╮\n"
         "│ Why?                                                     │\n"
         "╰──────────────────────────────────────────────────────────╯\n")
+
+
+@pytest.mark.parametrize("hidden", [
+    "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u180e", "\u034f",
+    "\u3164", "\u115f", "\u2800", "\u00a0", "\u2007", "\u3000", "\ufe0f", "\U000e0101",
+    "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\u202e", "\x00",
+])
+def test_two_names_that_differ_never_show_alike_and_stay_on_one_line(hidden: str) -> None:
+    """A name with a character that prints as nothing (or breaks the line) next to the same
+    name without it: a row that could pass for a classmate's, or forge a line of its own."""
+    plain, sly = received_name("class/bob"), received_name(f"class/bob{hidden}")
+    assert sly != plain and sly.startswith("class/bob\\")
+    for shown in (sly, received(f"numpy{hidden}zed: forged", 100, inline=True)):
+        assert shown.isprintable() and len(shown.splitlines()) == 1, repr(shown)
+
+
+def test_names_in_any_script_are_shown_as_written() -> None:
+    for name in ("José", "Zoë-Ångström", "王小明", "Dvořák", "ناصر", "a b"):
+        assert received_name(name) == name
