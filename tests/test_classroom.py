@@ -235,11 +235,12 @@ def test_the_grading_step_hands_on_what_the_grader_printed(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert step_result(tmp_path) == line
     argv = (tmp_path / "argv").read_text().split()
-    assert argv[:3] == ["-m", "grader", "check"]
-    with cli.make_context("grader", argv[2:], resilient_parsing=False) as context:
+    # -P: a `grader` package committed to the student's repository is not what runs.
+    assert argv[:4] == ["-P", "-m", "grader", "check"]
+    with cli.make_context("grader", argv[3:], resilient_parsing=False) as context:
         command = cli.get_command(context, "check")
         assert command is not None
-        parsed = command.make_context("check", argv[3:], parent=context).params
+        parsed = command.make_context("check", argv[4:], parent=context).params
     assert parsed["output_format"] == "classroom" and parsed["seed"] == 1
 
 
