@@ -202,13 +202,26 @@ def _apply(workspace: Workspace, target: Contents, reason: str,
 
 
 def _prune_empty_folders(folder: Path, stop: Path) -> None:
-    """Remove folders a removal emptied, below exercises/ only (never exercises/ itself)."""
+    """Remove folders a removal emptied, below exercises/ only (never exercises/ itself).
+    Only what no backup needs goes: a folder left holding nothing but Python's bytecode caches
+    (files Python writes again) is removed; one with anything else in a cache folder stays,
+    since backups do not hold cache folders."""
     while folder != stop and folder.is_relative_to(stop):
-        remaining = [p for p in folder.iterdir() if p.name not in SKIPPED_DIRS]
-        if remaining:
+        entries = list(folder.iterdir())
+        if any(p.name not in SKIPPED_DIRS or not _bytecode_only(p) for p in entries):
             return
-        shutil.rmtree(folder)
+        for cache in entries:
+            shutil.rmtree(cache)
+        folder.rmdir()
         folder = folder.parent
+
+
+def _bytecode_only(cache: Path) -> bool:
+    """Whether a cache folder holds bytecode only (.pyc files, in folders of their own)."""
+    if cache.is_symlink() or not cache.is_dir():
+        return False
+    return all(p.is_dir() and not p.is_symlink() or p.suffix == ".pyc" and p.is_file()
+               and not p.is_symlink() for p in cache.rglob("*"))
 
 
 def backups_root(workspace: Workspace) -> Path:

@@ -152,6 +152,29 @@ def test_reset_brings_back_a_deleted_exercises_folder(workspace: Workspace) -> N
         before[".grader/hints.json"]
 
 
+def test_reset_removes_only_what_a_backup_holds_or_python_writes_again(
+        workspace: Workspace) -> None:
+    """A helper folder the reset empties goes, with its bytecode cache; a file the candidate
+    kept in a cache folder (which no backup holds) keeps its folder."""
+    helpers = workspace.exercises / "helpers"
+    (helpers / "__pycache__").mkdir(parents=True)
+    (helpers / "util.py").write_text("x = 1\n")
+    (helpers / "__pycache__" / "util.cpython-311.pyc").write_bytes(b"bytecode")
+    kept = workspace.exercises / "notes"
+    (kept / "__pycache__").mkdir(parents=True)
+    (kept / "draft.py").write_text("y = 2\n")
+    (kept / "__pycache__" / "keep.txt").write_text("the candidate's own\n")
+
+    result = run(["reset", "--all", "--yes", "--workspace", str(workspace.root)])
+
+    assert result.exit_code == 0, result.output
+    assert not helpers.exists()
+    assert not (kept / "draft.py").exists()
+    assert (kept / "__pycache__" / "keep.txt").read_text() == "the candidate's own\n"
+    assert backups.read_backup(backups.find_backup(workspace))["exercises/notes/draft.py"] == \
+        b"y = 2\n"
+
+
 def test_no_sequence_of_resets_and_restores_loses_work(workspace: Workspace) -> None:
     """Random edits, resets and restores: every state a reset or restore replaced stays
     recoverable, on disk or as some backup (edits are the candidate's own doing)."""
