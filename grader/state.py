@@ -7,8 +7,10 @@ crash mid-write leaves either the old file or the new one, never half of one.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -52,10 +54,31 @@ def read_json(path: Path, default: Any) -> Any:
         return default
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _last_entry(value: Any) -> bool:
+    """One part's record in last.json as record_results writes it."""
+    return (isinstance(value, dict) and _is_number(value.get("score"))
+            and _is_number(value.get("max_score")) and isinstance(value.get("full"), bool)
+            and isinstance(value.get("when"), str))
+
+
+def _records(path: Path, valid: Callable[[Any], bool]) -> dict[str, Any]:
+    """A state file's records by part id, the ones of the shape this version writes: a file
+    that is not a mapping reads as empty, and a record of another shape (a damaged file, an
+    older grader's, a hand edit) as absent, so neither stops a command."""
+    data = read_json(path, {})
+    if not isinstance(data, dict):
+        return {}
+    return {key: value for key, value in data.items() if isinstance(key, str) and valid(value)}
+
+
 def record_results(workspace: Workspace, result: RunResult, now: datetime | None = None) -> None:
     """Remember each part's latest score for `grader list`."""
     path = workspace.state_dir / LAST_RESULTS
-    last = read_json(path, {})
+    last = _records(path, _last_entry)
     when = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
     for part in result.parts:
         last[part.id] = {"score": part.score, "max_score": part.max_score,
@@ -64,14 +87,14 @@ def record_results(workspace: Workspace, result: RunResult, now: datetime | None
 
 
 def last_results(workspace: Workspace) -> dict[str, Any]:
-    return read_json(workspace.state_dir / LAST_RESULTS, {})
+    return _records(workspace.state_dir / LAST_RESULTS, _last_entry)
 
 
 def take_hint(workspace: Workspace, part_id: str, available: int) -> int:
     """Count one more hint for the part; the level to show (capped at what exists)."""
     path = workspace.state_dir / HINTS
-    taken = read_json(path, {})
-    level = min(int(taken.get(part_id, 0)) + 1, available)
+    taken = _records(path, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+    level = min(taken.get(part_id, 0) + 1, available)
     taken[part_id] = level
     write_json_atomic(path, taken)
     return level

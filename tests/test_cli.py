@@ -349,3 +349,27 @@ def test_list_shows_the_workspace_budgets(runner: CliRunner, tmp_path: Path) -> 
     assert result.exit_code == 0
     rows = {line.split()[1]: line for line in result.output.splitlines() if "│ part" in line}
     assert "40 min" in rows["part4"] and "25 min" in rows["part3"]
+
+
+@pytest.mark.parametrize(("last", "hints"), [
+    ("[]", '{"part1": "lots"}'),
+    ('{"part1": {"score": "full"}, "part2": 7}', "[1, 2]"),
+    ('{"part1": {"score": 1, "max_score": 2, "full": "yes", "when": 3}}', '{"part1": -1}'),
+    ("null", '{"part1": true}'),
+    ("not json", "{"),
+])
+def test_damaged_progress_records_never_stop_check_list_or_hint(
+        runner: CliRunner, tmp_path: Path, last: str, hints: str) -> None:
+    """.grader/last.json and hints.json are conveniences: whatever they hold (a hand edit, an
+    older grader's shape, a crash), check, list and hint run, and write them afresh."""
+    root = write_workspace(tmp_path / "ws", "numpy", start="stubs")
+    state = root / ".grader"
+    state.mkdir(exist_ok=True)
+    (state / "last.json").write_text(last)
+    (state / "hints.json").write_text(hints)
+    for args in (["check", "part1", "--no-sandbox"], ["list"], ["hint", "part1"]):
+        done = runner.invoke(cli, [*args, "--workspace", str(root)])
+        assert done.exception is None or isinstance(done.exception, SystemExit), (args, done.output)
+        assert "Traceback" not in done.output and done.exit_code in (0, 1), (args, done.output)
+    assert json.loads((state / "hints.json").read_text()) == {"part1": 1}
+    assert set(json.loads((state / "last.json").read_text())) == {"part1"}
