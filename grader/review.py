@@ -58,20 +58,23 @@ import base64
 import binascii
 import builtins
 import codecs
+import fnmatch
+import math
 import operator
 import re
+import time
 import tomllib
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any, TypedDict
 
 RULES_FILE = Path(__file__).resolve().parent / "review_rules.toml"
 NOT_PARSED = "does-not-parse"
+NOT_REVIEWED = "not-reviewed"
 DYNAMIC = "dynamic-lookup"
 SHOWN_FLAGS = 5
 STRING_SHOWN = 40
@@ -100,6 +103,10 @@ class FlagDoc(TypedDict):
     reason: str
 
 
+DOTTED_PARTS = 16
+"""The parts of a dotted name a rule looks at."""
+
+
 @dataclass(frozen=True)
 class Rule:
     """One entry of review_rules.toml (its header says what each list matches)."""
@@ -116,14 +123,28 @@ class Rule:
     def patterns(self) -> tuple[str, ...]:
         return self.names + tuple(f"builtins.{name}" for name in self.builtins)
 
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.patterns)
+                          or r"(?!)")
+
     def reaches(self, dotted: str) -> bool:
         """Whether a dotted name, or a module or object above it, is one of the rule's."""
-        parts = dotted.split(".")
-        return any(fnmatchcase(".".join(parts[:n]), pattern)
-                   for n in range(1, len(parts) + 1) for pattern in self.patterns)
+        return self in _rules_reaching(".".join(dotted.split(".", DOTTED_PARTS)[:DOTTED_PARTS]))
 
     def names_attribute(self, name: str) -> bool:
-        return any(fnmatchcase(name, pattern) for pattern in self.attributes)
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.attributes)
+
+
+@lru_cache(maxsize=4096)
+def _rules_reaching(dotted: str) -> frozenset[Rule]:
+    """The rules a dotted name (at most DOTTED_PARTS parts: no module path is deeper), or a
+    module or object above it, is one of: each name once, so a chain of attributes thousands
+    long costs what a short one does, not its length cubed."""
+    parts = dotted.split(".")
+    prefixes = [".".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    return frozenset(rule for rule in rules()
+                     if any(rule._pattern.match(prefix) for prefix in prefixes))
 
 
 @cache
@@ -132,7 +153,7 @@ def rules() -> tuple[Rule, ...]:
     data = tomllib.loads(RULES_FILE.read_text(encoding="utf-8"))
     loaded = tuple(Rule(**{key: tuple(value) if isinstance(value, list) else value
                            for key, value in entry.items()}) for entry in data["rule"])
-    for needed in (NOT_PARSED, DYNAMIC):
+    for needed in (NOT_PARSED, NOT_REVIEWED, DYNAMIC):
         if needed not in {rule.id for rule in loaded}:
             raise RuntimeError(f"{RULES_FILE} has no rule {needed!r}")
     return loaded
@@ -547,10 +568,12 @@ class _Eval:
     truncated: int = 0
     sink: list[list[Event]] = field(default_factory=list)
 
-    def settle(self, root: ast.AST) -> None:
+    def settle(self, root: ast.AST, deadline: float = math.inf) -> None:
         """Evaluate every node under root, children first, so that no evaluation recurses
-        deeply however deep the file nests."""
-        for node in reversed(list(ast.walk(root))):
+        deeply however deep the file nests; _OutOfTime past the deadline (CPU seconds)."""
+        for count, node in enumerate(reversed(list(ast.walk(root)))):
+            if count % DEADLINE_EVERY == 0 and time.process_time() > deadline:
+                raise _OutOfTime
             self.value(node)
 
     def value(self, node: ast.AST, env: dict[str, Value] | None = None) -> Value:
@@ -1113,17 +1136,21 @@ def _one_of(bound: list[Value]) -> Value:
 class _Scan:
     """The flags of one parsed file, one per rule and line."""
 
-    def __init__(self, file: str, tree: ast.Module) -> None:
+    def __init__(self, file: str, tree: ast.Module, deadline: float = math.inf) -> None:
         self.file = file
         self.names = _Names(tree)
         budget = _Budget()
         self.eval = _Eval(self.names, _resolve(self.names, budget), budget)
-        self.eval.settle(tree)
+        self.eval.settle(tree, deadline)
         self.parent = {child: node for node in ast.walk(tree)
                        for child in ast.iter_child_nodes(node)}
+        if time.process_time() > deadline:
+            raise _OutOfTime
         self.found: dict[tuple[int, str], FlagDoc] = {}
         nodes = list(ast.walk(tree))
-        for node in nodes:
+        for count, node in enumerate(nodes):
+            if count % DEADLINE_EVERY == 0 and time.process_time() > deadline:
+                raise _OutOfTime
             self._visit(node)
         for node in nodes:  # after the literals, so that a literal names its own flag
             folded = self.eval.memo.get(node)
@@ -1233,9 +1260,40 @@ class _Scan:
                 self.flag(node, rule, f"the string {shown!r}")
 
 
-def scan_source(file: str, source: bytes) -> list[FlagDoc]:
+class _OutOfTime(Exception):
+    """The scan's CPU time for a submission ran out."""
+
+
+SCAN_CPU_S = 5.0
+"""The CPU seconds the scan spends on one submission, all its files together: past them, each
+file left is one flag (not reviewed), so no submission holds up a batch for long."""
+SCAN_FILE_BYTES = 256 * 1024
+"""The largest file the scan reads (an exercise file is a few KiB): one flag says a larger
+one was not reviewed, and parsing it cannot eat the submission's time."""
+DEADLINE_EVERY = 256
+"""How many nodes the scan visits between two looks at the clock."""
+
+
+def scan_source(file: str, source: bytes, deadline: float = math.inf) -> list[FlagDoc]:
     """The flags of one file's source, in line order; a file that does not parse is one
-    flag itself."""
+    flag itself, and so is one the scan had no time left for (`deadline`, in
+    time.process_time seconds)."""
+    rule = _rule(NOT_REVIEWED)
+    if len(source) > SCAN_FILE_BYTES:
+        return [{"file": file, "line": 0, "rule": rule.id,
+                 "construct": f"larger than the {SCAN_FILE_BYTES >> 10} KiB the scan reads",
+                 "reason": rule.reason}]
+    try:
+        if time.process_time() > deadline:
+            raise _OutOfTime
+        return _scanned(file, source, deadline)
+    except _OutOfTime:
+        return [{"file": file, "line": 0, "rule": rule.id,
+                 "construct": f"more code than the scan reviews in {SCAN_CPU_S:g} s",
+                 "reason": rule.reason}]
+
+
+def _scanned(file: str, source: bytes, deadline: float) -> list[FlagDoc]:
     try:
         with warnings.catch_warnings():  # an invalid escape in their strings is not our news
             warnings.simplefilter("ignore")
@@ -1246,17 +1304,19 @@ def scan_source(file: str, source: bytes) -> list[FlagDoc]:
         return [{"file": file, "line": getattr(exc, "lineno", None) or 0, "rule": rule.id,
                  "construct": f"{type(exc).__name__}: {what}" if what else type(exc).__name__,
                  "reason": rule.reason}]
-    found = _Scan(file, tree).found
+    found = _Scan(file, tree, deadline).found
     return [found[key] for key in sorted(found)]
 
 
 def scan_folder(folder: Path) -> list[FlagDoc]:
     """The flags of every Python file below `folder` (a staged exercises/ folder), by file
-    name, then line."""
+    name, then line, within SCAN_CPU_S of CPU time for them all."""
+    deadline = time.process_time() + SCAN_CPU_S
     flags: list[FlagDoc] = []
     for path in sorted(folder.rglob("*.py")):
         if path.is_file() and not path.is_symlink():
-            flags += scan_source(path.relative_to(folder).as_posix(), path.read_bytes())
+            flags += scan_source(path.relative_to(folder).as_posix(), path.read_bytes(),
+                                 deadline)
     return flags
 
 
