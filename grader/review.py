@@ -130,21 +130,23 @@ class Rule:
 
     def reaches(self, dotted: str) -> bool:
         """Whether a dotted name, or a module or object above it, is one of the rule's."""
-        return self in _rules_reaching(".".join(dotted.split(".", DOTTED_PARTS)[:DOTTED_PARTS]))
+        return any(self._pattern.match(prefix) for prefix in _prefixes(dotted))
 
     def names_attribute(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.attributes)
 
 
+def _prefixes(dotted: str) -> tuple[str, ...]:
+    """A dotted name and every module or object above it, from its first DOTTED_PARTS parts
+    (no module path is deeper): a chain of attributes hundreds long costs what a short one
+    does, not its length cubed."""
+    return _prefixes_of(".".join(dotted.split(".", DOTTED_PARTS)[:DOTTED_PARTS]))
+
+
 @lru_cache(maxsize=4096)
-def _rules_reaching(dotted: str) -> frozenset[Rule]:
-    """The rules a dotted name (at most DOTTED_PARTS parts: no module path is deeper), or a
-    module or object above it, is one of: each name once, so a chain of attributes thousands
-    long costs what a short one does, not its length cubed."""
+def _prefixes_of(dotted: str) -> tuple[str, ...]:
     parts = dotted.split(".")
-    prefixes = [".".join(parts[:n]) for n in range(1, len(parts) + 1)]
-    return frozenset(rule for rule in rules()
-                     if any(rule._pattern.match(prefix) for prefix in prefixes))
+    return tuple(".".join(parts[:n]) for n in range(1, len(parts) + 1))
 
 
 @cache
