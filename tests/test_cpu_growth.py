@@ -477,3 +477,19 @@ def test_once_a_smaller_run_of_a_round_is_stopped_its_large_run_is_capped_like_i
     growth_cap = cap(so_far)
     assert growth_cap is not None and growth_cap != pytest.approx(
         SMALL_RUN_LIMIT * theirs[5]["cpu_s"])
+
+
+@pytest.mark.parametrize(("estimates", "noisy", "decided"), [
+    ((2.6, 2.7), False, True),          # quiet: two past the limit fail
+    ((2.6, 2.7, 2.8), True, None),      # busy: past the limit, within the spread it allows
+    ((3.2, 3.3, 3.4), True, True),      # busy: past it by more than that spread
+    ((2.0, 1.9, 2.4), True, False),     # busy: within the limit passes as ever
+    ((3.2, 2.6, 3.4), True, None),
+])
+def test_a_busy_machine_fails_growth_only_past_the_limit_by_its_own_spread(
+        estimates: tuple[float, ...], noisy: bool, decided: bool | None) -> None:
+    """A busy machine charges the longer runs more, inflating the very growth judged: there a
+    failure must clear the limit (2.5 here) by the spread a quiet machine allows."""
+    from grader.checks.settle import settled
+
+    assert settled(list(estimates), 2.5, noisy) is decided

@@ -93,7 +93,9 @@ def test_a_child_that_says_there_is_no_cuda_where_the_judge_found_some_keeps_the
     ((2.5, 4.0, 2.6), "undecided"),         # the median moves to 2.6x: not yet settled
     ((2.5, 4.0, 2.6, 2.4), "undecided"),    # the median over two rounds was over it
     ((2.5, 4.0, 2.6, 2.4, 2.5), "passed"),  # three medians in a row under the limit
-    ((4.0, 2.5, 3.6, 3.8), "failed"),       # a busy first round does not save a slow scan
+    ((4.0, 2.5, 4.2, 4.4, 4.3), "failed"),  # a busy first round does not save a slow scan
+    ((4.0, 2.5, 3.6, 3.8), "undecided"),    # busy, and the medians not past the limit by the
+                                            # spread a quiet machine allows: no verdict yet
     ((2.9, 3.2), "undecided"),              # near the limit, the rounds must agree
     ((2.9, 3.1), "passed"),                 # a quiet machine: the median stays under
     ((3.2, 3.4), "failed"),
@@ -102,7 +104,8 @@ def test_a_time_is_judged_on_the_median_of_rounds_once_it_stays_on_one_side(
         scans_ms: tuple[float, ...], status: str) -> None:
     """Each round times the reference in its own process and then the candidate's scan, so
     both see the same machine; the ratio's median over the rounds must stay on one side of the
-    limit for two rounds in a row (three when the ratios spread like a busy machine's)."""
+    limit for two rounds in a row (three when the ratios spread like a busy machine's, and
+    then past it by that machine's allowed spread to fail)."""
     verdict = CHECKS.timing_judge(PARAMS, 6.0, "cuda")(
         in_rounds([observation("cuda", ms) for ms in scans_ms]))
     assert verdict.status == status, verdict.message

@@ -4,8 +4,9 @@ A busy machine charges a process more than its work, by chance and not alike acr
 each round adds samples, and an estimate built from all of them moves less and less. The
 verdict is known once the estimate has stayed on one side of its limit as the last rounds came
 in: DECIDING_ROUNDS of them on a machine whose samples agree, NOISY_ROUNDS where the same
-quantity's samples spread by more than QUIET_SPREAD (a busy machine). Until then the check is
-undecided, and the runner measures another round.
+quantity's samples spread by more than QUIET_SPREAD (a busy machine), and there a failure must
+clear the limit by that spread too. Until then the check is undecided, and the runner measures
+another round.
 """
 
 from __future__ import annotations
@@ -23,13 +24,20 @@ as quiet."""
 
 def settled(estimates: Sequence[float | None], limit: float, noisy: bool) -> bool | None:
     """Whether the quantity is over `limit` (True), within it (False), or not known yet (None),
-    from its estimate after each round so far (None where a round's could not be made)."""
+    from its estimate after each round so far (None where a round's could not be made). On a
+    busy machine "over" takes more: every recent estimate past the limit by the spread a quiet
+    machine allows (QUIET_SPREAD), since a busy machine charges the longer runs more and so
+    inflates the very growth being judged; an estimate between the two decides nothing."""
     needed = NOISY_ROUNDS if noisy else DECIDING_ROUNDS
     recent = estimates[-needed:]
     if len(recent) < needed or any(e is None for e in recent):
         return None
-    sides = {e > limit for e in recent if e is not None}
-    return sides.pop() if len(sides) == 1 else None
+    over = limit * QUIET_SPREAD if noisy else limit
+    if all(e is not None and e > over for e in recent):
+        return True
+    if all(e is not None and e <= limit for e in recent):
+        return False
+    return None
 
 
 def spread_out(samples: Iterable[Sequence[float]]) -> bool:
