@@ -141,6 +141,19 @@ class GradingConfig:
     def max_score(self) -> float:
         return sum(self.weights.values())
 
+    def absent_parts(self, settings: Settings) -> list[PartResult]:
+        """Where each submission chooses its flavor (the instructor named none), the parts
+        its flavor lacks, each worth its points and scored 0: every row is out of the same
+        total, so a flavor with fewer parts is no way to fewer points to earn."""
+        if self.settings.flavor_given:
+            return []
+        have = set(settings.part_ids)
+        return [PartResult(part_id, self.settings.round.part(part_id).title, [CheckResult(
+            id=f"{part_id}.flavor", title=f"{part_id} in the {settings.flavor} flavor",
+            status="failed", score=0.0, max_score=weight,
+            message=f"{part_id} has no {settings.flavor} flavor: it counts as not handed in")])
+            for part_id, weight in self.columns.items() if part_id not in have]
+
     def request(self, request_id: str, staged: Staged) -> Request:
         settings = self.for_flavor(staged.declared_flavor)
         return Request(
@@ -252,7 +265,9 @@ def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
     busy = undecided_note([c for p in result.parts for c in p.checks])
     if busy:
         notes.append(busy)
-    return GradedRow(staged.source, status, result.parts, sum(settings.weights().values()),
+    absent = config.absent_parts(settings)
+    return GradedRow(staged.source, status, [*result.parts, *absent],
+                     sum(settings.weights().values()) + sum(p.max_score for p in absent),
                      settings.flavor, notes, result, flags)
 
 
@@ -264,8 +279,10 @@ def broken_row(path: str, config: GradingConfig, problem: str, status: RowStatus
     scanned)."""
     settings = config.for_flavor(flavor)
     bound_output(list(finished))
-    return GradedRow(path, status, unrun_parts(config, settings, problem, finished),
-                     sum(settings.weights().values()), settings.flavor, [problem], flags=flags)
+    absent = config.absent_parts(settings)
+    return GradedRow(path, status, [*unrun_parts(config, settings, problem, finished), *absent],
+                     sum(settings.weights().values()) + sum(p.max_score for p in absent),
+                     settings.flavor, [problem], flags=flags)
 
 
 def review_flags(folder: Path) -> tuple[list[FlagDoc] | None, str | None]:

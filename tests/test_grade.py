@@ -532,3 +532,27 @@ def test_a_link_inside_a_submission_is_left_out_and_said(tmp_path: Path) -> None
     assert copied == ["__init__.py", "part2_out_of_place.py", "part3_backward.py",
                       "part4_scan.py"]
     assert not any(p.is_symlink() for p in staged.root.rglob("*"))
+
+
+@pytest.mark.parametrize(("enabled", "declared", "max_score", "absent"), [
+    (None, "numpy", 100.0, ["part3"]),        # numpy's matmul-grad has no Part 3
+    (None, "torch", 100.0, []),
+    (("part3",), "numpy", 35.0, ["part3"]),   # all a numpy row could hand in is not there
+])
+def test_where_each_submission_picks_its_flavor_every_row_is_out_of_the_same_total(
+        enabled: tuple[str, ...] | None, declared: str, max_score: float,
+        absent: list[str]) -> None:
+    """An instructor's config that names no flavor lets each submission's grader.toml pick
+    one; a flavor with fewer parts is no way to fewer points to earn: the parts it lacks count
+    as not handed in, and every row's total is the instructor's."""
+    from grader.rounds import get_round
+
+    round_ = get_round("matmul-grad")
+    config = batch.GradingConfig(Settings(round_, round_.flavors[0], enabled=enabled,
+                                          flavor_given=False), seed=1, timeout_s=30.0)
+    row = batch.broken_row("class/someone", config, "could not be staged", flavor=declared)
+    assert row.max_score == max_score and row.score == 0.0
+    assert [p.id for p in row.parts if p.checks[0].id.endswith(".flavor")] == absent
+    for part_id in absent:
+        [stand_in] = row.part(part_id).checks  # type: ignore[union-attr]
+        assert stand_in.message == f"{part_id} has no numpy flavor: it counts as not handed in"
