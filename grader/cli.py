@@ -847,4 +847,11 @@ def sandbox() -> None:
 
 
 def main() -> None:
-    cli(prog_name="grader")
+    """The console script: a file the command cannot read or write (a folder where a file
+    should be, no permission, a full disk) is one line and exit status 1, not a traceback."""
+    try:
+        cli(prog_name="grader")
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        click.echo(f"Error: {exc.strerror or exc}{where}", err=True)
+        raise SystemExit(1) from None

@@ -373,3 +373,18 @@ def test_damaged_progress_records_never_stop_check_list_or_hint(
         assert "Traceback" not in done.output and done.exit_code in (0, 1), (args, done.output)
     assert json.loads((state / "hints.json").read_text()) == {"part1": 1}
     assert set(json.loads((state / "last.json").read_text())) == {"part1"}
+
+
+def test_a_file_the_command_cannot_write_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """`.grader` made a plain file: reset cannot back anything up, says so in one line, exits
+    1, and changes nothing."""
+    root = write_workspace(tmp_path / "ws", "numpy", start="stubs")
+    edited = root / "exercises" / "part1_inplace.py"
+    edited.write_text(edited.read_text() + "# my work\n")
+    assert not (root / ".grader").exists()
+    (root / ".grader").write_text("not a folder\n")
+    done = run_grader("reset", "--all", "--yes", cwd=root)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == \
+        f"Error: Not a directory ({root / '.grader' / 'backups'})"
+    assert edited.read_text().endswith("# my work\n")
