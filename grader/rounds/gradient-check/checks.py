@@ -622,11 +622,20 @@ def wrong_entries(rng: np.random.Generator) -> list[Case]:
 
 
 def tolerance_cases(rng: np.random.Generator) -> list[Case]:
-    """The same wrong entry (1e-3 off) under a loose and a tight tol."""
+    """The same wrong entry (1e-3 off) under a loose and a tight tol; and a right gradient
+    under a loose tol whose cubic has small entries, where a tol put in the step's place (the
+    two are equal by default) gives central differences off by more than tol."""
     base = make("quadratic", rng, (5,), spread=True)
-    return [_with_wrong(Case(base.inputs, base.dims, base.dtype,
-                             label=f"{base.label}, tol={tol:g}", extra={**base.extra, "tol": tol}),
-                        (2,)) for tol in (1e-2, 1e-4)]
+    wrong = [_with_wrong(Case(base.inputs, base.dims, base.dtype,
+                              label=f"{base.label}, tol={tol:g}", extra={**base.extra, "tol": tol}),
+                         (2,)) for tol in (1e-2, 1e-4)]
+    x = np.array([0.1, -0.15, 0.8, -1.2]) * rng.choice([-1.0, 1.0], 4)
+    right = case_of({"kind": "cubic", "c": _signed(rng, (4,), 0.5, 1.5)}, x, tol=LOOSE_TOL)
+    return [*wrong, right]
+
+
+LOOSE_TOL = 0.3
+"""A tolerance far from the step (1e-6): what either is used for shows."""
 
 
 def float32_cases(rng: np.random.Generator) -> list[Case]:
@@ -780,12 +789,18 @@ def wrong_entry(ctx: Context, params: dict[str, str]) -> Plan:
 def tolerance(ctx: Context, params: dict[str, str]) -> Plan:
     def judge_one(case: Case, row: dict[str, Any]) -> Verdict | None:
         tol = case.extra["tol"]
+        if "wrong" not in case.judge:
+            if not row["ok"]:
+                return failed(f"{case.describe()}, every entry of grad_f right: "
+                              f"{_claims(row)}", hint=params["step_hint"])
+            return None
         if row["ok"] != (_entry_error(case) <= tol):
             return failed(f"{case.describe()} by {BUG:g}: {_claims(row)}", hint=params["hint"])
         return None
 
     return _plan(tolerance_cases(ctx.rng()), judge_one,
-                 "an error of 1e-3 passes tol = 1e-2 and fails tol = 1e-4")
+                 "an error of 1e-3 passes tol = 1e-2 and fails tol = 1e-4, and a right "
+                 f"gradient passes tol = {LOOSE_TOL:g}")
 
 
 def float32_warning(ctx: Context, params: dict[str, str]) -> Plan:
