@@ -175,7 +175,10 @@ def text(value: str, style: str = "") -> Text:
 
 def csv_cell(value: str) -> str:
     """A text cell of a CSV file, cleaned, with a leading apostrophe where a spreadsheet
-    would otherwise run it as a formula. Only text goes through here: the score columns are
+    would otherwise run it as a formula (spaces before the sign, or its full-width form, do
+    not hide it). Only text goes through here: the score columns are
     numbers the grader formats itself (never negative) and stay numbers."""
     value = clean(value)
-    return f"'{value}" if value.startswith(FORMULA_STARTS) else value
+    first = value.lstrip(" \u00a0\u3000")[:1]
+    return f"'{value}" if first and unicodedata.normalize("NFKC", first).startswith(
+        FORMULA_STARTS) else value

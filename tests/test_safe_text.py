@@ -64,6 +64,8 @@ def test_rich_shows_markup_as_written() -> None:
     ("=HYPERLINK(\"http://evil\")", "'=HYPERLINK(\"http://evil\")"),
     ("+1", "'+1"), ("-1.5", "'-1.5"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"),
     ("\r=1", "'=1"), ("\x1b[31m=1", "'=1"), ("subs/ann", "subs/ann"), ("", ""),
+    (" =1+1", "' =1+1"), ("\u3000=1", "'\u3000=1"), ("\uff1dHYPERLINK(1)", "'\uff1dHYPERLINK(1)"),
+    ("\uff0b1", "'\uff0b1"), ("  plain", "  plain"), ("caf\u00e9", "caf\u00e9"),
 ])
 def test_a_csv_cell_never_runs_as_a_formula(cell: str, written: str) -> None:
     assert csv_cell(cell) == written
