@@ -135,11 +135,35 @@ def one_line(value: str) -> str:
     """`value` on one line with nothing hidden: a newline, carriage return or tab as `\\n`,
     `\\r`, `\\t`; every other control, format character (zero-width spaces and joiners,
     bidirectional marks), line or paragraph separator, space other than the plain one, and
-    invisible letter as `\\uXXXX`. Two names that differ show differently."""
+    invisible letter as `\\uXXXX`; and in a word that mixes Latin, Greek and Cyrillic letters
+    (a Cyrillic `о` in `bоb`), the letters of the word's lesser scripts as `\\uXXXX` too. Two
+    names that differ show differently."""
     value = value.translate(_LINE_BREAKS)
     if value.isascii() and value.isprintable():
         return value
-    return "".join(map(_shown, value))
+    return _WORD.sub(_unmixed, "".join(map(_shown, value)))
+
+
+_LOOKALIKE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
+"""Scripts whose letters pass for each other's."""
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _script(char: str) -> str | None:
+    name = unicodedata.name(char, "")
+    return next((s for s in _LOOKALIKE_SCRIPTS if name.startswith(s + " ")), None)
+
+
+def _unmixed(word: re.Match[str]) -> str:
+    """A word in one script as it is; one mixing lookalike scripts with the letters of all
+    but its most used one shown as `\\uXXXX`."""
+    scripts = [_script(c) for c in word.group()]
+    used = {s for s in scripts if s is not None}
+    if len(used) < 2:
+        return word.group()
+    main = max(sorted(used), key=scripts.count)
+    return "".join(c if s in (main, None) else f"\\u{ord(c):04x}"
+                   for c, s in zip(word.group(), scripts, strict=True))
 
 
 def received_name(name: str | bytes | os.PathLike[Any]) -> str:

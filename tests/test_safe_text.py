@@ -228,5 +228,18 @@ def test_two_names_that_differ_never_show_alike_and_stay_on_one_line(hidden: str
 
 
 def test_names_in_any_script_are_shown_as_written() -> None:
-    for name in ("José", "Zoë-Ångström", "王小明", "Dvořák", "ناصر", "a b"):
+    for name in ("José", "Zoë-Ångström", "王小明", "Dvořák", "ناصر", "a b", "Иван",
+                 "Ivan-Иван", "Σωκράτης"):
         assert received_name(name) == name
+
+
+@pytest.mark.parametrize(("sly", "shown"), [
+    ("class/b\u043eb", "class/b\\u043eb"),       # a Cyrillic o among Latin letters
+    ("class/\u0391lice", "class/\\u0391lice"),   # a Greek capital alpha
+    ("p\u0430yp\u0430l", "p\\u0430yp\\u0430l"),
+])
+def test_a_letter_from_a_lookalike_script_inside_a_word_is_shown_as_its_code(
+        sly: str, shown: str) -> None:
+    """A word mixing Latin, Greek and Cyrillic letters passes for another at a glance: the
+    letters of its lesser scripts show as codes, so the row cannot pass for a classmate's."""
+    assert received_name(sly) == shown
