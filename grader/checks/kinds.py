@@ -366,9 +366,11 @@ def correctness(spec: Spec) -> PlanFactory:
 
 def inputs_unchanged(spec: Spec) -> PlanFactory:
     """Every input holds, bit for bit, what it held before the call, in every case (small N
-    included: a slip can hide at N = 0 or 1)."""
+    included: a slip can hide at N = 0 or 1); with `shared_hint`, the result is also new
+    memory, no input (or a view of one) handed back."""
     maker, function = spec.case_maker(), spec.text("function", None)
     args, run, hint = spec.names("args"), spec.helper("run"), spec.text("hint")
+    shared_hint = spec.text("shared_hint", None)
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
@@ -378,6 +380,9 @@ def inputs_unchanged(spec: Spec) -> PlanFactory:
                 if row["raised"]:
                     return raised_verdict(case.describe(), row["raised"],
                                           own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
+                if shared_hint and row["shared"]:
+                    return failed(f"{case.describe()}: the result shares memory with "
+                                  f"{' and '.join(row['shared'])}", hint=shared_hint)
                 changed = [n for n, after in row["after"].items()
                            if not unchanged(np.asarray(case[n]), after)]
                 if changed:

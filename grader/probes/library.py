@@ -120,21 +120,39 @@ def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
     after (up to the first call that raised).
 
     Without `run` the function is called on the inputs `args`; `run(api, natives)` (a helper)
-    may instead call several functions on the natives and returns what was raised (a Raised),
-    or None."""
+    may instead call several functions on the natives and returns what was raised (a Raised)
+    or None, or (the last call's result, what was raised). "shared": the inputs a result
+    shares memory with (or is)."""
     rows = []
     for case in cases:
         natives = {name: api.backend.native(np.asarray(a)) for name, a in case["inputs"].items()}
         if run:
-            raised = as_dict(api.helper(run)(api, natives))
+            done = api.helper(run)(api, natives)
+            value, raised = done if isinstance(done, tuple) else (None, done)
         else:
-            raised = as_dict(api.call(api.function(function or ""),
-                                      *(natives[n] for n in args))[1])
-        rows.append({"raised": raised,
+            value, raised = api.call(api.function(function or ""),
+                                     *(natives[n] for n in args))
+        rows.append({"raised": as_dict(raised),
+                     "shared": [] if raised else shared_inputs(api, value, natives),
                      "after": {name: snapshot(api, x) for name, x in natives.items()}})
         if raised:
             break
     return rows
+
+
+def shared_inputs(api: Api, value: Any, natives: dict[str, Any]) -> list[str]:
+    """The inputs that a result (or an array of a tuple or list of results) is, or shares
+    memory with."""
+    outputs = value if isinstance(value, tuple | list) else (value,)
+    return sorted({name for name, x in natives.items() for out in outputs
+                   if out is x or isinstance(out, type(x)) and _shares(api, out, x)})
+
+
+def _shares(api: Api, out: Any, x: Any) -> bool:
+    try:
+        return api.backend.shares_memory(out, x)
+    except Exception:  # noqa: BLE001 - an odd result shares nothing that can be seen
+        return False
 
 
 @probe

@@ -97,12 +97,12 @@ def fill_fresh_buffer(api: Api, natives: dict[str, Any]) -> Raised | None:
     return api.call(api.function("prefix_products_out"), W, P)[1]
 
 
-def scan_both(api: Api, natives: dict[str, Any]) -> Raised | None:
-    """The scan's forward on W, then its backward on dP."""
+def scan_both(api: Api, natives: dict[str, Any]) -> tuple[Any, Raised | None]:
+    """The scan's forward on W, then its backward on dP: dW, or what was raised."""
     value, raised = api.call(api.function(FORWARD), natives["W"])
     if raised:
-        return raised
-    return api.call(api.function(BACKWARD), split_forward(value)[1], natives["dP"])[1]
+        return None, raised
+    return api.call(api.function(BACKWARD), split_forward(value)[1], natives["dP"])
 
 
 def scan_forward_result(api: Api, natives: dict[str, Any]) -> Any:
