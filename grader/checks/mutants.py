@@ -99,28 +99,40 @@ def _transposed(node: ast.expr) -> ast.expr:
                     [ast.Constant(-1), ast.Constant(-2)], [])
 
 
+PRODUCTS = ("matmul", "mm", "bmm", "dot", "baddbmm", "baddbmm_", "addmm", "addmm_", "addbmm",
+            "addbmm_")
+"""Calls whose last two positional arguments are a matrix product's operands (`x.baddbmm_(A,
+B)` adds A @ B into x)."""
+
+
 def matmul_operands(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """Products: operands swapped; an operand transposed, or its transpose dropped, or a
-    last-two-axes transpose written `.T` (which reverses every axis of a stack)."""
+    """Products (`A @ B`, and the calls in PRODUCTS): operands swapped; an operand transposed,
+    or its transpose dropped, or a last-two-axes transpose written `.T` (which reverses every
+    axis of a stack)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-        yield Edit("swap_operands", ast.BinOp(node.right, ast.MatMult(), node.left))
-        for side in ("left", "right"):
-            operand = getattr(node, side)
-            inner = _is_transpose(operand)
-            changed = copy.copy(node)
-            if inner is not None:
-                setattr(changed, side, inner)
-                yield Edit("drop_transpose", changed)
-                if not (isinstance(operand, ast.Attribute) and operand.attr == "T"):
-                    full = copy.copy(node)
-                    setattr(full, side, ast.Attribute(inner, "T", ast.Load()))
-                    yield Edit("full_transpose", full)
-            else:
-                setattr(changed, side, _transposed(operand))
-                yield Edit("add_transpose", changed)
+        yield from _product_edits(node.left, node.right,
+                                  lambda a, b: ast.BinOp(a, ast.MatMult(), b))
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr in ("matmul", "mm", "bmm", "dot") and len(node.args) == 2:
-        yield Edit("swap_operands", ast.Call(node.func, node.args[::-1], node.keywords))
+            and node.func.attr in PRODUCTS and len(node.args) >= 2:
+        head = node.args[:-2]
+        yield from _product_edits(node.args[-2], node.args[-1], lambda a, b: ast.Call(
+            node.func, [*head, a, b], node.keywords))
+
+
+def _product_edits(left: ast.expr, right: ast.expr,
+                   make: Callable[[ast.expr, ast.expr], ast.AST]) -> Iterator[Edit]:
+    yield Edit("swap_operands", make(right, left))
+    for side, operand in enumerate((left, right)):
+        def with_operand(new: ast.expr, side: int = side) -> ast.AST:
+            return make(new, right) if side == 0 else make(left, new)
+
+        inner = _is_transpose(operand)
+        if inner is None:
+            yield Edit("add_transpose", with_operand(_transposed(operand)))
+            continue
+        yield Edit("drop_transpose", with_operand(inner))
+        if not (isinstance(operand, ast.Attribute) and operand.attr == "T"):
+            yield Edit("full_transpose", with_operand(ast.Attribute(inner, "T", ast.Load())))
 
 
 def _shifted(node: ast.expr, by: int) -> ast.expr:
