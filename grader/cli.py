@@ -25,6 +25,7 @@ from grader import REPORT_INSTALL, __version__, mock
 from grader.rounds import DEFAULT_ROUND, Round, RoundError, installed
 from grader.runner.protocol import DEFAULT_MEMORY_MB
 from grader.workspace import (
+    MOST,
     Settings,
     Workspace,
     WorkspaceError,
@@ -175,7 +176,7 @@ class FiniteSeconds(click.FloatRange):
 
 def timeout_option(func: F) -> F:
     return click.option(
-        "--timeout", "timeout_s", type=FiniteSeconds(min=0.1),
+        "--timeout", "timeout_s", type=FiniteSeconds(min=0.1, max=MOST["timeout"]),
         help="Seconds each check may take, of CPU time or asleep (default: grader.toml's "
              "timeout, else 10).",
     )(func)
@@ -445,7 +446,7 @@ def mock_group() -> None:
 
 
 @mock_group.command("start")
-@click.option("--minutes", type=click.FloatRange(min=1), default=None,
+@click.option("--minutes", type=click.FloatRange(min=1, max=MOST["mock.minutes"]), default=None,
               help="Length of the round (default: grader.toml's [mock] minutes, else the "
               "round's own, as `grader rounds` lists them); the part budgets scale with it.")
 @click.option("--force", is_flag=True,

@@ -236,10 +236,17 @@ def load_workspace(root: Path, require_exercises: bool = True) -> Workspace:
     return Workspace(root, settings)
 
 
-def _positive_number(value: object, where: str) -> float:
+MOST = {"timeout": 86400.0, "points": 1e6, "budgets": 10080.0, "mock.minutes": 10080.0}
+"""The largest value each number setting takes: a day of seconds per check, a week of minutes
+for a round or a part. Past them a value is no setting but a way to overflow the clock."""
+
+
+def _positive_number(value: object, where: str, most: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 \
             or not math.isfinite(value):
         raise WorkspaceError(f"{where} must be a positive finite number, got {value!r}")
+    if value > most:
+        raise WorkspaceError(f"{where} must be at most {most:g}, got {value!r}")
     return float(value)
 
 
@@ -252,7 +259,8 @@ def _per_part(config: dict[str, object], table: str, round_: Round,
     if unknown:
         raise WorkspaceError(f"{where}: [{table}] names unknown part(s) {', '.join(unknown)}; "
                              f"{round_.id}'s parts: {', '.join(round_.part_ids)}")
-    return {part: _positive_number(v, f"{where}: {table}.{part}") for part, v in raw.items()}
+    return {part: _positive_number(v, f"{where}: {table}.{part}", MOST[table])
+            for part, v in raw.items()}
 
 
 def _gradescope_visibility(config: dict[str, object], where: str) -> str:
@@ -300,12 +308,13 @@ def parse_settings(config: dict[str, object], where: str) -> Settings:
                              f"got {vary_inputs!r}")
     return Settings(
         round=round_, flavor=str(flavor),
-        timeout_s=None if timeout is None else _positive_number(timeout, f"{where}: timeout"),
+        timeout_s=None if timeout is None else _positive_number(timeout, f"{where}: timeout",
+                                                                MOST["timeout"]),
         enabled=None if enabled is None else tuple(p for p in round_.part_ids if p in enabled),
         points=_per_part(config, "points", round_, where),
         budgets_minutes=_per_part(config, "budgets", round_, where),
-        mock_minutes=None if minutes is None else _positive_number(minutes,
-                                                                   f"{where}: mock.minutes"),
+        mock_minutes=None if minutes is None else _positive_number(
+            minutes, f"{where}: mock.minutes", MOST["mock.minutes"]),
         gradescope_visibility=_gradescope_visibility(config, where),
         flavor_given="flavor" in config, secret=secret, vary_inputs=str(vary_inputs),
     )

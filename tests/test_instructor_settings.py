@@ -47,6 +47,10 @@ BAD = [
     ("secret = 42\n", "secret must be a non-empty string"),
     ('secret = ""\n', "secret must be a non-empty string"),
     ("[budgets]\npart3 = -inf\n", "budgets.part3 must be a positive finite number, got -inf"),
+    ("timeout = 1e308\n", "timeout must be at most 86400, got 1e+308"),
+    ("[mock]\nminutes = 1e300\n", "mock.minutes must be at most 10080, got 1e+300"),
+    ("[budgets]\npart1 = 1e300\n", "budgets.part1 must be at most 10080, got 1e+300"),
+    ("[points]\npart1 = 1e308\n", "points.part1 must be at most 1e+06, got 1e+308"),
 ]
 
 
@@ -108,14 +112,23 @@ def test_a_huge_instructor_config_is_one_clear_line(tmp_path: Path) -> None:
         "(at most 64 KiB)\n")
 
 
-@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e400"])
-def test_a_timeout_that_is_not_a_finite_number_is_a_usage_error(tmp_path: Path,
-                                                                 value: str) -> None:
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e400", "1e12", "86401"])
+def test_a_timeout_that_is_no_finite_number_of_seconds_up_to_a_day_is_a_usage_error(
+        tmp_path: Path, value: str) -> None:
     for command in (["check"], ["grade", str(tmp_path)], ["selfcheck"]):
         result = invoke([*command, "--timeout", value])
         assert result.exit_code == 2, (command, result.output)
         assert "Invalid value for '--timeout'" in result.output, (command, result.output)
         assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("minutes", ["1e12", "1e300", "10081"])
+def test_a_mock_round_longer_than_a_week_is_a_usage_error_and_starts_nothing(
+        tmp_path: Path, minutes: str) -> None:
+    workspace = init_workspace(tmp_path / "ws")
+    result = invoke(["mock", "start", "--minutes", minutes, "--workspace", str(workspace.root)])
+    assert result.exit_code == 2 and "Invalid value for '--minutes'" in result.output
+    assert not (workspace.state_dir / "mock").exists()
 
 
 def test_timeout_precedence() -> None:
