@@ -63,10 +63,18 @@ def watch_loop(batches: Iterable[Batch], on_change: Callable[[list[str]], None],
 
 def exercise_changes(folder: Path, stop_event: threading.Event | None = None,
                      debounce_ms: int = DEBOUNCE_MS, tick_ms: int = TICK_MS) -> Iterator[Batch]:
-    """Debounced change batches under `folder`, and an empty batch every tick of quiet."""
+    """Debounced change batches of the Python files under `folder`, and an empty batch every
+    tick of quiet. What is watched is the folder above it, by path: a folder replaced by
+    another of its name (git checkout, an editor that saves by renaming) is watched as the new
+    one, where a watch on the folder itself would follow the old one wherever it went."""
     import watchfiles
 
-    return watchfiles.watch(folder, watch_filter=watchfiles.PythonFilter(),
+    inside = folder.resolve()
+
+    def under_folder(change: object, path: str) -> bool:
+        return path.endswith(".py") and Path(path).is_relative_to(inside)
+
+    return watchfiles.watch(inside.parent, watch_filter=under_folder,
                             debounce=debounce_ms, rust_timeout=tick_ms, yield_on_timeout=True,
                             stop_event=stop_event)
 

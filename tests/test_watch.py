@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -33,7 +34,8 @@ def test_loop_runs_on_exercise_files_and_idles_on_the_rest() -> None:
 
 
 def test_the_real_watcher_reacts_to_a_file_write(tmp_path: Path) -> None:
-    target = tmp_path / "part1_inplace.py"
+    (tmp_path / "exercises").mkdir()
+    target = tmp_path / "exercises" / "part1_inplace.py"
     target.write_text("# before\n")
     stop = threading.Event()
     guard = threading.Timer(30, stop.set)  # a broken watcher fails the test, never hangs it
@@ -47,13 +49,49 @@ def test_the_real_watcher_reacts_to_a_file_write(tmp_path: Path) -> None:
 
     seen: list[list[str]] = []
     try:
-        runs = watch.watch_loop(watch.exercise_changes(tmp_path, stop, debounce_ms=50,
-                                                       tick_ms=100),
+        runs = watch.watch_loop(watch.exercise_changes(tmp_path / "exercises", stop,
+                                                       debounce_ms=50, tick_ms=100),
                                 seen.append, write_once, max_runs=1)
     finally:
         guard.cancel()
     assert runs == 1 and not stop.is_set()
     assert seen == [[str(target)]]
+
+
+def test_a_folder_replaced_by_another_of_its_name_is_watched_as_the_new_one(
+        tmp_path: Path) -> None:
+    """git checkout, or an editor that saves by renaming, swaps the folder: saves in the new
+    one are seen, and the old one, moved aside, is not watched."""
+    exercises = tmp_path / "exercises"
+    exercises.mkdir()
+    target = exercises / "part1_inplace.py"
+    target.write_text("# before\n")
+    stop = threading.Event()
+    guard = threading.Timer(30, stop.set)  # a broken watcher fails the test, never hangs it
+    guard.start()
+    steps = [lambda: (exercises.rename(tmp_path / "old"),
+                      shutil.copytree(tmp_path / "old", exercises)),
+             lambda: (tmp_path / "old" / "part1_inplace.py").write_text("# old\n")]
+    found: list[bool] = []
+
+    def next_step() -> None:  # one step per quiet tick; then save in the new folder
+        if steps:
+            steps.pop(0)()
+        else:
+            target.write_text("# after\n")
+
+    def changed(batch: list[str]) -> None:
+        assert all(Path(p).is_relative_to(exercises) for p in batch), batch
+        if not steps and str(target) in batch and target.read_text() == "# after\n":
+            found.append(True)
+            stop.set()
+
+    try:
+        watch.watch_loop(watch.exercise_changes(exercises, stop, debounce_ms=50, tick_ms=100),
+                         changed, next_step)
+    finally:
+        guard.cancel()
+    assert found
 
 
 def test_grader_watch_regrades_on_save_and_shows_the_clock(
