@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from datetime import datetime
@@ -23,10 +24,19 @@ HINTS = "hints.json"
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a reader, or a crash, sees the old file or the new."""
+    """Replace `path` with `data` so that a reader, or a crash, sees the old file or the new;
+    with the old file's permissions, or a new file's usual ones (not the temporary file's
+    0600: a restored exercise file keeps the mode its owner gave it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

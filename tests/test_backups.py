@@ -276,3 +276,21 @@ def test_reset_uses_the_workspace_flavor(tmp_path: Path) -> None:
     assert run(["reset", "part2", "--yes", "--workspace", str(ws.root)]).exit_code == 0
     assert "numpy" in (ws.exercises / "part2_out_of_place.py").read_text()
     assert load_workspace(ws.root).flavor == "numpy"
+
+
+def test_reset_and_restore_keep_each_files_permissions(workspace: Workspace) -> None:
+    """A file rewritten by reset or restore keeps the mode its owner gave it; a file they
+    create gets a new file's usual mode, not a temporary file's 0600."""
+    import os
+    import stat
+
+    target = workspace.exercises / "part1_inplace.py"
+    target.write_text(target.read_text() + "# mine\n")
+    target.chmod(0o754)
+    assert run(["reset", "--all", "--yes", "--workspace", str(workspace.root)]).exit_code == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o754
+    target.unlink()
+    assert run(["restore", "--workspace", str(workspace.root)]).exit_code == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
