@@ -182,10 +182,10 @@ def own_raise_hint(raised: dict[str, Any]) -> str | None:
     """The hint for valid input rejected by the candidate's own `raise` statement (a guard
     whose condition is wrong), where the recipe would guess at a cause; None for any other
     exception."""
-    place, _, statement = str(raised.get("where", "")).partition(": ")
+    line, statement = mutants.raise_site(str(raised.get("where", "")))
     if statement.split(maxsplit=1)[:1] != ["raise"]:
         return None
-    return OWN_RAISE_HINT.format(type=raised["type"], line=place.rpartition(", ")[2] or place)
+    return OWN_RAISE_HINT.format(type=raised["type"], line=line)
 
 
 def raised_verdict(where: str, raised: dict[str, Any], hint: str | None = None) -> Verdict:

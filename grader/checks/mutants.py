@@ -590,7 +590,7 @@ def raising_alike(candidates: Sequence[Mutant], outputs: Sequence[Any], raised: 
     same shape as the candidate's line (names aside: `adj = adj + dP[k + 1]` is
     `adjoint = adjoint + dP[i + 1]`). An exception alone is weak evidence (every index pushed
     past the end raises IndexError); the line makes it the slip."""
-    theirs = shape(_line_of(raised.get("where", "")))
+    theirs = shape(raise_site(raised.get("where", ""))[1])
     if theirs is None:
         return []
     return [mutant for mutant, runs in zip(candidates, outputs, strict=True)
@@ -598,10 +598,12 @@ def raising_alike(candidates: Sequence[Mutant], outputs: Sequence[Any], raised: 
             and theirs in {shape(line) for line in (mutant.after, *mutant.explains)}]
 
 
-def _line_of(where: str) -> str:
-    """The code of a raise's `where` ("exercises/part3_backward.py, line 27: <code>")."""
+def raise_site(where: str) -> tuple[str, str]:
+    """(the line, its code) of a raise's `where` ("exercises/part3_backward.py, line 27:
+    <code>" gives ("line 27", "<code>")); empty where `where` names no line."""
     head, _, code = where.partition(": ")
-    return code if ", line " in head else ""
+    file, _, line = head.rpartition(", ")
+    return (line, code) if file and line.startswith("line ") else ("", "")
 
 
 def shape(code: str) -> str | None:

@@ -166,12 +166,10 @@ def fresh_result(api: Api, function: str, cases: Sequence[CaseData],
         value, raised = api.call(api.function(function), *natives)
         if raised:
             return rows + [{"raised": raised.as_dict()}]
-        outputs = value if isinstance(value, tuple | list) else (value,)
-        for out in outputs:
+        for out in value if isinstance(value, tuple | list) else (value,):
             api.backend.to_numpy(out)
-        shared = sorted({name for name, x in zip(args, natives, strict=True) for out in outputs
-                         if out is x or api.backend.shares_memory(out, x)})
-        rows.append({"raised": None, "shared": shared,
+        rows.append({"raised": None,
+                     "shared": shared_inputs(api, value, dict(zip(args, natives, strict=True))),
                      "after": {n: snapshot(api, x) for n, x in zip(args, natives, strict=True)}})
     return rows
 
