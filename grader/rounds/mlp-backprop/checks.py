@@ -586,8 +586,10 @@ def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
 
 
 def stability_hint(case: Case, obs: dict[str, Any], params: dict[str, str]) -> str | None:
-    """Which shortcut broke (None: all is well). A non-finite value anywhere is instability:
-    the rows of STABLE_LOGITS that came out wrong tell which kind."""
+    """Which shortcut broke (None: all is well). A non-finite value anywhere is instability,
+    and where it is tells which kind: in dlogits, an exp overflowed (the rows of
+    STABLE_LOGITS that came out wrong tell whether the max was the batch's); only in the loss,
+    a log was taken of a probability that underflowed to 0."""
     truth = loss_of(case)
     loss, dlogits = obs["value"]["loss"], obs["value"]["dlogits"]
     if not isinstance(dlogits, np.ndarray) or dlogits.shape != truth["dlogits"].shape:
@@ -595,10 +597,10 @@ def stability_hint(case: Case, obs: dict[str, Any], params: dict[str, str]) -> s
     wrong = [i for i, row in enumerate(dlogits)
              if not tree_matches(row, truth["dlogits"][i], case.dtype)]
     loss_right = tree_matches(loss, truth["loss"], case.dtype)
-    if not (np.isfinite(loss).all() and np.isfinite(dlogits).all()):
-        if wrong == [BATCH_MAX_ROW]:
-            return params["batch_max_hint"]
-        return params["overflow_hint"] if wrong else params["log_hint"]
+    if not np.isfinite(dlogits).all():
+        return params["batch_max_hint"] if wrong == [BATCH_MAX_ROW] else params["overflow_hint"]
+    if not np.isfinite(loss).all():  # dlogits finite, so no exp overflowed: a log of 0 did
+        return params["log_hint"]
     if wrong:
         return params["wrong_hint"]
     if not loss_right:
