@@ -157,7 +157,8 @@ def measured(yours: list[Timings], reference: list[Timings],
 
 CPU_LINE = ("CPU seconds of one process each (N = 1 and 8, 7 calls each; N = 1 and 32, 7 calls "
             "each): yours {}; the reference's 0.021 and 0.030, 0.021 and 0.058. Beyond N=1, "
-            "from N=8 to N=32 your work per call grew x{}, the reference's x4.4")
+            "from N=8 to N=32 your work per call grew x{}, the reference's x4.4; at N=32 it cost "
+            "{}x the reference's")
 
 
 def test_the_plan_runs_three_sizes_each_in_its_own_process_against_the_reference() -> None:
@@ -217,7 +218,7 @@ def test_work_that_grows_like_the_references_passes_with_both_measures() -> None
     verdict = _plan().judge(observed(REFERENCE, REFERENCE))
     assert verdict.status == "passed"
     assert verdict.message == ("matmul flops: 16 at N=8, 64 at N=32 (x4.0 for x4 N); "
-                               + CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4"))
+                               + CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4", "1.0"))
 
 
 def test_what_the_counter_sees_growing_fails_with_its_own_words_and_the_cpu_times() -> None:
@@ -226,7 +227,7 @@ def test_what_the_counter_sees_growing_fails_with_its_own_words_and_the_cpu_time
     assert verdict.status == "failed" and verdict.hint == "closed form"
     assert verdict.message.splitlines() == [
         "matmul flops: 128 at N=8, 2048 at N=32 (x16.0 for x4 N): the cost grows faster than "
-        "linearly in N", CPU_LINE.format("0.022 and 0.068, 0.022 and 0.673", "14.1")]
+        "linearly in N", CPU_LINE.format("0.022 and 0.068, 0.022 and 0.673", "14.1", "17.5")]
 
 
 def test_work_hidden_from_the_counter_fails_on_its_cpu_time() -> None:
@@ -234,7 +235,7 @@ def test_work_hidden_from_the_counter_fails_on_its_cpu_time() -> None:
     verdict = _plan().judge(observed(closed, REFERENCE))
     assert verdict.status == "failed" and verdict.hint == "closed form"
     assert verdict.message == (
-        CPU_LINE.format("0.022 and 0.068, 0.022 and 0.673", "14.1")
+        CPU_LINE.format("0.022 and 0.068, 0.022 and 0.673", "14.1", "17.5")
         + ": yours grows 3.2x faster than the reference's (at most 2.5x allowed); the matmul "
         "flops the counter saw grew slower, so the work is in calls it cannot see")
     unseen = _plan().judge(observed(closed, REFERENCE, (0, 0, 0)))
@@ -245,19 +246,21 @@ def test_work_hidden_from_the_counter_fails_on_its_cpu_time() -> None:
 def test_right_work_the_counter_cannot_see_passes_on_its_cpu_time() -> None:
     verdict = _plan().judge(observed(REFERENCE, REFERENCE, (0, 0, 0)))
     assert verdict.status == "passed"
-    assert verdict.message == (CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4")
+    assert verdict.message == (CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4", "1.0")
                                + " (the counter saw no matmul flops: CPU time decides)")
 
 
 def test_a_reference_far_slower_to_grow_than_the_order_itself_counts_within_a_third() -> None:
     slow_middle = Timings(REFERENCE.tiny, REFERENCE.middle + 0.004, REFERENCE.large)
     verdict = _plan().judge(observed(REFERENCE, slow_middle))
-    assert verdict.status == "passed" and verdict.message.endswith("the reference's x3.0")
+    assert verdict.status == "passed"
+    assert verdict.message.endswith("the reference's x3.0; at N=32 it cost 1.0x the reference's")
     slower = Timings(REFERENCE.tiny, REFERENCE.middle + 0.008, REFERENCE.large)
     verdict = _plan().judge(observed(REFERENCE, slower))
     assert verdict.status == "passed"
     assert verdict.message.endswith("the reference's x2.3 (x3.0 counts: the expected order's "
-                                    "x4.4, give or take noise)")
+                                    "x4.4, give or take noise); at N=32 it cost 1.0x the "
+                                    "reference's")
 
 
 def test_without_the_references_times_the_counter_alone_decides() -> None:
@@ -303,7 +306,7 @@ def test_each_size_counts_its_least_cpu_time_over_the_rounds() -> None:
                      [REFERENCE, noisy_reference, REFERENCE, REFERENCE])
     verdict = _plan().judge(mixed)
     assert verdict.status == "passed"
-    assert CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4") in verdict.message
+    assert CPU_LINE.format("0.021 and 0.030, 0.021 and 0.058", "4.4", "1.0") in verdict.message
 
 
 def test_rounds_that_disagree_leave_the_verdict_undecided_until_they_agree() -> None:
@@ -315,8 +318,9 @@ def test_rounds_that_disagree_leave_the_verdict_undecided_until_they_agree() -> 
     first_two = measured([noisy, REFERENCE], [REFERENCE, REFERENCE])
     verdict = _plan().judge(first_two)
     assert verdict.status == "undecided"
-    assert verdict.message.endswith("but the estimate moved from one side of the limit (2.5x) "
-                                    "to the other as rounds came in: 3.7x, 1.0x")
+    assert verdict.message.endswith("yours grows 1.0x faster than the reference's, but as rounds "
+                                    "came in the estimate did not settle on one side of the "
+                                    "limit (2.5x): 3.7x, 1.0x")
     assert _plan().judge(measured([noisy, REFERENCE, REFERENCE],
                                   [REFERENCE] * 3)).status == "undecided"
     assert _plan().judge(measured([noisy, REFERENCE, REFERENCE, REFERENCE],
@@ -420,8 +424,8 @@ def test_a_large_size_run_stopped_at_the_cap_in_every_round_fails_whatever_the_p
     assert verdict.status == "failed" and verdict.hint == "closed form"
     assert verdict.message.endswith(
         "at N = 32 yours was stopped in every round, once it had cost more than code growing "
-        "3.75x faster than the reference's could; the counter saw no matmul flops, so the work "
-        "is in calls it cannot see")
+        "3.75x faster than the reference's, or costing 15x its work per call there, could; the "
+        "counter saw no matmul flops, so the work is in calls it cannot see")
     both["yours"][1][-1]["capped"] = False  # stopped in one round only: the rounds decide
     assert _plan().judge(both).status == "passed"
 
@@ -479,6 +483,44 @@ def test_once_a_smaller_run_of_a_round_is_stopped_its_large_run_is_capped_like_i
         SMALL_RUN_LIMIT * theirs[5]["cpu_s"])
 
 
+def padded(cost: float) -> Timings:
+    """Work padded at every size past the tiny one to cost `cost` times the reference's work
+    per call at the large size: flat from the middle size to the large one."""
+    work = cost * REFERENCE.work()[1]
+    return Timings(REFERENCE.tiny, REFERENCE.tiny + work, REFERENCE.tiny + work)
+
+
+def test_work_padded_flat_fails_on_its_cost_at_the_large_size() -> None:
+    """Padding the smaller sizes' work flattens a wrong order's growth, never its cost at the
+    largest size: there it pays its order's work, many times the reference's."""
+    verdict = _plan(large_hint="pads").judge(observed(padded(12.0), REFERENCE))
+    assert verdict.status == "failed" and verdict.hint == "pads"
+    assert verdict.message.endswith(
+        "at N=32 it cost 12.0x the reference's: at N = 32 your work per call costs 12.0x the "
+        "reference's (at most 10x allowed); the matmul flops the counter saw grew slower")
+    assert _plan().judge(observed(padded(12.0), REFERENCE)).hint == "closed form"
+    assert _plan(large_limit=15).judge(observed(padded(12.0), REFERENCE)).status == "passed"
+
+
+@pytest.mark.parametrize("constant", [0.3, 1.0, 3.0, 6.0, 9.0])
+def test_right_order_work_with_a_slow_constant_passes_within_the_large_size_limit(
+        constant: float) -> None:
+    verdict = _plan().judge(observed(timings(constant * PER_N, constant=0.021), REFERENCE))
+    assert verdict.status == "passed", verdict.message
+
+
+def test_the_large_runs_cap_is_the_lesser_of_the_growth_and_the_cost_that_fail() -> None:
+    """A run at the large size is stopped once it costs CAP_MARGIN times either limit: a
+    middle run that was itself slow (padded) no longer lifts the large run's cap with it."""
+    from grader.checks.kinds import CAP_MARGIN
+
+    cap = _plan().measured.cap
+    mine, theirs = runs(padded(40.0), first=True), runs(REFERENCE, first=True)
+    so_far = {"yours": [mine[:5]], "baseline": [theirs[:6]], "baseline_error": ""}
+    work = (theirs[5]["cpu_s"] - theirs[4]["cpu_s"]) / 7
+    assert cap(so_far) == pytest.approx(mine[4]["cpu_s"] + CAP_MARGIN * 10 * work * 7)
+
+
 @pytest.mark.parametrize(("estimates", "noisy", "decided"), [
     ((2.6, 2.7), False, True),          # quiet: two past the limit fail
     ((2.6, 2.7, 2.8), True, None),      # busy: past the limit, within the spread it allows
@@ -493,3 +535,44 @@ def test_a_busy_machine_fails_growth_only_past_the_limit_by_its_own_spread(
     from grader.checks.settle import settled
 
     assert settled(list(estimates), 2.5, noisy) is decided
+
+
+# --- the timed calls' inputs and results ------------------------------------------------------
+
+
+def test_every_timed_call_gets_inputs_of_its_own_in_every_entry() -> None:
+    """No call can answer from an earlier one's inputs: each differs from every other call's,
+    and from the case's, in every floating-point entry, within FRESH_SPREAD; the same nonce
+    (the reference's run) gives the same inputs, another nonce others."""
+    from grader.probes.library import FRESH_SPREAD, fresh_cases
+
+    case = {"inputs": {"W": np.random.default_rng(0).standard_normal((5, 3, 3)),
+                       "k": np.arange(4)}}
+    at = fresh_cases(case, nonce=11, repeats=6)
+    calls = [at(index)["inputs"] for index in range(1, 7)]
+    for index, inputs in enumerate(calls):
+        assert inputs["k"] is case["inputs"]["k"]
+        ratio = inputs["W"] / case["inputs"]["W"]
+        assert np.all(np.abs(ratio - 1) <= FRESH_SPREAD) and np.all(ratio != 1)
+        for other in calls[index + 1:]:
+            assert np.all(inputs["W"] != other["W"])
+    assert np.array_equal(fresh_cases(case, 11, 6)(3)["inputs"]["W"], calls[2]["W"])
+    assert not np.any(fresh_cases(case, 12, 6)(3)["inputs"]["W"] == calls[2]["W"])
+
+
+def test_a_projection_weighs_the_whole_result_and_its_scale() -> None:
+    from types import SimpleNamespace as Namespace
+
+    from grader.probes.backends import make_backend
+    from grader.probes.library import Weights, projection
+
+    api = Namespace(backend=make_backend("numpy"), flavor="numpy")
+    weights = Weights(3)
+    value = np.array([[1.0, -2.0], [3.0, 4.0]])
+    signed, absolute = weights(4)
+    assert projection(api, value, weights) == pytest.approx(
+        [float(value.ravel() @ signed), float(np.abs(value.ravel()) @ np.abs(signed))])
+    tree, flat = [value, value[0]], np.concatenate([value.ravel(), value[0]])
+    assert projection(api, tree, weights) == pytest.approx(
+        [float(flat @ weights(6)[0]), float(np.abs(flat) @ weights(6)[1])])
+    assert projection(api, "not arrays", weights) is None

@@ -757,7 +757,9 @@ def cpu_growth(spec: Spec) -> PlanFactory:
     by its parent. The same runs of the reference, each just before the candidate's, in
     processes without candidate code, give the yardstick: the candidate's work (beyond the
     tiny run's) may grow at most `limit` times faster than the reference's from the middle
-    size to the large one. Work hidden from the counter (aten ops, numpy behind a torch tensor,
+    size to the large one, and cost at most `large_limit` times the reference's per call at the
+    large size (padding the smaller sizes' work flattens a growth, never the large size's
+    cost). Work hidden from the counter (aten ops, numpy behind a torch tensor,
     the counter switched off) still costs CPU time; work the counter cannot see but that grows
     right passes. Where the CPU times cannot be compared (the reference failed, or its work did
     not grow measurably), the counter alone decides, as in the complexity kind. A verdict from
@@ -765,6 +767,8 @@ def cpu_growth(spec: Spec) -> PlanFactory:
     maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
     call, rule = spec.helper("call"), CountRule.read(spec)
     repeats, limit = _repeats(spec), spec.number("limit", 2.5)
+    limits = Limits(limit, spec.number("large_limit", LARGE_RUN_LIMIT),
+                    spec.text("large_hint", None))
     shares = spec.number("middle_calls", 4.0), spec.number("large_calls", 0.5)
     if min(shares) <= 0:
         raise RoundError(f"{spec.where}: middle_calls and large_calls must be above 0")
@@ -789,13 +793,30 @@ def cpu_growth(spec: Spec) -> PlanFactory:
                               "repeats": count} for case, count in _round(cases, calls, number))
                        for number in range(GROWTH_ROUNDS))
         return Plan("timed_calls", probe_args,
-                    lambda both: judge_growth(rule, cases, calls, limit, both),
+                    lambda both: judge_growth(rule, cases, calls, limits, both),
                     baseline=("timed_calls", {**probe_args, "reference": [folder, ctx.part_id]}),
                     measured=Measured(rounds, least=DECIDING_ROUNDS,
-                                      cap=growth_cap(_expected(rule, cases), calls, limit),
+                                      cap=growth_cap(_expected(rule, cases), calls, limits),
                                       early=partial(counted_growth, rule, cases, calls)))
 
     return plan
+
+
+LARGE_RUN_LIMIT = 10.0
+"""How many times the reference's work per call at the large size a candidate's may cost by
+default: honest code of the right order costs up to about 5 times the reference's there."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A cpu_growth check's two limits: on the growth of the work per call from the middle size
+    to the large one (`growth`, times the reference's) and on the work per call at the large
+    size (`large`, times the reference's), with the hint for the latter (`large_hint`; the
+    growth's hint where none is given)."""
+
+    growth: float
+    large: float
+    large_hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -852,10 +873,10 @@ def _raised(cases: Sequence[Case], calls: Calls,
     return None
 
 
-def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: float,
+def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: Limits,
                  both: dict[str, Any]) -> Verdict:
     """The cpu_growth kind's verdict: the counter's failure (the precise one) first, then the
-    CPU times' growth against the reference's, then the counter's pass."""
+    CPU times' growth and large-size cost against the reference's, then the counter's pass."""
     rounds = both["yours"]
     raised = _raised(cases, calls, rounds)
     if raised:
@@ -882,9 +903,11 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: fl
     so_far = [compare(_least_per_size(rounds[:n], calls),
                       _least_per_size(reference[:n], calls), expected)
               for n in range(1, len(rounds) + 1)]
+    costs = [_large_cost(_least_per_size(rounds[:n], calls), _least_per_size(reference[:n], calls))
+             for n in range(1, len(rounds) + 1)]
     mine, theirs, growth = (_least_per_size(rounds, calls), _least_per_size(reference, calls),
                             so_far[-1])
-    summary = _cpu_summary(rule.size, sizes, mine, theirs, growth, expected)
+    summary = _cpu_summary(rule.size, sizes, mine, theirs, growth, expected, costs[-1])
     fixed = mine.tiny if mine.tiny_large is None else mine.tiny_large
     if all(any(run.get("capped") for run in runs[-4:-1]) for runs in rounds):
         return failed(f"{summary}: at the smaller sizes yours cost more than "
@@ -904,22 +927,39 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limit: fl
               f"the {rule.counted} the counter saw grew slower")
     if len(rounds) >= DECIDING_ROUNDS and all(runs[-1].get("capped") for runs in rounds):
         # A stopped run is a lower bound: pooled with other rounds' runs it would read as a
-        # growth near the limit. Stopped in every round, the growth is past the cap's.
+        # growth near the limit. Stopped in every round, it is past the cap's.
         return failed(f"{summary}: at {rule.size} = {sizes[2]} yours was stopped in every "
-                      f"round, once it had cost more than code growing {CAP_MARGIN * limit:g}x "
-                      f"faster than the reference's could; {unseen}, so the work is in calls "
-                      "it cannot see", hint=rule.growth_hint)
-    decided = settled([None if g is None else g.excess for g in so_far], limit,
-                      _noisy(rounds, reference))
-    if decided is None:
-        seen = ", ".join("not measurable" if g is None else f"{g.excess:.1f}x" for g in so_far)
-        return undecided(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
-                         f"reference's, but the estimate moved from one side of the limit "
-                         f"({limit:g}x) to the other as rounds came in: {seen}")
-    if decided:
+                      f"round, once it had cost more than code growing "
+                      f"{CAP_MARGIN * limits.growth:g}x faster than the reference's, or costing "
+                      f"{CAP_MARGIN * limits.large:g}x its work per call there, could; {unseen}, "
+                      "so the work is in calls it cannot see", hint=rule.growth_hint)
+    noisy = _noisy(rounds, reference)
+    grows = settled([None if g is None else g.excess for g in so_far], limits.growth, noisy)
+    costs_more = settled(costs, limits.large, noisy)
+    if grows:
         return failed(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
-                      f"reference's (at most {limit:g}x allowed); {unseen}, so the work is in "
-                      "calls it cannot see", hint=rule.growth_hint)
+                      f"reference's (at most {limits.growth:g}x allowed); {unseen}, so the work "
+                      "is in calls it cannot see", hint=rule.growth_hint)
+    if costs_more:
+        return failed(f"{summary}: at {rule.size} = {sizes[2]} your work per call costs "
+                      f"{costs[-1]:.1f}x the reference's (at most {limits.large:g}x allowed); "
+                      f"{unseen}", hint=limits.large_hint or rule.growth_hint)
+    growths = [None if g is None else g.excess for g in so_far]
+    unsettled = [(what, limit, estimates) for what, limit, estimates, verdict in (
+        (f"yours grows {growth.excess:.1f}x faster than the reference's", limits.growth,
+         growths, grows),
+        (f"yours costs {_times(costs[-1])} the reference's work per call at {rule.size} = "
+         f"{sizes[2]}", limits.large, costs, costs_more)) if verdict is None]
+    # Of two estimates not settled yet, the one that has stayed within its limit is not the
+    # question.
+    in_question = [(what, limit, estimates) for what, limit, estimates in unsettled
+                   if any(e is None or e > limit for e in estimates)] or unsettled
+    if in_question:
+        return undecided(f"{summary}: " + "; ".join(
+            f"{what}, but as rounds came in the estimate did not settle on one side of the "
+            f"limit ({limit:g}x): " + ", ".join(
+                "not measurable" if e is None else f"{e:.1f}x" for e in estimates)
+            for what, limit, estimates in in_question))
     if counted.status == "skipped":
         return passed(f"{summary} (the counter saw no {rule.counted}: CPU time decides)")
     return passed(f"{counted.message}; {summary}")
@@ -937,11 +977,13 @@ def _expected(rule: CountRule, cases: Sequence[Case]) -> float:
 
 
 def growth_cap(expected: float, calls: Calls,
-               limit: float) -> Callable[[dict[str, Any]], float | None]:
+               limits: Limits) -> Callable[[dict[str, Any]], float | None]:
     """The CPU seconds past which a candidate's run cannot change its round's verdict (see
-    Measured.cap): at the large size, the cost whose growth per call over the round's middle
-    run is CAP_MARGIN times the limit past the fastest growth the reference can count for
-    (whatever floor the middle work gets), so that a stopped run is a failing round; at the
+    Measured.cap): at the large size, the lesser of the cost whose growth per call over the
+    round's middle run is CAP_MARGIN times the growth limit past the fastest growth the
+    reference can count for (whatever floor the middle work gets) and the cost of CAP_MARGIN
+    times the large-size limit on the reference's work per call there, so that a stopped run
+    is a failing round; at the
     smaller sizes, SMALL_RUN_LIMIT times the reference's run of the same size and calls, just
     before (judge_growth fails a candidate stopped there in every round), and so at the large
     size too once a smaller run of the round was stopped (its work per call is unknown)."""
@@ -961,7 +1003,9 @@ def growth_cap(expected: float, calls: Calls,
         work = max((middle - tiny) / calls.middle, floor)
         if work <= 0:
             return None
-        return tiny_large + CAP_MARGIN * limit * CEILING * expected * work * calls.large
+        grown = CAP_MARGIN * limits.growth * CEILING * expected * work
+        costly = CAP_MARGIN * limits.large * timed.work()[1]
+        return tiny_large + (min(grown, costly) if costly > 0 else grown) * calls.large
 
     return cap
 
@@ -1047,8 +1091,19 @@ def _also(verdict: Verdict, note: str) -> Verdict:
                    verdict.not_applicable, verdict.stub)
 
 
+def _large_cost(mine: Timings, theirs: Timings) -> float | None:
+    """How many times the reference's work per call at the large size the candidate's costs;
+    None when the reference's did not show there."""
+    reference = theirs.work()[1]
+    return mine.work()[1] / reference if reference > 0 else None
+
+
+def _times(ratio: float | None) -> str:
+    return "an unmeasurable share of" if ratio is None else f"{ratio:.1f}x"
+
+
 def _cpu_summary(size: str, sizes: tuple[int, ...], mine: Timings, theirs: Timings,
-                 growth: Growth | None, expected: float) -> str:
+                 growth: Growth | None, expected: float, cost: float | None) -> str:
     tiny, middle, large = sizes
 
     def seconds(t: Timings) -> str:
@@ -1065,7 +1120,8 @@ def _cpu_summary(size: str, sizes: tuple[int, ...], mine: Timings, theirs: Timin
     floor = "" if counted == measured else (
         f" ({counted} counts: the expected order's x{expected:.1f}, give or take noise)")
     return (f"{times}. Beyond {size}={tiny}, from {size}={middle} to {size}={large} your work "
-            f"per call grew x{growth.yours:.1f}, the reference's {measured}{floor}")
+            f"per call grew x{growth.yours:.1f}, the reference's {measured}{floor}; at "
+            f"{size}={large} it cost {_times(cost)} the reference's")
 
 
 # --- depth: a parallel algorithm must not be a sequential chain ------------------------------

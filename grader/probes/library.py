@@ -257,8 +257,9 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
                 call: str | None = None, measure: str = "flops",
                 reference: Sequence[str] | None = None, nonce: int = 0) -> Observation:
     """One run of the cpu_growth kind, in a process of its own whose CPU time (with everything
-    it starts) its parent reads: one call under the counter (what it saw), then `repeats`
-    calls, each on inputs of its own (`fresh_case`), so no call can reuse an earlier one's
+    it starts) its parent reads: with no `repeats`, one call under the counter (what it saw);
+    else `repeats` + 1 plain calls (the counter's cost per operation would count as work), each
+    after the first on inputs of its own (`fresh_case`), so no call can reuse an earlier one's
     answer. Every call's result is reduced to one number (`projection`) that the judge
     compares with the reference's on the same inputs: work that was skipped, memoised or done
     wrong shows. With `reference` (a round's folder and a part id), the reference's function
@@ -266,18 +267,21 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     if reference is not None:
         api = reference_api(api, *reference)
     fn = api.function(function)
-    count = _counter(api, measure)
-    counted, raised = api.call(count, fn, *build_args(api, case, call, args))
-    weights = Weights(nonce, repeats)
-    projections = [projection(api, counted[0] if counted else None, weights, 0)]
+    weights = Weights(nonce)
+    count = 0
+    if repeats:
+        value, raised = api.call(fn, *build_args(api, case, call, args))
+    else:
+        counted, raised = api.call(_counter(api, measure), fn, *build_args(api, case, call, args))
+        value, count = (counted[0], int(counted[1])) if counted else (None, 0)
+    projections = [projection(api, value, weights)]
     cases = fresh_cases(case, nonce, repeats)
     for index in range(1, repeats + 1 if raised is None else 0):
         value, raised = api.call(fn, *build_args(api, cases(index), call, args))
         if raised is not None:
             break
-        projections.append(projection(api, value, weights, index))
-    return {"raised": as_dict(raised), "count": int(counted[1]) if counted else 0,
-            "projections": projections}
+        projections.append(projection(api, value, weights))
+    return {"raised": as_dict(raised), "count": count, "projections": projections}
 
 
 FRESH_SPREAD = 0.05
@@ -287,37 +291,49 @@ FRESH_SPREAD = 0.05
 
 def fresh_cases(case: CaseData, nonce: int, repeats: int) -> Callable[[int], CaseData]:
     """Call `index`'s case (1 to `repeats`): its floating-point inputs rescaled entry by entry,
-    differently for each call (the judge's `nonce` seeds the factors). Every call's factors
-    are drawn at once, before the timed calls, so that a call costs its work and little more:
-    a per-call cost far above the work would bury the growth under a process's noise."""
+    each entry x by 1 + s * b, b a pattern of the process (one draw per entry, in [-1, 1]) and
+    s the call's own (within FRESH_SPREAD): every call's inputs differ from every other's in
+    every entry. The judge's `nonce` seeds both. A call's inputs cost two passes over them, and
+    the process one draw per entry: a harness cost growing with the inputs' size counts as the
+    candidate's work and the reference's alike, and would dilute the difference between them."""
     rng = np.random.default_rng([nonce, repeats])
     inputs = {name: np.asarray(value) for name, value in case["inputs"].items()}
-    factors = {name: 1.0 + rng.uniform(-FRESH_SPREAD, FRESH_SPREAD, (repeats + 1, *a.shape))
-               for name, a in inputs.items() if np.issubdtype(a.dtype, np.floating)}
+    patterns = {name: rng.uniform(-1.0, 1.0, a.shape) for name, a in inputs.items()
+                if np.issubdtype(a.dtype, np.floating)}
+    scales = rng.uniform(-FRESH_SPREAD, FRESH_SPREAD, repeats + 1)
+
+    def rescaled(a: np.ndarray, pattern: np.ndarray, scale: float) -> np.ndarray:
+        factor = pattern * scale
+        factor += 1.0
+        factor *= a
+        return factor.astype(a.dtype, copy=False)
 
     def at(index: int) -> CaseData:
-        return {**case, "inputs": {name: (a * factors[name][index]).astype(a.dtype)
-                                   if name in factors else a for name, a in inputs.items()}}
+        return {**case, "inputs": {
+            name: rescaled(a, patterns[name], scales[index]) if name in patterns else a
+            for name, a in inputs.items()}}
 
     return at
 
 
 class Weights:
-    """The random weights of each call's projection, drawn once per result size for all the
-    calls of a process (`nonce` seeds them, so the reference's process draws the same)."""
+    """The random weights of the projections of a process's calls, drawn once per result size
+    (`nonce` seeds them, so the reference's process draws the same). One set serves every call:
+    each call's inputs are its own, and so is the result they weigh."""
 
-    def __init__(self, nonce: int, repeats: int) -> None:
-        self.nonce, self.repeats = nonce, repeats
-        self._by_size: dict[int, np.ndarray] = {}
+    def __init__(self, nonce: int) -> None:
+        self.nonce = nonce
+        self._by_size: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
-    def __call__(self, index: int, size: int) -> np.ndarray:
+    def __call__(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """(the weights, their absolute values) for a result of `size` numbers."""
         if size not in self._by_size:
-            rng = np.random.default_rng([self.nonce, size])
-            self._by_size[size] = rng.standard_normal((self.repeats + 1, size))
-        return self._by_size[size][index]
+            drawn = np.random.default_rng([self.nonce, size]).standard_normal(size)
+            self._by_size[size] = drawn, np.abs(drawn)
+        return self._by_size[size]
 
 
-def projection(api: Api, value: Any, weights: Weights, index: int) -> list[float] | None:
+def projection(api: Api, value: Any, weights: Weights) -> list[float] | None:
     """A call's result as [its dot product with random weights, the scale of that sum (the sum
     of the absolute products)], for comparing results without sending them; None when the
     result is not made of arrays and numbers."""
@@ -341,9 +357,9 @@ def projection(api: Api, value: Any, weights: Weights, index: int) -> list[float
         flatten(tree)
     except (TypeError, ValueError):
         return None
-    flat = np.concatenate(leaves) if leaves else np.zeros(0)
-    products = flat * weights(index, flat.size)
-    return [float(products.sum()), float(np.abs(products).sum())]
+    flat = np.concatenate(leaves) if len(leaves) != 1 else leaves[0]
+    signed, absolute = weights(flat.size)
+    return [float(flat @ signed), float(np.abs(flat) @ absolute)]
 
 
 def reference_api(api: Api, folder: str, part_id: str) -> Api:
