@@ -1163,7 +1163,14 @@ FUNCTION_WORDS = frozenset(
     "when because so and but then which by with before after if as at from into has have had "
     "does do did will can would could should must not no their they them there than while "
     "until once each every".split())
-MIN_WORDS = 5
+MIN_WORDS = 4
+"""The fewest words a statement has ("Call zero_grad every iteration.")."""
+CONTENT_PER_IDEA = 2.5
+"""The fewest words other than function words a sentence has per idea it names (its first
+concept, what the idea is about; "In-place writes bump the version counter." names two in five
+words): a real claim spends words on each idea it makes ("backward
+accumulates into .grad"), a list of keywords padded into a sentence ("This is about detach,
+adapter, requires_grad.") does not."""
 
 
 def sentences(text: str) -> list[str]:
@@ -1191,6 +1198,14 @@ def is_statement(sentence: str) -> bool:
 
 def states(sentence: str, concepts: Sequence[str]) -> bool:
     return all(re.search(c, sentence, re.I) for c in concepts)
+
+
+def says_enough(sentence: str, ideas: Sequence[Sequence[str]]) -> bool:
+    """Whether the sentence spends CONTENT_PER_IDEA words on each idea it names."""
+    named = sum(bool(re.search(concepts[0], sentence, re.I)) for concepts in ideas)
+    content = [w for w in re.findall(r"[A-Za-z_']+", sentence.lower())
+               if w not in FUNCTION_WORDS]
+    return len(content) >= CONTENT_PER_IDEA * named
 
 
 DENIED_BEFORE = re.compile(
@@ -1262,7 +1277,8 @@ def explanation(spec: Spec) -> PlanFactory:
 
     An idea counts only when one sentence states it: each idea lists `concepts` (regexes) that
     must all appear in the same sentence, and a sentence counts only when it reads as one (see
-    is_statement), so a bag of keywords earns nothing while a paraphrase in the candidate's own
+    is_statement) and spends words on each idea it states (see says_enough), so a bag of
+    keywords, or one padded into a sentence, earns nothing while a paraphrase in the candidate's own
     words earns full marks. `pattern` is a one-concept idea.
 
     Ideas are claims: a sentence that negates one ("I do not think the gradients accumulate",
@@ -1297,7 +1313,8 @@ def explanation(spec: Spec) -> PlanFactory:
         if not text.strip():
             return not_started(f"{variable} is empty; write a few sentences on {about}",
                                hint=missed_hint(names))
-        said = [s for s in sentences(text) if is_statement(s)]
+        said = [s for s in sentences(text) if is_statement(s)
+                and says_enough(s, [concepts for _, concepts in ideas])]
         believed = [m for m in wrong if any(m.stated(s) for s in said)]
         lost = {m.loses for m in believed if m.loses}
         denied = [idea for idea, concepts in ideas if idea not in warnings
