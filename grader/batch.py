@@ -119,7 +119,7 @@ class GradingConfig:
         """The settings a submission declaring `flavor` is graded under."""
         if self.settings.flavor_given or flavor not in self.settings.round.flavors:
             return self.settings
-        return self.settings.with_flavor(flavor)  # type: ignore[arg-type]
+        return self.settings.with_flavor(flavor)
 
     @property
     def parts(self) -> list[str]:

@@ -19,7 +19,7 @@ import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
 
 from grader import results
 from grader.batch import ROW_STATUSES, BatchDoc, RowStatus, SubmissionDoc
@@ -105,7 +105,7 @@ def read_results(path: Path) -> BatchDoc:
     problem = shape_problem(data, BatchDoc)
     if problem:
         raise CohortError(f"{path}: not a `grader grade --json` document: {problem}")
-    return data
+    return cast(BatchDoc, data)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from grader import REPORT_INSTALL, __version__
 from grader.batch import BatchDoc, SubmissionDoc
@@ -26,6 +26,7 @@ from grader.safe_text import clean, valid
 from grader.state import write_bytes_atomic
 
 if TYPE_CHECKING:
+    from matplotlib.container import BarContainer
     from matplotlib.figure import Figure
 
 EXTRA = ("matplotlib", "jinja2")
@@ -66,7 +67,8 @@ def histogram(column: Distribution, size: tuple[float, float]) -> Figure:
     axes = figure.add_subplot()
     counts, _, bars = axes.hist(column.scores, bins=[top * i / BINS for i in range(BINS + 1)],
                                 color=COLOURS["bar"], edgecolor="white")
-    axes.bar_label(bars, labels=[f"{c:.0f}" if c else "" for c in counts], fontsize=8)
+    axes.bar_label(cast("BarContainer", bars), labels=[f"{c:.0f}" if c else "" for c in counts],
+                   fontsize=8)
     if column.scores:
         axes.axvline(column.mean, color=COLOURS["mean"], linestyle="--", linewidth=1)
     axes.set_xlim(0, top)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from grader.prose import Document, fill, followups, topics
 from grader.rounds import Round, RoundError
@@ -89,10 +89,10 @@ def plan_followup(followup: FollowUp, judge: ModuleType,
         if not callable(fn):
             raise RoundError(f"{followup.doc.source}: {key} = {meta[key]}: checks.py has no "
                              "such function")
-        return fn
+        return cast(Callable[..., Any], fn)
 
     make_args, interpret = named("args"), named("interpret")
-    args = make_args(seed) if make_args else {}
+    args: dict[str, Any] = make_args(seed) if make_args else {}
     baseline = ("round:" + meta["baseline"], args) if "baseline" in meta else None
     plan = Plan("round:" + meta["probe"], args, _not_graded, baseline=baseline)
 
@@ -101,7 +101,7 @@ def plan_followup(followup: FollowUp, judge: ModuleType,
             return unavailable(str(frame.get("message", "no result")))
         data = frame["data"]
         if interpret is not None:
-            return interpret(data)
+            return cast(Evidence, interpret(data))
         if isinstance(data, dict) and data.get("raised"):
             return unavailable(data["raised"]["message"])
         return {"status": "measured", "values": data}

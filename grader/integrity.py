@@ -314,7 +314,7 @@ def recorded() -> dict[str, str]:
         distribution = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return {}
-    base = os.path.realpath(distribution.locate_file(""))
+    base = os.path.realpath(str(distribution.locate_file("")))
     package = os.path.join(str(_package_dir()), "")
     found = {}
     for entry in distribution.files or []:

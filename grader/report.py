@@ -112,7 +112,7 @@ def part_table(console: Console, part: PartResult, follows_from: dict[str, str])
 
 def summary_line(result: RunResult) -> Text:
     checks = [c for p in result.parts for c in p.checks]
-    counts = Counter(c.status for c in checks)
+    counts: Counter[str] = Counter(c.status for c in checks)
     pieces = ", ".join(f"{counts[s]} {s}" for s in STATUS_STYLE if counts[s])
     not_applicable = sum(1 for c in checks if c.not_applicable)
     if not_applicable:

@@ -149,12 +149,17 @@ def _prefixes_of(dotted: str) -> tuple[str, ...]:
     return tuple(".".join(parts[:n]) for n in range(1, len(parts) + 1))
 
 
+def _fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """A rule's entry with its lists as tuples."""
+    return {key: tuple(value) if isinstance(value, list) else value
+            for key, value in entry.items()}
+
+
 @cache
 def rules() -> tuple[Rule, ...]:
     """The rules, read once; the file ships inside the package."""
     data = tomllib.loads(RULES_FILE.read_text(encoding="utf-8"))
-    loaded = tuple(Rule(**{key: tuple(value) if isinstance(value, list) else value
-                           for key, value in entry.items()}) for entry in data["rule"])
+    loaded = tuple(Rule(**_fields(entry)) for entry in data["rule"])
     for needed in (NOT_PARSED, NOT_REVIEWED, DYNAMIC):
         if needed not in {rule.id for rule in loaded}:
             raise RuntimeError(f"{RULES_FILE} has no rule {needed!r}")
@@ -997,8 +1002,9 @@ def _formatted(node: ast.FormattedValue, values: list[Any]) -> Any:
     spec = _template(values[1]) if node.format_spec is not None else ""
     if not isinstance(value, str | bytes | int | float | bool | None):
         raise TypeError("not folded")
-    convert = {-1: lambda v: v, 115: str, 114: repr, 97: ascii}[node.conversion]
-    return format(convert(value), spec)
+    convert: dict[int, Callable[[object], object]] = {-1: lambda v: v, 115: str, 114: repr,
+                                                      97: ascii}
+    return format(convert[node.conversion](value), spec)
 
 
 def _slice(node: ast.Slice, values: list[Any]) -> slice:
@@ -1096,7 +1102,7 @@ def _combined(names: _Names, name: str, results: list[Value]) -> Value:
     objects = [r for r in results if r is not None and not isinstance(r, _Const | _Choices)]
     if objects:
         return objects[-1]
-    constants = [r for r in results if isinstance(r, _Const | _Choices)]
+    constants: list[Value] = [r for r in results if isinstance(r, _Const | _Choices)]
     if constants and len(constants) == names.count.get(name, 0):
         return _one_of(constants)
     return None

@@ -35,7 +35,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from grader.rounds import Round
@@ -110,6 +110,13 @@ def code_fingerprint(root: Path) -> str:
     return digest.hexdigest()
 
 
+class RequestSeeds(TypedDict):
+    """The seeds of a runner Request (see grader.runner.protocol.Request)."""
+
+    seed: int
+    hidden_seed: int | None
+
+
 @dataclass(frozen=True)
 class Seeding:
     """How a run's inputs follow from the seed it was given: `given`, the only seed any output
@@ -145,7 +152,7 @@ class Seeding:
         code = code_fingerprint(root) if self.per_submission else None
         return seed_with_secret(self.given, self.secret, code=code, nonce=self.nonce)
 
-    def request_seeds(self, round_: Round, root: Path) -> dict[str, int | None]:
+    def request_seeds(self, round_: Round, root: Path) -> RequestSeeds:
         """The seeds of a runner Request for the submission at `root`."""
         return {"seed": self.given, "hidden_seed": self.hidden_seed(round_, root)}
 

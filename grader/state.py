@@ -104,7 +104,7 @@ def take_hint(workspace: Workspace, part_id: str, available: int) -> int:
     """Count one more hint for the part; the level to show (capped at what exists)."""
     path = workspace.state_dir / HINTS
     taken = _records(path, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
-    level = min(taken.get(part_id, 0) + 1, available)
+    level = min(int(taken.get(part_id, 0)) + 1, available)
     taken[part_id] = level
     write_json_atomic(path, taken)
     return level

@@ -190,7 +190,7 @@ def _collect(source: str, dest: Path, listing: dict[PurePosixPath, _Entry],
     if not (exercises / "__init__.py").exists():
         (exercises / "__init__.py").write_text(INIT_TEXT)
     missing = tuple(name for name in names if not (exercises / name).is_file())
-    notes = (f"missing {', '.join(missing)}",) if missing else ()
+    notes: tuple[str, ...] = (f"missing {', '.join(missing)}",) if missing else ()
     inside = tuple(link for link in links if _below(link, folder) is not None)
     if inside:
         notes += (_links_note(inside),)

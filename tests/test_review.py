@@ -375,6 +375,8 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
     # torch.ops.aten.mm, bound once as `mm`, is flagged on every line that calls it.
     aten = {(f"{known}{name}/torch/part3_backward.py", line, "torch-ops")
             for name, lines in [("part3_closed_form_hidden", (9, 21, 22, 23)),
+                                ("part3_closed_form_batched", (9, 25, 26, 28)),
+                                ("part3_closed_form_padded", (9, 30, 31, 35)),
                                 ("part3_memoised", (9, 25, 26, 27)),
                                 ("part3_work_in_a_grandchild", (12, 22, 23, 24))]
             for line in lines}

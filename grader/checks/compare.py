@@ -45,7 +45,7 @@ def close_mask(actual: np.ndarray, expected: np.ndarray, dtype: str,
     a = actual.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         ok = np.abs(a - expected) <= atol * scale + rtol * np.abs(expected)
-    return ok & np.isfinite(a)
+    return np.asarray(ok & np.isfinite(a), dtype=bool)
 
 
 def find_mismatch(actual: np.ndarray, expected: np.ndarray, dtype: str,

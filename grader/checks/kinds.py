@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -132,7 +132,7 @@ class Spec:
         name = self.text(key, None)
         if name is not None and not callable(getattr(self.helpers, name, None)):
             raise RoundError(f"{self.where}: {key} = {name!r}: probes.py has no such function")
-        return name
+        return None if name is None else str(name)
 
     def mistakes(self, key: str = "mistakes") -> tuple[Mistake, ...]:
         return self._mistakes(self._get(key, []), self.where)
@@ -647,7 +647,7 @@ def finite_differences(spec: Spec) -> PlanFactory:
             value = np.asarray(obs["value"])
             if value.shape != numeric.shape:
                 return failed(f"{case.describe()}: d{wrt} has shape {value.shape}")
-            mismatch = find_mismatch(value, numeric, "float64", tolerance)  # type: ignore[arg-type]
+            mismatch = find_mismatch(value, numeric, "float64", tolerance)
             if mismatch:
                 i = ", ".join(map(str, mismatch.index))
                 return failed(
@@ -746,7 +746,7 @@ def _repeats(spec: Spec) -> dict[str, int] | int:
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in numbers):
         raise RoundError(f"{spec.where}: repeats must be a positive whole number, or a table of "
                          "them by flavor")
-    return value
+    return cast(dict[str, int] | int, value)
 
 
 def cpu_growth(spec: Spec) -> PlanFactory:
@@ -887,7 +887,7 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
     raised = next((run["data"]["raised"] for runs in reference or [] for run in runs
                    if run["data"]["raised"]), None)
     if reference is None or raised:
-        why = both["baseline_error"] or format_raised(raised)
+        why = both["baseline_error"] or (format_raised(raised) if raised else "no result")
         return _also(counted, f"CPU time not compared: the reference could not be run ({why})")
     for number, (mine, theirs) in enumerate(zip(rounds, reference, strict=True)):
         pairs = [(c, m["data"], t["data"])
@@ -972,7 +972,7 @@ round may be stopped at the cap without losing what the counter saw."""
 
 def _expected(rule: CountRule, cases: Sequence[Case]) -> float:
     """The expected order's own growth of the work from the middle size to the large one."""
-    tiny, middle, large = (c.dim(rule.size) ** rule.exponent for c in cases)
+    tiny, middle, large = (math.pow(c.dim(rule.size), rule.exponent) for c in cases)
     return (large - tiny) / (middle - tiny)
 
 
@@ -996,8 +996,8 @@ def growth_cap(expected: float, calls: Calls,
         if len(yours[-1]) < counted or len(reference) != len(current) + 1:
             return None
         if len(current) < 3 or any(run.get("capped") for run in current):
-            return SMALL_RUN_LIMIT * reference[-1]["cpu_s"]
-        tiny, middle, tiny_large = (run["cpu_s"] for run in current)
+            return SMALL_RUN_LIMIT * float(reference[-1]["cpu_s"])
+        tiny, middle, tiny_large = (float(run["cpu_s"]) for run in current)
         timed = _least_per_size([reference], calls)
         floor = FLOOR_SHARE * FLOOR * timed.work()[1] / expected
         work = max((middle - tiny) / calls.middle, floor)

@@ -24,7 +24,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -138,7 +138,8 @@ def _product_edits(left: ast.expr, right: ast.expr,
 def _shifted(node: ast.expr, by: int) -> ast.expr:
     """`node + by`, folding into a constant or an existing `x + k` / `x - k`."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
-            and isinstance(node.operand, ast.Constant):
+            and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, int | float | complex):
         node = ast.Constant(-node.operand.value)
     if isinstance(node, ast.Constant) and isinstance(node.value, int) \
             and not isinstance(node.value, bool):
@@ -268,9 +269,9 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             value = ast.literal_eval(keyword.value)
             if not isinstance(value, int):
                 continue
-            for other in sorted({0, 1, -1, -2} - {value}):
+            for axis in sorted({0, 1, -1, -2} - {value}):
                 keywords = list(node.keywords)
-                keywords[position] = ast.keyword(keyword.arg, ast.Constant(other))
+                keywords[position] = ast.keyword(arg=keyword.arg, value=ast.Constant(axis))
                 yield Edit("wrong_axis", ast.Call(node.func, node.args, keywords))
             if node.func.attr not in ("softmax", "log_softmax", "cumsum", "cumprod"):
                 keywords = [k for k in node.keywords if k.arg not in ("axis", "dim",
@@ -337,8 +338,9 @@ def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             and isinstance(node.targets[0], ast.Tuple):
         names = node.targets[0].elts
         for i in range(len(names) - 1):
-            if isinstance(names[i], ast.Name) and isinstance(names[i + 1], ast.Name) \
-                    and names[i].id != names[i + 1].id:
+            first, second = names[i], names[i + 1]
+            if isinstance(first, ast.Name) and isinstance(second, ast.Name) \
+                    and first.id != second.id:
                 swapped = [*names[:i], names[i + 1], names[i], *names[i + 2:]]
                 yield Edit("swap_unpacking", ast.Assign([ast.Tuple(swapped, ast.Store())],
                                                         node.value))
@@ -524,7 +526,8 @@ def _shown(edit: Edit) -> str:
     """The replacement as source ("" for a step left out)."""
     if edit.operator == "drop_step":
         return ""
-    parts = edit.replacement if isinstance(edit.replacement, list) else [edit.replacement]
+    parts: list[ast.AST] = (list(edit.replacement) if isinstance(edit.replacement, list)
+                            else [edit.replacement])
     if edit.operator == "unentered_with":  # the bare calls alone: the steps are unchanged
         parts = [p for p in parts if isinstance(p, ast.Expr) and isinstance(p.value, ast.Call)]
         parts = parts[:1]
@@ -534,7 +537,8 @@ def _shown(edit: Edit) -> str:
 def _unparse(node: ast.AST) -> str:
     """Source of a node made here, which has no positions yet."""
     node = copy.deepcopy(node)
-    holder = ast.Module([node], []) if isinstance(node, ast.stmt) else ast.Expression(node)
+    holder = (ast.Module([node], []) if isinstance(node, ast.stmt)
+              else ast.Expression(cast(ast.expr, node)))
     return ast.unparse(ast.fix_missing_locations(holder))
 
 

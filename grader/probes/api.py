@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from grader.probes.backends import Backend, CandidateFault
 
@@ -89,14 +89,14 @@ class Api:
             raise CandidateFault(
                 f"{self.module.__name__.replace('.', '/')}.py defines no function {name}()"
             )
-        return fn
+        return cast(Callable[..., Any], fn)
 
     def helper(self, name: str) -> Callable[..., Any]:
         """A function of the round's probes module (a grader bug when it is missing)."""
         fn = getattr(self.helpers, name, None)
         if not callable(fn):
             raise LookupError(f"the round's probes module defines no {name}()")
-        return fn
+        return cast(Callable[..., Any], fn)
 
     def other_part(self, module: str) -> ModuleType:
         """Import another exercise file of the workspace (e.g. a probe timing the candidate's

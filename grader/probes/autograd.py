@@ -102,7 +102,7 @@ def custom_function(forward: Callable[..., tuple[Any, Any]],
 
     class Wrapped(torch.autograd.Function):
         @staticmethod
-        def forward(*inputs: Any) -> Any:  # type: ignore[override]
+        def forward(*inputs: Any) -> Any:
             return forward(*inputs)
 
         @staticmethod
@@ -111,11 +111,12 @@ def custom_function(forward: Callable[..., tuple[Any, Any]],
             ctx.saved = output[1]
 
         @staticmethod
-        def backward(ctx: Any, grad: Any, *unused: Any) -> Any:  # type: ignore[override]
+        def backward(ctx: Any, grad: Any, *unused: Any) -> Any:
             inputs = ctx.saved_tensors
             return (backward(inputs, ctx.saved, grad),) + (None,) * (len(inputs) - 1)
 
-    return lambda *inputs: Wrapped.apply(*inputs)[0]
+    apply: Callable[..., Any] = Wrapped.apply
+    return lambda *inputs: apply(*inputs)[0]
 
 
 class EngineSpy:
@@ -147,7 +148,7 @@ def spying_on_the_engine() -> Iterator[EngineSpy]:
 
     engine = Variable._execution_engine
     spy = EngineSpy(engine)
-    Variable._execution_engine = spy
+    Variable._execution_engine = spy  # type: ignore[assignment]
     try:
         yield spy
     finally:
@@ -176,6 +177,8 @@ def autodiff_watch() -> type:
     import torch.autograd.forward_ad as forward_ad
     from torch.overrides import TorchFunctionMode
 
+    unpack_dual: Callable[..., Any] = forward_ad.unpack_dual
+
     def differentiable(value: Any) -> bool:
         if isinstance(value, (tuple, list)):
             return any(differentiable(v) for v in value)
@@ -184,7 +187,7 @@ def autodiff_watch() -> type:
         return (value.requires_grad or value.grad_fn is not None
                 or torch._C._functorch.is_functorch_wrapped_tensor(value)
                 or (forward_ad._current_level >= 0
-                    and forward_ad.unpack_dual(value).tangent is not None))
+                    and unpack_dual(value).tangent is not None))
 
     class Watch(TorchFunctionMode):
         seen = False

@@ -94,7 +94,7 @@ class NumpyBackend:
 
     def from_tensor(self, t: Any) -> np.ndarray:
         """A torch tensor (inside an autograd.Function) as this flavor's array."""
-        return t.detach().cpu().numpy().copy()
+        return np.array(t.detach().cpu().numpy())
 
     def to_tensor(self, x: Any, what: str = "the result") -> Any:
         import torch

@@ -232,7 +232,7 @@ class _DepthArray(np.ndarray):
             self.record(target, source if np.shape(source) == target.shape[:-2]
                         else _overall([source]))
 
-    def dot(self, b: Any, out: Any = None) -> Any:  # type: ignore[override]
+    def dot(self, b: Any, out: Any = None) -> Any:
         return np.dot(self, b, out=out)
 
 

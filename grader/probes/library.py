@@ -70,7 +70,8 @@ def one_call(api: Api, function: str | None, case: CaseData, call: str | None = 
     The value is read by the `read` helper, else as one array (`returns = "array"`: anything
     else is a fault naming what came back) or as a tree of arrays (`returns = "tree"`)."""
     if run:
-        return api.helper(run)(api, case)
+        observed: Observation = api.helper(run)(api, case)
+        return observed
     built = build_args(api, case, call, args)
     value, raised = api.call(api.function(function or ""), *built)
     if raised is not None:
@@ -160,7 +161,7 @@ def fresh_result(api: Api, function: str, cases: Sequence[CaseData],
                  args: Sequence[str]) -> list[Observation]:
     """For each case: whether the result shares memory with (or is) an input, and the inputs
     afterwards (up to the first call that raised)."""
-    rows = []
+    rows: list[Observation] = []
     for case in cases:
         natives = [api.backend.native(np.asarray(case["inputs"][n])) for n in args]
         value, raised = api.call(api.function(function), *natives)
@@ -178,7 +179,7 @@ def fresh_result(api: Api, function: str, cases: Sequence[CaseData],
 def dtype_device(api: Api, function: str, cases: Sequence[CaseData],
                  args: Sequence[str]) -> list[Observation]:
     """The dtype and device of each result against those of the first input."""
-    rows = []
+    rows: list[Observation] = []
     for case in cases:
         natives = native_args(api, case, args)
         value, raised = api.call(api.function(function), *natives)
@@ -378,7 +379,7 @@ def chain_depth(api: Api, cases: Sequence[CaseData], run: str) -> Observation:
     per case (see grader.probes.depth)."""
     from grader.probes.depth import numpy_depth, torch_depth
 
-    helper, depths = api.helper(run), []
+    helper, depths = api.helper(run), list[Any]()
     for case in cases:
         if api.flavor == "torch":
             natives = {n: api.backend.native(np.asarray(a)) for n, a in case["inputs"].items()}

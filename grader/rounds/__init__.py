@@ -243,7 +243,7 @@ def _extra_folders() -> list[Path]:
 
 @cache
 def _all_rounds(extra: str) -> dict[str, Round]:
-    rounds = {}
+    rounds: dict[str, Round] = {}
     for folder in [ROUNDS_DIR / rid for rid in INSTALLED] + _extra_folders():
         loaded = Round.load(folder)
         if loaded.id in rounds:

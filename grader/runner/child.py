@@ -271,7 +271,8 @@ def _send_probe(fd: int, index: int, probe: str, args: dict[str, Any], api: Api,
                 capture: CappedText) -> None:
     began = time.perf_counter()
     frame = _run_probe(probe, args, api, folder)
-    frame.update(index=index, duration_s=time.perf_counter() - began, output=capture.take())
+    frame["index"], frame["duration_s"] = index, time.perf_counter() - began
+    frame["output"] = capture.take()
     try:
         write_frame(fd, frame)
     except Exception as exc:  # noqa: BLE001 - e.g. a probe returned an unpicklable value
@@ -282,7 +283,8 @@ def _send_probe(fd: int, index: int, probe: str, args: dict[str, Any], api: Api,
 def _report_crash(fd: int) -> None:
     try:
         os.write(fd, b"")
-        sys.__stderr__.write(traceback.format_exc())
+        if sys.__stderr__ is not None:
+            sys.__stderr__.write(traceback.format_exc())
     except Exception:  # noqa: BLE001
         pass
 

@@ -113,7 +113,7 @@ def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None
             ready, _, _ = select.select([child.fd], [], [], step)
             if ready:
                 return left
-            if first is not None:
+            if first is not None and last is not None:
                 before, last = last, child.usage() or last
                 if last.runnable:
                     progress()

@@ -13,6 +13,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from grader.results import CheckResult, PartResult, RunResult
 from grader.runner import GraderCrash, Worker
@@ -47,6 +48,15 @@ class RequestDone:
 
 PoolEvent = CheckDone | PartDone | RequestDone
 _STOP = None
+
+
+def _check_done(events: queue.Queue[PoolEvent], request_id: str, part_id: str,
+                check: CheckResult) -> None:
+    events.put(CheckDone(request_id, part_id, check))
+
+
+def _part_done(events: queue.Queue[PoolEvent], request_id: str, part: PartResult) -> None:
+    events.put(PartDone(request_id, part))
 
 
 class WorkerPool:
@@ -128,12 +138,8 @@ class WorkerPool:
                     continue
                 try:
                     worker = worker or self._enlist()
-                    result = worker.run(
-                        request,
-                        on_check=lambda part, check, rid=request.id: events.put(
-                            CheckDone(rid, part, check)),
-                        on_part=lambda part, rid=request.id: events.put(PartDone(rid, part)),
-                    )
+                    result = worker.run(request, on_check=partial(_check_done, events, request.id),
+                                        on_part=partial(_part_done, events, request.id))
                     events.put(RequestDone(request.id, result))
                 except Exception as exc:  # noqa: BLE001 - any failure costs this request only
                     if worker is not None:

@@ -40,7 +40,7 @@ def become_subreaper(adopt: bool = True) -> bool:
     global _adopting
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        done = libc.prctl(PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) == 0
+        done = bool(libc.prctl(PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
     _adopting = adopt and done
@@ -175,9 +175,9 @@ def kill_all() -> None:
 
 def kill_child(pid: int) -> None:
     """SIGKILL a child and its process group (the group it made for itself, see child.py)."""
-    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+    for kill in (os.killpg, os.kill):
         try:
-            target()
+            kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
 

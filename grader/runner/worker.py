@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
-from grader.checks.table import checks_for, load_module
+from grader.checks.table import checks_for
 from grader.probes.autograd import autodiff_watch
 from grader.results import CheckResult, PartResult, Status, scale_to_weight
-from grader.rounds import Part, Round, get_round
+from grader.rounds import Part, Round, get_round, load_module
 from grader.runner import strays
 from grader.runner.children import (
     BACKSTOP,
@@ -501,9 +501,9 @@ def _measure(grading: _Part, index: int) -> int:
                     taken.theirs[-1].append({"data": frame["data"], "cpu_s": frame["cpu_s"]})
                 else:
                     taken.baseline_error = frame["message"]
-            frame, next_index = _measured_run(grading, index, run, taken)
-            if frame is not None:  # the probe failed: that is the verdict
-                verdict, status = _judge(plan, frame)
+            failure, next_index = _measured_run(grading, index, run, taken)
+            if failure is not None:  # the probe failed: that is the verdict
+                verdict, status = _judge(plan, failure)
                 grading.result(index, verdict, taken.duration, taken.output, status)
                 return index + 1
             if next_index != index:

@@ -28,12 +28,11 @@ from grader.checks.cases import Case, span
 from grader.checks.compare import tree_difference, tree_matches
 from grader.checks.kinds import explain_error, format_raised
 from grader.checks.mistakes import Mistake, diagnose
-from grader.checks.table import load_module
 from grader.probes.api import Api
 from grader.probes.backends import TorchBackend
 from grader.prose import error_topic, fill, followups
 from grader.references import load_reference_part
-from grader.rounds import Round
+from grader.rounds import Round, load_module
 
 ROUND = Round.load(Path(__file__).resolve().parent)
 PROBES = load_module(ROUND, "probes")

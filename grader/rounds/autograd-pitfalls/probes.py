@@ -48,8 +48,9 @@ class TwoHeads(Chain):
     """A shared trunk and two heads: model(x) = (head_a(trunk(x)), head_b(trunk(x)))."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
-        h = self.trunk(x)
-        return self.head_a(h), self.head_b(h)
+        trunk, head_a, head_b = (self.get_submodule(n) for n in ("trunk", "head_a", "head_b"))
+        h = trunk(x)
+        return head_a(h), head_b(h)
 
 
 LAYOUTS: dict[str, type[Chain]] = {"chain": Chain, "two-heads": TwoHeads}
@@ -58,7 +59,7 @@ LAYOUTS: dict[str, type[Chain]] = {"chain": Chain, "two-heads": TwoHeads}
 def build_model(case: Case) -> Chain:
     """The case's model, its parameters copied from the case's arrays (in their dtype)."""
     inputs, extra = case["inputs"], case["extra"]
-    stages = {}
+    stages: dict[str, torch.nn.Module] = {}
     for stage, layers in extra["stages"].items():
         modules: list[torch.nn.Module] = []
         for index, kind in enumerate(layers):
@@ -452,7 +453,8 @@ def _stage_report(module: torch.nn.Module, start: dict[str, np.ndarray],
     grads = [p.grad for p in module.parameters() if p.grad is not None]
     changed = any(not np.array_equal(start[f"{stage}.{name}"], p.detach().numpy())
                   for name, p in module.named_parameters())
-    norm = float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads))) if grads else None
+    norm = float(torch.sqrt(torch.stack([(g.double() ** 2).sum() for g in grads]).sum())) \
+        if grads else None
     return {"grad": norm, "changed": changed}
 
 

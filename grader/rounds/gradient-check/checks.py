@@ -20,9 +20,8 @@ import numpy as np
 from grader.checks.base import Context, Plan, Verdict, failed, passed
 from grader.checks.cases import Case
 from grader.checks.kinds import format_raised, raised_verdict
-from grader.checks.table import load_module
 from grader.references import load_reference_part
-from grader.rounds import Round
+from grader.rounds import Round, load_module
 
 ROUND = Round.load(Path(__file__).resolve().parent)
 FUNCTIONS = load_module(ROUND, "functions")

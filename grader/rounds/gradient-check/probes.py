@@ -111,7 +111,7 @@ def count_calls(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def result_memory(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What came back: its type, shape, dtype and device, and whether it is (in) x's memory."""
-    backend, rows = api.backend, []
+    backend, rows = api.backend, list[dict[str, Any]]()
     for case in cases:
         x = point(api, case)
         value, raised = api.call(api.function(NUMERICAL), build_f(case["extra"]["f"]), x)
@@ -160,7 +160,7 @@ def transformed(api: Api, case: dict[str, Any], scales: list[float]) -> dict[str
     a, b = case["inputs"]["a"], case["inputs"]["b"]
     pairs = {"(a, b)": (a, b), "(b, a)": (b, a)}
     pairs |= {f"({s:g} a, {s:g} b)": (a * s, b * s) for s in scales}
-    values = {}
+    values: dict[str, Any] = {}
     for name, (left, right) in pairs.items():
         value, raised = _relative(api, left, right)
         if raised:

@@ -110,7 +110,7 @@ def function_api(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     """Is MatMul a torch 2 style autograd.Function, and does matmul's result come from it?"""
     import torch
 
-    MatMul = api.function("MatMul")
+    MatMul: Any = api.function("MatMul")
     is_function = isinstance(MatMul, type) and issubclass(MatMul, torch.autograd.Function)
     observed: dict[str, Any] = {
         "is_function": is_function, "raised": None,

@@ -93,7 +93,7 @@ def kinks(rng: np.random.Generator) -> list[Case]:
 def malformed_networks(rng: np.random.Generator) -> list[Case]:
     """Parameters or X whose shapes do not fit (B=4, D=3, H=5, C=2 otherwise)."""
     good = network_case(rng, 4, 3, 5, 2).inputs
-    bad = {
+    bad: dict[str, dict[str, np.ndarray]] = {
         "X is 1-D": {"X": np.ones(3)},
         "X is 3-D": {"X": np.ones((4, 3, 1))},
         "X has 4 features, W1 expects 3": {"X": np.ones((4, 4))},
@@ -234,9 +234,10 @@ def one_training(rng: np.random.Generator) -> Case:
 
 def malformed_training(rng: np.random.Generator) -> list[Case]:
     good = training_case(rng, 6, 2, 4, 3, 0.1, 3)
-    bad = {"y has 7 labels for 6 rows": ({"y": np.arange(7) % 3}, {}),
-           "X has 3 features, W1 expects 2": ({"X": np.ones((6, 3))}, {}),
-           "steps = -1": ({}, {"steps": -1})}
+    bad: dict[str, tuple[dict[str, np.ndarray], dict[str, Any]]] = {
+        "y has 7 labels for 6 rows": ({"y": np.arange(7) % 3}, {}),
+        "X has 3 features, W1 expects 2": ({"X": np.ones((6, 3))}, {}),
+        "steps = -1": ({}, {"steps": -1})}
     return [Case({**good.inputs, **changes}, label=label, extra={**good.extra, **extra})
             for label, (changes, extra) in bad.items()]
 
@@ -290,8 +291,8 @@ def cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]
 
     z = torch.tensor(np.asarray(logits, dtype=np.float64), requires_grad=True)
     loss = torch.nn.functional.cross_entropy(z, torch.tensor(np.asarray(y, dtype=np.int64)))
-    loss.backward()
-    return float(loss.detach()), z.grad.numpy().copy()
+    (gradient,) = torch.autograd.grad(loss, z)
+    return float(loss.detach()), gradient.numpy().copy()
 
 
 def loss_of(case: Case) -> Tree:

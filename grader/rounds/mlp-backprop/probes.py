@@ -250,12 +250,14 @@ def backward_dtypes(api: Api, case: dict[str, Any]) -> Observation:
                                        if k in GRADS}}
 
 
-def backward_autograd(api: Api, case: dict[str, Any]) -> tuple[Callable[..., Any], tuple]:
+def backward_autograd(api: Api, case: dict[str, Any]) -> tuple[Callable[..., Any],
+                                                              tuple[Any, ...]]:
     """The backward and its arguments (the candidate's own cache), to count autograd in."""
     return api.function("mlp_backward"), backward_call(api, case)
 
 
-def train_autograd(api: Api, case: dict[str, Any]) -> tuple[Callable[..., Any], tuple]:
+def train_autograd(api: Api, case: dict[str, Any]) -> tuple[Callable[..., Any],
+                                                           tuple[Any, ...]]:
     return api.function("train"), train_call(api, case)
 
 
@@ -268,7 +270,7 @@ def autograd_runs(api: Api, run: str, case: dict[str, Any]) -> Observation:
 def extreme_losses(api: Api, cases: list[dict[str, Any]]) -> list[Observation]:
     """The loss on logits of +-1e4, with numpy's overflow, divide and invalid warnings
     recorded (underflow to 0 is expected and not a warning)."""
-    observed = []
+    observed: list[Observation] = []
     fn = api.function("softmax_cross_entropy")
     for case in cases:
         arrays = natives(api, case)
