@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal, TypedDict
 
 from grader.results import (
+    SCHEMA_VERSION,
     CheckResult,
     PartDoc,
     PartResult,
@@ -68,6 +69,7 @@ class SubmissionDoc(_GradedSubmissionDoc, total=False):
 
 
 class _SeededBatchDoc(TypedDict):
+    schema_version: int
     round: str
     seed: int
     submissions: list[SubmissionDoc]
@@ -205,7 +207,8 @@ class GradedRow:
 
 
 def batch_document(rows: Sequence[GradedRow], config: GradingConfig) -> BatchDoc:
-    return {"round": config.round_id, **config.seeds(),  # type: ignore[typeddict-item]
+    return {"schema_version": SCHEMA_VERSION, "round": config.round_id,
+            **config.seeds(),  # type: ignore[typeddict-item]
             "sandboxed": config.sandbox, "submissions": [row.to_dict() for row in rows]}
 
 

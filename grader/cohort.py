@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
 
-from grader import results
+from grader import DISTRIBUTION, results
 from grader.batch import ROW_STATUSES, BatchDoc, RowStatus, SubmissionDoc
-from grader.results import PRINTED_MARK, STATUSES, CheckDoc, Status
+from grader.results import PRINTED_MARK, SCHEMA_VERSION, STATUSES, CheckDoc, Status
 
 GRADED: tuple[RowStatus, ...] = ("graded", "mismatch")
 MESSAGE_WIDTH = 200
@@ -102,10 +102,26 @@ def read_results(path: Path) -> BatchDoc:
     if isinstance(data, dict) and "parts" in data and "submissions" not in data:
         raise CohortError(f"{path}: this is one workspace's `grader check --json`; the cohort "
                           "report reads the `grader grade --json` of a batch")
+    if isinstance(data, dict):
+        data = {"schema_version": _version(path, data), **data}
     problem = shape_problem(data, BatchDoc)
     if problem:
         raise CohortError(f"{path}: not a `grader grade --json` document: {problem}")
     return cast(BatchDoc, data)
+
+
+def _version(path: Path, data: dict[str, Any]) -> int:
+    """The document's schema version: 0 for one written before documents carried it (the same
+    shape as version 1); a version newer than this grader's is an error that says so."""
+    version = data.get("schema_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise CohortError(f"{path}: schema_version should be a whole number, not "
+                          f"{_brief(version)}")
+    if version > SCHEMA_VERSION:
+        raise CohortError(f"{path}: written by a newer grader (schema version {version}); this "
+                          f"one reads versions up to {SCHEMA_VERSION}: upgrade grader "
+                          f"(pip install -U {DISTRIBUTION})")
+    return version
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from grader import mock, state
 from grader.followups import followup_for, question
-from grader.results import RunResult
+from grader.results import ClockDoc, RunResult
 from grader.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class GradingPass:
     evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
     warning: str | None = None
 
-    def mock_json(self) -> dict[str, Any] | None:
+    def mock_json(self) -> ClockDoc | None:
         """The "mock" key of `grader check --json`: absent (None) outside a round."""
         return self.recorded.clock.to_json() if self.recorded else None
 

@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from grader.results import RunResult
+from grader.results import SCHEMA_VERSION, ClockDoc, RunResult
 from grader.rounds import DEFAULT_ROUND, Part
 from grader.state import read_json, write_json_atomic, write_text_atomic
 from grader.workspace import Workspace, pristine_files
@@ -165,7 +165,7 @@ class RoundClock:
     overtime: bool
     limit_s: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ClockDoc:
         return {"elapsed_s": round(self.elapsed_s, 3), "remaining_s": round(self.remaining_s, 3),
                 "overtime": self.overtime}
 
@@ -174,6 +174,38 @@ def clock(round_: MockRound, now: float) -> RoundClock:
     elapsed = round_.elapsed_s(now)
     return RoundClock(elapsed, max(0.0, round_.limit_s - elapsed), elapsed > round_.limit_s,
                  round_.limit_s)
+
+
+class MockPartDoc(TypedDict):
+    """One part of the round: when it first passed (seconds into the round, null if never),
+    its checks and hints, its budget and whether its time ran over."""
+
+    id: str
+    passed_at_s: float | None
+    attempts: int
+    hints: int
+    budget_s: float
+    over_budget: bool
+
+
+class FollowupDoc(TypedDict):
+    """A follow-up question asked during the round, with its model answer."""
+
+    part: str
+    question: str
+    answer: str
+
+
+class MockEndDoc(TypedDict):
+    """The `grader mock end --json` document."""
+
+    schema_version: int
+    round: str
+    elapsed_s: float
+    score: float
+    max_score: float
+    parts: list[MockPartDoc]
+    followups: list[FollowupDoc]
 
 
 @dataclass(frozen=True)
@@ -206,7 +238,7 @@ class PartProgress:
             return "close"
         return "within"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MockPartDoc:
         """The documented per-part shape of `grader mock end --json`."""
         return {
             "id": self.id,
@@ -255,9 +287,10 @@ class Report:
     def overtime(self) -> bool:
         return self.elapsed_s > self.round.limit_s
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MockEndDoc:
         """Exactly the fields documented for `grader mock end --json`."""
         return {
+            "schema_version": SCHEMA_VERSION,
             "round": self.round.round_id,
             "elapsed_s": round(self.elapsed_s, 3),
             "score": round(self.score, 4),

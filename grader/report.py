@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import date
-from typing import Any
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -17,7 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader.results import CheckResult, PartResult, RunResult, undecided_note
+from grader.results import CheckResult, ClockDoc, PartResult, RunResult, undecided_note
 from grader.rounds import Part, get_round
 from grader.safe_text import clean, valid_tree
 from grader.safe_text import text as safe
@@ -207,7 +206,7 @@ def render_scorecard(console: Console, result: RunResult) -> None:
     console.print(Text(HONESTY_NOTE, style="dim"))
 
 
-def render_json(result: RunResult, mock: dict[str, Any] | None = None) -> str:
+def render_json(result: RunResult, mock: ClockDoc | None = None) -> str:
     """The documented JSON; during a mock round it gains the round's clock under "mock". Every
     string valid (safe_text.valid_tree), and ASCII, so that it can be written whatever a check
     holds."""

@@ -24,6 +24,11 @@ STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped
 """`undecided`: a measurement the machine was too busy to judge (its rounds disagreed to the
 end); neither a pass nor a failure: it keeps its points and earns none in this run, and every
 output says so, so that a re-run on a quieter machine decides it."""
+SCHEMA_VERSION = 1
+"""The version of the JSON documents grader writes (`check --json`, `grade --json`, `mock end
+--json`), in each one's `schema_version`: raised when a field changes meaning or goes away
+(a field added keeps it). Readers take every version up to theirs; docs/schemas/ holds each
+document's JSON Schema, generated from the types below and in batch.py and mock.py."""
 PRINTED_MARK = "--- your code printed ---"
 TOO_BUSY = "the machine was too busy to judge {what}: re-run when it is quieter"
 """Said wherever a result holds undecided checks (the scorecard, a row's notes, Gradescope)."""
@@ -53,11 +58,38 @@ class CheckDoc(TypedDict):
 
 
 class PartDoc(TypedDict):
+    """A part in the documented `--json` shape: its checks, scored."""
+
     id: str
     title: str
     score: float
     max_score: float
     checks: list[CheckDoc]
+
+
+class ClockDoc(TypedDict):
+    """A mock round's clock at the time of a check."""
+
+    elapsed_s: float
+    remaining_s: float
+    overtime: bool
+
+
+class _RunDoc(TypedDict):
+    schema_version: int
+    round: str
+    flavor: str
+    seed: int
+    score: float
+    max_score: float
+    parts: list[PartDoc]
+
+
+class RunDoc(_RunDoc, total=False):
+    """The `grader check --json` document. `mock`: the round's clock, during a mock round
+    only."""
+
+    mock: ClockDoc
 
 
 def not_applicable(status: str, max_score: float) -> bool:
@@ -173,8 +205,9 @@ class RunResult:
     def all_passed(self) -> bool:
         return all(p.passed for p in self.parts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RunDoc:
         return {
+            "schema_version": SCHEMA_VERSION,
             "round": self.round,
             "flavor": self.flavor,
             "seed": self.seed,

@@ -19,7 +19,7 @@ from grader import cli, grading, mock, report, state, views
 from grader.prose import topics
 from grader.workspace import Workspace
 
-from helpers import PREFIX, LentWorker
+from helpers import PREFIX, LentWorker, validate_document
 
 REVERSED_ORDER = '''
 EXPLANATION = ""
@@ -68,6 +68,7 @@ def test_a_whole_round_from_start_to_report(workspace: Workspace, clock: FakeClo
     clock.at(120)
     failing = run(workspace, "check", "part1", "--json", "--seed", "1")
     assert failing.exit_code == 1
+    validate_document(json.loads(failing.output), "check")
     assert json.loads(failing.output)["mock"] == {"elapsed_s": 120.0, "remaining_s": 4380.0,
                                                   "overtime": False}
     clock.at(180)
@@ -91,6 +92,7 @@ def test_a_whole_round_from_start_to_report(workspace: Workspace, clock: FakeClo
     clock.at(900)
     ended = run(workspace, "mock", "end", "--json")
     data = json.loads(ended.output)
+    validate_document(data, "mock-end")
     assert data["elapsed_s"] == 900.0 and data["score"] == 20.0 and data["max_score"] == 100.0
     assert data["parts"][0] == {"id": "part1", "passed_at_s": 420.0, "attempts": 2,
                                 "hints": 1, "budget_s": 600.0, "over_budget": False}

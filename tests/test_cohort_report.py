@@ -35,7 +35,7 @@ from grader.cohort import cohort, read_results  # noqa: E402
 from grader.cohort_report import render_html  # noqa: E402
 from grader.runner.pool import WorkerPool  # noqa: E402
 
-from helpers import PREFIX, LentWorker, lend_pool, write_workspace  # noqa: E402
+from helpers import PREFIX, LentWorker, lend_pool, validate_document, write_workspace  # noqa: E402
 
 CONFIG = 'flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n'
 NAMES = ["ann", "ben", "cat", "dan.zip"]
@@ -77,6 +77,7 @@ def row(doc: dict[str, Any], name: str) -> dict[str, Any]:
 
 def test_the_figures_are_the_documents(batch_run: dict[str, Any]) -> None:
     doc = batch_run["doc"]
+    validate_document(doc, "grade")
     assert [Path(s["path"]).name for s in doc["submissions"]] == NAMES
     summary = cohort(read_results(batch_run["root"] / "results.json"))
     assert summary.total.scores == [s["score"] for s in doc["submissions"]]
@@ -315,6 +316,11 @@ def test_without_the_report_extra_one_line_says_what_to_install(
      "this is one workspace's `grader check --json`"),
     ('{"round": "prefix-products", "seed": 1, "submissions": [{"path": "a"}]}',
      "not a `grader grade --json` document: submissions[0] has no 'flavor'"),
+    ('{"schema_version": 2, "round": "prefix-products", "seed": 1, "submissions": []}',
+     "written by a newer grader (schema version 2); this one reads versions up to 1: upgrade "
+     "grader (pip install -U ml-interview-grader)"),
+    ('{"schema_version": "1", "round": "prefix-products", "seed": 1, "submissions": []}',
+     "schema_version should be a whole number, not \"1\""),
 ])
 def test_bad_results_are_one_clear_line(tmp_path: Path, content: str, says: str) -> None:
     results = tmp_path / "results.json"

@@ -28,7 +28,7 @@ from grader.submissions import (
 )
 from grader.workspace import Settings
 
-from helpers import PREFIX, LentWorker, lend_pool
+from helpers import PREFIX, LentWorker, lend_pool, validate_document
 
 CONFIG = """\
 flavor = "torch"
@@ -127,7 +127,8 @@ def part(row: dict[str, Any], part_id: str) -> dict[str, Any]:
 
 def test_json_shape_is_exactly_the_documented_one(graded: dict[str, Any]) -> None:
     document = graded["document"]
-    assert set(document) == {"round", "seed", "sandboxed", "submissions"}
+    validate_document(document, "grade")
+    assert set(document) == {"schema_version", "round", "seed", "sandboxed", "submissions"}
     assert document["round"] == "prefix-products" and document["seed"] == 7
     for row in document["submissions"]:
         # The review scan read every submission that could be staged.

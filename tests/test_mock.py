@@ -47,6 +47,7 @@ def test_scripted_round_gives_exact_report_numbers(workspace: Workspace) -> None
 
     ended = mock.end_round(workspace, clock.at(1500), views.report_markdown)
     assert ended.report.to_json() == {
+        "schema_version": 1,
         "round": "prefix-products",
         "elapsed_s": 1500.0,
         "score": 35.0,
