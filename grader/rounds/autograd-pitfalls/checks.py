@@ -22,17 +22,31 @@ from typing import Any
 import numpy as np
 import torch
 
-from grader.checks import mutants
-from grader.checks.base import Context, Diagnosis, Plan, Verdict, failed, passed
-from grader.checks.cases import Case, span
-from grader.checks.compare import tree_difference, tree_matches
-from grader.checks.kinds import explain_error, format_raised
-from grader.checks.mistakes import Mistake, diagnose
-from grader.probes.api import Api
-from grader.probes.backends import TorchBackend
-from grader.prose import error_topic, fill, followups
-from grader.references import load_reference_part
-from grader.rounds import Round, load_module
+from grader.round_api.judge import (
+    Api,
+    Case,
+    Context,
+    Diagnosis,
+    Mistake,
+    Plan,
+    Round,
+    TorchBackend,
+    Verdict,
+    diagnose,
+    error_topic,
+    explain_error,
+    failed,
+    fill,
+    followups,
+    format_raised,
+    load_module,
+    load_reference_part,
+    mutant_diagnosis,
+    passed,
+    span,
+    tree_difference,
+    tree_matches,
+)
 
 ROUND = Round.load(Path(__file__).resolve().parent)
 PROBES = load_module(ROUND, "probes")
@@ -558,7 +572,7 @@ def _mutants(ctx: Context, wrong: Sequence[tuple[Case, Tree]],
     raised = value.get("raised") if isinstance(value, dict) and list(value) == ["raised"] \
         else None
     same_run = [(c, v) for c, v in wrong if c.extra.get("run") == case.extra.get("run")]
-    found = mutants.diagnosis(ROUND, ctx.part_id, ctx.flavor,
+    found = mutant_diagnosis(ROUND, ctx.part_id, ctx.flavor,
                               {"function": None, "run": case.extra.get("run")},
                               [(case, None)] if raised else same_run, "the result", raised)
     return replace(found, keep_hint=named) if found is not None else None
@@ -691,7 +705,7 @@ def _evidence(part_id: str, data: dict[str, Any], values: dict[str, Any],
 def _unavailable(data: dict[str, Any]) -> dict[str, Any] | None:
     """Why a demonstration could not be made (the stub's run failed, or the candidate's code
     raised), or None."""
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data["baseline"] is None:
         return unavailable(data["baseline_error"])

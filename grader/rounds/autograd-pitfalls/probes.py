@@ -19,9 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from grader.probes.api import Api, as_dict
-from grader.probes.autograd import spying_on_the_engine
-from grader.probes.backends import CandidateFault
+from grader.round_api.probes import Api, CandidateFault, as_dict, spying_on_the_engine
 
 Case = dict[str, Any]
 Run = dict[str, Any]

@@ -17,11 +17,19 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.base import Context, Plan, Verdict, failed, passed
-from grader.checks.cases import Case
-from grader.checks.kinds import format_raised, raised_verdict
-from grader.references import load_reference_part
-from grader.rounds import Round, load_module
+from grader.round_api.judge import (
+    Case,
+    Context,
+    Plan,
+    Round,
+    Verdict,
+    failed,
+    format_raised,
+    load_module,
+    load_reference_part,
+    passed,
+    raised_verdict,
+)
 
 ROUND = Round.load(Path(__file__).resolve().parent)
 FUNCTIONS = load_module(ROUND, "functions")
@@ -888,7 +896,7 @@ def _curve(errors: list[float]) -> str:
 def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
     """The error of the candidate's estimate against the exact gradient at each step, in
     float64 and float32: where each curve bottoms out, and how fast it falls at large steps."""
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data["raised"]:
         return unavailable(data["raised"]["message"])

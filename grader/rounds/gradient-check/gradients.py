@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader.rounds import Round, load_module
+from grader.round_api.judge import Round, load_module
 
 FUNCTIONS = load_module(Round.load(Path(__file__).resolve().parent), "functions")
 Spec = dict[str, Any]

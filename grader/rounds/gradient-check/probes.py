@@ -16,9 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.probes.api import Api, as_dict
-from grader.probes.backends import CandidateFault
-from grader.rounds import Round, load_module
+from grader.round_api.probes import Api, CandidateFault, Round, as_dict, load_module
 
 FUNCTIONS = load_module(Round.load(Path(__file__).resolve().parent), "functions")
 NUMERICAL = "numerical_gradient"

@@ -15,12 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.base import Context, Plan, Verdict, failed, passed
-from grader.checks.cases import Case
-from grader.checks.compare import matches, tree_difference
-from grader.checks.kinds import explain_error, first_line, format_raised, raised_verdict
-from grader.references import load_reference_part
-from grader.rounds import Round
+from grader.round_api.judge import (
+    Case,
+    Context,
+    Plan,
+    Round,
+    Verdict,
+    explain_error,
+    failed,
+    first_line,
+    format_raised,
+    load_reference_part,
+    matches,
+    passed,
+    raised_verdict,
+    tree_difference,
+)
 
 ROUND = Round.load(Path(__file__).resolve().parent)
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -365,7 +375,7 @@ def function_api(ctx: Context, params: dict[str, str]) -> Plan:
 def gradcheck_both(ctx: Context, params: dict[str, str]) -> Plan:
     """gradcheck with A and B both requiring grad, then the judge's own look at autograd's
     gradients through matmul on the same case (a patched gradcheck proves nothing)."""
-    from grader.probes.autograd import bound_gradcheck
+    from grader.round_api.judge import bound_gradcheck
 
     bound_gradcheck()  # bound here, in the judge, before any candidate import
     case = one_broadcast(ctx.rng())
@@ -529,7 +539,7 @@ followup_part3_args = followup_args("part3")
 
 def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
     """The backward's matmul flops against the forward's 2MKN."""
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data["raised"]:
         return unavailable(data["raised"]["message"])
@@ -543,7 +553,7 @@ def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
 
 def interpret_part2(data: dict[str, Any]) -> dict[str, Any]:
     """Whether the candidate's backward held an unreduced (S, K, N) dB at its peak."""
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data["raised"]:
         return unavailable(data["raised"]["message"])
@@ -560,8 +570,7 @@ def interpret_part3(data: dict[str, Any]) -> dict[str, Any]:
     """A modified in place between forward and backward: caught by the version counter,
     silently wrong (the Function kept A itself outside save_for_backward), or right (it kept
     a copy). What raised is shown with the interviewer's snippet."""
-    from grader.followups import unavailable
-    from grader.prose import followups
+    from grader.round_api.judge import followups, unavailable
 
     if data["stage"] != "backward":
         return unavailable(data["raised"]["message"] if data["raised"] else "no result")

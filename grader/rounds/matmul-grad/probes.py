@@ -12,9 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.probes.api import Api, Raised, as_dict
-from grader.probes.autograd import leaf, run_gradcheck
-from grader.probes.backends import CandidateFault
+from grader.round_api.probes import Api, CandidateFault, Raised, as_dict, leaf, run_gradcheck
 
 # --- readers: the pair (dA, dB) ----------------------------------------------------------------
 

@@ -14,14 +14,20 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks.base import Context, Plan, Verdict, failed, passed
-from grader.checks.cases import Case
-from grader.checks.compare import find_mismatch, tree_difference, tree_matches
-from grader.checks.kinds import (
+from grader.round_api.judge import (
+    Case,
+    Context,
+    Plan,
+    Verdict,
     autograd_not_judged,
     autograd_used,
     central_differences,
+    failed,
+    find_mismatch,
+    passed,
     raised_verdict,
+    tree_difference,
+    tree_matches,
 )
 
 PARAMS = ("W1", "b1", "W2", "b2")
@@ -778,7 +784,7 @@ def _listed(values: Iterable[float]) -> str:
 
 
 def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data.get("raised"):
         return unavailable(data["raised"]["message"])
@@ -797,7 +803,7 @@ def followup_part2_args(seed: int) -> dict[str, Any]:
 
 
 def interpret_part2(data: dict[str, Any]) -> dict[str, Any]:
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data.get("raised"):
         return unavailable(data["raised"]["message"])
@@ -821,7 +827,7 @@ def followup_part3_args(seed: int) -> dict[str, Any]:
 
 
 def interpret_part3(data: dict[str, Any]) -> dict[str, Any]:
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data.get("raised"):
         return unavailable(data["raised"]["message"])
@@ -841,7 +847,7 @@ def followup_part4_args(seed: int) -> dict[str, Any]:
 
 
 def interpret_part4(data: dict[str, Any]) -> dict[str, Any]:
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data.get("raised"):
         return unavailable(data["raised"]["message"])

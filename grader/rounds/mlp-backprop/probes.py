@@ -19,9 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.probes.api import Api, Raised, as_dict
-from grader.probes.autograd import count_autograd_runs
-from grader.probes.backends import CandidateFault
+from grader.round_api.probes import Api, CandidateFault, Raised, as_dict, count_autograd_runs
 
 PARAMS = ("W1", "b1", "W2", "b2")
 GRADS = tuple("d" + name for name in PARAMS)

@@ -15,24 +15,28 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks import mutants
-from grader.checks.base import (
+from grader.round_api.judge import (
+    Case,
     Context,
     Diagnosis,
     Measured,
     Plan,
+    Round,
     Verdict,
     failed,
+    format_raised,
+    judge_cases,
+    load_reference_part,
+    matches,
+    mutant_diagnosis,
     passed,
+    raised_verdict,
+    settled,
     skipped,
+    spread_out,
+    tree_matches,
     undecided,
 )
-from grader.checks.cases import Case
-from grader.checks.compare import matches, tree_matches
-from grader.checks.kinds import format_raised, judge_cases, raised_verdict
-from grader.checks.settle import settled, spread_out
-from grader.references import load_reference_part
-from grader.rounds import Round
 
 ROUND = Round.load(Path(__file__).resolve().parent)
 
@@ -617,7 +621,7 @@ def scan_backward(ctx: Context, params: dict[str, Any]) -> Plan:
 
     def differential(wrong: Sequence[tuple[Case, Any]],
                      raised: dict[str, Any] | None) -> Diagnosis | None:
-        return mutants.diagnosis(ROUND, ctx.part_id, ctx.flavor,
+        return mutant_diagnosis(ROUND, ctx.part_id, ctx.flavor,
                                  {"function": None, "run": "scan_gradient"}, wrong, "dW", raised)
 
     def judge(observed: list[dict[str, Any]]) -> Verdict:
@@ -787,7 +791,7 @@ SCAN_D = 4
 
 
 def followup_part1_args(seed: int) -> dict[str, Any]:
-    from grader.prose import followups
+    from grader.round_api.judge import followups
 
     doc = followups(ROUND)["part1"]
     return {"snippets": {"separate": doc.text("separate snippet"),
@@ -797,7 +801,7 @@ def followup_part1_args(seed: int) -> dict[str, Any]:
 def _annotate(run: dict[str, Any]) -> dict[str, Any]:
     """Name the known autograd error a run raised (by its `grader explain` topic), and check a
     gradient that came back."""
-    from grader.prose import error_topic
+    from grader.round_api.judge import error_topic
 
     out = {k: v for k, v in run.items() if k not in ("grad", "W", "raised")}
     raised = run.get("raised")
@@ -822,7 +826,7 @@ def _saved_views(run: dict[str, Any]) -> dict[str, Any] | None:
 def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
     """Which runs raised which known error: the candidate's own, or the textbook loop's when
     the candidate's code raised nothing an interviewer could ask about."""
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data["baseline"] is None:
         return unavailable(data["baseline_error"])
@@ -866,7 +870,7 @@ def followup_part3_args(seed: int) -> dict[str, Any]:
 
 
 def interpret_part3(data: dict[str, Any]) -> dict[str, Any]:
-    from grader.followups import unavailable
+    from grader.round_api.judge import unavailable
 
     if data["raised"]:
         return unavailable(data["raised"]["message"])

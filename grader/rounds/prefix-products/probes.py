@@ -16,9 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.probes.api import Api, Raised, as_dict
-from grader.probes.autograd import custom_function
-from grader.probes.backends import CandidateFault
+from grader.round_api.probes import Api, CandidateFault, Raised, as_dict, custom_function
 
 FORWARD = "hillis_steele_scan_forward"
 BACKWARD = "hillis_steele_scan_backward"
@@ -205,7 +203,7 @@ class _Bench:
     def __init__(self, settings: dict[str, Any], flavor: str) -> None:
         import torch
 
-        from grader.timing import CudaStopwatch, Stopwatch, steady_host_allocator
+        from grader.round_api.probes import CudaStopwatch, Stopwatch, steady_host_allocator
 
         self.settings = settings
         self.device, self.why_not_cuda = resolve_device(settings["device"], flavor)
@@ -225,7 +223,7 @@ class _Bench:
         self.deadline = self.stopwatch.clock() + self.settings["budget_s"]
 
     def timed(self, name: str, fn: Callable[[], Any]) -> None:
-        from grader.timing import measure
+        from grader.round_api.probes import measure
 
         if self.stopwatch.clock() >= self.deadline:
             self.untimed.append(name)
@@ -252,8 +250,7 @@ def time_reference(api: Api, settings: dict[str, Any]) -> dict[str, Any]:
     scan's forward and backward and the reference sequential forward (torch)."""
     import torch
 
-    from grader.references import load_reference_part
-    from grader.rounds import Round
+    from grader.round_api.probes import Round, load_reference_part
 
     round_ = Round.load(Path(__file__).resolve().parent)
     scan = load_reference_part(round_, round_.part("part4"), "torch")
@@ -404,9 +401,8 @@ def followup_part1(api: Api, snippets: dict[str, str]) -> list[dict[str, Any]]:
 
 def followup_part1_textbook(api: Api, snippets: dict[str, str]) -> list[dict[str, Any]]:
     """The same runs on the textbook in-place loop (a child without candidate code)."""
-    from grader.probes.api import Api as ProbeApi
-    from grader.references import load_reference_part
-    from grader.rounds import Round
+    from grader.round_api.probes import Api as ProbeApi
+    from grader.round_api.probes import Round, load_reference_part
 
     round_ = Round.load(Path(__file__).resolve().parent)
     textbook = load_reference_part(round_, round_.part("part1"), "torch")

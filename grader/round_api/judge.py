@@ -1,0 +1,46 @@
+"""What a round's judge side (checks.py and the helpers it loads) may use of the engine: see
+grader.round_api."""
+
+from grader.checks.base import (
+    Context,
+    Diagnosis,
+    Measured,
+    Plan,
+    Verdict,
+    failed,
+    passed,
+    skipped,
+    undecided,
+)
+from grader.checks.cases import Case, span
+from grader.checks.compare import find_mismatch, matches, tree_difference, tree_matches
+from grader.checks.kinds import (
+    autograd_not_judged,
+    autograd_used,
+    central_differences,
+    explain_error,
+    first_line,
+    format_raised,
+    judge_cases,
+    raised_verdict,
+)
+from grader.checks.mistakes import Mistake, diagnose
+from grader.checks.mutants import diagnosis as mutant_diagnosis
+from grader.checks.settle import settled, spread_out
+from grader.followups import unavailable
+from grader.probes.api import Api
+from grader.probes.autograd import bound_gradcheck
+from grader.probes.backends import TorchBackend
+from grader.prose import error_topic, fill, followups
+from grader.references import load_reference_part
+from grader.rounds import Round, load_module
+
+__all__ = [
+    "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake", "Plan", "Round",
+    "TorchBackend", "Verdict", "autograd_not_judged", "autograd_used", "bound_gradcheck",
+    "central_differences", "diagnose", "error_topic", "explain_error", "failed", "fill",
+    "find_mismatch", "first_line", "followups", "format_raised", "judge_cases",
+    "load_module", "load_reference_part", "matches", "mutant_diagnosis", "passed",
+    "raised_verdict", "settled", "skipped", "span", "spread_out", "tree_difference",
+    "tree_matches", "unavailable", "undecided",
+]

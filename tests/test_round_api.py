@@ -1,0 +1,55 @@
+"""Rounds use the engine through grader.round_api only: the judge side (checks.py and its
+helpers) through round_api.judge, probes.py (in the candidate's process) through
+round_api.probes, which itself loads none of the judge's modules."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.rounds import ROUNDS_DIR
+
+from helpers import REPO
+
+ROUND_FILES = sorted(p for p in ROUNDS_DIR.glob("*/*.py"))
+
+
+def grader_imports(path: Path) -> list[str]:
+    """The grader modules a file imports, anywhere in it (inside functions too)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+    return [name for name in found if name == "grader" or name.startswith("grader.")]
+
+
+@pytest.mark.parametrize("path", ROUND_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_round_imports_the_engine_through_its_sides_api_only(path: Path) -> None:
+    side = "grader.round_api.probes" if path.name == "probes.py" else "grader.round_api.judge"
+    assert [m for m in grader_imports(path) if m != side] == []
+
+
+def test_the_rounds_were_found() -> None:
+    assert len({p.parent for p in ROUND_FILES}) >= 5 and len(ROUND_FILES) >= 10
+
+
+def test_a_private_import_is_caught(tmp_path: Path) -> None:
+    sneaky = tmp_path / "checks.py"
+    sneaky.write_text("def f():\n    from grader.checks.kinds import KINDS\n    import grader.runner\n")
+    assert grader_imports(sneaky) == ["grader.checks.kinds", "grader.runner"]
+
+
+def test_the_probes_api_loads_none_of_the_judges_modules() -> None:
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, grader.round_api.probes; "
+         "print(' '.join(m for m in sys.modules if m.startswith('grader.')))"],
+        capture_output=True, text=True, check=True, cwd=REPO).stdout.split()
+    judge = {"grader.checks.kinds", "grader.checks.mistakes", "grader.checks.table",
+             "grader.runner.worker", "grader.prose", "grader.followups"}
+    assert judge.isdisjoint(loaded), sorted(judge & set(loaded))
