@@ -41,7 +41,8 @@ def test_the_rounds_were_found() -> None:
 
 def test_a_private_import_is_caught(tmp_path: Path) -> None:
     sneaky = tmp_path / "checks.py"
-    sneaky.write_text("def f():\n    from grader.checks.kinds import KINDS\n    import grader.runner\n")
+    sneaky.write_text("def f():\n    from grader.checks.kinds import KINDS\n"
+                      "    import grader.runner\n")
     assert grader_imports(sneaky) == ["grader.checks.kinds", "grader.runner"]
 
 

@@ -195,3 +195,27 @@ def test_the_installed_rounds() -> None:
         assert round_.parts and round_.flavors and round_.minutes > 0
         for part in round_.parts:
             assert len(part.hints) >= 3, (round_.id, part.id)
+
+
+def test_installed_rounds_are_their_folders_listed_by_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No list to keep in step: every folder of grader/rounds with a round.toml is a round,
+    listed by its `order`, then by id; a coach's round without one comes after them, and one
+    with a lower order before them."""
+    from grader.rounds import ROUND_FILE, ROUNDS_DIR, _all_rounds
+
+    shipped = sorted(p.name for p in ROUNDS_DIR.iterdir() if (p / ROUND_FILE).is_file())
+    first = write_tiny_round(tmp_path / "first")
+    text = (first / ROUND_FILE).read_text().replace(f'id = "{ROUND_ID}"', 'id = "aaa-first"')
+    (first / ROUND_FILE).write_text(text.replace("minutes = 5\n", "minutes = 5\norder = 0\n"))
+    write_tiny_round(tmp_path / "last")
+    monkeypatch.setenv(EXTRA_ROUNDS_ENV, f"{tmp_path / 'last'}:{first}")
+    _all_rounds.cache_clear()
+    try:
+        listed = list(installed())
+    finally:
+        _all_rounds.cache_clear()
+    assert sorted(listed[1:-1]) == shipped and len(shipped) >= 5
+    assert listed[0] == "aaa-first" and listed[-1] == ROUND_ID
+    assert listed[1:6] == ["prefix-products", "matmul-grad", "mlp-backprop", "gradient-check",
+                           "autograd-pitfalls"]

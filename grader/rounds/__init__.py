@@ -32,22 +32,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-# The installed rounds, in the order `grader rounds` lists them. Adding a round: its folder
-# here (and its references under reference/<id>/), then one line in this tuple.
-INSTALLED: tuple[str, ...] = (
-    "prefix-products",
-    "matmul-grad",
-    "mlp-backprop",
-    "gradient-check",
-    "autograd-pitfalls",
-)
 DEFAULT_ROUND = "prefix-products"
 EXTRA_ROUNDS_ENV = "GRADER_ROUNDS_PATH"
 """Extra round folders (or folders of round folders), separated like PATH: a coach's own rounds,
 and the test suite's throwaway ones."""
 
 ROUNDS_DIR = Path(__file__).resolve().parent
+"""The installed rounds: every folder here with a round.toml (and its references under
+reference/<id>/). Adding a round is adding its folder."""
 ROUND_FILE = "round.toml"
+LAST = 1000
+"""The `order` of a round whose round.toml gives none: after the installed ones."""
 HINT_NAMES = ("nudge", "approach", "near-solution")
 
 
@@ -92,6 +87,8 @@ class Round:
     """Modules of the round folder that its probes import besides probes.py (round.toml's
     `candidate_modules`): with probes.py and round.toml, the only files of the round that
     candidate code can see in the sandbox. Everything else there is the judge's."""
+    order: int = LAST
+    """Where `grader rounds` lists it (round.toml's `order`; rounds of one order by id)."""
 
     @property
     def candidate_files(self) -> tuple[Path, ...]:
@@ -174,7 +171,8 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-ROUND_KEYS = {"id", "title", "summary", "flavors", "minutes", "parts", "candidate_modules"}
+ROUND_KEYS = {"id", "title", "summary", "flavors", "minutes", "parts", "candidate_modules",
+              "order"}
 PART_KEYS = {"id", "title", "file", "functions", "weight", "budget", "hints", "flavors"}
 
 
@@ -213,6 +211,7 @@ def _parse_round(data: dict[str, Any], folder: Path, where: str) -> Round:
         summary=_require(data, "summary", str, where), flavors=flavors,
         minutes=float(_require(data, "minutes", (int, float), where)), parts=tuple(parts),
         folder=folder, candidate_modules=_module_names(data, where),
+        order=int(_require(data, "order", int, where)) if "order" in data else LAST,
     )
 
 
@@ -244,13 +243,15 @@ def _extra_folders() -> list[Path]:
 @cache
 def _all_rounds(extra: str) -> dict[str, Round]:
     rounds: dict[str, Round] = {}
-    for folder in [ROUNDS_DIR / rid for rid in INSTALLED] + _extra_folders():
+    shipped = sorted(p for p in ROUNDS_DIR.iterdir() if (p / ROUND_FILE).is_file())
+    for folder in shipped + _extra_folders():
         loaded = Round.load(folder)
         if loaded.id in rounds:
             raise RoundError(f"two rounds are called {loaded.id}: {rounds[loaded.id].folder} "
                              f"and {loaded.folder}")
         rounds[loaded.id] = loaded
-    return rounds
+    in_order = sorted(rounds.values(), key=lambda r: (r.order, r.id))
+    return {r.id: r for r in in_order}
 
 
 def installed() -> dict[str, Round]:
