@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+import grader
 from grader.rounds import ROUNDS_DIR
+from grader.runner.sandbox import CANDIDATE_SIDE
 
 from helpers import REPO
 
@@ -46,11 +48,19 @@ def test_a_private_import_is_caught(tmp_path: Path) -> None:
     assert grader_imports(sneaky) == ["grader.checks.kinds", "grader.runner"]
 
 
-def test_the_probes_api_loads_none_of_the_judges_modules() -> None:
-    loaded = subprocess.run(
-        [sys.executable, "-c", "import sys, grader.round_api.probes; "
-         "print(' '.join(m for m in sys.modules if m.startswith('grader.')))"],
-        capture_output=True, text=True, check=True, cwd=REPO).stdout.split()
-    judge = {"grader.checks.kinds", "grader.checks.mistakes", "grader.checks.table",
-             "grader.runner.worker", "grader.prose", "grader.followups"}
-    assert judge.isdisjoint(loaded), sorted(judge & set(loaded))
+def test_the_probes_api_loads_only_what_a_sandbox_shows() -> None:
+    """Every grader module that importing it (and every round's probes.py) loads is among the
+    files a sandbox shows (CANDIDATE_SIDE): in a sandbox nothing else can be imported."""
+    script = ("import sys\nfrom grader.rounds import installed, load_module\n"
+              "for r in installed().values(): load_module(r, 'probes')\n"
+              "print(' '.join(m.__file__ for n, m in sys.modules.items() "
+              "if n.startswith('grader.') and getattr(m, '__file__', None)))")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True, cwd=REPO).stdout.split()
+    package = Path(grader.__file__).resolve().parent
+    shown = {p.resolve() for pattern in CANDIDATE_SIDE for p in package.glob(pattern)}
+    engine = [Path(f).resolve() for f in loaded if Path(f).resolve().is_relative_to(package)
+              and not Path(f).resolve().is_relative_to(ROUNDS_DIR / "")
+              or Path(f).resolve() == ROUNDS_DIR / "__init__.py"]
+    assert len(engine) > 5
+    assert sorted(str(p.relative_to(package)) for p in engine if p not in shown) == []

@@ -376,7 +376,7 @@ def test_a_coach_regrades_every_row_on_the_same_inputs_only_with_the_secret(
 
     first = grade("with-secret.toml")  # a fresh seed, mixed with the file's secret
     seed = first["seed"]
-    assert set(first) == {"round", "seed", "secret", "sandboxed", "submissions"}
+    assert set(first) == {"schema_version", "round", "seed", "secret", "sandboxed", "submissions"}
     assert first["secret"] is True
     assert shows_nowhere(hidden("s3cret", seed, sub), json.dumps(first))
     again = grade("with-secret.toml", "--seed", str(seed))

@@ -1,5 +1,12 @@
 """What a round's probes.py, which runs in the candidate's process, may use of the engine: see
-grader.round_api. Nothing here imports the judge's modules."""
+grader.round_api. Everything it imports is among the modules a sandbox shows
+(grader.runner.sandbox.CANDIDATE_SIDE); the references are the judge's, loaded only by a probe
+that runs outside any sandbox (a baseline), when it asks for them."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from grader.probes.api import Api, Raised, as_dict
 from grader.probes.autograd import (
@@ -10,9 +17,19 @@ from grader.probes.autograd import (
     spying_on_the_engine,
 )
 from grader.probes.backends import CandidateFault
-from grader.references import load_reference_part
 from grader.rounds import Round, load_module
 from grader.timing import CudaStopwatch, Stopwatch, measure, steady_host_allocator
+
+if TYPE_CHECKING:
+    from grader.rounds import Part
+
+
+def load_reference_part(round_: Round, part: Part, flavor: str) -> ModuleType:
+    """The round's reference for one part (grader.references), imported on first use."""
+    from grader.references import load_reference_part as load
+
+    return load(round_, part, flavor)
+
 
 __all__ = [
     "Api", "CandidateFault", "CudaStopwatch", "Raised", "Round", "Stopwatch", "as_dict",

@@ -295,7 +295,8 @@ def _reference_folders() -> set[Path]:
 CANDIDATE_SIDE = ("__init__.py", "results.py", "safe_text.py", "secret.py", "timing.py",
                   "rounds/__init__.py", "probes/*.py", "runner/__init__.py", "runner/channel.py",
                   "runner/child.py", "runner/children.py", "runner/executor.py",
-                  "runner/protocol.py", "runner/sandbox.py", "runner/strays.py")
+                  "runner/protocol.py", "runner/sandbox.py", "runner/strays.py",
+                  "round_api/__init__.py", "round_api/probes.py")
 """The grader's modules that the executor and the probes import: all of the package that a
 sandbox shows. Nothing of the judge (check kinds, truths, mistake simulators, references,
 commands) is among them, so candidate code cannot import, read or call it: a judge module added
