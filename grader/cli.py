@@ -24,6 +24,7 @@ from rich.console import Console
 from grader import REPORT_INSTALL, __version__, mock
 from grader.rounds import DEFAULT_ROUND, Round, RoundError, installed
 from grader.runner.protocol import DEFAULT_MEMORY_MB
+from grader.safe_text import one_line
 from grader.workspace import (
     MOST,
     Settings,
@@ -849,10 +850,15 @@ def sandbox() -> None:
 
 def main() -> None:
     """The console script: a file the command cannot read or write (a folder where a file
-    should be, no permission, a full disk) is one line and exit status 1, not a traceback."""
+    should be, no permission, a full disk), or a round that cannot be loaded (a coach's round
+    on GRADER_ROUNDS_PATH with a mistake in it), is one line and exit status 1, not a
+    traceback."""
     try:
         cli(prog_name="grader")
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         click.echo(f"Error: {exc.strerror or exc}{where}", err=True)
+        raise SystemExit(1) from None
+    except RoundError as exc:
+        click.echo(f"Error: {one_line(str(exc))}", err=True)
         raise SystemExit(1) from None

@@ -219,3 +219,88 @@ def test_installed_rounds_are_their_folders_listed_by_order(
     assert listed[0] == "aaa-first" and listed[-1] == ROUND_ID
     assert listed[1:6] == ["prefix-products", "matmul-grad", "mlp-backprop", "gradient-check",
                            "autograd-pitfalls"]
+
+
+SMALLEST = {
+    "round.toml": '''\
+id = "sum-squares"
+title = "Sum of squares"
+summary = "total(x) = (x ** 2).sum()"
+flavors = ["numpy"]
+minutes = 5
+
+[[parts]]
+id = "part1"
+title = "Sum of squares"
+file = "part1_sum.py"
+functions = ["total"]
+weight = 10
+budget = 5
+hints = ["Square, then add.", "x * x squares each entry.", "return (x * x).sum()"]
+
+[[check]]
+id = "part1.correctness"
+kind = "correctness"
+title = "Sums every entry's square"
+points = 3
+function = "total"
+cases = "vectors"
+args = ["x"]
+truth = "truth"
+name = "total"
+hint = "Square every entry of x, then add them."
+''',
+    "checks.py": '''\
+import numpy as np
+
+from grader.round_api.judge import Case
+
+
+def vectors(rng):
+    return [Case({"x": rng.standard_normal(n)}, (("n", n),)) for n in (1, 3, 8)]
+
+
+def truth(case):
+    return np.asarray((case["x"] ** 2).sum())
+''',
+    "stubs/numpy/part1_sum.py": "def total(x):\n    raise NotImplementedError\n",
+    "reference/numpy/part1_sum.py": "def total(x):\n    return (x * x).sum()\n",
+}
+
+
+def test_the_smallest_round_is_four_files(tmp_path: Path) -> None:
+    """Its table in round.toml, its truth, a stub and a reference: no checks.toml, no
+    probes.py, no __init__.py. selfcheck passes it; a workspace's check grades the stub 0
+    and the reference in full."""
+    for name, text in SMALLEST.items():
+        (tmp_path / "rounds" / "sum-squares" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "rounds" / "sum-squares" / name).write_text(text)
+    env = {EXTRA_ROUNDS_ENV: str(tmp_path / "rounds")}
+    checked = run_grader("selfcheck", "--round", "sum-squares", cwd=tmp_path, env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    made = run_grader("init", "--round", "sum-squares", tmp_path / "ws", cwd=tmp_path, env=env)
+    assert made.returncode == 0, made.stderr
+    stub = run_grader("check", "--json", cwd=tmp_path / "ws", env=env)
+    assert (stub.returncode, json.loads(stub.stdout)["score"]) == (1, 0.0)
+    (tmp_path / "ws" / "exercises" / "part1_sum.py").write_text(SMALLEST[
+        "reference/numpy/part1_sum.py"])
+    solved = run_grader("check", "--json", cwd=tmp_path / "ws", env=env)
+    assert (solved.returncode, json.loads(solved.stdout)["score"]) == (0, 10.0)
+
+
+def test_a_round_whose_table_is_in_two_places_or_malformed_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "rounds" / "sum-squares"
+    for name, text in SMALLEST.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    (folder / "checks.toml").write_text("")
+    env = {EXTRA_ROUNDS_ENV: str(tmp_path / "rounds")}
+    both = run_grader("selfcheck", "--round", "sum-squares", cwd=tmp_path, env=env)
+    assert both.returncode == 1 and "Traceback" not in both.stderr
+    assert "round.toml: check belong in checks.toml when the round has one" \
+        in both.stdout.replace("\n", "")
+    (folder / "checks.toml").unlink()
+    (folder / "round.toml").write_text("colour = 1\n" + SMALLEST["round.toml"])
+    listed = run_grader("rounds", cwd=tmp_path, env=env)
+    assert (listed.returncode, listed.stderr) == (
+        1, f"Error: {folder / 'round.toml'}: unknown key(s) colour\n")

@@ -62,7 +62,7 @@ CHECKS_PY = '''\
 
 import numpy as np
 
-from grader.checks.cases import Case
+from grader.round_api.judge import Case
 
 
 def vectors(rng):

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import tomllib
 from functools import cache
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from grader.checks.base import OBSERVED, Check, Context
 from grader.checks.kinds import KINDS, OBSERVED_INSIDE, RANKS, VOID_MESSAGES, Spec
 from grader.checks.mistakes import Mistake, same_as
-from grader.rounds import Round, RoundError, load_module
+from grader.rounds import ROUND_FILE, TABLE_KEYS, Round, RoundError, load_module
 
 CHECKS_FILE = "checks.toml"
 CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after", "voids",
@@ -118,17 +119,32 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
                  rank=int(entry.get("rank", RANKS.get(kind, 1))), observed=observed)
 
 
+def _table(round_: Round) -> tuple[Path, dict[str, Any]]:
+    """Where the round's check table is, and its tables: checks.toml, or round.toml's own
+    [[check]] and [mistakes] where the round has no checks.toml (a small round in one file)."""
+    path = round_.folder / CHECKS_FILE
+    described = round_.folder / ROUND_FILE
+    try:
+        if not path.exists():
+            data = tomllib.loads(described.read_text())
+            return described, {key: value for key, value in data.items() if key in TABLE_KEYS}
+        data = tomllib.loads(path.read_text())
+        inline = TABLE_KEYS & set(tomllib.loads(described.read_text()))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RoundError(f"{path}: {exc}") from exc
+    if inline:
+        raise RoundError(f"{described}: {', '.join(sorted(inline))} belong in {CHECKS_FILE} "
+                         "when the round has one")
+    unknown = sorted(set(data) - TABLE_KEYS)
+    if unknown:
+        raise RoundError(f"{path}: unknown table(s) {', '.join(unknown)}")
+    return path, data
+
+
 @cache
 def round_checks(round_: Round) -> tuple[Check, ...]:
     """Every check of a round, in run order; a malformed table raises RoundError."""
-    path = round_.folder / CHECKS_FILE
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise RoundError(f"{path}: {exc}") from exc
-    unknown = sorted(set(data) - {"check", "mistakes", "catalogues", "defaults"})
-    if unknown:
-        raise RoundError(f"{path}: unknown table(s) {', '.join(unknown)}")
+    path, data = _table(round_)
     judge, helpers = load_module(round_, "checks"), load_module(round_, "probes")
     book = MistakeBook(data, judge, str(path))
     defaults = data.get("defaults", {})

@@ -171,8 +171,10 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+TABLE_KEYS = {"check", "mistakes", "catalogues", "defaults"}
+"""The check table's own tables: in checks.toml, or, where a round has none, in round.toml."""
 ROUND_KEYS = {"id", "title", "summary", "flavors", "minutes", "parts", "candidate_modules",
-              "order"}
+              "order"} | TABLE_KEYS
 PART_KEYS = {"id", "title", "file", "functions", "weight", "budget", "hints", "flavors"}
 
 
@@ -270,12 +272,20 @@ def module_name(round_: Round, name: str) -> str:
     return "grader_round_" + re.sub(r"\W", "_", round_.id) + "_" + name
 
 
+OPTIONAL_MODULES = ("probes",)
+"""A round's modules it may leave out: a round whose checks need no helper of the candidate's
+side has no probes.py (an empty module stands in)."""
+
+
 def load_module(round_: Round, name: str) -> ModuleType:
     """The round's checks.py or probes.py, imported by path under a name that cannot clash."""
     qualified = module_name(round_, name)
     if qualified in sys.modules:
         return sys.modules[qualified]
     path = round_.module_path(name)
+    if name in OPTIONAL_MODULES and not path.exists():
+        sys.modules[qualified] = ModuleType(qualified, f"{round_.id} has no {path.name}")
+        return sys.modules[qualified]
     spec = importlib.util.spec_from_file_location(qualified, path)
     if spec is None or spec.loader is None or not path.is_file():
         raise RoundError(f"round {round_.id} has no {path.name}")
