@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import json
 import statistics
-import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, cast
 
 from grader import DISTRIBUTION, results
 from grader.batch import ROW_STATUSES, BatchDoc, RowStatus, SubmissionDoc
 from grader.results import PRINTED_MARK, SCHEMA_VERSION, STATUSES, CheckDoc, Status
+from grader.shapes import brief, shape_problem
 
 GRADED: tuple[RowStatus, ...] = ("graded", "mismatch")
 MESSAGE_WIDTH = 200
@@ -31,61 +31,6 @@ MESSAGE_WIDTH = 200
 
 class CohortError(Exception):
     """The results file cannot be read as a `grade --json` document; the message says why."""
-
-
-def shape_problem(value: Any, expected: Any, where: str = "") -> str | None:
-    """Where `value` departs from the type `expected` (a TypedDict, a list, a union, a Literal,
-    str, int, float, None or Any), or None when it fits: the TypedDicts that describe the JSON
-    are its only schema."""
-    here = where or "the document"
-    origin, args = get_origin(expected), get_args(expected)
-    if expected is Any:
-        return None
-    if is_typeddict(expected):
-        if not isinstance(value, dict):
-            return f"{here} should be an object, not {_brief(value)}"
-        missing = sorted(expected.__required_keys__ - value.keys())
-        if missing:
-            return f"{here} has no {missing[0]!r}"
-        for key, hint in get_type_hints(expected).items():
-            problem = shape_problem(value[key], hint, f"{where}.{key}".lstrip(".")) \
-                if key in value else None
-            if problem:
-                return problem
-        return None
-    if origin is list:
-        if not isinstance(value, list):
-            return f"{here} should be a list, not {_brief(value)}"
-        for i, item in enumerate(value):
-            if problem := shape_problem(item, args[0], f"{where}[{i}]"):
-                return problem
-        return None
-    if origin in (Union, types.UnionType):
-        if any(shape_problem(value, option, where) is None for option in args):
-            return None
-        return f"{here} should be {' or '.join(map(_kind, args))}, not {_brief(value)}"
-    if origin is Literal:
-        return None if value in args else \
-            f"{here} should be one of {', '.join(args)}, not {_brief(value)}"
-    if expected in (int, float):
-        fits = isinstance(value, int | float) and not isinstance(value, bool) and (
-            expected is float or isinstance(value, int))
-    else:
-        fits = isinstance(value, origin or expected)
-    return None if fits else f"{here} should be {_kind(expected)}, not {_brief(value)}"
-
-
-def _kind(expected: Any) -> str:
-    """A JSON type's name, as the message to a coach says it."""
-    kinds = {str: "a string", int: "an integer", float: "a number", type(None): "null",
-             list: "a list", dict: "an object"}
-    return "an object" if is_typeddict(expected) else \
-        kinds.get(get_origin(expected) or expected, str(expected))
-
-
-def _brief(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def read_results(path: Path) -> BatchDoc:
@@ -116,7 +61,7 @@ def _version(path: Path, data: dict[str, Any]) -> int:
     version = data.get("schema_version", 0)
     if not isinstance(version, int) or isinstance(version, bool) or version < 0:
         raise CohortError(f"{path}: schema_version should be a whole number, not "
-                          f"{_brief(version)}")
+                          f"{brief(version)}")
     if version > SCHEMA_VERSION:
         raise CohortError(f"{path}: written by a newer grader (schema version {version}); this "
                           f"one reads versions up to {SCHEMA_VERSION}: upgrade grader "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import py_compile
+import re
 import subprocess
 import sys
 import time
@@ -513,3 +514,41 @@ def test_a_hint_that_sends_the_candidate_only_to_checks_that_passed_is_dropped()
     assert [r.hint for r in results[2:]] == [
         None, "Fix part3.forward first.", "Fix part3.forward and part3.gradients first.",
         "Sum over the batch axes.", "As part3.e says: sum the batch axes."]
+
+
+GOOD_REQUEST = {"id": "r", "root": "/ws", "round": "prefix-products", "flavor": "torch",
+                "parts": ["part1"], "seed": 7}
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"seed": "7"}, "seed should be an integer, not \"7\""),
+    ({"parts": "part1"}, "parts should be a list"),
+    ({"weights": {"part1": "x"}}, 'weights should be an object or null, not {"part1": "x"}'),
+    ({"kind": "steal"}, "kind should be one of check, followup"),
+    ({"graded": 1}, "graded should be true or false, not 1"),
+    ({"colour": 1}, "it has an unknown field 'colour'"),
+])
+def test_a_request_is_checked_against_its_fields_where_it_arrives(change: dict,
+                                                                  says: str) -> None:
+    assert Request.from_dict(GOOD_REQUEST).seed == 7
+    with pytest.raises(ValueError, match=f"^malformed request: {re.escape(says)}"):
+        Request.from_dict({**GOOD_REQUEST, **change})
+    missing = dict(GOOD_REQUEST)
+    del missing["root"]
+    with pytest.raises(ValueError, match="it has no 'root'"):
+        Request.from_dict(missing)
+
+
+@pytest.mark.parametrize(("event", "says"), [
+    ({"type": "gossip"}, "an event of no known type"),
+    ("done", "an event of no known type"),
+    ({"type": "check", "request": "r", "part": "part1"}, "the check event: it has no 'result'"),
+    ({"type": "ready", "cuda": "yes"}, "the ready event: cuda should be true or false"),
+    ({"type": "done", "request": 3}, "the done event: request should be a string"),
+])
+def test_an_event_is_checked_against_its_type_where_it_arrives(event: object, says: str) -> None:
+    from grader.runner.protocol import received_event
+
+    assert received_event({"type": "done", "request": "r"}) == {"type": "done", "request": "r"}
+    with pytest.raises(ValueError, match=re.escape(says)):
+        received_event(event)

@@ -22,7 +22,7 @@ from typing import IO, Any
 from grader.results import CheckResult, PartResult, RunResult
 from grader.rounds import get_round
 from grader.runner import strays
-from grader.runner.protocol import Request
+from grader.runner.protocol import Event, Request, received_event
 from grader.secret import SECRET_ENV
 
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
@@ -109,7 +109,7 @@ class Worker:
         self._lines = _Lines(self.process.stdout.fileno())  # type: ignore[union-attr]
         self.cuda = bool(self._expect("ready", STARTUP_SILENCE_S).get("cuda"))
 
-    def _events(self, silence_s: float) -> Iterable[dict[str, Any]]:
+    def _events(self, silence_s: float) -> Iterable[Event]:
         """The worker's events, until it stops (GraderCrash); a worker silent for silence_s
         (stopped or wedged, by a bug or by the code under test) is killed (GraderCrash)."""
         while True:
@@ -121,19 +121,25 @@ class Worker:
                                   "(stopped or wedged) and was killed") from None
             if line is None:
                 break
-            yield json.loads(line)
+            try:
+                event = received_event(json.loads(line))
+            except ValueError as exc:  # json.JSONDecodeError is one
+                self.kill()
+                raise GraderCrash(f"the grading worker sent what is not an event ({exc}) and "
+                                  "was killed") from None
+            yield event
         self.process.wait()
         self._stderr.seek(0)
         err = self._stderr.read()
         raise GraderCrash(f"the grading worker stopped unexpectedly:\n{err.strip()[-2000:]}")
 
-    def _expect(self, kind: str, silence_s: float) -> dict[str, Any]:
+    def _expect(self, kind: str, silence_s: float) -> Event:
         for event in self._events(silence_s):
             if event["type"] == kind:
                 return event
         raise GraderCrash(f"the grading worker never said {kind}")
 
-    def _replies(self, request: Request) -> Iterable[dict[str, Any]]:
+    def _replies(self, request: Request) -> Iterable[Event]:
         """Send one request; its events up to (not including) `done`."""
         stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
         stdin.write(json.dumps(asdict(request)).encode() + b"\n")

@@ -20,7 +20,7 @@ import struct
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast, get_args, get_type_hints
 
 from grader.safe_text import (
     DATA_TEXT_LIMIT,
@@ -29,6 +29,7 @@ from grader.safe_text import (
     WHERE_LIMIT,
     received,
 )
+from grader.shapes import brief, shape_problem
 
 _HEADER = struct.Struct("!Q")
 MAX_FRAME = 256 * 1024 * 1024
@@ -187,7 +188,12 @@ class Request:
     measured: bool = True
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Request:
+    def from_dict(cls, data: Any) -> Request:
+        """The request as the worker receives it, checked against its fields first (ValueError
+        names the first that does not fit)."""
+        problem = shape_problem(data, cls, whole="it")
+        if problem:
+            raise ValueError(f"malformed request: {problem}")
         return cls(**data)
 
 
@@ -382,3 +388,19 @@ class FatalEvent(TypedDict):
 
 Event = (ReadyEvent | PartEvent | CheckEvent | FollowupEvent | AliveEvent | DoneEvent
          | FatalEvent)
+EVENTS: dict[str, Any] = {kind: typed for typed in get_args(Event)
+                          for kind in get_args(get_type_hints(typed)["type"])}
+"""Each event type's record, by its `type`."""
+
+
+def received_event(data: Any) -> Event:
+    """A worker's event as the CLI receives it: a known type, every field there with its type
+    (ValueError names the first that does not fit)."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    typed = EVENTS.get(kind) if isinstance(kind, str) else None
+    if typed is None:
+        raise ValueError(f"an event of no known type: {brief(data)}")
+    problem = shape_problem(data, typed, whole="it")
+    if problem:
+        raise ValueError(f"the {kind} event: {problem}")
+    return cast(Event, data)
