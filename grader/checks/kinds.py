@@ -368,9 +368,22 @@ def inputs_unchanged(spec: Spec) -> PlanFactory:
     """Every input holds, bit for bit, what it held before the call, in every case (small N
     included: a slip can hide at N = 0 or 1); with `shared_hint`, the result is also new
     memory, no input (or a view of one) handed back."""
-    maker, function = spec.case_maker(), spec.text("function", None)
-    args, run, hint = spec.names("args"), spec.helper("run"), spec.text("hint")
-    shared_hint = spec.text("shared_hint", None)
+    return _untouched(spec, fresh=False)
+
+
+def fresh_result(spec: Spec) -> PlanFactory:
+    """The result is new memory (not an input or a view of one) and the inputs are unchanged,
+    in every case (small N included: returning W itself when N <= 1 is a slip too): the
+    inputs_unchanged kind for one function, whose result must also be readable arrays, with
+    `shared_hint` required and the inputs' hint named `changed_hint`."""
+    return _untouched(spec, fresh=True)
+
+
+def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
+    maker, function = spec.case_maker(), spec.text("function", REQUIRED if fresh else None)
+    args, run = spec.names("args"), None if fresh else spec.helper("run")
+    changed_hint = spec.text("changed_hint" if fresh else "hint")
+    shared_hint = spec.text("shared_hint", REQUIRED if fresh else None)
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
@@ -386,42 +399,14 @@ def inputs_unchanged(spec: Spec) -> PlanFactory:
                 changed = [n for n, after in row["after"].items()
                            if not unchanged(np.asarray(case[n]), after)]
                 if changed:
-                    return failed(f"{case.describe()}: {' and '.join(changed)} modified",
-                                  hint=hint)
-            return passed(f"inputs unchanged in {len(cases)} cases ({span(cases)})")
+                    return failed(f"{case.describe()}: {' and '.join(changed)} "
+                                  f"{'was' if len(changed) == 1 else 'were'} modified",
+                                  hint=changed_hint)
+            what = "a fresh result, inputs unchanged" if shared_hint else "inputs unchanged"
+            return passed(f"{what} in {len(cases)} cases ({span(cases)})")
 
         return Plan("inputs_after", {"function": function, "cases": [c.data() for c in cases],
-                                     "args": args, "run": run}, judge)
-
-    return plan
-
-
-def fresh_result(spec: Spec) -> PlanFactory:
-    """The result is new memory (not an input or a view of one) and the inputs are unchanged,
-    in every case (small N included: returning W itself when N <= 1 is a slip too)."""
-    maker, function, args = spec.case_maker(), spec.text("function"), spec.names("args")
-    shared_hint, changed_hint = spec.text("shared_hint"), spec.text("changed_hint")
-
-    def plan(ctx: Context) -> Plan:
-        cases = _cases(maker, ctx)
-
-        def judge(rows: list[Observation]) -> Verdict:
-            for case, row in zip(cases, rows, strict=False):
-                if row["raised"]:
-                    return raised_verdict(case.describe(), row["raised"],
-                                          own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
-                if row["shared"]:
-                    return failed(f"{case.describe()}: the result shares memory with "
-                                  f"{' and '.join(row['shared'])}", hint=shared_hint)
-                changed = [n for n, after in row["after"].items()
-                           if not unchanged(np.asarray(case[n]), after)]
-                if changed:
-                    return failed(f"{case.describe()}: {' and '.join(changed)} was modified",
-                                  hint=changed_hint)
-            return passed(f"a fresh result in {len(cases)} cases ({span(cases)})")
-
-        return Plan("fresh_result", {"function": function, "cases": [c.data() for c in cases],
-                                     "args": args}, judge)
+                                     "args": args, "run": run, "read_result": fresh}, judge)
 
     return plan
 

@@ -116,14 +116,16 @@ def snapshot(api: Api, x: Any) -> np.ndarray:
 
 @probe
 def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
-                 args: Sequence[str] = (), run: str | None = None) -> list[Observation]:
+                 args: Sequence[str] = (), run: str | None = None,
+                 read_result: bool = False) -> list[Observation]:
     """For each case, run the candidate on native copies of its inputs; what each input holds
     after (up to the first call that raised).
 
     Without `run` the function is called on the inputs `args`; `run(api, natives)` (a helper)
     may instead call several functions on the natives and returns what was raised (a Raised)
     or None, or (the last call's result, what was raised). "shared": the inputs a result
-    shares memory with (or is)."""
+    shares memory with (or is). `read_result`: each result (or each of a tuple or list of
+    them) must read as an array, else the probe reports a fault naming what came back."""
     rows = []
     for case in cases:
         natives = {name: api.backend.native(np.asarray(a)) for name, a in case["inputs"].items()}
@@ -133,6 +135,9 @@ def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
         else:
             value, raised = api.call(api.function(function or ""),
                                      *(natives[n] for n in args))
+        if read_result and not raised:
+            for out in value if isinstance(value, tuple | list) else (value,):
+                api.backend.to_numpy(out)
         rows.append({"raised": as_dict(raised),
                      "shared": [] if raised else shared_inputs(api, value, natives),
                      "after": {name: snapshot(api, x) for name, x in natives.items()}})
@@ -154,25 +159,6 @@ def _shares(api: Api, out: Any, x: Any) -> bool:
         return api.backend.shares_memory(out, x)
     except Exception:  # noqa: BLE001 - an odd result shares nothing that can be seen
         return False
-
-
-@probe
-def fresh_result(api: Api, function: str, cases: Sequence[CaseData],
-                 args: Sequence[str]) -> list[Observation]:
-    """For each case: whether the result shares memory with (or is) an input, and the inputs
-    afterwards (up to the first call that raised)."""
-    rows: list[Observation] = []
-    for case in cases:
-        natives = [api.backend.native(np.asarray(case["inputs"][n])) for n in args]
-        value, raised = api.call(api.function(function), *natives)
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        for out in value if isinstance(value, tuple | list) else (value,):
-            api.backend.to_numpy(out)
-        rows.append({"raised": None,
-                     "shared": shared_inputs(api, value, dict(zip(args, natives, strict=True))),
-                     "after": {n: snapshot(api, x) for n, x in zip(args, natives, strict=True)}})
-    return rows
 
 
 @probe
