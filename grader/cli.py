@@ -23,7 +23,7 @@ from rich.console import Console
 
 from grader import REPORT_INSTALL, __version__, mock
 from grader.rounds import DEFAULT_ROUND, Round, RoundError, installed
-from grader.runner.protocol import DEFAULT_MEMORY_MB
+from grader.runner.protocol import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from grader.safe_text import one_line
 from grader.workspace import (
     MOST,
@@ -179,7 +179,7 @@ def timeout_option(func: F) -> F:
     return click.option(
         "--timeout", "timeout_s", type=FiniteSeconds(min=0.1, max=MOST["timeout"]),
         help="Seconds each check may take, of CPU time or asleep (default: grader.toml's "
-             "timeout, else 10).",
+             f"timeout, else {DEFAULT_TIMEOUT_S:g}).",
     )(func)
 
 
@@ -824,7 +824,6 @@ def report(results: Path, output: Path | None) -> None:
 def selfcheck(round_ids: tuple[str, ...], flavors: tuple[str, ...], seed: int | None,
               timeout_s: float | None, jobs: int) -> None:
     from grader import instructor_report
-    from grader.runner.protocol import DEFAULT_TIMEOUT_S
     from grader.selfcheck import run_selfcheck
 
     rounds = [round_named(r) for r in round_ids] or list(installed().values())
