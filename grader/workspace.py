@@ -164,7 +164,10 @@ def write_fresh(directory: Path, round_: Round, flavor: str | None = None) -> Wo
     directory = directory.resolve()
     if directory.exists() and not directory.is_dir():
         raise WorkspaceError(f"{directory} exists and is not a folder")
-    taken = [p for p in (directory / CONFIG_NAME, directory / EXERCISES_DIR) if p.exists()]
+    # A link counts as taken even where it leads nowhere: writing through it would create a
+    # file wherever it points.
+    taken = [p for p in (directory / CONFIG_NAME, directory / EXERCISES_DIR)
+             if p.exists() or p.is_symlink()]
     if taken:
         names = ", ".join(str(p) for p in taken)
         raise WorkspaceError(
@@ -174,9 +177,10 @@ def write_fresh(directory: Path, round_: Round, flavor: str | None = None) -> Wo
     files = pristine_files(round_, flavor)
     exercises = directory / EXERCISES_DIR
     exercises.mkdir(parents=True)
-    for name, text in files.items():
-        (exercises / name).write_text(text)
-    (directory / CONFIG_NAME).write_text(config_text(round_, flavor))
+    for path, text in [*((exercises / n, t) for n, t in files.items()),
+                       (directory / CONFIG_NAME, config_text(round_, flavor))]:
+        with path.open("x", encoding="utf-8") as made:  # never through a link put there since
+            made.write(text)
     return Workspace(directory, Settings(round_, flavor))
 
 

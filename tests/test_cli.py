@@ -253,6 +253,18 @@ def test_init_refuses_to_overwrite(runner: CliRunner, tmp_path: Path) -> None:
     assert 'flavor = "torch"' in (tmp_path / "ws" / "grader.toml").read_text()
 
 
+@pytest.mark.parametrize("name", ["grader.toml", "exercises"])
+def test_init_never_writes_through_a_link_that_leads_nowhere(runner: CliRunner, tmp_path: Path,
+                                                             name: str) -> None:
+    """A dangling link in the folder would otherwise have init create a file wherever it
+    points (a shell's startup file, say)."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / name).symlink_to(tmp_path / "elsewhere")
+    result = invoke(runner, "init", tmp_path / "ws")
+    assert result.exit_code == 1 and "already exists" in result.output
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_init_rejects_an_unknown_flavor(runner: CliRunner, tmp_path: Path) -> None:
     result = invoke(runner, "init", "--flavor", "jax", tmp_path / "ws")
     assert result.exit_code == 2 and "torch" in result.output and "numpy" in result.output
