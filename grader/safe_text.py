@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # rich is imported where text is shown, never by the runner that reads frames
@@ -135,13 +136,17 @@ def one_line(value: str) -> str:
     """`value` on one line with nothing hidden: a newline, carriage return or tab as `\\n`,
     `\\r`, `\\t`; every other control, format character (zero-width spaces and joiners,
     bidirectional marks), line or paragraph separator, space other than the plain one, and
-    invisible letter as `\\uXXXX`; and in a word that mixes Latin, Greek and Cyrillic letters
-    (a Cyrillic `о` in `bоb`), the letters of the word's lesser scripts as `\\uXXXX` too. Two
-    names that differ show differently."""
+    invisible letter as `\\uXXXX`; in a word that mixes Latin, Greek and Cyrillic letters (a
+    Cyrillic `о` in `bоb`), the letters of the word's lesser scripts as `\\uXXXX` too; and
+    beside Latin letters, a Greek or Cyrillic word made only of letters that pass for Latin
+    ones (a Cyrillic `ехес`) as `\\uXXXX` throughout. Two names that differ show
+    differently."""
     value = value.translate(_LINE_BREAKS)
     if value.isascii() and value.isprintable():
         return value
-    return _WORD.sub(_unmixed, "".join(map(_shown, value)))
+    shown = "".join(map(_shown, value))
+    latin = any(_script(c) == "LATIN" for c in shown)
+    return _WORD.sub(partial(_unmixed, latin), shown)
 
 
 _LOOKALIKE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
@@ -154,11 +159,20 @@ def _script(char: str) -> str | None:
     return next((s for s in _LOOKALIKE_SCRIPTS if name.startswith(s + " ")), None)
 
 
-def _unmixed(word: re.Match[str]) -> str:
-    """A word in one script as it is; one mixing lookalike scripts with the letters of all
-    but its most used one shown as `\\uXXXX`."""
+_PASS_FOR_LATIN = frozenset(
+    "аеорсухѕіјԁһӏԛԝүѵАВЕКМНОРСТХЅІЈУҮѴԚԜ"  # Cyrillic
+    "οναικρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ")  # Greek
+"""Greek and Cyrillic letters that look like Latin ones."""
+
+
+def _unmixed(latin: bool, word: re.Match[str]) -> str:
+    """A word in one script as it is (but one whose every letter passes for a Latin one, in
+    a text with Latin letters: all `\\uXXXX`); one mixing lookalike scripts with the letters
+    of all but its most used one shown as `\\uXXXX`."""
     scripts = [_script(c) for c in word.group()]
     used = {s for s in scripts if s is not None}
+    if latin and used and used != {"LATIN"} and set(word.group()) <= _PASS_FOR_LATIN:
+        return "".join(f"\\u{ord(c):04x}" for c in word.group())
     if len(used) < 2:
         return word.group()
     main = max(sorted(used), key=scripts.count)

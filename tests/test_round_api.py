@@ -49,9 +49,11 @@ def test_a_private_import_is_caught(tmp_path: Path) -> None:
 
 
 def test_the_probes_api_loads_only_what_a_sandbox_shows() -> None:
-    """Every grader module that importing it (and every round's probes.py) loads is among the
-    files a sandbox shows (CANDIDATE_SIDE): in a sandbox nothing else can be imported."""
-    script = ("import sys\nfrom grader.rounds import installed, load_module\n"
+    """Every grader module that importing it, the sandbox's executor and every round's
+    probes.py loads is among the files a sandbox shows (CANDIDATE_SIDE): in a sandbox nothing
+    else can be imported."""
+    script = ("import sys\nimport grader.runner.executor\n"
+              "from grader.rounds import installed, load_module\n"
               "for r in installed().values(): load_module(r, 'probes')\n"
               "print(' '.join(m.__file__ for n, m in sys.modules.items() "
               "if n.startswith('grader.') and getattr(m, '__file__', None)))")

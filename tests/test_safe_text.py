@@ -243,3 +243,17 @@ def test_a_letter_from_a_lookalike_script_inside_a_word_is_shown_as_its_code(
     """A word mixing Latin, Greek and Cyrillic letters passes for another at a glance: the
     letters of its lesser scripts show as codes, so the row cannot pass for a classmate's."""
     assert received_name(sly) == shown
+
+
+@pytest.mark.parametrize(("sly", "shown"), [
+    ("class/\u0435\u0445\u0435\u0441.py", "class/\\u0435\\u0445\\u0435\\u0441.py"),  # Cyrillic
+    ("bob/\u0421\u0430\u0440\u0430", "bob/\\u0421\\u0430\\u0440\\u0430"),
+    ("\u039f\u03bf/part1", "\\u039f\\u03bf/part1"),                  # Greek Oo
+])
+def test_a_whole_word_of_letters_that_pass_for_latin_is_shown_as_codes_beside_latin(
+        sly: str, shown: str) -> None:
+    """A Cyrillic or Greek word made only of letters that look Latin passes for a Latin word
+    in a Latin name; where no Latin letter is near, or a letter does not pass (Иван), it is
+    shown as written (test_names_in_any_script_are_shown_as_written)."""
+    assert received_name(sly) == shown
+    assert received_name("\u0421\u0430\u0440\u0430") == "\u0421\u0430\u0440\u0430"

@@ -292,8 +292,9 @@ def _reference_folders() -> set[Path]:
     return found
 
 
-CANDIDATE_SIDE = ("__init__.py", "results.py", "safe_text.py", "secret.py", "timing.py",
-                  "rounds/__init__.py", "probes/*.py", "runner/__init__.py", "runner/channel.py",
+CANDIDATE_SIDE = ("__init__.py", "results.py", "safe_text.py", "secret.py", "shapes.py",
+                  "timing.py", "rounds/__init__.py", "probes/*.py", "runner/__init__.py",
+                  "runner/channel.py",
                   "runner/child.py", "runner/children.py", "runner/executor.py",
                   "runner/protocol.py", "runner/sandbox.py", "runner/strays.py",
                   "round_api/__init__.py", "round_api/probes.py")
