@@ -45,8 +45,11 @@ class Verdict:
     candidate has not started on what this check looks at (an empty EXPLANATION);
     `diagnosis`: how the runner may name the mistake the verdict could not; `voids`: the
     failure is evidence against how the values were made (autograd seen inside a backward by
-    hand), so the checks the table says this one voids lose their points. A failure for any
-    other reason (a stub, an earlier part that raised) voids nothing."""
+    hand), so the checks the table says this one voids lose their points; with `otherwise`,
+    only where the first of them (the check of the same answer) passed: the watched run
+    raised or answered wrong, so values right elsewhere were made another way; where it did
+    not pass, the trouble was the values' own and `otherwise` stands for this check instead. A
+    failure for any other reason (a stub, an earlier part that raised) voids nothing."""
 
     status: VerdictStatus
     message: str = ""
@@ -56,6 +59,7 @@ class Verdict:
     stub: bool = False
     diagnosis: Diagnosis | None = None
     voids: bool = False
+    otherwise: Verdict | None = None
 
 
 def passed(message: str = "") -> Verdict:

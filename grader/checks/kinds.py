@@ -567,17 +567,43 @@ def autograd_used(case: Case, runs: int, hint: str) -> Verdict:
 
 
 def autograd_not_judged(case: Case, raised: dict[str, Any]) -> Verdict:
-    """A no-autograd check whose call raised: nothing was observed (a backward that raises
-    proves no autograd use), and the raise is the correctness checks' to report. Skipped, it
-    voids nothing."""
-    return skipped(f"not judged: {case.describe()}: your backward raised "
-                   f"{format_raised(raised)} before anything could be seen of how it computes")
+    """A no-autograd check whose watched call raised on valid input: nothing shows how the
+    backward computes, so a check of its values that passed does not count (code could raise
+    only when watched, and keep the values autograd gave it everywhere else); where none
+    passed, the raise is theirs to report, and this check is skipped, accusing nothing
+    (Verdict.otherwise)."""
+    said = f"{case.describe()}: your backward raised {format_raised(raised)}"
+    return replace(failed(f"not judged: {case.describe()}: where it was watched for autograd, "
+                          f"your backward raised {format_raised(raised)}; nothing shows how it "
+                          "computes", hint=own_raise_hint(raised) or VALID_INPUT_HINT),
+                   voids=True, otherwise=skipped(f"not judged: {said} before anything could "
+                                                 "be seen of how it computes"))
+
+
+def autograd_free_answer(case: Case, value: Any, truth: Any, name: str) -> Verdict | None:
+    """The failure of a watched call that ran no autograd but gave a wrong answer (None when
+    it gave the right one): what a backward gives when watched is the only answer known to
+    come without autograd, so a check of its values that passed does not count (it was made
+    another way); where none passed, the wrong answer is theirs to report, and this check
+    passes (Verdict.otherwise)."""
+    difference = tree_difference(value, truth, case.dtype, name)
+    if difference is None:
+        return None
+    said = f"{case.describe()}: where it was watched for autograd, {difference}"
+    return replace(failed(said, hint="A backward must give the same right answer wherever it "
+                                     "runs: the run watched for autograd is held to the truth "
+                                     "too."), voids=True,
+                   otherwise=passed(f"no autograd seen ({said}, as the checks of its values "
+                                    "show: theirs to name)"))
 
 
 def no_autograd(spec: Spec) -> PlanFactory:
-    """A hand-written backward never runs autograd's engine."""
+    """A hand-written backward never runs autograd's engine; with `truth`, the watched call
+    also gives the right answer (read by `read`, named `name`), so that code cannot behave
+    one way when watched and another everywhere else."""
     maker, function, args = spec.maker("case"), spec.text("function", None), spec.names("args")
-    run, hint = spec.helper("run"), spec.text("hint")
+    run, hint, read = spec.helper("run"), spec.text("hint"), spec.helper("read")
+    truth, name = spec.maker("truth", None), spec.text("name", "the result")
 
     def plan(ctx: Context) -> Plan:
         (case,) = _cases(maker, ctx)
@@ -587,10 +613,11 @@ def no_autograd(spec: Spec) -> PlanFactory:
                 return autograd_used(case, obs["runs"], hint)
             if obs["raised"]:
                 return autograd_not_judged(case, obs["raised"])
-            return passed()
+            wrong = truth and autograd_free_answer(case, obs["value"], truth(case), name)
+            return wrong or passed()
 
         return Plan("autograd_runs", {"function": function, "case": case.data(),
-                                      "args": args, "run": run}, judge)
+                                      "args": args, "run": run, "read": read}, judge)
 
     return plan
 
@@ -1347,7 +1374,8 @@ RANKS: dict[str, int] = {"correctness": 2, "autograd": 2, "gradcheck": 2,
                          "explanation": 0}
 
 VOID_MESSAGES: dict[str, str] = {
-    "no_autograd": "the backward used autograd, so its values do not count"}
+    "no_autograd": "nothing shows the backward free of autograd (it used autograd, or did not "
+                   "answer right where it was watched), so its values do not count"}
 """Why the checks a failed check of a kind voids do not count, where the kind says it."""
 
 OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth"})

@@ -212,16 +212,28 @@ def _needs_grad(count: int) -> list[bool]:
 
 @probe
 def autograd_runs(api: Api, function: str | None, case: CaseData, args: Sequence[str] = (),
-                  run: str | None = None) -> Observation:
+                  run: str | None = None, read: str | None = None) -> Observation:
     """How many times autograd's engine ran inside the candidate's function (or during a run
-    helper's whole call sequence)."""
+    helper's whole call sequence), and what the watched call gave ("value": read by the
+    `read` helper, else as a tree of arrays; None where it cannot be read), so that the judge
+    can hold the watched run to the same answer as every other."""
     if run:
         helper = api.helper(run)
         obs, _, runs = count_autograd_runs(api, lambda: helper(api, case))
-        return {"raised": obs["raised"] if obs else None, "runs": runs}
-    _, raised, runs = count_autograd_runs(api, api.function(function or ""),
-                                          *native_args(api, case, args))
-    return {"raised": as_dict(raised), "runs": runs}
+        return {"raised": obs["raised"] if obs else None, "runs": runs,
+                "value": obs.get("value") if obs else None}
+    built = native_args(api, case, args)
+    value, raised, runs = count_autograd_runs(api, api.function(function or ""), *built)
+    return {"raised": as_dict(raised), "runs": runs,
+            "value": None if raised else _readable(api, built, value, read)}
+
+
+def _readable(api: Api, built: Sequence[Any], value: Any, read: str | None) -> Any:
+    """A result as data the judge can compare, or None where it is not."""
+    try:
+        return api.helper(read)(api, built, value) if read else read_tree(api, value)
+    except CandidateFault:
+        return None
 
 
 def _counter(api: Api, measure: str) -> Callable[..., tuple[Any, int]]:

@@ -151,7 +151,7 @@ class _Part:
         self.spawn, self.alive = spawn, alive
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
-        self.voiding: set[str] = set()
+        self.voiding: dict[str, Verdict | None] = {}
         self.idle = self.idle_budget()
 
     def idle_budget(self) -> IdleBudget:
@@ -209,7 +209,7 @@ class _Part:
                              if final == "failed" else 0.0)
         message = verdict.message + (ADVISORY if advisory and applies else "")
         if verdict.voids and final == "failed":
-            self.voiding.add(check.id)
+            self.voiding[check.id] = verdict.otherwise
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
             message=message, hint=verdict.hint, duration_s=duration, output=output,
@@ -291,15 +291,26 @@ def _group_end(grading: _Part, index: int) -> int:
                  if grading.plans[i].measured or on_device(i)), len(grading.plans))
 
 
-def void_results(checks: list[Check], results: list[CheckResult], voiding: set[str]) -> None:
+def void_results(checks: list[Check], results: list[CheckResult],
+                 voiding: dict[str, Verdict | None]) -> None:
     """A check whose failure was evidence against the values (Verdict.voids: autograd inside
     a hand-written backward) takes the points of the checks it voids: their values cannot
-    count, whatever they showed. `voiding`: the ids of those failures."""
+    count, whatever they showed. `voiding`: the ids of those failures, each with the verdict
+    that stands instead where the first check it voids (the check of the answer it watched)
+    did not pass (see Verdict.otherwise)."""
     by_id = {r.id: r for r in results}
     for check in checks:
         if check.id not in voiding or not check.voids:
             continue
-        for voided in (by_id[v] for v in check.voids if v in by_id):
+        targets = [by_id[v] for v in check.voids if v in by_id]
+        otherwise = voiding[check.id]
+        answer = by_id.get(check.voids[0])
+        if otherwise is not None and (answer is None or answer.status != "passed"):
+            own = by_id[check.id]
+            own.status, own.message, own.hint = otherwise.status, otherwise.message, None
+            own.score = own.max_score if otherwise.status == "passed" else 0.0
+            continue
+        for voided in targets:
             if voided.status in ("passed", "failed"):
                 shown = f" (on its own it {voided.status})"
                 voided.status, voided.score, voided.hint = "failed", 0.0, None

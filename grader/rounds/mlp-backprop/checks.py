@@ -19,6 +19,7 @@ from grader.round_api.judge import (
     Context,
     Plan,
     Verdict,
+    autograd_free_answer,
     autograd_not_judged,
     autograd_used,
     central_differences,
@@ -579,17 +580,26 @@ def keeps_dtype(ctx: Context, params: dict[str, str]) -> Plan:
 
 
 def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
-    """A hand-written computation never runs autograd's engine (the probe counts its runs)."""
+    """A hand-written computation never runs autograd's engine (the probe counts its runs),
+    and, watched, gives the truth (`truth`, read by `read`): what it gives where it is
+    watched is the only answer known to come without autograd."""
     case = _case_maker(params["case"])(ctx.rng())
 
     def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["raised"]:
-            return autograd_not_judged(case, obs["raised"])
         if obs["runs"]:
             return autograd_used(case, obs["runs"], params["hint"])
-        return passed()
+        if obs["raised"]:
+            return autograd_not_judged(case, obs["raised"])
+        truth = globals()[params["truth"]](case)
+        return autograd_free_answer(case, obs["value"], truth, params["name"]) or passed()
 
-    return Plan("round:autograd_runs", {"run": params["run"], "case": case.data()}, judge)
+    return Plan("round:autograd_runs", {"run": params["run"], "read": params["read"],
+                                        "case": case.data()}, judge)
+
+
+def gradients_of(case: Case) -> Tree:
+    """The backward's truth without the forward's logits: the gradients alone."""
+    return {k: v for k, v in backward_of(case).items() if k != "logits"}
 
 
 def stability_hint(case: Case, obs: dict[str, Any], params: dict[str, str]) -> str | None:

@@ -82,6 +82,11 @@ def read_dict(api: Api, value: Any, function: str, keys: tuple[str, ...]) -> Obs
     return {k: api.backend.to_numpy(value[k], k) for k in keys if k in value}
 
 
+def read_gradients(api: Api, args: tuple[Any, ...], value: Any) -> Observation:
+    """mlp_backward's gradients, by name."""
+    return read_dict(api, value, "mlp_backward", GRADS)
+
+
 def _forward(api: Api, params: dict[str, Any], X: Any) -> tuple[Any, Any, Raised | None]:
     """(cache, logits as numpy, None) from the candidate's Part 1, or (None, None, what it
     raised): a forward that fails is reported as such, not blamed on the backward."""
@@ -259,10 +264,16 @@ def train_autograd(api: Api, case: dict[str, Any]) -> tuple[Callable[..., Any],
     return api.function("train"), train_call(api, case)
 
 
-def autograd_runs(api: Api, run: str, case: dict[str, Any]) -> Observation:
+def autograd_runs(api: Api, run: str, read: str, case: dict[str, Any]) -> Observation:
+    """The runs of autograd's engine in the call `run` makes, and what that call gave, read by
+    the helper `read` (None where it cannot be read)."""
     fn, args = api.helper(run)(api, case)
-    _, raised, runs = count_autograd_runs(api, fn, *args)
-    return {"raised": as_dict(raised), "runs": runs}
+    value, raised, runs = count_autograd_runs(api, fn, *args)
+    try:
+        seen = None if raised else api.helper(read)(api, args, value)
+    except CandidateFault:
+        seen = None
+    return {"raised": as_dict(raised), "runs": runs, "value": seen}
 
 
 def extreme_losses(api: Api, cases: list[dict[str, Any]]) -> list[Observation]:
