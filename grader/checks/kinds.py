@@ -212,23 +212,32 @@ def _cases(maker: Callable[[np.random.Generator], Any], ctx: Context) -> list[Ca
 
 
 def validation(spec: Spec) -> PlanFactory:
-    """Malformed inputs must raise the expected error (ValueError)."""
+    """Malformed inputs must raise the expected error (ValueError); with `valid` (a maker of
+    well-formed input, the first case it makes), that input must not raise: code that
+    rejects every input validates nothing."""
     function, maker = spec.text("function"), spec.maker("cases")
     call, args = spec.helper("call"), spec.names("args")
     hint, error = spec.text("hint", VALIDATION_HINT), spec.text("error", "ValueError")
+    valid = spec.maker("valid", None)
 
     def judge(rows: list[Observation]) -> Verdict:
-        for row in rows:
+        malformed, accepted = (rows[:-1], rows[-1]) if valid else (rows, None)
+        for row in malformed:
             raised = row["raised"]
             if raised is None:
                 return failed(f"{row['case']}: returned normally; expected {error}", hint=hint)
             if error not in raised["bases"]:
                 return failed(f"{row['case']}: raised {format_raised(raised)}; expected {error}",
                               hint=hint)
-        return passed(f"{error} for all {len(rows)} malformed inputs")
+        if accepted is not None and accepted["raised"] is not None:
+            return failed(f"{accepted['case']}: rejecting every input validates nothing, and "
+                          f"this well-formed one raised {format_raised(accepted['raised'])}",
+                          hint=own_raise_hint(accepted["raised"]) or VALID_INPUT_HINT)
+        return passed(f"{error} for all {len(malformed)} malformed inputs"
+                      + (", and none for a well-formed one" if valid else ""))
 
     def plan(ctx: Context) -> Plan:
-        cases = _cases(maker, ctx)
+        cases = _cases(maker, ctx) + (_cases(valid, ctx)[:1] if valid else [])
         return Plan("raises_each", {"function": function, "call": call, "args": args,
                                     "cases": [c.data() for c in cases]}, judge)
 
