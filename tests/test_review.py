@@ -56,6 +56,8 @@ FLAGGED = [
     ("import torch as t\nx = t.autograd.Variable._execution_engine",
      [(2, "torch-internals", "._execution_engine")]),
     ("import sys\nframe = sys._getframe(1)", [(2, "stack-frames", "sys._getframe")]),
+    ("import traceback\nseen = traceback.extract_stack()",
+     [(2, "stack-frames", "traceback.extract_stack")]),
     ("from inspect import currentframe as here\nf = here()",
      [(1, "stack-frames", "from inspect import currentframe"),
       (2, "stack-frames", "inspect.currentframe")]),
@@ -365,6 +367,7 @@ def test_what_the_scan_has_no_time_or_room_for_is_one_flag_per_file(
 
 
 def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagged() -> None:
+    """(And those that look up their call stack for the grader.)"""
     files = [*(REPO / "reference").rglob("*.py"), *(REPO / "exercises").rglob("*.py"),
              *(REPO / "grader" / "rounds").glob("*/stubs/*/*.py"), *SOLUTIONS_DIR.rglob("*.py")]
     assert len(files) > 200
@@ -389,6 +392,13 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
         (f"{hostile}segfault/part2_out_of_place.py", 8, "processes"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "signals-and-limits"),
         (f"{hostile}syntax_error/part1_inplace.py", 6, NOT_PARSED),
+        # The backwards that look up their call stack for the grader's watch.
+        ("tests/solutions/mlp-backprop/part3_autograd_unless_watched/part3_backward.py", 15,
+         "stack-frames"),
+        ("tests/solutions/mlp-backprop/part3_zeros_when_watched/part3_backward.py", 15,
+         "stack-frames"),
+        ("tests/solutions/matmul-grad/part1_transposed_when_watched/torch/"
+         "part1_matmul_backward.py", 14, "stack-frames"),
     }
 
 

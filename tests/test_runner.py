@@ -396,6 +396,31 @@ def test_in_graded_requests_what_was_observed_inside_the_process_only_advises(
                 assert check.status == "passed"
                 assert (check.max_score == 0) is graded
                 assert check.message.endswith("worth no points here)") is graded
+    # What the advising checks leave goes to the checks of values: every other check keeps
+    # its share (an explanation is not worth more because a memory check only advises).
+    checked, graded_run = ({c.id: c for p in results[g].parts for c in p.checks}
+                           for g in (False, True))
+    for check_id, check in checked.items():
+        if check_id in inside:
+            continue
+        ranked_values = check.rank == 2
+        assert (graded_run[check_id].max_score > check.max_score + 1e-9) is ranked_values, \
+            check_id
+        if not ranked_values:
+            assert graded_run[check_id].max_score == pytest.approx(check.max_score), check_id
+
+
+def test_advice_points_go_to_the_checks_of_values_in_proportion() -> None:
+    from grader.runner.worker import hand_on_advice
+
+    results = [CheckResult(id=f"p.{i}", title="", status="passed", score=s, max_score=m,
+                           rank=rank)
+               for i, (s, m, rank) in enumerate([(2, 2, 2), (0, 4, 2), (1, 1, 0), (3, 3, 1)])]
+    hand_on_advice(results, 3.0)
+    assert [(r.score, r.max_score) for r in results] == [(3, 3), (0, 6), (1, 1), (3, 3)]
+    alone = [CheckResult(id="p.e", title="", status="passed", score=1, max_score=1, rank=0)]
+    hand_on_advice(alone, 3.0)
+    assert (alone[0].score, alone[0].max_score) == (1, 1)
 
 
 class _FakeChild:

@@ -152,6 +152,8 @@ class _Part:
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
         self.voiding: dict[str, Verdict | None] = {}
+        self.advised = 0.0
+        """The points of the checks that only advise here (graded, observed inside)."""
         self.idle = self.idle_budget()
 
     def idle_budget(self) -> IdleBudget:
@@ -205,6 +207,8 @@ class _Part:
         applies = check.applies(ctx) and not (final == "skipped" and verdict.not_applicable)
         advisory = self.request.graded and check.observed == "inside"
         max_score = check.points if applies and not advisory else 0.0
+        if applies and advisory:
+            self.advised += check.points
         score = max_score * (1.0 if final == "passed" else verdict.fraction
                              if final == "failed" else 0.0)
         message = verdict.message + (ADVISORY if advisory and applies else "")
@@ -274,6 +278,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
             grading.not_run(len(grading.results), str(lost), status="error")
     void_results(grading.checks, grading.results, grading.voiding)
     drop_hints_to_passed_checks(grading.results)
+    hand_on_advice(grading.results, grading.advised)
     part = grading.part
     scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
     return grading.results
@@ -289,6 +294,22 @@ def _group_end(grading: _Part, index: int) -> int:
         return index + 1
     return next((i for i in range(index, len(grading.plans))
                  if grading.plans[i].measured or on_device(i)), len(grading.plans))
+
+
+def hand_on_advice(results: list[CheckResult], advised: float) -> None:
+    """The points of the checks that only advise (graded, observed inside) go to the checks of
+    the part's values (rank 2), in proportion to theirs, so that every other check keeps the
+    share it has in `grader check`: an explanation graded by its words, or a validation, is
+    not worth more because something else could not be trusted. Where the part has no such
+    check, the points are shared by all (scale_to_weight)."""
+    values = [r for r in results if r.rank == 2 and r.max_score > 0]
+    total = sum(r.max_score for r in values)
+    if not advised or not total:
+        return
+    factor = (total + advised) / total
+    for r in values:
+        r.score *= factor
+        r.max_score *= factor
 
 
 def void_results(checks: list[Check], results: list[CheckResult],
