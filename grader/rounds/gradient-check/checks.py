@@ -515,6 +515,9 @@ def symmetric_scale(ctx: Context, params: dict[str, Any]) -> Plan:
             return raised_verdict(case.describe(), obs["raised"])
         values = obs["values"]
         base = values["(a, b)"]
+        if not base > 0:  # a and b differ: an error that never shows is no measure of one
+            return failed(f"{case.describe()}: relative_error(a, b) = {base:.6g} for a and b "
+                          "that differ", hint=params["scale_hint"])
         for name, value in values.items():
             if not math.isclose(value, base, rel_tol=1e-9, abs_tol=0.0):
                 hint = params["swap_hint"] if name == "(b, a)" else params["scale_hint"]
@@ -615,7 +618,10 @@ def correct_gradients(rng: np.random.Generator) -> list[Case]:
               ("relu", (6,)), ("abs", (2, 3)))
     cases = [make(kind, rng, shape, spread=True, tol=CHECK_TOL) for kind, shape in shapes]
     empty = make("quadratic", rng, (0,), tol=CHECK_TOL)
-    return [*cases, _zero_rows(rng), empty]
+    # And one gradient wrong by 100% at an entry: a check that says ok for it too says ok for
+    # anything, and so tells nothing by saying it for the right ones.
+    gross = _with_wrong(make("product", rng, (4,), spread=True, tol=CHECK_TOL), (2,), size=1.0)
+    return [*cases, _zero_rows(rng), empty, gross]
 
 
 def wrong_entries(rng: np.random.Generator) -> list[Case]:
@@ -748,6 +754,10 @@ def correct(ctx: Context, params: dict[str, str]) -> Plan:
 
     def judge_one(case: Case, row: dict[str, Any]) -> Verdict | None:
         shape = case["x"].shape
+        if "wrong" in case.judge:
+            return failed(f"{case.describe()} by 100%: {_claims(row)}: a check that says ok "
+                          "for this says ok for anything", hint=params["hint"]) \
+                if row["ok"] else None
         where = f"{case.describe()}, grad_f right: {_claims(row)}"
         if math.isnan(row["error"]):
             return failed(where, hint=params["nan_hint"])
@@ -769,7 +779,8 @@ def correct(ctx: Context, params: dict[str, str]) -> Plan:
         return None
 
     return _plan(correct_gradients(ctx.rng()), judge_one,
-                 "ok, within tol, for {count} right gradients (zero entries and an empty x too)")
+                 "ok, within tol, for the right gradients (zero entries and an empty x too), "
+                 "and not ok for one 100% off ({count} cases)")
 
 
 def wrong_entry(ctx: Context, params: dict[str, str]) -> Plan:
