@@ -577,3 +577,39 @@ def test_an_event_is_checked_against_its_type_where_it_arrives(event: object, sa
     assert received_event({"type": "done", "request": "r"}) == {"type": "done", "request": "r"}
     with pytest.raises(ValueError, match=re.escape(says)):
         received_event(event)
+
+
+def test_the_sandbox_wipe_leaves_nothing_a_child_locked_away() -> None:
+    """A folder the child made unwritable (0o500), holding one it made unreadable (0o000),
+    is opened up and removed between children: nothing an earlier child wrote survives. Run as
+    an ordinary user (root would remove it whatever its modes)."""
+    import shutil
+    import tempfile
+
+    from grader.runner.executor import _wipe
+
+    base = Path(tempfile.mkdtemp())
+    os.chmod(base, 0o755)  # reachable by the ordinary user below
+    folder = base / "tmp"
+    folder.mkdir()
+    if os.getuid() == 0:
+        os.chown(folder, 65534, 65534)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        code = 1
+        try:
+            if os.getuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            (folder / "keep" / "deep").mkdir(parents=True)
+            (folder / "keep" / "deep" / "answer").write_text("42")
+            os.chmod(folder / "keep" / "deep", 0o000)
+            os.chmod(folder / "keep", 0o500)
+            (folder / "note").write_text("x")
+            _wipe((str(folder),))
+            code = 0 if not any(folder.iterdir()) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    shutil.rmtree(base, ignore_errors=True)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -88,16 +88,28 @@ def serve(sock: socket.socket, round_folder: str) -> None:
 
 def _wipe(folders: tuple[str, ...]) -> None:
     """Empty the sandbox's writable places once a child is gone: each child starts with
-    nothing an earlier one wrote (an answer kept in a file, say, for a measured process)."""
+    nothing an earlier one wrote (an answer kept in a file, say, for a measured process).
+    A folder the child made unwritable or unreadable (its own: the same user) is opened up
+    first, so that nothing it holds survives."""
     for folder in folders:
         for entry in Path(folder).iterdir():
             try:
                 if entry.is_dir() and not entry.is_symlink():
+                    _open_up(entry)
                     shutil.rmtree(entry)
                 else:
                     entry.unlink(missing_ok=True)
             except OSError:
                 pass  # what cannot be removed stays; the sandbox dies with the submission
+
+
+def _open_up(folder: Path) -> None:
+    """Every folder below `folder`, and it, made readable, writable and searchable by its
+    owner (links are not followed)."""
+    os.chmod(folder, 0o700)
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            _open_up(entry)
 
 
 def _start(sock: socket.socket, spec: ChildSpec, fd: int, helpers: ModuleType) -> int:
