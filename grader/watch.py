@@ -114,6 +114,14 @@ class WatchSession:
         from grader.runner import GraderCrash
 
         self._pause()
+        if not self.workspace.exercises.is_dir():
+            # Moved aside or deleted (a checkout of another branch, say): grading nothing
+            # would report every part as a stub, and record it so in a mock round.
+            self.console.print(Text(f"{self.workspace.exercises.name}/ is not there: nothing "
+                                    "graded until it is back (`grader restore` brings back a "
+                                    "backup)", style="yellow"))
+            self._wait()
+            return
         names = clean(", ".join(Path(p).name for p in changed)) or "start"
         try:
             with self.console.status(Text(f"grading ({names})…")):

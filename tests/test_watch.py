@@ -122,3 +122,25 @@ def test_grader_watch_regrades_on_save_and_shows_the_clock(
     round_ = mock.current_round(workspace)
     assert round_ is not None and [a.part for a in round_.attempts] == ["part2"]
     assert round_.followups[0].part == "part2" and round_.followups[0].skipped
+
+
+def test_grader_watch_grades_nothing_while_exercises_is_gone(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder moved aside is no set of stubs: watch says it is not there and grades nothing
+    until it is back."""
+    workspace = make_workspace(tmp_path / "ws", solved=("part2",))
+    saved = str(workspace.exercises / "part2_out_of_place.py")
+
+    def scripted(folder: Path) -> object:
+        folder.rename(tmp_path / "aside")
+        yield {(Change.deleted, saved)}
+        (tmp_path / "aside").rename(folder)
+        yield {(Change.added, saved)}
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(watch, "exercise_changes", scripted)
+    done = runner.invoke(cli.cli, ["watch", "part2", "--seed", "3", "--workspace",
+                                   str(workspace.root)], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    assert "exercises/ is not there: nothing graded until it is back" in done.output
+    assert done.output.count("part2 · Out-of-place forward") == 2  # at start, and once back
