@@ -47,9 +47,6 @@ HIDDEN_SEED_BITS = 128
 """How much of the HMAC the hidden seed keeps: far past any search over the seeds, so that a
 value the code under test sees (an input, a nonce) cannot be traced back to the seed that
 drew every other input of the run."""
-VARY_INPUTS = ("never", "per-submission")
-"""The values of grader.toml's `vary_inputs`: what the hidden inputs depend on besides the
-secret and the seed (and GRADER_NONCE)."""
 MAX_FINGERPRINTED_BYTES = 16 * 1024 * 1024
 """How much of one exercise file goes into the fingerprint: a file is read in the grader's own
 process, and a candidate's file could be anything."""

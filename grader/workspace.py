@@ -15,9 +15,11 @@ from pathlib import Path
 
 from grader.rounds import DEFAULT_ROUND, Part, Round, RoundError, get_round
 from grader.runner.protocol import DEFAULT_TIMEOUT_S
-from grader.secret import VARY_INPUTS
 
 CONFIG_NAME = "grader.toml"
+VARY_INPUTS = ("never", "per-submission")
+"""The values of grader.toml's `vary_inputs`: what the hidden inputs depend on besides the
+secret and the seed (and GRADER_NONCE, see grader/secret.py)."""
 EXERCISES_DIR = "exercises"
 STATE_DIR = ".grader"
 GRADESCOPE_VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
