@@ -689,6 +689,14 @@ def malformed_checks(rng: np.random.Generator) -> list[Case]:
                             for tol in (0.0, -1e-6, math.nan)])
 
 
+def well_formed_check(rng: np.random.Generator) -> list[Case]:
+    """A right gradient of the shape of x, and a positive tol: part3.validation's input that
+    must not raise."""
+    spec, x = _made("quadratic", rng, (3, 4))
+    return claimed([Case({"x": x}, label="a right grad_f for x of shape (3, 4)",
+                         extra={"f": spec, "tol": CHECK_TOL})])
+
+
 def quadratic_inputs(rng: np.random.Generator) -> Case:
     spec, x = _made("quadratic", rng, (2, 3))
     return Case({"x": x, "A": spec["A"], "grad": GRADIENTS.gradient(spec, x)},
