@@ -955,7 +955,8 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
                       f"{CAP_MARGIN * limits.large:g}x its work per call there, could; {unseen}, "
                       "so the work is in calls it cannot see", hint=rule.growth_hint)
     noisy = _noisy(rounds, reference)
-    grows = settled([None if g is None else g.excess for g in so_far], limits.growth, noisy)
+    growths = [None if g is None else g.excess for g in so_far]
+    grows = settled(growths, limits.growth, noisy)
     costs_more = settled(costs, limits.large, noisy)
     if grows:
         return failed(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
@@ -965,7 +966,6 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
         return failed(f"{summary}: at {rule.size} = {sizes[2]} your work per call costs "
                       f"{costs[-1]:.1f}x the reference's (at most {limits.large:g}x allowed); "
                       f"{unseen}", hint=limits.large_hint or rule.growth_hint)
-    growths = [None if g is None else g.excess for g in so_far]
     unsettled = [(what, limit, estimates) for what, limit, estimates, verdict in (
         (f"yours grows {growth.excess:.1f}x faster than the reference's", limits.growth,
          growths, grows),
