@@ -166,7 +166,10 @@ def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any) -> tuple[A
     with watch_type.profile() as recorded:
         with spying_on_the_engine() as spy, watch_type() as watch:
             value, raised = api.call(fn, *args)
-    evaluated = any(e.name.startswith(ENGINE_EVENT) for e in recorded.function_events)
+        # A backward by hand never stops the profiler; one that did hid what it ran.
+        stopped = not watch_type.profiling()
+    evaluated = stopped or any(e.name.startswith(ENGINE_EVENT)
+                               for e in recorded.function_events)
     return value, raised, spy.calls or int(watch.seen) or int(evaluated)
 
 
@@ -203,6 +206,7 @@ def autodiff_watch() -> type:
         # The profiler too, bound now, before any candidate code can replace it (its output,
         # kineto's lines on stderr, goes where a child's stderr goes: nowhere).
         profile = torch.autograd.profiler.profile
+        profiling = torch.autograd._profiler_enabled  # type: ignore[attr-defined]
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (),
                                kwargs: Any = None) -> Any:
