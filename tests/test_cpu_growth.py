@@ -474,21 +474,25 @@ def test_a_timed_run_that_raised_ends_the_measurement_with_its_size() -> None:
     assert verdict is not None and verdict.message == "N=32, float64: raised ValueError: no"
 
 
-def test_once_a_smaller_run_of_a_round_is_stopped_its_large_run_is_capped_like_it() -> None:
-    """Its work per call is unknown then, so no growth cap exists; the large run is stopped at
-    the small runs' limit (that many times the reference's same run) instead of running to
-    the end."""
-    from grader.checks.kinds import SMALL_RUN_LIMIT
+def test_once_a_smaller_run_of_a_round_is_stopped_its_large_run_has_the_cost_limit_alone() -> None:
+    """The middle run stopped, its work per call (and so any growth) is unknown: the large run
+    is stopped at the large-size limit's cost, CAP_MARGIN times `large_limit` times the
+    reference's work per call there, beyond the candidate's own tiny run. The tiny run before
+    it stopped, its fixed cost is unknown too: the small runs' limit (that many times the
+    reference's same run) stops it."""
+    from grader.checks.kinds import CAP_MARGIN, LARGE_RUN_LIMIT, SMALL_RUN_LIMIT
 
     cap = _plan().measured.cap
     mine, theirs = runs(REFERENCE, first=True), runs(REFERENCE, first=True)
-    mine[3]["capped"] = True  # the middle size, stopped
     so_far = {"yours": [mine[:5]], "baseline": [theirs[:6]], "baseline_error": ""}
-    assert cap(so_far) == pytest.approx(SMALL_RUN_LIMIT * theirs[5]["cpu_s"])
-    del mine[3]["capped"]
     growth_cap = cap(so_far)
-    assert growth_cap is not None and growth_cap != pytest.approx(
-        SMALL_RUN_LIMIT * theirs[5]["cpu_s"])
+    mine[3]["capped"] = True  # the middle size, stopped
+    reference_work = theirs[5]["cpu_s"] - theirs[4]["cpu_s"]
+    assert cap(so_far) == pytest.approx(
+        mine[4]["cpu_s"] + CAP_MARGIN * LARGE_RUN_LIMIT * reference_work)
+    assert cap(so_far) != pytest.approx(growth_cap)
+    mine[4]["capped"] = True  # and the tiny size before the large one
+    assert cap(so_far) == pytest.approx(SMALL_RUN_LIMIT * theirs[5]["cpu_s"])
 
 
 def padded(cost: float) -> Timings:

@@ -1006,8 +1006,10 @@ def growth_cap(expected: float, calls: Calls,
     times the large-size limit on the reference's work per call there, so that a stopped run
     is a failing round; at the
     smaller sizes, SMALL_RUN_LIMIT times the reference's run of the same size and calls, just
-    before (judge_growth fails a candidate stopped there in every round), and so at the large
-    size too once a smaller run of the round was stopped (its work per call is unknown)."""
+    before (judge_growth fails a candidate stopped there in every round). Once the round's
+    middle run was stopped, its growth is unknown and only the large-size limit's cost stops the
+    large run; once the tiny run before it was, its fixed cost is unknown too, and the small
+    runs' limit stops it."""
     def cap(so_far: dict[str, Any]) -> float | None:
         yours, theirs = so_far["yours"], so_far["baseline"]
         if not theirs:
@@ -1016,25 +1018,31 @@ def growth_cap(expected: float, calls: Calls,
         current, reference = yours[-1][counted:], theirs[-1][counted:]
         if len(yours[-1]) < counted or len(reference) != len(current) + 1:
             return None
-        if len(current) < 3 or any(run.get("capped") for run in current):
-            return SMALL_RUN_LIMIT * float(reference[-1]["cpu_s"])
+        small_cap = SMALL_RUN_LIMIT * float(reference[-1]["cpu_s"])
+        if len(current) < 3 or current[-1].get("capped"):
+            return small_cap
         tiny, middle, tiny_large = (float(run["cpu_s"]) for run in current)
         timed = _least_per_size([reference], calls)
+        costly = CAP_MARGIN * limits.large * timed.work()[1]
+        if any(run.get("capped") for run in current):
+            # The middle run's work per call is unknown: only the large size's own cost
+            # limit bounds this run.
+            return min(small_cap, tiny_large + costly * calls.large) if costly > 0 else small_cap
         floor = FLOOR_SHARE * FLOOR * timed.work()[1] / expected
         work = max((middle - tiny) / calls.middle, floor)
         if work <= 0:
             return None
         grown = CAP_MARGIN * limits.growth * CEILING * expected * work
-        costly = CAP_MARGIN * limits.large * timed.work()[1]
         return tiny_large + (min(grown, costly) if costly > 0 else grown) * calls.large
 
     return cap
 
 
-SMALL_RUN_LIMIT = 15.0
+SMALL_RUN_LIMIT = 10.0
 """How many times the reference's process at the same small size and number of calls a
-candidate's may cost: honest code costs a few times the reference's at most; a process started
-per call, or a sleep spun on the CPU, costs far more."""
+candidate's may cost: honest code costs at most about 3 times the reference's (an einsum per
+product in numpy, at prefix-products' middle size); a process started per call, a sleep spun on
+the CPU, or work padded to a size of its own costs far more."""
 CAP_MARGIN = 1.5
 """How far past the failing cost a run is let go before it is stopped."""
 
