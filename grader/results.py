@@ -233,6 +233,26 @@ def bound_output(parts: list[PartResult], limit: int = PART_OUTPUT_LIMIT) -> Non
             left = 0
 
 
+def weigh_properties(results: list[CheckResult]) -> None:
+    """A property of a function (rank 1: inputs left unchanged, a fresh result, the dtype kept,
+    a cost) earns its points in the share that the part's checks of values (rank 2) earned of
+    theirs: a function that computes nothing changes nothing, allocates nothing and costs
+    nothing, so its properties hold vacuously and prove nothing. A part without checks of
+    values keeps every point. The message of a property so weighed says so."""
+    values = [r for r in results if r.rank == 2 and r.max_score > 0]
+    total = sum(r.max_score for r in values)
+    if not total:
+        return
+    share = sum(r.score for r in values) / total
+    if share >= 1:
+        return
+    for r in results:
+        if r.rank == 1 and r.score > 0:
+            r.score *= share
+            r.message = (f"{r.message}; " if r.message else "") + (
+                f"worth {share:.0%} of its points, the share the part's checks of values earned")
+
+
 def scale_to_weight(results: list[CheckResult], weight: float) -> None:
     """Share a part's weight among its checks in proportion to their points: the one scoring
     rule, for graded parts and for the stand-ins of parts that never ran alike.

@@ -30,7 +30,7 @@ from typing import Any, TextIO
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for
 from grader.probes.autograd import autodiff_watch
-from grader.results import CheckResult, PartResult, Status, scale_to_weight
+from grader.results import CheckResult, PartResult, Status, scale_to_weight, weigh_properties
 from grader.rounds import Part, Round, get_round, load_module
 from grader.runner import strays
 from grader.runner.children import (
@@ -278,6 +278,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
             grading.not_run(len(grading.results), str(lost), status="error")
     void_results(grading.checks, grading.results, grading.voiding)
     drop_hints_to_passed_checks(grading.results)
+    weigh_properties(grading.results)
     hand_on_advice(grading.results, grading.advised)
     part = grading.part
     scale_to_weight(grading.results, (grading.request.weights or {}).get(part.id, part.weight))
