@@ -234,23 +234,31 @@ def bound_output(parts: list[PartResult], limit: int = PART_OUTPUT_LIMIT) -> Non
 
 
 def weigh_properties(results: list[CheckResult]) -> None:
-    """A property of a function (rank 1: inputs left unchanged, a fresh result, the dtype kept,
-    a cost) earns its points in the share that the part's checks of values (rank 2) earned of
-    theirs: a function that computes nothing changes nothing, allocates nothing and costs
-    nothing, so its properties hold vacuously and prove nothing. A part without checks of
-    values keeps every point. The message of a property so weighed says so."""
+    """A property of a function that holds (rank 1: inputs left unchanged, a fresh result,
+    the dtype kept, a cost) is worth its points in the share that the part's checks of values
+    (rank 2) earned of theirs: a function that computes nothing changes nothing, allocates
+    nothing and costs nothing, so its properties hold vacuously and prove nothing. The rest of
+    their points goes to the checks of values that were not earned, in proportion to what each
+    missed, so that a pass still scores its whole maximum and the part's total stays its
+    weight. A part without checks of values keeps every point. The message of a property so
+    weighed says so."""
     values = [r for r in results if r.rank == 2 and r.max_score > 0]
     total = sum(r.max_score for r in values)
-    if not total:
+    share = sum(r.score for r in values) / total if total else 1.0
+    missed = [(r, r.max_score - r.score) for r in values if r.score < r.max_score]
+    missing = sum(m for _, m in missed)
+    if share >= 1 or not missing:
         return
-    share = sum(r.score for r in values) / total
-    if share >= 1:
-        return
+    moved = 0.0
     for r in results:
-        if r.rank == 1 and r.score > 0:
-            r.score *= share
-            r.message = (f"{r.message}; " if r.message else "") + (
-                f"worth {share:.0%} of its points, the share the part's checks of values earned")
+        if r.rank != 1 or r.status != "passed" or r.max_score <= 0:
+            continue
+        moved += r.max_score * (1 - share)
+        r.score, r.max_score = r.score * share, r.max_score * share
+        r.message = (f"{r.message}; " if r.message else "") + (
+            f"worth {share:.0%} of its points, the share the part's checks of values earned")
+    for r, m in missed:
+        r.max_score += moved * m / missing
 
 
 def scale_to_weight(results: list[CheckResult], weight: float) -> None:

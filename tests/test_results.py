@@ -7,11 +7,14 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
-from grader.results import CheckResult, PartResult, RunResult
+from grader.cli import cli
+from grader.results import CheckResult, PartResult, RunResult, weigh_properties
 from grader.triage import triage
 
 from helpers import validate_run_json
@@ -89,3 +92,75 @@ def test_undecided_checks_are_named_with_the_points_they_hold_back() -> None:
         "back, not lost): re-run when it is quieter")
     assert undecided_note(checks[2:]) == ""
     assert [test_status(c) for c in checks] == ["error", "error", "pass"]
+
+
+def _part(values: list[tuple[str, float, float]],
+          properties: list[tuple[str, float, float]]) -> list[CheckResult]:
+    """Checks of values (rank 2) and properties (rank 1): (status, score, max_score) each."""
+    return ([CheckResult(f"part1.v{i}", "V", status, score, top, rank=2)  # type: ignore[arg-type]
+             for i, (status, score, top) in enumerate(values)]
+            + [CheckResult(f"part1.p{i}", "P", status, score, top, message="held")  # type: ignore[arg-type]
+               for i, (status, score, top) in enumerate(properties)])
+
+
+def test_a_property_is_worth_the_share_of_values_its_part_earned() -> None:
+    """Values half earned: a property that held keeps half its points (a whole pass of the
+    smaller maximum), the other half goes to the values missed, in proportion to what each
+    missed; a property that failed keeps its maximum and earns nothing; the total is kept."""
+    checks = _part([("passed", 4.0, 4.0), ("failed", 0.0, 3.0), ("failed", 0.0, 1.0)],
+                   [("passed", 2.0, 2.0), ("failed", 0.0, 1.0)])
+    weigh_properties(checks)
+    assert [(c.score, c.max_score) for c in checks] == [
+        (4.0, 4.0), (0.0, 3.75), (0.0, 1.25), (1.0, 1.0), (0.0, 1.0)]
+    assert checks[3].message == "held; worth 50% of its points, the share the part's checks " \
+                                "of values earned"
+    assert checks[4].message == "held"
+
+
+@pytest.mark.parametrize(("values", "properties"), [
+    ([("passed", 4.0, 4.0)], [("passed", 2.0, 2.0)]),  # values all right
+    ([], [("passed", 2.0, 2.0)]),                       # no check of values in the part
+    ([("failed", 0.0, 0.0)], [("passed", 2.0, 2.0)]),   # one worth nothing here
+])
+def test_a_property_keeps_its_points_where_values_do_not_weigh_it(
+        values: list[tuple[str, float, float]], properties: list[tuple[str, float, float]]) -> None:
+    checks = _part(values, properties)
+    before = [(c.score, c.max_score, c.message) for c in checks]
+    weigh_properties(checks)
+    assert [(c.score, c.max_score, c.message) for c in checks] == before
+
+
+def test_code_that_computes_nothing_earns_no_points_for_properties_that_held(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every function of a round answering None, or its first argument, leaves its inputs as
+    they were, allocates nothing and keeps their dtype: none of that is worth a point while
+    no value is right."""
+    scores = {}
+    for answer in ("none", "echo"):
+        root = tmp_path / answer
+        assert runner.invoke(cli, ["init", str(root), "--flavor", "numpy"]).exit_code == 0
+        for path in (root / "exercises").glob("part*.py"):
+            path.write_text(_answering(path.read_text(), answer))
+        monkeypatch.chdir(root)
+        doc = json.loads(runner.invoke(cli, ["check", "--json"]).stdout)
+        scores[answer] = {c["id"]: c["score"] for p in doc["parts"] for c in p["checks"]
+                          if c["score"] > 0}
+    # The echo's empty result is right, and the dtype it keeps worth that share of its points.
+    assert scores["none"] == {}
+    assert set(scores["echo"]) == {"part2.empty", "part2.dtype_device"}
+    assert sum(scores["echo"].values()) < 2.5
+
+
+def _answering(source: str, answer: str) -> str:
+    """The module with each public function's body replaced by `return None`, or by returning
+    its first argument."""
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            first = node.args.args[0].arg if node.args.args else None
+            value: ast.expr = (ast.Name(first, ast.Load()) if answer == "echo" and first
+                               else ast.Constant(None))
+            node.body = [ast.Return(value)]
+    return ast.unparse(tree)
