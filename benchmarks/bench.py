@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from grader.rounds import DEFAULT_ROUND, get_round  # noqa: E402
-from grader.selfcheck import write_exercises  # noqa: E402
+from grader.engine.rounds import DEFAULT_ROUND, get_round  # noqa: E402
+from grader.engine.selfcheck import write_exercises  # noqa: E402
 
 PREFIX = get_round(DEFAULT_ROUND)
 SANDBOX_TARGET = 1.3
@@ -84,8 +84,8 @@ def scan_figures(devices: list[str]) -> list[tuple[str, int, int, float, float, 
     import torch
 
     from grader.checks.table import load_module
-    from grader.references import load_reference_part
-    from grader.timing import CudaStopwatch, Stopwatch, measure, steady_host_allocator
+    from grader.engine.references import load_reference_part
+    from grader.engine.timing import CudaStopwatch, Stopwatch, measure, steady_host_allocator
 
     well_scaled = load_module(PREFIX, "checks").well_scaled
     scan = load_reference_part(PREFIX, PREFIX.part("part4"), "torch")

@@ -30,8 +30,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from grader.checks.table import measured_checks  # noqa: E402
+from grader.engine.triage import triage  # noqa: E402
 from grader.runner import Request, Worker  # noqa: E402
-from grader.triage import triage  # noqa: E402
 
 from helpers import Solution, load_solution, write_workspace  # noqa: E402
 

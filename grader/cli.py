@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from grader import REPORT_INSTALL, __version__, mock
-from grader.rounds import DEFAULT_ROUND, Round, RoundError, installed
-from grader.runner.protocol import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
-from grader.safe_text import one_line
-from grader.workspace import (
+from grader import REPORT_INSTALL, __version__
+from grader.candidate import mock
+from grader.engine.rounds import DEFAULT_ROUND, Round, RoundError, installed
+from grader.engine.safe_text import one_line
+from grader.engine.workspace import (
     MOST,
     Settings,
     Workspace,
@@ -36,11 +36,12 @@ from grader.workspace import (
     load_config,
     load_workspace,
 )
+from grader.runner.protocol import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
-    from grader.batch import BatchDoc
+    from grader.coach.batch import BatchDoc
+    from grader.coach.secret import Seeding
     from grader.runner import Request
-    from grader.secret import Seeding
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -76,7 +77,7 @@ def someone_can_answer(needs_screen: bool = False) -> bool:
 
 def terminal_ask(out: Console) -> Callable[[], str | None] | None:
     """How follow-up questions get their answers: the terminal, or not at all."""
-    from grader import views
+    from grader.render import views
 
     return (lambda: views.ask_in_terminal(out)) if someone_can_answer(needs_screen=True) else None
 
@@ -122,9 +123,9 @@ def fresh_seed(seed: int | None) -> int:
 
 def grading_seeds(seed: int | None, settings: Settings) -> Seeding:
     """How `check` and `grade` seed their inputs: from --seed or a fresh one, the only seed
-    they show, mixed with the instructor's secret where one is set (grader/secret.py says how
+    they show, mixed with the instructor's secret where one is set (grader/coach/secret.py says how
     and why)."""
-    from grader.secret import Seeding
+    from grader.coach.secret import Seeding
 
     return Seeding.of(fresh_seed(seed), settings)
 
@@ -218,7 +219,7 @@ def cli() -> None:
 @cli.command("rounds")
 def list_rounds() -> None:
     """List the installed rounds: id, title, parts, minutes, flavors."""
-    from grader import views
+    from grader.render import views
 
     views.render_rounds(console(), list(installed().values()))
 
@@ -269,7 +270,9 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
           timeout_s: float | None, memory_mb: int, device: str, output_format: str | None,
           as_json: bool, sandbox: bool | None) -> None:
-    from grader import classroom, grading, report
+    from grader.coach import classroom
+    from grader.engine import grading
+    from grader.render import report
     from grader.runner import GraderCrash, Worker
 
     if as_json and output_format not in (None, "json"):
@@ -304,7 +307,8 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
 @workspace_option
 def list_parts(workspace_dir: Path | None) -> None:
     """Show the round's parts, their files and time budgets, and your last result on each."""
-    from grader import report, state
+    from grader.engine import state
+    from grader.render import report
 
     workspace = resolve_workspace(workspace_dir)
     report.render_part_list(console(), workspace, state.last_results(workspace))
@@ -319,7 +323,8 @@ def one_part(workspace: Workspace, part: str) -> str:
 @workspace_option
 def hint(part: str, workspace_dir: Path | None) -> None:
     """Show the next hint for PART: a nudge, then the approach, then a near-solution."""
-    from grader import report, state
+    from grader.engine import state
+    from grader.render import report
 
     workspace = resolve_workspace(workspace_dir)
     chosen = workspace.round.part(one_part(workspace, part))
@@ -364,7 +369,8 @@ Ctrl-C stops.
 @workspace_option
 @click.option("--force", is_flag=True, help="Show it even though the part has not passed.")
 def solution(part: str, workspace_dir: Path | None, force: bool) -> None:
-    from grader import state, views
+    from grader.engine import state
+    from grader.render import views
 
     workspace = resolve_workspace(workspace_dir)
     part = one_part(workspace, part)
@@ -408,8 +414,9 @@ def explain(topic: str | None, no_demo: bool, round_id: str | None,
 
     Without TOPIC, list the round's topics.
     """
-    from grader import explain as explaining
-    from grader import prose, views
+    from grader.candidate import explain as explaining
+    from grader.engine import prose
+    from grader.render import views
 
     out = console()
     round_ = explain_round(workspace_dir, round_id)
@@ -429,7 +436,7 @@ def explain(topic: str | None, no_demo: bool, round_id: str | None,
 @workspace_option
 @seed_option
 def watch(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None) -> None:
-    from grader import watch as watching
+    from grader.candidate import watch as watching
 
     workspace = resolve_workspace(workspace_dir)
     request = build_request(workspace, parts, seed, None, DEFAULT_MEMORY_MB)
@@ -455,7 +462,7 @@ def mock_group() -> None:
 @workspace_option
 def mock_start(minutes: float | None, force: bool, workspace_dir: Path | None) -> None:
     """Start the clock of a mock round."""
-    from grader import views
+    from grader.render import views
 
     workspace = resolve_workspace(workspace_dir)
     out = console()
@@ -480,7 +487,7 @@ def mock_start(minutes: float | None, force: bool, workspace_dir: Path | None) -
 @workspace_option
 def mock_status(live: bool, workspace_dir: Path | None) -> None:
     """Show the round's clock and where each part stands against its budget."""
-    from grader import views
+    from grader.render import views
 
     workspace = resolve_workspace(workspace_dir)
     out = console()
@@ -501,7 +508,7 @@ def mock_status(live: bool, workspace_dir: Path | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
 @workspace_option
 def mock_end(as_json: bool, workspace_dir: Path | None) -> None:
-    from grader import views
+    from grader.render import views
 
     workspace = resolve_workspace(workspace_dir)
     ended = guarded(mock.end_round, workspace, now(), views.report_markdown)
@@ -555,7 +562,8 @@ jobs_option = click.option(
 @workspace_option
 def reset(parts: tuple[str, ...], reset_all: bool, yes: bool,
           workspace_dir: Path | None) -> None:
-    from grader import backups, instructor_report
+    from grader.candidate import backups
+    from grader.render import instructor_report
 
     if parts and reset_all:
         raise click.UsageError("name the parts to reset or pass --all, not both")
@@ -579,7 +587,8 @@ def reset(parts: tuple[str, ...], reset_all: bool, yes: bool,
 @workspace_option
 def list_backups(workspace_dir: Path | None) -> None:
     """List the backups that reset and restore made, newest last."""
-    from grader import backups, instructor_report
+    from grader.candidate import backups
+    from grader.render import instructor_report
 
     workspace = resolve_workspace(workspace_dir, require_exercises=False)
     instructor_report.render_backups(console(), backups.list_backups(workspace),
@@ -594,7 +603,8 @@ def restore(backup: str | None, workspace_dir: Path | None) -> None:
 
     The current files are backed up first, so a restore can be undone like a reset.
     """
-    from grader import backups, instructor_report
+    from grader.candidate import backups
+    from grader.render import instructor_report
 
     workspace = resolve_workspace(workspace_dir, require_exercises=False)
     out = console()
@@ -658,17 +668,17 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
           gradescope_file: Path | None, report_file: Path | None, config_file: Path | None,
           round_id: str | None, flavor: str | None, seed: int | None, timeout_s: float | None,
           memory_mb: int, no_sandbox: bool) -> None:
-    from grader import instructor_report
-    from grader.batch import (
+    from grader.coach.batch import (
         BatchListener,
         Fanout,
         GradingConfig,
         batch_document,
         grade_submissions,
     )
-    from grader.gradescope import GradescopeWriter
+    from grader.coach.gradescope import GradescopeWriter
+    from grader.engine.state import write_bytes_atomic
+    from grader.render import instructor_report
     from grader.runner.sandbox import SandboxError
-    from grader.state import write_bytes_atomic
 
     if gradescope_file and len(submissions) != 1:
         raise click.UsageError("--gradescope grades exactly one SUBMISSION")
@@ -721,10 +731,10 @@ class IntegrityFailure(click.ClickException):
 @contextmanager
 def grader_files_guarded() -> Iterator[Callable[[], None]]:
     """Refuse to grade with a grader whose installed files changed, and fail the command if
-    any of its files changed while the code under test ran (grader/integrity.py), however the
+    any of its files changed while the code under test ran (grader/engine/integrity.py), however the
     run ended (a crash or a Ctrl-C included). Yields the after-run check itself, for a command
     that runs code again and again (watch)."""
-    from grader.integrity import IntegrityError, check_installed, check_unchanged
+    from grader.engine.integrity import IntegrityError, check_installed, check_unchanged
 
     try:
         before = check_installed()
@@ -767,7 +777,7 @@ def no_sandbox_here(why: str, instead: str) -> click.ClickException:
 
 def report_extra() -> None:
     """The [report] extra is there, or one line saying how to install it (exit 1)."""
-    from grader.cohort_report import ReportError, require_extra
+    from grader.render.cohort_report import ReportError, require_extra
 
     try:
         require_extra()
@@ -776,7 +786,7 @@ def report_extra() -> None:
 
 
 def write_cohort_report(path: Path, doc: BatchDoc) -> None:
-    from grader.cohort_report import write_report
+    from grader.render.cohort_report import write_report
 
     try:
         write_report(path, doc)
@@ -800,7 +810,7 @@ Needs the [report] extra: {REPORT_INSTALL}.
 @click.option("--output", "-o", "output", type=click.Path(dir_okay=False, path_type=Path),
               help="The HTML file to write (default: RESULTS with the suffix .html).")
 def report(results: Path, output: Path | None) -> None:
-    from grader.cohort import CohortError, read_results
+    from grader.coach.cohort import CohortError, read_results
 
     report_extra()
     try:
@@ -823,8 +833,8 @@ def report(results: Path, output: Path | None) -> None:
 @jobs_option
 def selfcheck(round_ids: tuple[str, ...], flavors: tuple[str, ...], seed: int | None,
               timeout_s: float | None, jobs: int) -> None:
-    from grader import instructor_report
-    from grader.selfcheck import run_selfcheck
+    from grader.engine.selfcheck import run_selfcheck
+    from grader.render import instructor_report
 
     rounds = [round_named(r) for r in round_ids] or list(installed().values())
     err = Console(stderr=True, highlight=False)
@@ -839,7 +849,7 @@ def selfcheck(round_ids: tuple[str, ...], flavors: tuple[str, ...], seed: int | 
 def sandbox() -> None:
     """Say whether this machine can sandbox submissions (`grade`, `check --sandbox`), and what
     the sandbox is made of: bubblewrap, namespaces, the files it sees, its limits."""
-    from grader import instructor_report
+    from grader.render import instructor_report
     from grader.runner.sandbox import support
 
     found = support()

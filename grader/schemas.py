@@ -17,9 +17,9 @@ import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
-from grader.batch import BatchDoc
-from grader.mock import MockEndDoc
-from grader.results import SCHEMA_VERSION, RunDoc
+from grader.candidate.mock import MockEndDoc
+from grader.coach.batch import BatchDoc
+from grader.engine.results import SCHEMA_VERSION, RunDoc
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 DOCUMENTS: dict[str, tuple[Any, str]] = {

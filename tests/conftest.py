@@ -24,13 +24,13 @@ from click.testing import CliRunner
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
 from grader.checks.table import measured_checks, round_checks  # noqa: E402
-from grader.secret import SECRET_ENV
+from grader.coach.secret import SECRET_ENV
 
 # An instructor's secret in the developer's environment would change every seed a test pins.
 os.environ.pop(SECRET_ENV, None)
 import grader.runner
-from grader.results import RunResult
-from grader.rounds import DEFAULT_ROUND
+from grader.engine.results import RunResult
+from grader.engine.rounds import DEFAULT_ROUND
 from grader.runner import Request, Worker
 
 from helpers import (

@@ -39,11 +39,11 @@ from typing import Any
 
 import pytest
 
-from grader.results import CheckResult, RunResult
-from grader.rounds import DEFAULT_ROUND, Round, get_round, installed
+from grader.engine.results import CheckResult, RunResult
+from grader.engine.rounds import DEFAULT_ROUND, Round, get_round, installed
+from grader.engine.workspace import write_fresh
 from grader.runner import Worker, strays
 from grader.runner.sandbox import Support
-from grader.workspace import write_fresh
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -218,16 +218,16 @@ def lend_pool(patch: Any, start_worker: Callable[[], Any], jobs: int | None = No
     sandbox can be made is answered yes, so that the test runs where bubblewrap cannot. (A
     lent worker knows the rounds it knew when it started: a round made by the test needs a
     worker of its own.)"""
-    import grader.batch
-    import grader.selfcheck
+    import grader.coach.batch
+    import grader.engine.selfcheck
     from grader.runner import sandbox
     from grader.runner.pool import WorkerPool
 
     def pool(count: int, **_: Any) -> WorkerPool:
         return WorkerPool(jobs or count, start_worker=start_worker)
 
-    patch.setattr(grader.batch, "WorkerPool", pool)
-    patch.setattr(grader.selfcheck, "WorkerPool", pool)
+    patch.setattr(grader.coach.batch, "WorkerPool", pool)
+    patch.setattr(grader.engine.selfcheck, "WorkerPool", pool)
     patch.setattr(sandbox, "support", lambda: LENT)
 
 

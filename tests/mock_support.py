@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grader.results import CheckResult, PartResult, RunResult
-from grader.workspace import Workspace, init_workspace, load_workspace
+from grader.engine.results import CheckResult, PartResult, RunResult
+from grader.engine.workspace import Workspace, init_workspace, load_workspace
 
 from helpers import PREFIX
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import backups, cli
-from grader.workspace import Workspace, init_workspace, load_workspace, pristine_files
+from grader import cli
+from grader.candidate import backups
+from grader.engine.workspace import Workspace, init_workspace, load_workspace, pristine_files
 
 NOW = datetime(2025, 3, 1, 9, 30, 0)
 

@@ -18,13 +18,13 @@ from typing import Any
 import yaml
 from click.testing import CliRunner, Result
 
-from grader import classroom
 from grader.checks.base import Context
 from grader.checks.table import checks_for
 from grader.cli import cli
-from grader.results import CheckResult, PartResult, RunResult, scale_to_weight
-from grader.secret import SECRET_ENV
-from grader.workspace import load_config
+from grader.coach import classroom
+from grader.coach.secret import SECRET_ENV
+from grader.engine.results import CheckResult, PartResult, RunResult, scale_to_weight
+from grader.engine.workspace import load_config
 
 from helpers import PREFIX, REPO, write_workspace
 

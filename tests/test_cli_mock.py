@@ -15,9 +15,12 @@ from click.testing import CliRunner, Result
 from mock_support import FakeClock, edit, make_workspace, result, use_reference
 
 import grader.runner
-from grader import cli, grading, mock, report, state, views
-from grader.prose import topics
-from grader.workspace import Workspace
+from grader import cli
+from grader.candidate import mock
+from grader.engine import grading, state
+from grader.engine.prose import topics
+from grader.engine.workspace import Workspace
+from grader.render import report, views
 
 from helpers import PREFIX, LentWorker, validate_document
 

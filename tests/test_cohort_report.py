@@ -31,8 +31,8 @@ from grader import (  # noqa: E402 - after the extra is known to be there
     cli,
 )
 from grader.checks.table import checks_for  # noqa: E402
-from grader.cohort import cohort, read_results  # noqa: E402
-from grader.cohort_report import render_html  # noqa: E402
+from grader.coach.cohort import cohort, read_results  # noqa: E402
+from grader.render.cohort_report import render_html  # noqa: E402
 from grader.runner.pool import WorkerPool  # noqa: E402
 
 from helpers import PREFIX, LentWorker, lend_pool, validate_document, write_workspace  # noqa: E402

@@ -18,7 +18,7 @@ from grader.checks.cases import Case
 from grader.checks.growth import CEILING, FLOOR, FLOOR_SHARE, Timings, compare
 from grader.checks.kinds import GROWTH_ROUNDS, Spec, cpu_growth
 from grader.checks.settle import DECIDING_ROUNDS
-from grader.rounds import RoundError, get_round
+from grader.engine.rounds import RoundError, get_round
 
 SIZES = (1, 8, 32)
 LINEAR = (32 - 1) / (8 - 1)

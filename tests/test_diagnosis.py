@@ -15,7 +15,7 @@ import pytest
 
 from grader.checks import mutants, symptoms
 from grader.checks.cases import Case
-from grader.rounds import installed
+from grader.engine.rounds import installed
 
 REFERENCE_PARTS = [pytest.param(round_, flavor, part, id=f"{round_.id}/{flavor}/{part.id}")
                    for round_ in installed().values() for flavor in round_.flavors

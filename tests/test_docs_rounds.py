@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from grader.checks import kinds, table
-from grader.rounds import get_round, installed
+from grader.engine.rounds import get_round, installed
 
 from helpers import REPO
 

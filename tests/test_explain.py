@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from grader.explain import run_demos
-from grader.followups import followup_for
-from grader.prose import error_topic, parse, topics
-from grader.rounds import RoundError, installed
+from grader.candidate.explain import run_demos
+from grader.engine.followups import followup_for
+from grader.engine.prose import error_topic, parse, topics
+from grader.engine.rounds import RoundError, installed
 
 from helpers import PREFIX
 

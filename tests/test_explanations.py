@@ -14,7 +14,7 @@ import pytest
 from grader.checks.base import Context
 from grader.checks.kinds import is_statement, sentences
 from grader.checks.table import round_checks
-from grader.rounds import get_round
+from grader.engine.rounds import get_round
 
 TABLES = Path(__file__).resolve().parent / "explanations"
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from mock_support import edit, make_workspace
 
-from grader.followups import followup_for, model_answer, question
+from grader.engine.followups import followup_for, model_answer, question
+from grader.engine.workspace import Workspace
 from grader.runner import Request
-from grader.workspace import Workspace
 
 from helpers import PREFIX
 

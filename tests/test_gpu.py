@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from grader.timing import CudaStopwatch, measure
+from grader.engine.timing import CudaStopwatch, measure
 
 from helpers import checks_by_id, solution, write_workspace
 

@@ -14,11 +14,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from grader import batch, cli
-from grader.results import PartResult
-from grader.runner import GraderCrash, Worker
-from grader.selfcheck import write_exercises
-from grader.submissions import (
+from grader import cli
+from grader.coach import batch
+from grader.coach.submissions import (
     MAX_FILE_BYTES,
     SubmissionError,
     expand,
@@ -26,7 +24,10 @@ from grader.submissions import (
     part_files,
     stage,
 )
-from grader.workspace import Settings
+from grader.engine.results import PartResult
+from grader.engine.selfcheck import write_exercises
+from grader.engine.workspace import Settings
+from grader.runner import GraderCrash, Worker
 
 from helpers import PREFIX, LentWorker, lend_pool, validate_document
 
@@ -546,7 +547,7 @@ def test_where_each_submission_picks_its_flavor_every_row_is_out_of_the_same_tot
     """An instructor's config that names no flavor lets each submission's grader.toml pick
     one; a flavor with fewer parts is no way to fewer points to earn: the parts it lacks count
     as not handed in, and every row's total is the instructor's."""
-    from grader.rounds import get_round
+    from grader.engine.rounds import get_round
 
     round_ = get_round("matmul-grad")
     config = batch.GradingConfig(Settings(round_, round_.flavors[0], enabled=enabled,

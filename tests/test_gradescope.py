@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from grader.batch import BatchListener, Fanout, GradedRow, GradingConfig, grade_submissions
-from grader.gradescope import GradescopeWriter
-from grader.results import CheckResult, PartResult
-from grader.selfcheck import write_exercises
-from grader.workspace import Settings
+from grader.coach.batch import BatchListener, Fanout, GradedRow, GradingConfig, grade_submissions
+from grader.coach.gradescope import GradescopeWriter
+from grader.engine.results import CheckResult, PartResult
+from grader.engine.selfcheck import write_exercises
+from grader.engine.workspace import Settings
 
 from helpers import NO_SANDBOX, PREFIX, SESSION_ENV, LentWorker, lend_pool, needs_sandbox, run_owned
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from grader.checks.table import checks_for
-from grader.results import RunResult
+from grader.engine.results import RunResult
 from grader.runner.child import OUTPUT_LIMIT
 from grader.runner.children import BACKSTOP
 

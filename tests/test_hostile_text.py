@@ -3,7 +3,7 @@
 Text a submission controls (what its code printed and raised, the names of its files and
 folders, its zip members, the flavor its grader.toml names, anything in a frame from its child)
 is made valid, bounded text once, where it enters the judge: grader.runner.protocol's
-received_frame, grader.submissions.stage, CheckResult.from_wire. Every writer (the terminal
+received_frame, grader.coach.submissions.stage, CheckResult.from_wire. Every writer (the terminal
 scorecard and grade table, --json, --csv, the cohort report, Gradescope's results.json,
 Classroom's base64 line) still writes whatever str it is given. A corpus of hostile names and
 messages goes through every writer at once: first raw, straight into result objects (defence in
@@ -31,20 +31,13 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from grader import classroom, report
-from grader.batch import GradedRow, GradingConfig, batch_document, graded_row, review_flags
-from grader.cohort import read_results
-from grader.gradescope import GradescopeWriter
-from grader.instructor_report import BatchProgress, batch_csv, batch_json, render_batch
-from grader.results import CheckResult, PartResult, RunResult, bound_output
-from grader.runner.children import next_frame
-from grader.runner.protocol import (
-    read_frame,
-    received_data,
-    received_frame,
-    write_frame,
-)
-from grader.safe_text import (
+from grader.coach import classroom
+from grader.coach.batch import GradedRow, GradingConfig, batch_document, graded_row, review_flags
+from grader.coach.cohort import read_results
+from grader.coach.gradescope import GradescopeWriter
+from grader.coach.submissions import Staged, expand, stage
+from grader.engine.results import CheckResult, PartResult, RunResult, bound_output
+from grader.engine.safe_text import (
     CHECK_MESSAGE_LIMIT,
     CHECK_OUTPUT_LIMIT,
     DATA_TEXT_LIMIT,
@@ -53,8 +46,16 @@ from grader.safe_text import (
     PART_OUTPUT_LIMIT,
     WHERE_LIMIT,
 )
-from grader.submissions import Staged, expand, stage
-from grader.workspace import Settings
+from grader.engine.workspace import Settings
+from grader.render import report
+from grader.render.instructor_report import BatchProgress, batch_csv, batch_json, render_batch
+from grader.runner.children import next_frame
+from grader.runner.protocol import (
+    read_frame,
+    received_data,
+    received_frame,
+    write_frame,
+)
 
 from helpers import NO_SANDBOX, PREFIX, REPO, needs_sandbox, run_grader
 
@@ -127,7 +128,7 @@ def write_everything(rows: list[GradedRow], folder: Path) -> dict[str, bytes]:
     written["csv"] = batch_csv(rows, CONFIG.parts).encode()  # strict, as cli.grade does
     pytest.importorskip("jinja2")
     pytest.importorskip("matplotlib")
-    from grader.cohort_report import write_report
+    from grader.render.cohort_report import write_report
 
     write_report(folder / "report.html", batch_document(rows, CONFIG))
     written["report"] = (folder / "report.html").read_bytes()
@@ -228,7 +229,7 @@ def test_a_row_made_at_the_entry_points_is_bounded_in_every_writer(tmp_path: Pat
 
 
 def received_note(text: str) -> str:
-    from grader.safe_text import NOTE_LIMIT, received
+    from grader.engine.safe_text import NOTE_LIMIT, received
 
     return received(text, NOTE_LIMIT, inline=True)
 
@@ -238,7 +239,7 @@ def test_the_cohort_report_of_a_saved_document_holding_lone_surrogates(tmp_path:
     lone surrogate, and reads it back as one)."""
     pytest.importorskip("jinja2")
     pytest.importorskip("matplotlib")
-    from grader.cohort_report import write_report
+    from grader.render.cohort_report import write_report
 
     saved = tmp_path / "results.json"
     saved.write_text(json.dumps(batch_document(hostile_rows(HOSTILE[:3]), CONFIG)))

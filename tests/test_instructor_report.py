@@ -9,12 +9,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from grader.batch import GradedRow, GradingConfig
-from grader.instructor_report import BatchProgress, batch_csv, render_batch
-from grader.results import CheckResult, PartResult
-from grader.review import scan_source
-from grader.secret import Seeding
-from grader.workspace import Settings
+from grader.coach.batch import GradedRow, GradingConfig
+from grader.coach.review import scan_source
+from grader.coach.secret import Seeding
+from grader.engine.results import CheckResult, PartResult
+from grader.engine.workspace import Settings
+from grader.render.instructor_report import BatchProgress, batch_csv, render_batch
 
 from helpers import PREFIX, matches_golden
 

@@ -8,8 +8,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from grader import cli
-from grader.runner.protocol import DEFAULT_TIMEOUT_S
-from grader.workspace import (
+from grader.engine.workspace import (
     MAX_CONFIG_BYTES,
     Settings,
     WorkspaceError,
@@ -17,6 +16,7 @@ from grader.workspace import (
     init_workspace,
     load_config,
 )
+from grader.runner.protocol import DEFAULT_TIMEOUT_S
 
 from helpers import PREFIX
 

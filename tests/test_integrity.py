@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader import integrity
+from grader.engine import integrity
 
 from helpers import REPO, SESSION_ENV, run_grader, run_owned, write_workspace
 
@@ -323,7 +323,7 @@ print(json.dumps(sorted(files)))
 WATCHED_BY_THE_CLI = """
 import json, time
 import grader.cli
-from grader import integrity
+from grader.engine import integrity
 start = time.perf_counter()
 before = integrity.check_installed()
 integrity.check_unchanged(before)
@@ -383,7 +383,7 @@ POISONER = """\
 import importlib.util, marshal, pathlib, site
 import grader
 
-source = pathlib.Path(grader.__file__).parent / "report.py"
+source = pathlib.Path(grader.__file__).parent / "render" / "report.py"
 pyc = pathlib.Path(importlib.util.cache_from_source(str(source)))
 status = source.stat()
 pyc.parent.mkdir(exist_ok=True)
@@ -497,6 +497,6 @@ def test_only_what_pythons_import_system_loads_counts_in_a_pycache(name: str,
                                                                    foreign: bool) -> None:
     """pytest writes assertion-rewritten copies beside a package's compiled files while other
     processes grade: Python never loads them, so they are no change to refuse a run for."""
-    from grader.integrity import _foreign_cache
+    from grader.engine.integrity import _foreign_cache
 
     assert _foreign_cache("/x/pkg/__pycache__", name) is foreign

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from mock_support import T0, FakeClock, edit, make_workspace, result
 
-from grader import mock, views
-from grader.workspace import Workspace
+from grader.candidate import mock
+from grader.engine.workspace import Workspace
+from grader.render import views
 
 
 @pytest.fixture
@@ -185,8 +186,8 @@ def test_concurrent_writers_lose_nothing(workspace: Workspace) -> None:
 KILLED_WRITER = """
 import os, sys
 from pathlib import Path
-from grader import mock
-from grader.workspace import load_workspace
+from grader.candidate import mock
+from grader.engine.workspace import load_workspace
 
 workspace = load_workspace(Path(sys.argv[1]))
 os.fsync = lambda fd: os._exit(9)   # die after the temporary file is written, before rename

@@ -14,8 +14,8 @@ import pytest
 from grader.checks.base import Context
 from grader.checks.cases import Case
 from grader.checks.kinds import Spec, complexity
+from grader.engine.rounds import RoundError, get_round
 from grader.probes.backends import make_backend
-from grader.rounds import RoundError, get_round
 
 
 def batched(xp: Any) -> Callable[[Any, Any], Any]:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.engine.selfcheck import write_exercises
 from grader.runner import GraderCrash, Worker
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import Request
-from grader.selfcheck import write_exercises
 
 from helpers import PREFIX, LentWorker
 

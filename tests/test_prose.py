@@ -3,7 +3,7 @@ keep their own lines, one under the other."""
 
 from __future__ import annotations
 
-from grader.prose import parse
+from grader.engine.prose import parse
 
 DOC = """---
 summary: a test

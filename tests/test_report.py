@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import report
-from grader.results import CheckResult, PartResult, RunResult
-from grader.workspace import Settings, Workspace
+from grader.engine.results import CheckResult, PartResult, RunResult
+from grader.engine.workspace import Settings, Workspace
+from grader.render import report
 
 from helpers import PREFIX, matches_golden, validate_run_json
 

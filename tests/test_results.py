@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import cli
-from grader.results import CheckResult, PartResult, RunResult, weigh_properties
-from grader.triage import triage
+from grader.engine.results import CheckResult, PartResult, RunResult, weigh_properties
+from grader.engine.triage import triage
 
 from helpers import validate_run_json
 
@@ -81,8 +81,8 @@ def test_the_validator_rejects_what_the_format_forbids(mutate: Mutation) -> None
 def test_undecided_checks_are_named_with_the_points_they_hold_back() -> None:
     """The one line a row's notes, Gradescope's summary and the scorecard carry; Classroom
     reports such a test as an error (nothing was decided), never as a pass or a fail."""
-    from grader.classroom import test_status
-    from grader.results import undecided_note
+    from grader.coach.classroom import test_status
+    from grader.engine.results import undecided_note
 
     checks = [CheckResult("part3.complexity", "t", "undecided", 0.0, 6.0),
               CheckResult("part4.timing", "t", "undecided", 0.0, 1.5),

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from grader import review
 from grader.cli import cli
-from grader.review import (
+from grader.coach import review
+from grader.coach.review import (
     DYNAMIC,
     NOT_PARSED,
     NOT_REVIEWED,

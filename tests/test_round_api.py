@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader.rounds import ROUNDS_DIR
+from grader.engine.rounds import ROUNDS_DIR
 from grader.runner.sandbox import CANDIDATE_SIDE
 
 from helpers import REPO
@@ -53,7 +53,7 @@ def test_the_probes_api_loads_only_what_a_sandbox_shows() -> None:
     probes.py loads is among the files a sandbox shows (CANDIDATE_SIDE): in a sandbox nothing
     else can be imported."""
     script = ("import sys\nimport grader.runner.executor\n"
-              "from grader.rounds import installed, load_module\n"
+              "from grader.engine.rounds import installed, load_module\n"
               "for r in installed().values(): load_module(r, 'probes')\n"
               "print(' '.join(m.__file__ for n, m in sys.modules.items() "
               "if n.startswith('grader.') and getattr(m, '__file__', None)))")

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from grader.explain import run_demos
-from grader.followups import followup_for, model_answer
-from grader.prose import topics
-from grader.rounds import get_round
+from grader.candidate.explain import run_demos
+from grader.engine.followups import followup_for, model_answer
+from grader.engine.prose import topics
+from grader.engine.rounds import get_round
 from grader.runner import Request
 
 from helpers import SOLUTIONS_DIR, checks_by_id, write_workspace

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
+from grader.candidate.explain import run_demos
 from grader.checks.kinds import central_differences
 from grader.checks.table import load_module
-from grader.explain import run_demos
-from grader.followups import followup_for, model_answer
-from grader.prose import topics
-from grader.rounds import get_round
+from grader.engine.followups import followup_for, model_answer
+from grader.engine.prose import topics
+from grader.engine.rounds import get_round
 
 from helpers import solution, write_workspace
 

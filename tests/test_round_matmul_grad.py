@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from grader.candidate.explain import run_demos
 from grader.checks.mistakes import diagnose
 from grader.checks.table import MistakeBook, load_module
-from grader.explain import run_demos
-from grader.followups import followup_for, model_answer
-from grader.prose import topics
-from grader.rounds import get_round
+from grader.engine.followups import followup_for, model_answer
+from grader.engine.prose import topics
+from grader.engine.rounds import get_round
 from grader.runner import Request, Worker
 
 from helpers import SOLUTIONS_DIR, write_workspace

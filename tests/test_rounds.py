@@ -15,7 +15,7 @@ from tiny_round import ROUND_ID, write_tiny_round
 
 import grader.runner
 from grader.cli import cli
-from grader.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
+from grader.engine.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
 from grader.runner import Worker
 
 from helpers import NO_SANDBOX, LentWorker, lend_pool, needs_sandbox, run_grader, validate_run_json
@@ -202,7 +202,7 @@ def test_installed_rounds_are_their_folders_listed_by_order(
     """No list to keep in step: every folder of grader/rounds with a round.toml is a round,
     listed by its `order`, then by id; a coach's round without one comes after them, and one
     with a lower order before them."""
-    from grader.rounds import ROUND_FILE, ROUNDS_DIR, _all_rounds
+    from grader.engine.rounds import ROUND_FILE, ROUNDS_DIR, _all_rounds
 
     shipped = sorted(p.name for p in ROUNDS_DIR.iterdir() if (p / ROUND_FILE).is_file())
     first = write_tiny_round(tmp_path / "first")

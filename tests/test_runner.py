@@ -17,8 +17,8 @@ import pytest
 from tiny_round import write_tiny_round
 
 from grader.checks.base import Check, Context, Measured, Plan, Verdict, passed, undecided
-from grader.results import CheckResult
-from grader.rounds import Round
+from grader.engine.results import CheckResult
+from grader.engine.rounds import Round
 from grader.runner import GraderCrash, Request, strays
 from grader.runner import worker as worker_module
 from grader.runner.children import fork_spawner

@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from grader import views, watch
+from grader.candidate import watch
 from grader.cli import cli
-from grader.safe_text import (
+from grader.engine.safe_text import (
     clean,
     csv_cell,
     received,
@@ -26,7 +26,8 @@ from grader.safe_text import (
     valid,
     valid_tree,
 )
-from grader.workspace import load_workspace
+from grader.engine.workspace import load_workspace
+from grader.render import views
 
 from helpers import LentWorker, lend_pool, matches_golden, write_workspace
 

@@ -30,9 +30,9 @@ from click.testing import CliRunner
 import grader
 import grader.runner
 from grader.cli import cli
+from grader.coach.secret import SECRET_ENV
 from grader.runner import sandbox
 from grader.runner.sandbox import Support, support
-from grader.secret import SECRET_ENV
 
 from helpers import NO_SANDBOX, REPO, needs_sandbox, run_grader, write_workspace
 
@@ -252,7 +252,7 @@ def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str, ar
     code; and every folder of the grader is read-only there. Also when the workspace is the
     folder that holds the grader (this repo's own exercises/, as the README's first line grades
     them), whose bind must not uncover what the sandbox hides."""
-    from grader.rounds import get_round
+    from grader.engine.rounds import get_round
 
     round_ = get_round(round_id)
     package = Path(grader.__file__).resolve().parent
@@ -283,7 +283,7 @@ def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str, ar
 def test_every_writable_place_in_a_sandbox_is_capped(tmp_path: Path) -> None:
     """/tmp and /dev/shm hold TMP_MB each, no more: a submission cannot fill the machine's
     memory through a tmpfs (the cgroup's memory cap aside)."""
-    from grader.rounds import get_round
+    from grader.engine.rounds import get_round
 
     script = ("import sys\n"
               "for place in sys.argv[1:]:\n"
@@ -340,7 +340,7 @@ def test_nothing_in_a_sandbox_is_writable_but_tmp_and_dev_shm(tmp_path: Path) ->
     read-only but the two capped tmpfs, /proc and the device nodes bwrap binds (which store
     nothing): the root bwrap makes, /dev, the empty tmpfs over the grader and its
     references, every bind."""
-    from grader.rounds import get_round
+    from grader.engine.rounds import get_round
 
     script = ("import os, stat\n"
               "for line in open('/proc/self/mountinfo'):\n"
@@ -381,7 +381,7 @@ def test_a_wait_for_a_stopped_executor_ends_at_once_and_one_that_answers_is_hear
 def test_the_executor_is_found_below_bwrap_and_not_mistaken_for_bwrap(tmp_path: Path) -> None:
     """bwrap's own command line names grader.runner.executor; the pid found must be the
     Python process that runs it."""
-    from grader.rounds import get_round
+    from grader.engine.rounds import get_round
     from grader.runner.protocol import Request
 
     round_ = get_round("gradient-check")

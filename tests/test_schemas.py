@@ -12,7 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from grader import schemas
-from grader.results import SCHEMA_VERSION, CheckResult, PartResult, RunResult
+from grader.engine.results import SCHEMA_VERSION, CheckResult, PartResult, RunResult
 
 from helpers import SCHEMAS, validate_document
 

@@ -25,10 +25,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 import grader.runner
-from grader import batch
 from grader.cli import cli
-from grader.rounds import installed
-from grader.secret import (
+from grader.coach import batch
+from grader.coach.secret import (
     HIDDEN_SEED_BITS,
     NONCE_ENV,
     SECRET_ENV,
@@ -38,8 +37,9 @@ from grader.secret import (
     instructor_secret,
     seed_with_secret,
 )
-from grader.submissions import Staged
-from grader.workspace import WorkspaceError, load_config, parse_settings
+from grader.coach.submissions import Staged
+from grader.engine.rounds import installed
+from grader.engine.workspace import WorkspaceError, load_config, parse_settings
 
 from helpers import PREFIX, LentWorker, lend_pool, solution, write_workspace
 

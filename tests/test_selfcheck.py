@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from grader import cli, selfcheck
-from grader.results import CheckResult, PartResult, RunResult
-from grader.rounds import EXTRA_ROUNDS_ENV, Round
-from grader.workspace import pristine_files
+from grader import cli
+from grader.engine import selfcheck
+from grader.engine.results import CheckResult, PartResult, RunResult
+from grader.engine.rounds import EXTRA_ROUNDS_ENV, Round
+from grader.engine.workspace import pristine_files
 
 from helpers import PREFIX, REPO, LentWorker, lend_pool, run_grader
 
@@ -57,7 +58,7 @@ def test_write_exercises_lays_out_stubs_and_references(tmp_path: Path) -> None:
 
 
 def test_the_shipped_rounds_data_is_whole() -> None:
-    from grader.rounds import installed
+    from grader.engine.rounds import installed
 
     for round_ in installed().values():
         assert selfcheck.data_violations(round_) == [], round_.id

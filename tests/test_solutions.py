@@ -13,8 +13,8 @@ import re
 import pytest
 
 from grader.checks.table import checks_for
-from grader.results import STATUSES
-from grader.rounds import installed
+from grader.engine.results import STATUSES
+from grader.engine.rounds import installed
 
 from helpers import Solution, all_solutions, checks_by_id
 
@@ -77,7 +77,7 @@ def on_one_screen(result, width: int = 80, rows: int = 24) -> str:  # type: igno
 
     from rich.console import Console
 
-    from grader import report
+    from grader.render import report
 
     console = Console(file=StringIO(), width=width, color_system=None)
     report.render_scorecard(console, result)
@@ -95,7 +95,7 @@ def test_the_hint_that_names_the_mistake_is_on_the_first_screen(grading, solutio
                                                                  flavor: str) -> None:
     """On an 80x24 terminal, after `grader check PART`, the root cause's hint is visible
     without scrolling, and it is one of the hints the folder pins."""
-    from grader.triage import triage
+    from grader.engine.triage import triage
 
     result = grading.solution(solution, flavor)
     first = triage(result).first

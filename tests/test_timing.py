@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.timing import CudaStopwatch, Stopwatch, TooSlow, measure, scan_flops, summarize
+from grader.engine.timing import CudaStopwatch, Stopwatch, TooSlow, measure, scan_flops, summarize
 
 
 class FakeClock:

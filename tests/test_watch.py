@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from mock_support import FakeClock, make_workspace
 from watchfiles import Change
 
-from grader import cli, mock, watch
+from grader import cli
+from grader.candidate import mock, watch
 
 
 def test_loop_runs_on_exercise_files_and_idles_on_the_rest() -> None:

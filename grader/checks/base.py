@@ -162,8 +162,8 @@ class Context:
     known to work).
 
     `seed` is the run's public seed, the one messages may name; `hidden_seed`, under an
-    instructor's secret, the one the inputs are drawn from instead (grader/secret.py), which no
-    message may name: draw inputs only from `rng()`."""
+    instructor's secret, the one the inputs are drawn from instead (grader/coach/secret.py), which
+    no message may name: draw inputs only from `rng()`."""
 
     seed: int
     flavor: str

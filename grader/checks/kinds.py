@@ -38,8 +38,8 @@ from grader.checks.compare import find_mismatch, tree_difference, tree_matches
 from grader.checks.growth import CEILING, FLOOR, FLOOR_SHARE, Growth, Timings, compare
 from grader.checks.mistakes import Mistake, diagnose
 from grader.checks.settle import DECIDING_ROUNDS, settled, spread_out
-from grader.prose import error_topic
-from grader.rounds import Round, RoundError
+from grader.engine.prose import error_topic
+from grader.engine.rounds import Round, RoundError
 
 PlanFactory = Callable[[Context], Plan]
 Observation = dict[str, Any]

@@ -31,7 +31,7 @@ import numpy as np
 from grader.checks.base import Diagnosis
 from grader.checks.cases import Case
 from grader.checks.compare import tree_matches
-from grader.rounds import Round
+from grader.engine.rounds import Round
 
 TEMPLATES_FILE = Path(__file__).with_name("mutations.toml")
 MAX_MUTANTS = 400

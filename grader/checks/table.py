@@ -40,7 +40,7 @@ from typing import Any
 from grader.checks.base import OBSERVED, Check, Context
 from grader.checks.kinds import KINDS, OBSERVED_INSIDE, RANKS, VOID_MESSAGES, Spec
 from grader.checks.mistakes import Mistake, same_as
-from grader.rounds import ROUND_FILE, TABLE_KEYS, Round, RoundError, load_module
+from grader.engine.rounds import ROUND_FILE, TABLE_KEYS, Round, RoundError, load_module
 
 CHECKS_FILE = "checks.toml"
 CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after", "voids",

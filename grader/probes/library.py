@@ -363,8 +363,8 @@ def projection(api: Api, value: Any, weights: Weights) -> list[float] | None:
 
 def reference_api(api: Api, folder: str, part_id: str) -> Api:
     """The round's reference for one part, as a probe in a baseline child may use it."""
-    from grader.references import load_reference_part
-    from grader.rounds import Round
+    from grader.engine.references import load_reference_part
+    from grader.engine.rounds import Round
 
     round_ = Round.load(Path(folder))
     module = load_reference_part(round_, round_.part(part_id), api.flavor)

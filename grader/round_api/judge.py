@@ -28,13 +28,13 @@ from grader.checks.kinds import (
 from grader.checks.mistakes import Mistake, diagnose
 from grader.checks.mutants import diagnosis as mutant_diagnosis
 from grader.checks.settle import settled, spread_out
-from grader.followups import unavailable
+from grader.engine.followups import unavailable
+from grader.engine.prose import error_topic, fill, followups
+from grader.engine.references import load_reference_part
+from grader.engine.rounds import Round, load_module
 from grader.probes.api import Api
 from grader.probes.autograd import bound_gradcheck
 from grader.probes.backends import TorchBackend
-from grader.prose import error_topic, fill, followups
-from grader.references import load_reference_part
-from grader.rounds import Round, load_module
 
 __all__ = [
     "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake", "Plan", "Round",

@@ -8,6 +8,8 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from grader.engine.rounds import Round, load_module
+from grader.engine.timing import CudaStopwatch, Stopwatch, measure, steady_host_allocator
 from grader.probes.api import Api, Raised, as_dict
 from grader.probes.autograd import (
     count_autograd_runs,
@@ -17,16 +19,14 @@ from grader.probes.autograd import (
     spying_on_the_engine,
 )
 from grader.probes.backends import CandidateFault
-from grader.rounds import Round, load_module
-from grader.timing import CudaStopwatch, Stopwatch, measure, steady_host_allocator
 
 if TYPE_CHECKING:
-    from grader.rounds import Part
+    from grader.engine.rounds import Part
 
 
 def load_reference_part(round_: Round, part: Part, flavor: str) -> ModuleType:
-    """The round's reference for one part (grader.references), imported on first use."""
-    from grader.references import load_reference_part as load
+    """The round's reference for one part (grader.engine.references), imported on first use."""
+    from grader.engine.references import load_reference_part as load
 
     return load(round_, part, flavor)
 

@@ -19,11 +19,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import IO, Any
 
-from grader.results import CheckResult, PartResult, RunResult
-from grader.rounds import get_round
+from grader.coach.secret import SECRET_ENV
+from grader.engine.results import CheckResult, PartResult, RunResult
+from grader.engine.rounds import get_round
 from grader.runner import strays
 from grader.runner.protocol import Event, Request, received_event
-from grader.secret import SECRET_ENV
 
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from grader.rounds import Round, load_module
+from grader.engine.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.child import run_child
 from grader.runner.protocol import (

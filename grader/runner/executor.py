@@ -36,8 +36,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from grader.engine.rounds import Round, load_module
 from grader.probes.autograd import autodiff_watch, bound_gradcheck
-from grader.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.child import run_child

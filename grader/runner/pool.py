@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from grader.results import CheckResult, PartResult, RunResult
+from grader.engine.results import CheckResult, PartResult, RunResult
 from grader.runner import GraderCrash, Worker
 from grader.runner.protocol import Request
 

@@ -5,7 +5,7 @@ child -> worker: length-prefixed pickle frames on a pipe. The child runs candida
 worker unpickles with an allow-list: plain containers and numpy arrays, nothing that executes,
 and reads what it unpickled into a typed record (`received_frame`) before anything uses it:
 a known kind, every field there with its type, and every string valid, bounded text
-(grader/safe_text.py), whatever the child wrote.
+(grader/engine/safe_text.py), whatever the child wrote.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast, get_args, get_type_hints
 
-from grader.safe_text import (
+from grader.engine.safe_text import (
     DATA_TEXT_LIMIT,
     MESSAGE_LIMIT,
     OUTPUT_LIMIT,
     WHERE_LIMIT,
     received,
 )
-from grader.shapes import brief, shape_problem
+from grader.engine.shapes import brief, shape_problem
 
 _HEADER = struct.Struct("!Q")
 MAX_FRAME = 256 * 1024 * 1024
@@ -167,8 +167,8 @@ class Request:
     candidate's process (Check.observed) advises and is worth no points.
 
     `seed` is the seed the run was given, the only one any message shows; `hidden_seed`, under
-    an instructor's secret, the one its inputs are drawn from instead (grader/secret.py), which
-    nothing shows.
+    an instructor's secret, the one its inputs are drawn from instead (grader/coach/secret.py),
+    which nothing shows.
     """
 
     id: str
@@ -265,7 +265,7 @@ FRAME_KINDS = frozenset({"imported", "import_error", "observation", "not_impleme
 def received_frame(obj: Any) -> dict[str, Any]:
     """What a child sent, as the judge takes it: a frame of a known kind with every field of
     every kind (kind, index, duration_s, output, message, where, data), each of its type. The
-    strings are made valid and cut to the judge's caps (grader/safe_text.py), never the
+    strings are made valid and cut to the judge's caps (grader/engine/safe_text.py), never the
     child's, whose capture of what the code prints the code can lift: what it printed to
     OUTPUT_LIMIT, the message to MESSAGE_LIMIT, the line it hung on to WHERE_LIMIT, every
     string inside `data` to DATA_TEXT_LIMIT. A duration that is no finite, non-negative number

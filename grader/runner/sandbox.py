@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import grader
-from grader.rounds import Round, installed
+from grader.engine.rounds import Round, installed
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.children import (
@@ -276,7 +276,7 @@ def _reference_folders() -> set[Path]:
     """Every folder that holds references: of every round this process knows, and whatever an
     install of grader (this one or another, an editable install's leftovers included) bundled
     into site-packages."""
-    from grader.bundle import BundleError, bundled_path
+    from grader.engine.bundle import BundleError, bundled_path
 
     found = {(Path(folder) / "grader" / "_bundled").resolve() for folder in _site_folders()
              if (Path(folder) / "grader" / "_bundled").is_dir()}
@@ -292,8 +292,9 @@ def _reference_folders() -> set[Path]:
     return found
 
 
-CANDIDATE_SIDE = ("__init__.py", "results.py", "safe_text.py", "secret.py", "shapes.py",
-                  "timing.py", "rounds/__init__.py", "probes/*.py", "runner/__init__.py",
+CANDIDATE_SIDE = ("__init__.py", "engine/__init__.py", "engine/results.py", "engine/safe_text.py",
+                  "coach/__init__.py", "coach/secret.py", "engine/shapes.py", "engine/timing.py",
+                  "engine/rounds.py", "probes/*.py", "runner/__init__.py",
                   "runner/channel.py",
                   "runner/child.py", "runner/children.py", "runner/executor.py",
                   "runner/protocol.py", "runner/sandbox.py", "runner/strays.py",
@@ -607,7 +608,7 @@ def prestarted(expected: Request) -> Children:
     """Sandboxed children, with the sandbox of the request the CLI said would come first
     started now, so that it imports torch while the worker does (a cold `check --sandbox`
     then costs little more than a plain one). A different request gets a sandbox of its own."""
-    from grader.rounds import get_round
+    from grader.engine.rounds import get_round
 
     waiting = [Sandbox(expected, get_round(expected.round))]
 

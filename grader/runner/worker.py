@@ -29,9 +29,9 @@ from typing import Any, TextIO
 
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for
+from grader.engine.results import CheckResult, PartResult, Status, scale_to_weight, weigh_properties
+from grader.engine.rounds import Part, Round, get_round, load_module
 from grader.probes.autograd import autodiff_watch
-from grader.results import CheckResult, PartResult, Status, scale_to_weight, weigh_properties
-from grader.rounds import Part, Round, get_round, load_module
 from grader.runner import strays
 from grader.runner.children import (
     BACKSTOP,
@@ -656,7 +656,7 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan,
 def handle_followups(request: Request, round_: Round, emit: Emit, spawn: Spawn) -> None:
     """Run each part's follow-up demonstration; emit its evidence (interpreted here, where no
     candidate code ran), then `done`."""
-    from grader.followups import followup_for, plan_followup
+    from grader.engine.followups import followup_for, plan_followup
 
     judge = load_module(round_, "checks")
     for part_id in request.parts:

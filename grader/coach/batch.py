@@ -1,0 +1,408 @@
+"""Batch grading: many submissions, one pool of warm workers, one row per submission.
+
+Every submission is staged (grader.coach.submissions), turned into a runner Request under the
+instructor's settings (never the candidate's own grader.toml: a candidate must not be able to
+change points, parts or the round), and graded by a WorkerPool. The flavor is the instructor's
+when their grader.toml names one (a submission that says otherwise gets the status "mismatch"),
+else each submission's own. A submission that cannot be staged still gets a full row: every
+check of every enabled part reported as an error with the reason, scored by the same rule as a
+graded part, so the scores, the JSON and the Gradescope file all keep one shape.
+
+One submission cannot break another's row, or the batch's outputs: everything a row holds that
+the submission controls is valid, bounded text from where it entered (grader/engine/safe_text.py:
+its names and notes from grader.coach.submissions, its results from the worker's frames), the review
+flags and a failed grading's message are taken the same way here, and what the code printed is
+capped over each part of a row (results.bound_output).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal, TypedDict
+
+from grader.coach.review import FlagDoc, scan_folder
+from grader.coach.secret import Seeding
+from grader.coach.submissions import Staged, expand, stage
+from grader.engine.results import (
+    SCHEMA_VERSION,
+    CheckResult,
+    PartDoc,
+    PartResult,
+    RunResult,
+    bound_output,
+    scale_to_weight,
+    undecided_note,
+)
+from grader.engine.safe_text import NAME_LIMIT, NOTE_LIMIT, received, received_name
+from grader.engine.workspace import EXERCISES_DIR, Settings
+from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
+from grader.runner.protocol import DEFAULT_MEMORY_MB, Request
+from grader.runner.sandbox import ensure_usable
+
+NOTE_WIDTH = 160
+MAX_FLAGS = 100
+"""Review flags listed per submission; a row with more says how many were left out."""
+RowStatus = Literal["graded", "mismatch", "broken", "error"]
+ROW_STATUSES: tuple[RowStatus, ...] = ("graded", "mismatch", "broken", "error")
+
+
+class _GradedSubmissionDoc(TypedDict):
+    path: str
+    status: RowStatus
+    flavor: str
+    score: float
+    max_score: float
+    notes: list[str]
+    parts: list[PartDoc]
+
+
+class SubmissionDoc(_GradedSubmissionDoc, total=False):
+    """One submission of `grade --json`. `flags`, wherever the review scan (grader/coach/review.py)
+    read the submission's files, even when it found nothing; absent where the submission
+    could not be staged. (NotRequired would not be seen here: this module's annotations are
+    strings.)"""
+
+    flags: list[FlagDoc]
+
+
+class _SeededBatchDoc(TypedDict):
+    schema_version: int
+    round: str
+    seed: int
+    submissions: list[SubmissionDoc]
+
+
+class BatchDoc(_SeededBatchDoc, total=False):
+    """The whole `grade --json` document, which `grader report` reads back. `seed` is the seed
+    given (or drawn): `grade --seed` with it grades every row again on the same inputs.
+    `secret`: true only where an instructor's secret was mixed in; the inputs then came from a
+    hidden seed that nothing shows (grader/coach/secret.py), and `--seed` reproduces them only with
+    the same secret. `sandboxed`: every submission's code ran in a sandbox of its own (false
+    under --no-sandbox; absent from documents written before there was a sandbox)."""
+
+    secret: bool
+    sandboxed: bool
+
+
+@dataclass(frozen=True)
+class GradingConfig:
+    """How every submission of a batch is graded: the instructor's round and settings.
+
+    `settings.flavor_given` False: each submission is graded in the flavor its own grader.toml
+    names (the round's default flavor when it names none). `seed`: the seed given (or drawn),
+    the only one reported; `seeding`: how the inputs follow from it (the instructor's secret;
+    None: the inputs are drawn from `seed` itself). `sandbox`: each submission's code runs in a
+    bubblewrap sandbox of its own (grader.runner.sandbox)."""
+
+    settings: Settings
+    seed: int
+    timeout_s: float
+    memory_mb: int = DEFAULT_MEMORY_MB
+    cuda: bool = False
+    seeding: Seeding | None = None
+    sandbox: bool = True
+
+    @property
+    def inputs(self) -> Seeding:
+        return self.seeding or Seeding(self.seed)
+
+    def seeds(self) -> dict[str, int | bool]:
+        """The seeds as `grade --json` and Gradescope's extra data report them."""
+        return self.inputs.report()
+
+    @property
+    def round_id(self) -> str:
+        return self.settings.round.id
+
+    def for_flavor(self, flavor: str | None) -> Settings:
+        """The settings a submission declaring `flavor` is graded under."""
+        if self.settings.flavor_given or flavor not in self.settings.round.flavors:
+            return self.settings
+        return self.settings.with_flavor(flavor)
+
+    @property
+    def parts(self) -> list[str]:
+        return list(self.settings.part_ids)
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return self.settings.weights()
+
+    @property
+    def columns(self) -> dict[str, float]:
+        """Part id -> weight for every enabled part of the round in any flavor: the columns of
+        a batch whose submissions may come in different flavors."""
+        enabled = self.settings.enabled
+        return {p.id: self.settings.weight(p) for p in self.settings.round.parts
+                if enabled is None or p.id in enabled}
+
+    @property
+    def max_score(self) -> float:
+        return sum(self.weights.values())
+
+    def absent_parts(self, settings: Settings) -> list[PartResult]:
+        """Where each submission chooses its flavor (the instructor named none), the parts
+        its flavor lacks, each worth its points and scored 0: every row is out of the same
+        total, so a flavor with fewer parts is no way to fewer points to earn."""
+        if self.settings.flavor_given:
+            return []
+        have = set(settings.part_ids)
+        return [PartResult(part_id, self.settings.round.part(part_id).title, [CheckResult(
+            id=f"{part_id}.flavor", title=f"{part_id} in the {settings.flavor} flavor",
+            status="failed", score=0.0, max_score=weight,
+            message=f"{part_id} has no {settings.flavor} flavor: it counts as not handed in")])
+            for part_id, weight in self.columns.items() if part_id not in have]
+
+    def request(self, request_id: str, staged: Staged) -> Request:
+        settings = self.for_flavor(staged.declared_flavor)
+        return Request(
+            id=request_id, root=str(staged.root), round=self.round_id, flavor=settings.flavor,
+            parts=list(settings.part_ids), timeout_s=self.timeout_s,
+            memory_mb=self.memory_mb, weights=settings.weights(), graded=True,
+            **self.inputs.request_seeds(self.settings.round, Path(str(staged.root))),
+        )
+
+
+@dataclass
+class GradedRow:
+    """One submission's row: its parts (real results or stand-ins) and what to say about it."""
+
+    path: str
+    status: RowStatus
+    parts: list[PartResult]
+    max_score: float
+    flavor: str
+    notes: list[str] = field(default_factory=list)
+    result: RunResult | None = None
+    flags: list[FlagDoc] | None = None
+
+    @property
+    def score(self) -> float:
+        return sum(p.score for p in self.parts)
+
+    @property
+    def note(self) -> str:
+        return "; ".join(self.notes)
+
+    def part(self, part_id: str) -> PartResult | None:
+        return next((p for p in self.parts if p.id == part_id), None)
+
+    def to_dict(self) -> SubmissionDoc:
+        """The documented per-submission `grade --json` shape."""
+        doc: SubmissionDoc = {
+            "path": self.path,
+            "status": self.status,
+            "flavor": self.flavor,
+            "score": round(self.score, 4),
+            "max_score": round(self.max_score, 4),
+            "notes": list(self.notes),
+            "parts": [p.to_dict() for p in self.parts],
+        }
+        if self.flags is not None:
+            doc["flags"] = list(self.flags)
+        return doc
+
+
+def batch_document(rows: Sequence[GradedRow], config: GradingConfig) -> BatchDoc:
+    return {"schema_version": SCHEMA_VERSION, "round": config.round_id,
+            **config.seeds(),  # type: ignore[typeddict-item]
+            "sandboxed": config.sandbox, "submissions": [row.to_dict() for row in rows]}
+
+
+def unrun_parts(config: GradingConfig, settings: Settings, message: str,
+                finished: Sequence[PartResult] = ()) -> list[PartResult]:
+    """The parts of a row that stopped early: those in `finished` as they were graded, every
+    check of the others as an error carrying `message`, scored like a graded part would be."""
+    from grader.checks.base import Context
+    from grader.checks.table import checks_for
+
+    done = {p.id: p for p in finished}
+    parts = []
+    for part in settings.parts:
+        if part.id in done:
+            parts.append(done[part.id])
+            continue
+        results = []
+        for check in checks_for(settings.round, part.id, settings.flavor):
+            ctx = Context(config.seed, settings.flavor, check.id, cuda=config.cuda)
+            results.append(CheckResult(id=check.id, title=check.title, status="error",
+                                       score=0.0, max_score=check.points if check.applies(ctx)
+                                       else 0.0, message=message))
+        scale_to_weight(results, settings.weight(part))
+        parts.append(PartResult(part.id, part.title, results))
+    return parts
+
+
+def _first_line_of_trouble(part: PartResult) -> str | None:
+    """What stopped a part outright (an import error, a crash, a timeout), in one line."""
+    if not part.checks or any(c.status == "passed" for c in part.checks):
+        return None
+    first = part.checks[0]
+    if first.status not in ("error", "timeout"):
+        return None
+    lines = [line.strip() for line in first.message.splitlines() if line.strip()]
+    return f"{part.id}: {' '.join(lines[:2])}"[:NOTE_WIDTH] if lines else None
+
+
+def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
+               flags: list[FlagDoc] | None = None) -> GradedRow:
+    settings = config.for_flavor(staged.declared_flavor)
+    notes = list(staged.notes)
+    status: RowStatus = "graded"
+    if staged.declared_round and staged.declared_round != config.round_id:
+        notes.append(f"its grader.toml is for round {staged.declared_round}; graded as "
+                     f"{config.round_id}")
+        status = "mismatch"
+    if staged.declared_flavor and staged.declared_flavor != settings.flavor:
+        notes.append(f"its grader.toml says {staged.declared_flavor}; graded as "
+                     f"{settings.flavor}")
+        status = "mismatch"
+    round_ = settings.round
+    bound_output(result.parts)
+    missing_parts = {p.id for p in result.parts if round_.part(p.id).file in staged.missing}
+    notes += [line for p in result.parts if p.id not in missing_parts
+              and (line := _first_line_of_trouble(p))]
+    busy = undecided_note([c for p in result.parts for c in p.checks])
+    if busy:
+        notes.append(busy)
+    absent = config.absent_parts(settings)
+    return GradedRow(staged.source, status, [*result.parts, *absent],
+                     sum(settings.weights().values()) + sum(p.max_score for p in absent),
+                     settings.flavor, notes, result, flags)
+
+
+def broken_row(path: str, config: GradingConfig, problem: str, status: RowStatus = "broken",
+               finished: Sequence[PartResult] = (), flavor: str | None = None,
+               flags: list[FlagDoc] | None = None) -> GradedRow:
+    """A row for a submission that could not be staged, or whose grading the grader itself
+    abandoned (then the parts that did finish keep their points, and its files were still
+    scanned)."""
+    settings = config.for_flavor(flavor)
+    bound_output(list(finished))
+    absent = config.absent_parts(settings)
+    return GradedRow(path, status, [*unrun_parts(config, settings, problem, finished), *absent],
+                     sum(settings.weights().values()) + sum(p.max_score for p in absent),
+                     settings.flavor, [problem], flags=flags)
+
+
+def review_flags(folder: Path) -> tuple[list[FlagDoc] | None, str | None]:
+    """The review scan's flags of a staged exercises/ folder, their text valid and bounded
+    (they name the submission's files and quote its code), at most MAX_FLAGS of them; and a
+    note where some were left out, or where the scan itself failed on these files (then no
+    flags: the files were not read)."""
+    try:
+        found = scan_folder(folder)
+    except Exception as exc:  # noqa: BLE001 - one submission's files must not stop the batch
+        return None, received(f"could not be scanned for review: {type(exc).__name__}: {exc}",
+                              NOTE_LIMIT, inline=True)
+    flags = [_received_flag(flag) for flag in found[:MAX_FLAGS]]
+    more = len(found) - len(flags)
+    note = f"{more} more review flags not listed (the first {MAX_FLAGS} are)" if more else None
+    return flags, note
+
+
+def _received_flag(flag: FlagDoc) -> FlagDoc:
+    """A flag with its file's name and its other text (the construct quotes their code) valid
+    and bounded."""
+    taken = dict(flag)
+    for key, value in taken.items():
+        if isinstance(value, str):
+            taken[key] = received_name(value) if key == "file" else \
+                received(value, NAME_LIMIT, inline=True)
+    return taken  # type: ignore[return-value]
+
+
+class BatchListener:
+    """What a batch reports while it runs; the defaults ignore everything."""
+
+    def started(self, paths: Sequence[str]) -> None:
+        """The submissions, in row order, before any is graded."""
+
+    def check_done(self, index: int, part_id: str, check: CheckResult) -> None:
+        """One check of submission `index` has a result."""
+
+    def part_done(self, index: int, part: PartResult) -> None:
+        """Every check of one part of submission `index` has a result."""
+
+    def finished(self, index: int, row: GradedRow) -> None:
+        """Submission `index` has its final row."""
+
+
+class Fanout(BatchListener):
+    """Several listeners at once (a progress bar and a Gradescope file)."""
+
+    def __init__(self, *listeners: BatchListener) -> None:
+        self.listeners = listeners
+
+    def started(self, paths: Sequence[str]) -> None:
+        for listener in self.listeners:
+            listener.started(paths)
+
+    def check_done(self, index: int, part_id: str, check: CheckResult) -> None:
+        for listener in self.listeners:
+            listener.check_done(index, part_id, check)
+
+    def part_done(self, index: int, part: PartResult) -> None:
+        for listener in self.listeners:
+            listener.part_done(index, part)
+
+    def finished(self, index: int, row: GradedRow) -> None:
+        for listener in self.listeners:
+            listener.finished(index, row)
+
+
+def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int = 2,
+                      listener: BatchListener | None = None,
+                      expand_folders: bool = True) -> list[GradedRow]:
+    """Grade every submission (a folder of submissions counts as its entries when
+    `expand_folders`), `jobs` at a time; rows come back in the order given.
+
+    The rows of submissions that cannot be staged are made once the pool is up, so they are
+    scored with the same knowledge of the machine (is there CUDA?) as the graded rows. Every
+    staged submission's files are scanned for review (grader/coach/review.py) before grading starts;
+    the flags go on its row and change no score. With config.sandbox: SandboxError where there
+    is something to grade and no sandbox can be made here."""
+    listener = listener or BatchListener()
+    round_ = config.settings.round
+    paths = [p for s in sources for p in (expand(s, round_) if expand_folders else [s])]
+    listener.started([received_name(p) for p in paths])
+    rows: dict[int, GradedRow] = {}
+    with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
+        staged = [stage(path, Path(tmp) / str(i), round_) for i, path in enumerate(paths)]
+        flags: dict[int, list[FlagDoc] | None] = {}
+        for i, item in enumerate(staged):
+            if item.root:
+                flags[i], note = review_flags(item.root / EXERCISES_DIR)
+                staged[i] = replace(item, notes=(*item.notes, note)) if note else item
+        requests = {f"submission-{i}": i for i, item in enumerate(staged) if item.root}
+        if requests and config.sandbox:
+            ensure_usable()
+        finished: dict[int, list[PartResult]] = {}
+        with WorkerPool(max(1, min(jobs, len(requests) or 1)), sandbox=config.sandbox) as pool:
+            config = replace(config, cuda=pool.cuda()) if requests else config
+            for index, item in enumerate(staged):
+                if item.root is None:
+                    rows[index] = broken_row(item.source, config, item.problem or "cannot grade")
+                    listener.finished(index, rows[index])
+            batch = [config.request(rid, staged[i]) for rid, i in requests.items()]
+            for event in pool.grade(batch):
+                index = requests[event.request_id]
+                if isinstance(event, CheckDone):
+                    listener.check_done(index, event.part_id, event.check)
+                elif isinstance(event, PartDone):
+                    finished.setdefault(index, []).append(event.part)
+                    listener.part_done(index, event.part)
+                elif isinstance(event, RequestDone):
+                    item = staged[index]
+                    rows[index] = (graded_row(item, config, event.result, flags[index])
+                                   if event.result is not None else
+                                   broken_row(item.source, config,
+                                              received(event.error or "grader error",
+                                                       NOTE_LIMIT, inline=True),
+                                              "error", finished.get(index, ()),
+                                              item.declared_flavor, flags[index]))
+                    listener.finished(index, rows[index])
+    return [rows[i] for i in range(len(paths))]

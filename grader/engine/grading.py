@@ -1,0 +1,91 @@
+"""One grading pass, as `grader check` and `grader watch` both run it.
+
+Grade on a warm worker, remember the results, record the attempt in a running mock round, and
+run the interviewer's follow-up demonstrations for parts that just passed for the first time,
+on the same worker. Then, separately, conduct those follow-ups: show the evidence, ask, show
+the model answer, record. Keeping the two apart lets `--json` record follow-ups without a word
+on the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from grader.candidate import mock
+from grader.engine import state
+from grader.engine.followups import followup_for, question
+from grader.engine.results import ClockDoc, RunResult
+from grader.engine.workspace import Workspace
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from grader.runner import OnCheck, Request, Worker
+
+Clock = Callable[[], float]
+Ask = Callable[[], str | None]
+
+
+@dataclass(frozen=True)
+class GradingPass:
+    """A grading pass: the results, what the round recorded, the follow-ups now due."""
+
+    result: RunResult
+    recorded: mock.Recorded | None = None
+    evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warning: str | None = None
+
+    def mock_json(self) -> ClockDoc | None:
+        """The "mock" key of `grader check --json`: absent (None) outside a round."""
+        return self.recorded.clock.to_json() if self.recorded else None
+
+
+def grade(workspace: Workspace, request: Request, worker: Worker, now: Clock,
+          on_check: OnCheck | None = None) -> GradingPass:
+    """Grade, record, and gather the evidence of the follow-ups this pass made due."""
+    result = worker.run(request, on_check)
+    state.record_results(workspace, result)
+    try:
+        recorded = mock.record_check(workspace, result, now())
+    except mock.MockError as exc:  # a damaged round must not stop anyone from checking
+        return GradingPass(result, warning=f"not recorded in the mock round: {exc}")
+    if recorded is None:
+        return GradingPass(result)
+    due = [p for p in recorded.first_passes
+           if followup_for(workspace.round, p, workspace.flavor)]
+    evidence = worker.follow_up(replace(request, parts=due)) if due else {}
+    return GradingPass(result, recorded, evidence)
+
+
+def conduct_followups(workspace: Workspace, graded: GradingPass, now: Clock,
+                      console: Console | None, ask: Ask | None) -> None:
+    """Show each due follow-up (when there is a console), ask (when there is a terminal),
+    show the model answer, and record question and answer in the round."""
+    from grader.render import views
+
+    for part, evidence in graded.evidence.items():
+        followup = followup_for(workspace.round, part, workspace.flavor)
+        if followup is None:
+            continue
+        asked = question(followup, evidence)
+        answer = None
+        if console is not None:
+            views.render_followup(console, part, evidence, asked)
+            answer = ask() if ask else None
+            views.render_model_answer(console, followup, evidence, answered=answer is not None)
+        mock.record_followup(workspace, part, asked, answer, evidence, now())
+
+
+def present(console: Console, workspace: Workspace, graded: GradingPass, now: Clock,
+            ask: Ask | None) -> None:
+    """The scorecard, the round's clock and budgets when a round runs, then the follow-ups."""
+    from grader.render import report, views
+
+    report.render_scorecard(console, graded.result)
+    if graded.warning:
+        console.print(graded.warning, style="yellow", markup=False)
+    if graded.recorded is not None:
+        views.render_round(console, graded.recorded.round, now())
+    conduct_followups(workspace, graded, now, console, ask)

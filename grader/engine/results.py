@@ -1,0 +1,277 @@
+"""Plain result records shared by the worker, the CLI and the renderers.
+
+They cross a process boundary as JSON, so they hold only str, float, bool and None, and know how
+to turn themselves into, and back from, the documented `--json` shape. What the worker sends is
+taken as valid, bounded text (`from_wire`, grader/engine/safe_text.py): the judge's messages can
+quote what a submission's code returned, and what a frame brought has been joined to other text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+from grader.engine.safe_text import (
+    CHECK_MESSAGE_LIMIT,
+    CHECK_OUTPUT_LIMIT,
+    NAME_LIMIT,
+    PART_OUTPUT_LIMIT,
+    received,
+)
+
+Status = Literal["passed", "failed", "error", "timeout", "skipped", "undecided"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped", "undecided")
+"""`undecided`: a measurement the machine was too busy to judge (its rounds disagreed to the
+end); neither a pass nor a failure: it keeps its points and earns none in this run, and every
+output says so, so that a re-run on a quieter machine decides it."""
+SCHEMA_VERSION = 1
+"""The version of the JSON documents grader writes (`check --json`, `grade --json`, `mock end
+--json`), in each one's `schema_version`: raised when a field changes meaning or goes away
+(a field added keeps it). Readers take every version up to theirs; docs/schemas/ holds each
+document's JSON Schema, generated from the types below and in batch.py and mock.py."""
+PRINTED_MARK = "--- your code printed ---"
+TOO_BUSY = "the machine was too busy to judge {what}: re-run when it is quieter"
+"""Said wherever a result holds undecided checks (the scorecard, a row's notes, Gradescope)."""
+
+
+def undecided_note(checks: list[CheckResult]) -> str:
+    """One line naming a run's undecided checks and the points they hold back, or ""."""
+    held = [c for c in checks if c.status == "undecided"]
+    if not held:
+        return ""
+    points = sum(c.max_score for c in held)
+    return TOO_BUSY.format(what=f"{', '.join(c.id for c in held)} ({points:.1f} points held "
+                                "back, not lost)")
+
+
+class CheckDoc(TypedDict):
+    """A check in the documented `--json` shape (check's, grade's, the cohort report's input)."""
+
+    id: str
+    title: str
+    status: Status
+    score: float
+    max_score: float
+    message: str
+    hint: str | None
+    duration_s: float
+
+
+class PartDoc(TypedDict):
+    """A part in the documented `--json` shape: its checks, scored."""
+
+    id: str
+    title: str
+    score: float
+    max_score: float
+    checks: list[CheckDoc]
+
+
+class ClockDoc(TypedDict):
+    """A mock round's clock at the time of a check."""
+
+    elapsed_s: float
+    remaining_s: float
+    overtime: bool
+
+
+class _RunDoc(TypedDict):
+    schema_version: int
+    round: str
+    flavor: str
+    seed: int
+    score: float
+    max_score: float
+    parts: list[PartDoc]
+
+
+class RunDoc(_RunDoc, total=False):
+    """The `grader check --json` document. `mock`: the round's clock, during a mock round
+    only."""
+
+    mock: ClockDoc
+
+
+def not_applicable(status: str, max_score: float) -> bool:
+    """Skipped by its own judge, so worth nothing here (GPU timing on a machine without CUDA):
+    unlike a check not run after a hang, which keeps its points and scores 0."""
+    return status == "skipped" and max_score == 0
+
+
+@dataclass
+class CheckResult:
+    """One hidden check's outcome. `output` is what the candidate's code printed during it;
+    `not_implemented`: the code under test is still the stub (it raised NotImplementedError);
+    `after`: the checks whose failure would explain this one's; `rank`: how likely a failure
+    here is the mistake to fix first (the scorecard's order, see grader.engine.triage)."""
+
+    id: str
+    title: str
+    status: Status
+    score: float
+    max_score: float
+    message: str = ""
+    hint: str | None = None
+    duration_s: float = 0.0
+    output: str = ""
+    not_implemented: bool = False
+    after: list[str] = field(default_factory=list)
+    rank: int = 1
+
+    @property
+    def not_applicable(self) -> bool:
+        return not_applicable(self.status, self.max_score)
+
+    def to_dict(self) -> CheckDoc:
+        """The documented JSON shape; printed output is folded into the message there."""
+        message = self.message
+        if self.output:
+            message = f"{message}\n{PRINTED_MARK}\n{self.output}".lstrip("\n")
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "score": round(self.score, 4),
+            "max_score": round(self.max_score, 4),
+            "message": message,
+            "hint": self.hint,
+            "duration_s": round(self.duration_s, 4),
+        }
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> CheckResult:
+        """Rebuild from the worker's event (which, unlike to_dict, keeps output apart), its
+        text made valid and cut to the caps of a check (grader/engine/safe_text.py)."""
+        check = cls(**data)
+        check.title = received(check.title, NAME_LIMIT)
+        check.message = received(check.message, CHECK_MESSAGE_LIMIT)
+        check.hint = None if check.hint is None else received(check.hint, CHECK_MESSAGE_LIMIT)
+        check.output = received(check.output, CHECK_OUTPUT_LIMIT)
+        return check
+
+
+@dataclass
+class PartResult:
+    """All checks of one part, in the order they ran."""
+
+    id: str
+    title: str
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.max_score for c in self.checks)
+
+    @property
+    def passed(self) -> bool:
+        """Every check that applies here passed: the one meaning of "passed" everywhere (the
+        exit status, the summary line, `grader list`, a mock round's first pass). A check that
+        cannot apply on this machine is no obstacle; any other skip is not a pass."""
+        return bool(self.checks) and all(c.status == "passed" or c.not_applicable
+                                         for c in self.checks)
+
+    def to_dict(self) -> PartDoc:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "max_score": round(self.max_score, 4),
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+
+@dataclass
+class RunResult:
+    """One `grader check` run: a round, a flavor, a seed and the parts that were selected."""
+
+    round: str
+    flavor: str
+    seed: int
+    parts: list[PartResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(p.score for p in self.parts)
+
+    @property
+    def max_score(self) -> float:
+        return sum(p.max_score for p in self.parts)
+
+    @property
+    def all_passed(self) -> bool:
+        return all(p.passed for p in self.parts)
+
+    def to_dict(self) -> RunDoc:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "round": self.round,
+            "flavor": self.flavor,
+            "seed": self.seed,
+            "score": round(self.score, 4),
+            "max_score": round(self.max_score, 4),
+            "parts": [p.to_dict() for p in self.parts],
+        }
+
+
+def bound_output(parts: list[PartResult], limit: int = PART_OUTPUT_LIMIT) -> None:
+    """Keep at most `limit` characters of what the code printed over all the checks of each
+    part, the earliest checks' first: a check past the budget keeps a line saying how much it
+    printed. (Each check's output is capped already, a part's many checks are not.)"""
+    for part in parts:
+        left = limit
+        for check in part.checks:
+            if len(check.output) <= left:
+                left -= len(check.output)
+                continue
+            kept = check.output[:left]
+            check.output = (f"{kept}\n... ({len(check.output) - left} more characters not "
+                            f"shown; a part keeps {limit} of what its code printed)").lstrip("\n")
+            left = 0
+
+
+def weigh_properties(results: list[CheckResult]) -> None:
+    """A property of a function that holds (rank 1: inputs left unchanged, a fresh result,
+    the dtype kept, a cost) is worth its points in the share that the part's checks of values
+    (rank 2) earned of theirs: a function that computes nothing changes nothing, allocates
+    nothing and costs nothing, so its properties hold vacuously and prove nothing. The rest of
+    their points goes to the checks of values that were not earned, in proportion to what each
+    missed, so that a pass still scores its whole maximum and the part's total stays its
+    weight. A part without checks of values keeps every point. The message of a property so
+    weighed says so."""
+    values = [r for r in results if r.rank == 2 and r.max_score > 0]
+    total = sum(r.max_score for r in values)
+    share = sum(r.score for r in values) / total if total else 1.0
+    missed = [(r, r.max_score - r.score) for r in values if r.score < r.max_score]
+    missing = sum(m for _, m in missed)
+    if share >= 1 or not missing:
+        return
+    moved = 0.0
+    for r in results:
+        if r.rank != 1 or r.status != "passed" or r.max_score <= 0:
+            continue
+        moved += r.max_score * (1 - share)
+        r.score, r.max_score = r.score * share, r.max_score * share
+        r.message = (f"{r.message}; " if r.message else "") + (
+            f"worth {share:.0%} of its points, the share the part's checks of values earned")
+    for r, m in missed:
+        r.max_score += moved * m / missing
+
+
+def scale_to_weight(results: list[CheckResult], weight: float) -> None:
+    """Share a part's weight among its checks in proportion to their points: the one scoring
+    rule, for graded parts and for the stand-ins of parts that never ran alike.
+
+    A check that cannot apply on this machine (GPU timing without a GPU) enters with max_score
+    0, so its share goes to the checks that did run and a perfect part still scores its full
+    weight; a check skipped because the code hid what it measures, or not run after a hang or
+    a crash, keeps its share and earns nothing.
+    """
+    total = sum(r.max_score for r in results)
+    factor = weight / total if total else 0.0
+    for r in results:
+        r.score *= factor
+        r.max_score *= factor

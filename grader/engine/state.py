@@ -1,0 +1,110 @@
+"""Small JSON files in a workspace's `.grader/` folder: last results, hints taken.
+
+Written atomically (a temporary file in the same folder, fsync, then rename), so Ctrl-C or a
+crash mid-write leaves either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from grader.engine.results import RunResult
+from grader.engine.workspace import Workspace
+
+LAST_RESULTS = "last.json"
+HINTS = "hints.json"
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that a reader, or a crash, sees the old file or the new;
+    with the old file's permissions, or a new file's usual ones (not the temporary file's
+    0600: a restored exercise file keeps the mode its owner gave it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode())
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2))
+
+
+def read_json(path: Path, default: Any) -> Any:
+    """The file's data, or `default` when it is missing or unreadable (state is a convenience;
+    a damaged file must never stop a candidate from checking their work)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return default
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _last_entry(value: Any) -> bool:
+    """One part's record in last.json as record_results writes it."""
+    return (isinstance(value, dict) and _is_number(value.get("score"))
+            and _is_number(value.get("max_score")) and isinstance(value.get("full"), bool)
+            and isinstance(value.get("when"), str))
+
+
+def _records(path: Path, valid: Callable[[Any], bool]) -> dict[str, Any]:
+    """A state file's records by part id, the ones of the shape this version writes: a file
+    that is not a mapping reads as empty, and a record of another shape (a damaged file, an
+    older grader's, a hand edit) as absent, so neither stops a command."""
+    data = read_json(path, {})
+    if not isinstance(data, dict):
+        return {}
+    return {key: value for key, value in data.items() if isinstance(key, str) and valid(value)}
+
+
+def record_results(workspace: Workspace, result: RunResult, now: datetime | None = None) -> None:
+    """Remember each part's latest score for `grader list`."""
+    path = workspace.state_dir / LAST_RESULTS
+    last = _records(path, _last_entry)
+    when = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
+    for part in result.parts:
+        last[part.id] = {"score": part.score, "max_score": part.max_score,
+                         "full": part.passed, "when": when}
+    write_json_atomic(path, last)
+
+
+def last_results(workspace: Workspace) -> dict[str, Any]:
+    return _records(workspace.state_dir / LAST_RESULTS, _last_entry)
+
+
+def take_hint(workspace: Workspace, part_id: str, available: int) -> int:
+    """Count one more hint for the part; the level to show (capped at what exists)."""
+    path = workspace.state_dir / HINTS
+    taken = _records(path, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+    level = min(int(taken.get(part_id, 0)) + 1, available)
+    taken[part_id] = level
+    write_json_atomic(path, taken)
+    return level

@@ -1,0 +1,109 @@
+"""Which failures to show, and in what order: root causes first, the rest folded under them.
+
+A candidate with twenty minutes left needs the one hint that names their mistake, not every
+check that tripped over it. So the failures of a run are sorted into
+- parts that are still the stub (one "start here" for the first of them),
+- parts that never ran (an import error or a hang at import: one trouble for the part),
+- troubles: a root failure and the failures it explains (a check whose `after` names a failed
+  check follows from it; checks not run after a hang follow from the hang),
+ordered by importance: part order, then the root most likely to be the mistake (the values
+before the properties, both before validation), then the heaviest. Plain data; report.py
+draws it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grader.engine.results import CheckResult, PartResult, RunResult
+
+FAILING = ("failed", "error", "timeout")
+
+
+@dataclass(frozen=True)
+class Trouble:
+    """One root failure and the failures that follow from it."""
+
+    part: PartResult
+    root: CheckResult
+    follows: tuple[CheckResult, ...] = ()
+    whole_part: bool = False  # the part never ran: its every check failed for this one reason
+
+
+@dataclass(frozen=True)
+class Triage:
+    untouched: tuple[PartResult, ...] = ()
+    troubles: tuple[Trouble, ...] = ()
+    follows_from: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def first(self) -> Trouble | None:
+        return self.troubles[0] if self.troubles else None
+
+
+def _untouched(part: PartResult) -> bool:
+    return bool(part.checks) and all(c.not_implemented for c in part.checks)
+
+
+def _never_ran(part: PartResult) -> CheckResult | None:
+    """The one reason a part did not run at all: an import that failed or hung."""
+    failing = [c for c in part.checks if c.status in FAILING]
+    if not failing or any(c.status == "passed" for c in part.checks):
+        return None
+    first = part.checks[0]
+    if first.status == "error" and all(c.status == "error" and c.message == first.message
+                                       for c in part.checks):
+        return first
+    if first.status == "timeout" and all(c.status == "skipped" for c in part.checks[1:]) \
+            and first.message.startswith("importing "):
+        return first
+    return None
+
+
+def _roots(part: PartResult) -> tuple[list[CheckResult], dict[str, str]]:
+    """The part's root failures (in registration order) and, for each folded failure, the
+    root it follows from."""
+    status = {c.id: c.status for c in part.checks}
+    parent: dict[str, str] = {}
+    hung: str | None = None
+    for check in part.checks:
+        if check.status == "skipped" and hung and check.message.startswith("not run:"):
+            parent[check.id] = hung
+            continue
+        if check.status not in FAILING:
+            continue
+        if check.status == "timeout":
+            hung = check.id
+        cause = next((a for a in check.after if status.get(a) in FAILING), None)
+        if cause is not None:
+            parent[check.id] = cause
+    roots = [c for c in part.checks if c.status in FAILING and c.id not in parent]
+
+    def root_of(check_id: str) -> str:
+        while check_id in parent:
+            check_id = parent[check_id]
+        return check_id
+
+    return roots, {child: root_of(child) for child in parent}
+
+
+def triage(result: RunResult) -> Triage:
+    untouched = tuple(p for p in result.parts if _untouched(p))
+    troubles: list[Trouble] = []
+    follows_from: dict[str, str] = {}
+    for part in result.parts:
+        if part in untouched:
+            continue
+        blocker = _never_ran(part)
+        if blocker is not None:
+            others = tuple(c for c in part.checks if c is not blocker)
+            troubles.append(Trouble(part, blocker, others, whole_part=True))
+            follows_from.update({c.id: blocker.id for c in others})
+            continue
+        roots, folded = _roots(part)
+        follows_from.update(folded)
+        ranked = sorted(roots, key=lambda c: (-c.rank, -c.max_score, part.checks.index(c)))
+        troubles += [Trouble(part, root, tuple(c for c in part.checks
+                                               if folded.get(c.id) == root.id))
+                     for root in ranked]
+    return Triage(untouched, tuple(troubles), follows_from)
