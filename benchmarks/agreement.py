@@ -41,8 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from grader.checks.table import measured_checks  # noqa: E402 - after the path is set
+from grader.coach.selfcheck import write_exercises  # noqa: E402
 from grader.engine.rounds import Round, installed  # noqa: E402
-from grader.engine.selfcheck import write_exercises  # noqa: E402
 
 SEED = "424242"
 SOLUTIONS = REPO / "tests" / "solutions"

@@ -30,8 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from grader.coach.selfcheck import write_exercises  # noqa: E402
 from grader.engine.rounds import DEFAULT_ROUND, get_round  # noqa: E402 - after the path is set
-from grader.engine.selfcheck import write_exercises  # noqa: E402
 
 TARGET_RATIO = 0.6
 SEED = "12345"

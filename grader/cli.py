@@ -23,6 +23,7 @@ from rich.console import Console
 
 from grader import REPORT_INSTALL, __version__
 from grader.candidate import mock
+from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from grader.engine.rounds import DEFAULT_ROUND, Round, RoundError, installed
 from grader.engine.safe_text import one_line
 from grader.engine.workspace import (
@@ -36,11 +37,10 @@ from grader.engine.workspace import (
     load_config,
     load_workspace,
 )
-from grader.runner.protocol import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from grader.coach.batch import BatchDoc
-    from grader.coach.secret import Seeding
+    from grader.engine.secret import Seeding
     from grader.runner import Request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -123,9 +123,9 @@ def fresh_seed(seed: int | None) -> int:
 
 def grading_seeds(seed: int | None, settings: Settings) -> Seeding:
     """How `check` and `grade` seed their inputs: from --seed or a fresh one, the only seed
-    they show, mixed with the instructor's secret where one is set (grader/coach/secret.py says how
+    they show, mixed with the instructor's secret where one is set (grader/engine/secret.py says how
     and why)."""
-    from grader.coach.secret import Seeding
+    from grader.engine.secret import Seeding
 
     return Seeding.of(fresh_seed(seed), settings)
 
@@ -270,8 +270,8 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
 def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
           timeout_s: float | None, memory_mb: int, device: str, output_format: str | None,
           as_json: bool, sandbox: bool | None) -> None:
+    from grader.candidate import grading
     from grader.coach import classroom
-    from grader.engine import grading
     from grader.render import report
     from grader.runner import GraderCrash, Worker
 
@@ -833,7 +833,7 @@ def report(results: Path, output: Path | None) -> None:
 @jobs_option
 def selfcheck(round_ids: tuple[str, ...], flavors: tuple[str, ...], seed: int | None,
               timeout_s: float | None, jobs: int) -> None:
-    from grader.engine.selfcheck import run_selfcheck
+    from grader.coach.selfcheck import run_selfcheck
     from grader.render import instructor_report
 
     rounds = [round_named(r) for r in round_ids] or list(installed().values())

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
 from grader.checks.table import measured_checks, round_checks  # noqa: E402
-from grader.coach.secret import SECRET_ENV
+from grader.engine.secret import SECRET_ENV
 
 # An instructor's secret in the developer's environment would change every seed a test pins.
 os.environ.pop(SECRET_ENV, None)

@@ -219,7 +219,7 @@ def lend_pool(patch: Any, start_worker: Callable[[], Any], jobs: int | None = No
     lent worker knows the rounds it knew when it started: a round made by the test needs a
     worker of its own.)"""
     import grader.coach.batch
-    import grader.engine.selfcheck
+    import grader.coach.selfcheck
     from grader.runner import sandbox
     from grader.runner.pool import WorkerPool
 
@@ -227,7 +227,7 @@ def lend_pool(patch: Any, start_worker: Callable[[], Any], jobs: int | None = No
         return WorkerPool(jobs or count, start_worker=start_worker)
 
     patch.setattr(grader.coach.batch, "WorkerPool", pool)
-    patch.setattr(grader.engine.selfcheck, "WorkerPool", pool)
+    patch.setattr(grader.coach.selfcheck, "WorkerPool", pool)
     patch.setattr(sandbox, "support", lambda: LENT)
 
 

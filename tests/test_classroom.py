@@ -22,8 +22,8 @@ from grader.checks.base import Context
 from grader.checks.table import checks_for
 from grader.cli import cli
 from grader.coach import classroom
-from grader.coach.secret import SECRET_ENV
 from grader.engine.results import CheckResult, PartResult, RunResult, scale_to_weight
+from grader.engine.secret import SECRET_ENV
 from grader.engine.workspace import load_config
 
 from helpers import PREFIX, REPO, write_workspace

@@ -16,8 +16,8 @@ from mock_support import FakeClock, edit, make_workspace, result, use_reference
 
 import grader.runner
 from grader import cli
-from grader.candidate import mock
-from grader.engine import grading, state
+from grader.candidate import grading, mock
+from grader.engine import state
 from grader.engine.prose import topics
 from grader.engine.workspace import Workspace
 from grader.render import report, views

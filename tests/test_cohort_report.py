@@ -25,12 +25,9 @@ for _extra in ("matplotlib", "jinja2"):
     pytest.importorskip(_extra, reason="the cohort report's [report] extra is not installed "
                         "(pip install -e '.[report]')")
 
-from grader import (  # noqa: E402 - after the extra is known to be there
-    REPORT_INSTALL,
-    batch,
-    cli,
-)
+from grader import REPORT_INSTALL, cli  # noqa: E402 - after the extra is known to be there
 from grader.checks.table import checks_for  # noqa: E402
+from grader.coach import batch  # noqa: E402
 from grader.coach.cohort import cohort, read_results  # noqa: E402
 from grader.render.cohort_report import render_html  # noqa: E402
 from grader.runner.pool import WorkerPool  # noqa: E402

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from grader.candidate.explain import run_demos
-from grader.engine.followups import followup_for
+from grader.checks.followups import followup_for
 from grader.engine.prose import error_topic, parse, topics
 from grader.engine.rounds import RoundError, installed
 

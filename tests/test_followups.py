@@ -9,7 +9,7 @@ from typing import Any
 
 from mock_support import edit, make_workspace
 
-from grader.engine.followups import followup_for, model_answer, question
+from grader.checks.followups import followup_for, model_answer, question
 from grader.engine.workspace import Workspace
 from grader.runner import Request
 

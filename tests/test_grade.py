@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 
 from grader import cli
 from grader.coach import batch
+from grader.coach.selfcheck import write_exercises
 from grader.coach.submissions import (
     MAX_FILE_BYTES,
     SubmissionError,
@@ -25,7 +26,6 @@ from grader.coach.submissions import (
     stage,
 )
 from grader.engine.results import PartResult
-from grader.engine.selfcheck import write_exercises
 from grader.engine.workspace import Settings
 from grader.runner import GraderCrash, Worker
 

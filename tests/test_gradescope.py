@@ -13,8 +13,8 @@ import pytest
 
 from grader.coach.batch import BatchListener, Fanout, GradedRow, GradingConfig, grade_submissions
 from grader.coach.gradescope import GradescopeWriter
+from grader.coach.selfcheck import write_exercises
 from grader.engine.results import CheckResult, PartResult
-from grader.engine.selfcheck import write_exercises
 from grader.engine.workspace import Settings
 
 from helpers import NO_SANDBOX, PREFIX, SESSION_ENV, LentWorker, lend_pool, needs_sandbox, run_owned

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from grader.coach.batch import GradedRow, GradingConfig
 from grader.coach.review import scan_source
-from grader.coach.secret import Seeding
 from grader.engine.results import CheckResult, PartResult
+from grader.engine.secret import Seeding
 from grader.engine.workspace import Settings
 from grader.render.instructor_report import BatchProgress, batch_csv, render_batch
 

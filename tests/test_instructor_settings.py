@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from grader import cli
+from grader.engine.limits import DEFAULT_TIMEOUT_S
 from grader.engine.workspace import (
     MAX_CONFIG_BYTES,
     Settings,
@@ -16,7 +17,6 @@ from grader.engine.workspace import (
     init_workspace,
     load_config,
 )
-from grader.runner.protocol import DEFAULT_TIMEOUT_S
 
 from helpers import PREFIX
 

@@ -425,7 +425,8 @@ def poisoned_wheel_install(tmp: pytest.TempPathFactory) -> dict[str, object]:
     poisoned = run_owned([str(venv / "bin" / "grader"), "check", "part1", "--no-sandbox"],
                          cwd=workspace, env=env)
     pth = site_packages / "zz_poison.pth"
-    pyc = site_packages / "grader" / "__pycache__" / f"report.{sys.implementation.cache_tag}.pyc"
+    pyc = site_packages / "grader" / "render" / "__pycache__" / \
+        f"report.{sys.implementation.cache_tag}.pyc"
     result = {"poisoned": poisoned, "pth": pth, "pyc": pyc, "pyc_after": pyc.exists()}
     pth.unlink(missing_ok=True)
     exercise.write_text(honest)

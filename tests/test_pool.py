@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine.selfcheck import write_exercises
+from grader.coach.selfcheck import write_exercises
 from grader.runner import GraderCrash, Worker
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import Request

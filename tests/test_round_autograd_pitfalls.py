@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from grader.candidate.explain import run_demos
-from grader.engine.followups import followup_for, model_answer
+from grader.checks.followups import followup_for, model_answer
 from grader.engine.prose import topics
 from grader.engine.rounds import get_round
 from grader.runner import Request

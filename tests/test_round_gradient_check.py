@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from grader.candidate.explain import run_demos
+from grader.checks.followups import followup_for, model_answer
 from grader.checks.kinds import central_differences
 from grader.checks.table import load_module
-from grader.engine.followups import followup_for, model_answer
 from grader.engine.prose import topics
 from grader.engine.rounds import get_round
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from grader.candidate.explain import run_demos
+from grader.checks.followups import followup_for, model_answer
 from grader.checks.mistakes import diagnose
 from grader.checks.table import MistakeBook, load_module
-from grader.engine.followups import followup_for, model_answer
 from grader.engine.prose import topics
 from grader.engine.rounds import get_round
 from grader.runner import Request, Worker

@@ -13,8 +13,8 @@ from conftest import Grading
 
 from grader.checks.cases import Case
 from grader.checks.compare import tree_matches
+from grader.checks.followups import followup_for, model_answer
 from grader.checks.table import MistakeBook, load_module
-from grader.engine.followups import followup_for, model_answer
 from grader.engine.references import load_reference_part
 from grader.engine.rounds import get_round
 from grader.runner import Request

@@ -30,7 +30,7 @@ from click.testing import CliRunner
 import grader
 import grader.runner
 from grader.cli import cli
-from grader.coach.secret import SECRET_ENV
+from grader.engine.secret import SECRET_ENV
 from grader.runner import sandbox
 from grader.runner.sandbox import Support, support
 

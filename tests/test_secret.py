@@ -27,7 +27,9 @@ from click.testing import CliRunner, Result
 import grader.runner
 from grader.cli import cli
 from grader.coach import batch
-from grader.coach.secret import (
+from grader.coach.submissions import Staged
+from grader.engine.rounds import installed
+from grader.engine.secret import (
     HIDDEN_SEED_BITS,
     NONCE_ENV,
     SECRET_ENV,
@@ -37,8 +39,6 @@ from grader.coach.secret import (
     instructor_secret,
     seed_with_secret,
 )
-from grader.coach.submissions import Staged
-from grader.engine.rounds import installed
 from grader.engine.workspace import WorkspaceError, load_config, parse_settings
 
 from helpers import PREFIX, LentWorker, lend_pool, solution, write_workspace

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from grader import cli
-from grader.engine import selfcheck
+from grader.coach import selfcheck
 from grader.engine.results import CheckResult, PartResult, RunResult
 from grader.engine.rounds import EXTRA_ROUNDS_ENV, Round
 from grader.engine.workspace import pristine_files

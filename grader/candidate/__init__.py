@@ -1,2 +1,2 @@
-"""The candidate's side: what a candidate runs while practising beyond a plain check (watching
-files, a timed mock round, topics explained, the workspace reset and its backups)."""
+"""The candidate's side: what a candidate runs while practising (a grading pass, as check and
+watch run it, a timed mock round, topics explained, the workspace reset and its backups)."""

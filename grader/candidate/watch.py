@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from grader.candidate import mock
-from grader.engine import grading
+from grader.candidate import grading, mock
 from grader.engine.safe_text import clean
 from grader.render import views
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from grader.runner.protocol import DEFAULT_TIMEOUT_S
+from grader.engine.limits import DEFAULT_TIMEOUT_S
 
 VerdictStatus = Literal["passed", "failed", "skipped", "undecided"]
 Need = Literal["cuda"]
@@ -162,7 +162,7 @@ class Context:
     known to work).
 
     `seed` is the run's public seed, the one messages may name; `hidden_seed`, under an
-    instructor's secret, the one the inputs are drawn from instead (grader/coach/secret.py), which
+    instructor's secret, the one the inputs are drawn from instead (grader/engine/secret.py), which
     no message may name: draw inputs only from `rng()`."""
 
     seed: int

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Literal, TypedDict
 
 from grader.coach.review import FlagDoc, scan_folder
-from grader.coach.secret import Seeding
 from grader.coach.submissions import Staged, expand, stage
+from grader.engine.limits import DEFAULT_MEMORY_MB
 from grader.engine.results import (
     SCHEMA_VERSION,
     CheckResult,
@@ -37,9 +37,10 @@ from grader.engine.results import (
     undecided_note,
 )
 from grader.engine.safe_text import NAME_LIMIT, NOTE_LIMIT, received, received_name
+from grader.engine.secret import Seeding
 from grader.engine.workspace import EXERCISES_DIR, Settings
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
-from grader.runner.protocol import DEFAULT_MEMORY_MB, Request
+from grader.runner.protocol import Request
 from grader.runner.sandbox import ensure_usable
 
 NOTE_WIDTH = 160
@@ -79,7 +80,7 @@ class BatchDoc(_SeededBatchDoc, total=False):
     """The whole `grade --json` document, which `grader report` reads back. `seed` is the seed
     given (or drawn): `grade --seed` with it grades every row again on the same inputs.
     `secret`: true only where an instructor's secret was mixed in; the inputs then came from a
-    hidden seed that nothing shows (grader/coach/secret.py), and `--seed` reproduces them only with
+    hidden seed that nothing shows (grader/engine/secret.py), and `--seed` reproduces them only with
     the same secret. `sandboxed`: every submission's code ran in a sandbox of its own (false
     under --no-sandbox; absent from documents written before there was a sandbox)."""
 

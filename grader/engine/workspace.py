@@ -13,13 +13,13 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.engine.limits import DEFAULT_TIMEOUT_S
 from grader.engine.rounds import DEFAULT_ROUND, Part, Round, RoundError, get_round
-from grader.runner.protocol import DEFAULT_TIMEOUT_S
 
 CONFIG_NAME = "grader.toml"
 VARY_INPUTS = ("never", "per-submission")
 """The values of grader.toml's `vary_inputs`: what the hidden inputs depend on besides the
-secret and the seed (and GRADER_NONCE, see grader/coach/secret.py)."""
+secret and the seed (and GRADER_NONCE, see grader/engine/secret.py)."""
 EXERCISES_DIR = "exercises"
 STATE_DIR = ".grader"
 GRADESCOPE_VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -37,7 +37,7 @@ class Settings:
 
     `flavor_given`: the file names a flavor itself (an instructor's file without one lets each
     submission be graded in its own flavor). `secret`: the instructor's secret mixed into every
-    seed (grader/coach/secret.py), kept out of the repr so that no message can print it.
+    seed (grader/engine/secret.py), kept out of the repr so that no message can print it.
     `vary_inputs`: "per-submission" mixes a fingerprint of the submission's code in with the
     secret, so that hidden inputs vary with the code even under a pinned seed."""
 

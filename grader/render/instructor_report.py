@@ -21,10 +21,10 @@ from rich.text import Text
 from grader.candidate.backups import Backup, Change, Outcome
 from grader.coach.batch import BatchListener, GradedRow, GradingConfig, batch_document
 from grader.coach.review import flag_text, flags_line
+from grader.coach.selfcheck import SOURCES, SelfcheckReport
 from grader.engine.results import CheckResult, PartResult
 from grader.engine.safe_text import clean, csv_cell, valid, valid_tree
 from grader.engine.safe_text import text as safe
-from grader.engine.selfcheck import SOURCES, SelfcheckReport
 from grader.render.report import HONESTY_NOTE, STATUS_STYLE, status_text
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
 
 
 def _seed_words(config: GradingConfig) -> str:
-    """The seed of the batch, and what else its inputs came from (grader/coach/secret.py)."""
+    """The seed of the batch, and what else its inputs came from (grader/engine/secret.py)."""
     return config.inputs.words()
 
 

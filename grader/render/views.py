@@ -1,6 +1,6 @@
 """Rendering for the rehearsal commands: the mock round's clock and report (rich and markdown),
 the follow-up questions, `grader solution` and `grader explain`. No logic lives here: every
-number comes from grader.candidate.mock, every word of a follow-up from grader.engine.followups.
+number comes from grader.candidate.mock, every word of a follow-up from grader.checks.followups.
 
 Renderers take the Console to print on, so tests render into a StringIO and compare text.
 """
@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.candidate import mock
-from grader.engine.followups import FollowUp, followup_for, model_answer
+from grader.checks.followups import FollowUp, followup_for, model_answer
 from grader.engine.prose import Block, Document
 from grader.engine.rounds import Part, Round, get_round
 from grader.engine.safe_text import clean

@@ -14,6 +14,7 @@ from grader.checks.base import (
 )
 from grader.checks.cases import Case, span
 from grader.checks.compare import find_mismatch, matches, tree_difference, tree_matches
+from grader.checks.followups import unavailable
 from grader.checks.kinds import (
     autograd_free_answer,
     autograd_not_judged,
@@ -28,7 +29,6 @@ from grader.checks.kinds import (
 from grader.checks.mistakes import Mistake, diagnose
 from grader.checks.mutants import diagnosis as mutant_diagnosis
 from grader.checks.settle import settled, spread_out
-from grader.engine.followups import unavailable
 from grader.engine.prose import error_topic, fill, followups
 from grader.engine.references import load_reference_part
 from grader.engine.rounds import Round, load_module

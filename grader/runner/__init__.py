@@ -19,9 +19,9 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import IO, Any
 
-from grader.coach.secret import SECRET_ENV
 from grader.engine.results import CheckResult, PartResult, RunResult
 from grader.engine.rounds import get_round
+from grader.engine.secret import SECRET_ENV
 from grader.runner import strays
 from grader.runner.protocol import Event, Request, received_event
 

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast, get_args, get_type_hints
 
+from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from grader.engine.safe_text import (
     DATA_TEXT_LIMIT,
     MESSAGE_LIMIT,
@@ -142,11 +143,6 @@ def _read_exact(fd: int, size: int, deadline: float) -> bytes | None:
     return b"".join(chunks)
 
 
-DEFAULT_TIMEOUT_S = 10.0
-"""Seconds each check may run, unless the command line or grader.toml says otherwise."""
-DEFAULT_MEMORY_MB = 2048
-"""Extra memory the code under test may allocate per part."""
-
 RequestKind = Literal["check", "followup"]
 
 
@@ -167,7 +163,7 @@ class Request:
     candidate's process (Check.observed) advises and is worth no points.
 
     `seed` is the seed the run was given, the only one any message shows; `hidden_seed`, under
-    an instructor's secret, the one its inputs are drawn from instead (grader/coach/secret.py),
+    an instructor's secret, the one its inputs are drawn from instead (grader/engine/secret.py),
     which nothing shows.
     """
 

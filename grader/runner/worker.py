@@ -656,7 +656,7 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan,
 def handle_followups(request: Request, round_: Round, emit: Emit, spawn: Spawn) -> None:
     """Run each part's follow-up demonstration; emit its evidence (interpreted here, where no
     candidate code ran), then `done`."""
-    from grader.engine.followups import followup_for, plan_followup
+    from grader.checks.followups import followup_for, plan_followup
 
     judge = load_module(round_, "checks")
     for part_id in request.parts:

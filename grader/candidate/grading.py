@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from grader.candidate import mock
+from grader.checks.followups import followup_for, question
 from grader.engine import state
-from grader.engine.followups import followup_for, question
 from grader.engine.results import ClockDoc, RunResult
 from grader.engine.workspace import Workspace
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from grader.engine.limits import DEFAULT_TIMEOUT_S
 from grader.engine.results import RunResult
 from grader.engine.rounds import Round, RoundError
 from grader.engine.workspace import EXERCISES_DIR, WorkspaceError, pristine_files
 from grader.runner.pool import RequestDone, WorkerPool
-from grader.runner.protocol import DEFAULT_TIMEOUT_S, Request
+from grader.runner.protocol import Request
 
 Source = Literal["stubs", "references"]
 SOURCES: tuple[Source, ...] = ("stubs", "references")
@@ -67,8 +68,8 @@ def write_exercises(folder: Path, round_: Round, flavor: str, source: Source) ->
 
 def data_violations(round_: Round) -> list[Violation]:
     """What is missing or malformed in a round's data, before anything is graded."""
+    from grader.checks.followups import followup_for
     from grader.checks.table import checks_for
-    from grader.engine.followups import followup_for
     from grader.engine.prose import topics
 
     found = []
