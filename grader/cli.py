@@ -272,7 +272,7 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
           as_json: bool, sandbox: bool | None) -> None:
     from grader.candidate import grading
     from grader.coach import classroom
-    from grader.render import report
+    from grader.render import report, views
     from grader.runner import GraderCrash, Worker
 
     if as_json and output_format not in (None, "json"):
@@ -295,11 +295,11 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
         raise click.ClickException(f"the grader itself failed; please report this:\n{exc}") \
             from exc
     if shown == "text":
-        grading.present(out, workspace, graded, now, terminal_ask(out))
+        views.present(out, workspace, graded, now, terminal_ask(out))
     else:
         click.echo(report.render_json(graded.result, mock=graded.mock_json()) if shown == "json"
                    else classroom.encode(classroom.document(graded.result)))
-        grading.conduct_followups(workspace, graded, now, None, None)
+        grading.conduct_followups(workspace, graded, now, None)
     sys.exit(0 if graded.result.all_passed else 1)
 
 

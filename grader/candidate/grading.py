@@ -2,9 +2,9 @@
 
 Grade on a warm worker, remember the results, record the attempt in a running mock round, and
 run the interviewer's follow-up demonstrations for parts that just passed for the first time,
-on the same worker. Then, separately, conduct those follow-ups: show the evidence, ask, show
-the model answer, record. Keeping the two apart lets `--json` record follow-ups without a word
-on the terminal.
+on the same worker. Then, separately, conduct those follow-ups: put each question (through the
+renderer, which shows the evidence, asks and shows the model answer) and record. Keeping the
+two apart lets `--json` record follow-ups without a word on the terminal.
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from grader.candidate import mock
-from grader.checks.followups import followup_for, question
+from grader.checks.followups import FollowUp, followup_for, question
 from grader.engine import state
 from grader.engine.results import ClockDoc, RunResult
 from grader.engine.workspace import Workspace
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from grader.runner import OnCheck, Request, Worker
 
 Clock = Callable[[], float]
@@ -59,33 +57,19 @@ def grade(workspace: Workspace, request: Request, worker: Worker, now: Clock,
     return GradingPass(result, recorded, evidence)
 
 
-def conduct_followups(workspace: Workspace, graded: GradingPass, now: Clock,
-                      console: Console | None, ask: Ask | None) -> None:
-    """Show each due follow-up (when there is a console), ask (when there is a terminal),
-    show the model answer, and record question and answer in the round."""
-    from grader.render import views
+Converse = Callable[[str, FollowUp, dict[str, Any], str], str | None]
+"""Shows one due follow-up (part, follow-up, evidence, question) and returns the answer given,
+if any: the renderer's side of a follow-up (grader.render.views.converse)."""
 
+
+def conduct_followups(workspace: Workspace, graded: GradingPass, now: Clock,
+                      converse: Converse | None) -> None:
+    """Put each due follow-up's question (to `converse`, where there is one to show it) and
+    record question and answer in the round."""
     for part, evidence in graded.evidence.items():
         followup = followup_for(workspace.round, part, workspace.flavor)
         if followup is None:
             continue
         asked = question(followup, evidence)
-        answer = None
-        if console is not None:
-            views.render_followup(console, part, evidence, asked)
-            answer = ask() if ask else None
-            views.render_model_answer(console, followup, evidence, answered=answer is not None)
+        answer = converse(part, followup, evidence, asked) if converse else None
         mock.record_followup(workspace, part, asked, answer, evidence, now())
-
-
-def present(console: Console, workspace: Workspace, graded: GradingPass, now: Clock,
-            ask: Ask | None) -> None:
-    """The scorecard, the round's clock and budgets when a round runs, then the follow-ups."""
-    from grader.render import report, views
-
-    report.render_scorecard(console, graded.result)
-    if graded.warning:
-        console.print(graded.warning, style="yellow", markup=False)
-    if graded.recorded is not None:
-        views.render_round(console, graded.recorded.round, now())
-    conduct_followups(workspace, graded, now, console, ask)

@@ -141,7 +141,7 @@ class WatchSession:
             return
         self.console.clear()
         self.console.print(Text(f"grader watch · changed: {names}", style="dim"))
-        grading.present(self.console, self.workspace, graded, self.now, self.ask)
+        views.present(self.console, self.workspace, graded, self.now, self.ask)
         self._wait()
 
     def on_idle(self) -> None:

@@ -22,10 +22,9 @@ import math
 from collections.abc import Sequence
 from typing import Literal, TypedDict
 
-from grader.engine.results import CheckResult, PartResult, RunResult
+from grader.engine.results import CheckResult, PartResult, RunResult, check_label, check_text
 from grader.engine.rounds import get_round
 from grader.engine.safe_text import valid_tree
-from grader.render.report import check_label, check_text
 
 ClassroomStatus = Literal["pass", "fail", "error"]
 

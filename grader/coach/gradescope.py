@@ -21,10 +21,9 @@ from typing import Any
 
 from grader.coach.batch import BatchListener, GradedRow
 from grader.coach.review import flags_line
-from grader.engine.results import PartResult
+from grader.engine.results import HONESTY_NOTE, PartResult, check_label, check_text
 from grader.engine.safe_text import clean, valid_tree
 from grader.engine.state import write_json_atomic
-from grader.render.report import HONESTY_NOTE, check_label, check_text
 
 
 def tests(parts: Sequence[PartResult], visibility: str) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from grader.engine.safe_text import (
     CHECK_OUTPUT_LIMIT,
     NAME_LIMIT,
     PART_OUTPUT_LIMIT,
+    clean,
     received,
 )
 
@@ -275,3 +276,25 @@ def scale_to_weight(results: list[CheckResult], weight: float) -> None:
     for r in results:
         r.score *= factor
         r.max_score *= factor
+
+
+HONESTY_NOTE = "Hidden checks against the references: strong evidence, not proof. A skip is " \
+    "not a pass."
+"""What every report of hidden checks says of itself, wherever it is shown."""
+
+
+def check_label(part: PartResult, check: CheckResult) -> str:
+    """A check's name where it is one test among many (Gradescope, GitHub Classroom)."""
+    return clean(f"{part.id} {part.title}: {check.title} ({check.id})")
+
+
+def check_text(check: CheckResult) -> str:
+    """What a candidate reads under one test outside the terminal: the status, the message, a
+    hint, their prints, cleaned of control sequences (the message and the prints are their
+    code's)."""
+    lines = [f"[{check.status}] {check.message}".rstrip()]
+    if check.hint:
+        lines.append(f"hint: {check.hint}")
+    if check.output:
+        lines.append(f"your code printed:\n{check.output.rstrip()}")
+    return clean("\n".join(lines))

@@ -20,10 +20,9 @@ from grader import REPORT_INSTALL, __version__
 from grader.coach.batch import BatchDoc, SubmissionDoc
 from grader.coach.cohort import Cohort, Distribution, cohort
 from grader.coach.review import flag_text
-from grader.engine.results import PartDoc
+from grader.engine.results import HONESTY_NOTE, PartDoc
 from grader.engine.safe_text import clean, valid
 from grader.engine.state import write_bytes_atomic
-from grader.render.report import HONESTY_NOTE
 
 if TYPE_CHECKING:
     from matplotlib.container import BarContainer

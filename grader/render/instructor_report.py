@@ -22,10 +22,10 @@ from grader.candidate.backups import Backup, Change, Outcome
 from grader.coach.batch import BatchListener, GradedRow, GradingConfig, batch_document
 from grader.coach.review import flag_text, flags_line
 from grader.coach.selfcheck import SOURCES, SelfcheckReport
-from grader.engine.results import CheckResult, PartResult
+from grader.engine.results import HONESTY_NOTE, CheckResult, PartResult
 from grader.engine.safe_text import clean, csv_cell, valid, valid_tree
 from grader.engine.safe_text import text as safe
-from grader.render.report import HONESTY_NOTE, STATUS_STYLE, status_text
+from grader.render.report import STATUS_STYLE, status_text
 
 if TYPE_CHECKING:
     from grader.runner.sandbox import Support

@@ -16,7 +16,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader.engine.results import CheckResult, ClockDoc, PartResult, RunResult, undecided_note
+from grader.engine.results import (
+    HONESTY_NOTE,
+    CheckResult,
+    ClockDoc,
+    PartResult,
+    RunResult,
+    undecided_note,
+)
 from grader.engine.rounds import Part, get_round
 from grader.engine.safe_text import clean, valid_tree
 from grader.engine.safe_text import text as safe
@@ -32,8 +39,6 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
     "undecided": ("? too busy", "magenta"),
 }
 
-HONESTY_NOTE = "Hidden checks against the references: strong evidence, not proof. A skip is " \
-    "not a pass."
 OUTPUT_LINES = 12
 
 
@@ -51,23 +56,6 @@ def _trim_output(output: str) -> str:
     if len(lines) > OUTPUT_LINES:
         lines = lines[:OUTPUT_LINES] + [f"... ({len(lines) - OUTPUT_LINES} more lines)"]
     return "\n".join(lines)
-
-
-def check_label(part: PartResult, check: CheckResult) -> str:
-    """A check's name where it is one test among many (Gradescope, GitHub Classroom)."""
-    return clean(f"{part.id} {part.title}: {check.title} ({check.id})")
-
-
-def check_text(check: CheckResult) -> str:
-    """What a candidate reads under one test outside the terminal: the status, the message, a
-    hint, their prints, cleaned of control sequences (the message and the prints are their
-    code's)."""
-    lines = [f"[{check.status}] {check.message}".rstrip()]
-    if check.hint:
-        lines.append(f"hint: {check.hint}")
-    if check.output:
-        lines.append(f"your code printed:\n{check.output.rstrip()}")
-    return clean("\n".join(lines))
 
 
 def check_details(check: CheckResult, follows: tuple[CheckResult, ...] = ()) -> Group:

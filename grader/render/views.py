@@ -20,11 +20,12 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from grader.candidate import mock
+from grader.candidate import grading, mock
 from grader.checks.followups import FollowUp, followup_for, model_answer
 from grader.engine.prose import Block, Document
 from grader.engine.rounds import Part, Round, get_round
 from grader.engine.safe_text import clean
+from grader.engine.workspace import Workspace
 
 BUDGET_STYLE = {"within": "green", "close": "yellow", "over": "bold red"}
 
@@ -322,3 +323,29 @@ def render_topic(console: Console, topic: Document,
             shown = printed.get(id(block), "").rstrip() or "(no output)"
             console.print(Text("\n".join(f"» {line}" for line in shown.splitlines()),
                                style="dim"))
+
+
+def present(console: Console, workspace: Workspace, graded: grading.GradingPass,
+            now: grading.Clock, ask: grading.Ask | None) -> None:
+    """The scorecard, the round's clock and budgets when a round runs, then the follow-ups."""
+    from grader.render import report
+
+    report.render_scorecard(console, graded.result)
+    if graded.warning:
+        console.print(graded.warning, style="yellow", markup=False)
+    if graded.recorded is not None:
+        render_round(console, graded.recorded.round, now())
+    grading.conduct_followups(workspace, graded, now, converse(console, ask))
+
+
+def converse(console: Console, ask: grading.Ask | None) -> grading.Converse:
+    """A follow-up on the terminal: the interviewer's demonstration and question, the answer
+    asked for (where there is a terminal to ask on), then the model answer."""
+    def conversation(part: str, followup: FollowUp, evidence: dict[str, Any],
+                     asked: str) -> str | None:
+        render_followup(console, part, evidence, asked)
+        answer = ask() if ask else None
+        render_model_answer(console, followup, evidence, answered=answer is not None)
+        return answer
+
+    return conversation
