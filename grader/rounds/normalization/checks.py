@@ -306,9 +306,9 @@ def malformed_stacks(rng: np.random.Generator) -> list[Case]:
 
 def _activate(z: np.ndarray, activation: str) -> np.ndarray:
     if activation == "relu":
-        return np.maximum(z, 0.0)
+        return np.asarray(np.maximum(z, 0.0))
     if activation == "tanh":
-        return np.tanh(z)
+        return np.asarray(np.tanh(z))
     return z
 
 
@@ -465,7 +465,7 @@ def layernorm_backward_of(case: Case) -> Tree:
     import torch
 
     x, gamma, beta = _t(case["x"], True), _t(case["gamma"], True), _t(case["beta"], True)
-    y = torch.nn.functional.layer_norm(x, (x.shape[-1],), gamma, beta, case.extra["eps"])
+    y: Any = torch.nn.functional.layer_norm(x, (x.shape[-1],), gamma, beta, case.extra["eps"])
     y.backward(_t(case["dy"]))
     return {"y": y.detach().numpy().copy(), "dx": x.grad.numpy().copy(),
             "dgamma": gamma.grad.numpy().copy(), "dbeta": beta.grad.numpy().copy()}
@@ -554,8 +554,7 @@ def affine_not_summed(case: Case, actual: Any) -> bool:
     if not isinstance(actual, dict):
         return False
     d = case.dim("D")
-    return any(np.shape(actual.get(k)) != (d,) for k in ("dgamma", "dbeta")
-               if k in actual)
+    return any(np.shape(actual[k]) != (d,) for k in ("dgamma", "dbeta") if k in actual)
 
 
 def affine_summed_over_features(case: Case, actual: Any) -> bool:

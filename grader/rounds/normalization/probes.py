@@ -346,7 +346,8 @@ def followup_part3(api: Api, sample: np.ndarray, pool: np.ndarray,
     d = sample.shape[0]
     fn = api.function("batchnorm_forward")
     ones, zeros = np.ones(d), np.zeros(d)
-    outputs, evaluated = [], []
+    outputs: list[np.ndarray] = []
+    evaluated: list[np.ndarray] = []
     for n in sizes:
         batch = np.vstack([sample[None, :], pool[:n - 1]])
         for training, found in ((True, outputs), (False, evaluated)):

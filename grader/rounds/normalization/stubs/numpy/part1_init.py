@@ -24,7 +24,8 @@ import numpy as np
 def xavier_init(fan_in: int, fan_out: int, rng: np.random.Generator) -> np.ndarray:
     """Return a (fan_in, fan_out) float64 weight, normal, mean 0, variance 2 / (fan_in + fan_out).
 
-    Draw only from rng (e.g. rng.standard_normal((fan_in, fan_out))), so that the caller's seed decides the result.
+    Draw only from rng, so that the caller's seed decides the result:
+    rng.standard_normal((fan_in, fan_out)).
     Raises ValueError unless fan_in and fan_out are integers >= 1.
     """
     raise NotImplementedError("Part 1: write xavier_init")

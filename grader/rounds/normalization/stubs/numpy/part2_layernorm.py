@@ -37,7 +37,8 @@ def layernorm_forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
     raise NotImplementedError("Part 2: write layernorm_forward")
 
 
-def layernorm_backward(dy: np.ndarray, cache: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def layernorm_backward(dy: np.ndarray, cache: Any
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (dx, dgamma, dbeta), the gradients of a loss whose gradient w.r.t. y is dy.
 
     dx has x's shape; dgamma and dbeta are (D,), summed over every axis but the last. The

@@ -45,7 +45,8 @@ def batchnorm_forward(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
     raise NotImplementedError("Part 3: write batchnorm_forward")
 
 
-def batchnorm_backward(dy: np.ndarray, cache: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def batchnorm_backward(dy: np.ndarray, cache: Any
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (dx, dgamma, dbeta) for the forward that made this cache.
 
     In training the batch's mean and variance depend on every x of the batch (dx has two

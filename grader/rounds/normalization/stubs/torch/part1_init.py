@@ -24,7 +24,8 @@ import torch
 def xavier_init(fan_in: int, fan_out: int, rng: torch.Generator) -> torch.Tensor:
     """Return a (fan_in, fan_out) float64 weight, normal, mean 0, variance 2 / (fan_in + fan_out).
 
-    Draw only from rng (e.g. torch.randn(fan_in, fan_out, generator=rng, dtype=torch.float64)), so that the caller's seed decides the result.
+    Draw only from rng, so that the caller's seed decides the result:
+    torch.randn(fan_in, fan_out, generator=rng, dtype=torch.float64).
     Raises ValueError unless fan_in and fan_out are integers >= 1.
     """
     raise NotImplementedError("Part 1: write xavier_init")
@@ -38,13 +39,15 @@ def he_init(fan_in: int, fan_out: int, rng: torch.Generator) -> torch.Tensor:
     raise NotImplementedError("Part 1: write he_init")
 
 
-def activation_variances(weights: list[torch.Tensor], x: torch.Tensor, activation: str) -> list[float]:
+def activation_variances(weights: list[torch.Tensor], x: torch.Tensor,
+                         activation: str) -> list[float]:
     """The variance of every layer's activations through the stack, one float per layer.
 
     h_0 = x (B, D); for each W in weights (in order), h_l = act(h_{l-1} @ W_l) with act one of
     "relu" (max(z, 0)), "tanh" or "linear" (the identity), applied at every layer, the last
-    too. Record the variance of ALL of h_l's entries together, biased (h.var(unbiased=False)), after the
-    activation. The input's own variance is not in the list: len(result) == len(weights).
+    too. Record the variance of ALL of h_l's entries together, biased
+    (h.var(unbiased=False)), after the activation. The input's own variance is not in the
+    list: len(result) == len(weights).
     Raises ValueError for an unknown activation, an x that is not 2-D, or weights that do not
     chain (weights[0] is (D, n1), weights[1] is (n1, n2), ...). Leaves weights and x unchanged.
     """

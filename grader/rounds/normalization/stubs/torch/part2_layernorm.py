@@ -37,7 +37,8 @@ def layernorm_forward(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor,
     raise NotImplementedError("Part 2: write layernorm_forward")
 
 
-def layernorm_backward(dy: torch.Tensor, cache: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def layernorm_backward(dy: torch.Tensor, cache: Any
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return (dx, dgamma, dbeta), the gradients of a loss whose gradient w.r.t. y is dy.
 
     dx has x's shape; dgamma and dbeta are (D,), summed over every axis but the last. The

@@ -45,7 +45,8 @@ def batchnorm_forward(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor,
     raise NotImplementedError("Part 3: write batchnorm_forward")
 
 
-def batchnorm_backward(dy: torch.Tensor, cache: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def batchnorm_backward(dy: torch.Tensor, cache: Any
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return (dx, dgamma, dbeta) for the forward that made this cache.
 
     In training the batch's mean and variance depend on every x of the batch (dx has two
