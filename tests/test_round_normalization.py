@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,18 @@ from helpers import SOLUTIONS_DIR, run_grader, write_workspace
 ROUND = get_round("normalization")
 JUDGE = load_module(ROUND, "checks")
 TABLE = tomllib.loads((ROUND.folder / "checks.toml").read_text())
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    """The judge's truths run torch on tiny tensors, where a second thread only spins (the
+    worker runs them on one thread too)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -108,15 +121,15 @@ def test_every_reproduced_slip_differs_from_the_truth() -> None:
               "batchnorm-backward-evaluation": (JUDGE.evaluations,
                                                 JUDGE.batchnorm_backward_of)}
     for catalogue, (cases, truth) in makers.items():
-        made = cases(rng())
+        made = [(c, truth(c)) for c in cases(rng())[:6]]  # float64, the smallest shapes first
         for name in book.catalogues[catalogue]:
             entry = TABLE["mistakes"][name]
             if "output" in entry:
                 slip = getattr(JUDGE, entry["output"])
-                assert any(not tree_matches(slip(c), truth(c), c.dtype) for c in made), name
+                assert any(not tree_matches(slip(c), t, c.dtype) for c, t in made), name
             else:  # a matcher must not take the truth itself for the slip
                 match = getattr(JUDGE, entry["match"])
-                assert not any(match(c, truth(c)) for c in made), name
+                assert not any(match(c, t) for c, t in made), name
 
 
 def test_the_truth_keeps_torch_conventions() -> None:
@@ -167,9 +180,11 @@ def test_followups_measure_on_the_candidates_code(evidence: dict[str, dict[str, 
         assert "Live, on your" in answer and "{" not in answer, part
 
 
-def test_cli_names_the_reversed_momentum_and_passes_the_references(tmp_path: Path) -> None:
-    """The real command on a known-buggy Part 3, then on the references, at a pinned seed."""
-    buggy = write_workspace(tmp_path / "buggy", "numpy", "reference", {
+def test_cli_names_the_reversed_momentum(tmp_path: Path) -> None:
+    """The real command on a known-buggy Part 3 (the references' full marks are selfcheck's
+    and the solution matrix's), at a pinned seed: exactly the checks the slip breaks fail,
+    and the hint names it."""
+    buggy = write_workspace(tmp_path, "numpy", "reference", {
         "part3_batchnorm.py": SOLUTIONS_DIR / "normalization" / "part3_momentum_reversed"
         / "part3_batchnorm.py"}, round_=ROUND)
     done = run_grader("check", "part3", "--seed", "7", "--format", "json", cwd=buggy)
@@ -178,8 +193,4 @@ def test_cli_names_the_reversed_momentum_and_passes_the_references(tmp_path: Pat
     failed = sorted(i for i, c in checks.items() if c["status"] != "passed")
     assert failed == ["part3.running_statistics", "part3.training"]
     assert checks["part3.training"]["hint"].startswith("the momentum convention is reversed")
-    right = write_workspace(tmp_path / "right", "numpy", "reference", round_=ROUND)
-    done = run_grader("check", "part2", "part3", "--seed", "7", "--format", "json", cwd=right)
-    assert done.returncode == 0, done.stdout[-2000:]
-    document = json.loads(done.stdout)
-    assert document["score"] == document["max_score"]
+    assert "--seed 7" in checks["part3.training"]["message"]
