@@ -931,6 +931,26 @@ def cache_reuse(ctx: Context, params: dict[str, Any]) -> Plan:
     return Plan("round:backward_twice", {"norm": params["norm"], "case": case.data()}, judge)
 
 
+def cache_survives_refill(ctx: Context, params: dict[str, Any]) -> Plan:
+    """The backward's gradients are right even when the caller refilled x, gamma and beta
+    (and the running statistics) in place between the forward and the backward: the cache
+    owns what it needs."""
+    maker, truth = {"layernorm": (one_layernorm, layernorm_gradients_of),
+                    "batchnorm": (one_training, batchnorm_gradients_of)}[params["norm"]]
+    case = maker(ctx.rng())
+
+    def judge(obs: dict[str, Any]) -> Verdict:
+        where = f"{case.describe()}, the forward's arrays refilled with NaN before the backward"
+        if obs["raised"]:
+            return raised_verdict(where, obs["raised"])
+        difference = tree_difference(obs["value"], truth(case), case.dtype, "the gradients")
+        if difference:
+            return failed(f"{where}: {difference}", hint=params["hint"])
+        return passed("the gradients did not change when the caller refilled its arrays")
+
+    return Plan("round:refilled", {"norm": params["norm"], "case": case.data()}, judge)
+
+
 # --- the interviewer's follow-ups ---------------------------------------------------------------
 
 FOLLOWUP_SEED = 23

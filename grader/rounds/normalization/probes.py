@@ -281,6 +281,26 @@ def backward_twice(api: Api, norm: str, case: dict[str, Any]) -> Observation:
     return {"raised": None, "first": results[0], "second": results[1]}
 
 
+def refilled(api: Api, norm: str, case: dict[str, Any]) -> Observation:
+    """The forward, then every array argument refilled in place with NaN (as a caller reusing
+    its buffers would), then the backward on the cache: the gradients it gives."""
+    _, backward, call, _ = FORWARDS[norm]
+    args = call(api, case)
+    _, cache, raised = _forward(api, norm, args)
+    if raised is not None:
+        return {"value": None, "raised": raised.as_dict()}
+    for arg in args:
+        if api.backend.name == "torch" and hasattr(arg, "fill_"):
+            arg.fill_(float("nan"))
+        elif isinstance(arg, np.ndarray):
+            arg.fill(np.nan)
+    dy = api.backend.native(np.asarray(case["inputs"]["dy"]))
+    grads, raised = api.call(api.function(backward), dy, cache)
+    if raised is not None:
+        return {"value": None, "raised": raised.as_dict()}
+    return {"value": read_gradients(api, grads, backward), "raised": None}
+
+
 # --- the interviewer's follow-up demonstrations -------------------------------------------------
 
 
