@@ -932,20 +932,22 @@ def cache_reuse(ctx: Context, params: dict[str, Any]) -> Plan:
 
 
 def cache_survives_refill(ctx: Context, params: dict[str, Any]) -> Plan:
-    """The backward's gradients are right even when the caller refilled x, gamma and beta
-    (and the running statistics) in place between the forward and the backward: the cache
-    owns what it needs."""
-    maker, truth = {"layernorm": (one_layernorm, layernorm_gradients_of),
-                    "batchnorm": (one_training, batchnorm_gradients_of)}[params["norm"]]
+    """The backward gives the same gradients when the caller refilled x, gamma and beta (and
+    the running statistics) in place between the forward and the backward: the cache owns
+    what it needs. Compared with the candidate's own gradients without the refill, so that a
+    backward wrong for another reason is the correctness checks' to name."""
+    maker = {"layernorm": one_layernorm, "batchnorm": one_training}[params["norm"]]
     case = maker(ctx.rng())
 
     def judge(obs: dict[str, Any]) -> Verdict:
         where = f"{case.describe()}, the forward's arrays refilled with NaN before the backward"
         if obs["raised"]:
             return raised_verdict(where, obs["raised"])
-        difference = tree_difference(obs["value"], truth(case), case.dtype, "the gradients")
+        difference = tree_difference(obs["refilled"], obs["plain"], case.dtype,
+                                     "the gradients")
         if difference:
-            return failed(f"{where}: {difference}", hint=params["hint"])
+            return failed(f"{where}, compared with your gradients without the refill: "
+                          f"{difference}", hint=params["hint"])
         return passed("the gradients did not change when the caller refilled its arrays")
 
     return Plan("round:refilled", {"norm": params["norm"], "case": case.data()}, judge)

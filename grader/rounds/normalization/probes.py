@@ -282,23 +282,26 @@ def backward_twice(api: Api, norm: str, case: dict[str, Any]) -> Observation:
 
 
 def refilled(api: Api, norm: str, case: dict[str, Any]) -> Observation:
-    """The forward, then every array argument refilled in place with NaN (as a caller reusing
-    its buffers would), then the backward on the cache: the gradients it gives."""
+    """The gradients twice: once as usual, once with every array argument of the forward
+    refilled in place with NaN (as a caller reusing its buffers would) before the backward."""
     _, backward, call, _ = FORWARDS[norm]
-    args = call(api, case)
-    _, cache, raised = _forward(api, norm, args)
-    if raised is not None:
-        return {"value": None, "raised": raised.as_dict()}
-    for arg in args:
-        if api.backend.name == "torch" and hasattr(arg, "fill_"):
-            arg.fill_(float("nan"))
-        elif isinstance(arg, np.ndarray):
-            arg.fill(np.nan)
-    dy = api.backend.native(np.asarray(case["inputs"]["dy"]))
-    grads, raised = api.call(api.function(backward), dy, cache)
-    if raised is not None:
-        return {"value": None, "raised": raised.as_dict()}
-    return {"value": read_gradients(api, grads, backward), "raised": None}
+    found = []
+    for refill in (False, True):
+        args = call(api, case)
+        _, cache, raised = _forward(api, norm, args)
+        if raised is not None:
+            return {"raised": raised.as_dict()}
+        for arg in args if refill else ():
+            if api.backend.name == "torch" and hasattr(arg, "fill_"):
+                arg.fill_(float("nan"))
+            elif isinstance(arg, np.ndarray):
+                arg.fill(np.nan)
+        dy = api.backend.native(np.asarray(case["inputs"]["dy"]))
+        grads, raised = api.call(api.function(backward), dy, cache)
+        if raised is not None:
+            return {"raised": raised.as_dict()}
+        found.append(read_gradients(api, grads, backward))
+    return {"raised": None, "plain": found[0], "refilled": found[1]}
 
 
 # --- the interviewer's follow-up demonstrations -------------------------------------------------
