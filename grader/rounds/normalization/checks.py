@@ -903,10 +903,10 @@ def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
             if mismatch:
                 index = ", ".join(map(str, mismatch.index))
                 return failed(
-                    f"{case.describe()}, loss sum(y * dy), eps {eps:g}: dL/{name[1:]}[{index}] "
-                    f"by finite differences is {mismatch.expected:.6g}, yours is "
-                    f"{mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; seed "
-                    f"{ctx.seed})", hint=params["hints"][name])
+                    f"{case.describe()}, loss sum(y * dy), eps {eps:g}: dL/{name}[{index}] by "
+                    f"finite differences is {mismatch.expected:.6g}, yours is "
+                    f"{mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; "
+                    f"seed {ctx.seed})", hint=params["hints"][name])
         return passed("dx, dgamma and dbeta agree with central differences")
 
     return Plan("call_each", {"function": None, "run": params["run"],
