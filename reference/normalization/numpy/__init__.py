@@ -1,0 +1,1 @@
+"""Reference solutions of the normalization round, numpy flavor."""

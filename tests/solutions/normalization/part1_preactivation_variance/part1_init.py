@@ -1,0 +1,66 @@
+"""Part 1, torch reference: Xavier and He initialisation, and the variance of every layer's
+activations through a deep stack."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+ACTIVATIONS = ("relu", "tanh", "linear")
+
+
+def check_fans(fan_in: Any, fan_out: Any) -> None:
+    """ValueError unless both fans are positive integers."""
+    for name, fan in (("fan_in", fan_in), ("fan_out", fan_out)):
+        if isinstance(fan, bool) or not isinstance(fan, int) or fan < 1:
+            raise ValueError(f"{name} must be a positive integer, got {fan!r}")
+
+
+def xavier_init(fan_in: int, fan_out: int, rng: torch.Generator) -> torch.Tensor:
+    """A (fan_in, fan_out) float64 weight, normal with mean 0 and variance
+    2 / (fan_in + fan_out), drawn from rng."""
+    check_fans(fan_in, fan_out)
+    variance = 2.0 / (fan_in + fan_out)
+    std = math.sqrt(variance)
+    return torch.randn(fan_in, fan_out, generator=rng, dtype=torch.float64) * std
+
+
+def he_init(fan_in: int, fan_out: int, rng: torch.Generator) -> torch.Tensor:
+    """A (fan_in, fan_out) float64 weight, normal with mean 0 and variance 2 / fan_in, drawn
+    from rng."""
+    check_fans(fan_in, fan_out)
+    variance = 2.0 / fan_in
+    std = math.sqrt(variance)
+    return torch.randn(fan_in, fan_out, generator=rng, dtype=torch.float64) * std
+
+
+def activate(z: torch.Tensor, activation: str) -> torch.Tensor:
+    if activation == "relu":
+        return torch.relu(z)
+    if activation == "tanh":
+        return torch.tanh(z)
+    return z
+
+
+def activation_variances(weights: list[torch.Tensor], x: torch.Tensor,
+                         activation: str) -> list[float]:
+    """The variance of every layer's activations, h_l = act(h_{l-1} @ W_l) with h_0 = x: one
+    float per layer, the biased variance over all of h_l's entries."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    if x.ndim != 2:
+        raise ValueError(f"x must be (B, D), got shape {tuple(x.shape)}")
+    width = x.shape[1]
+    for index, W in enumerate(weights):
+        if W.ndim != 2 or W.shape[0] != width:
+            raise ValueError(f"weights[{index}] must be ({width}, n), got {tuple(W.shape)}")
+        width = W.shape[1]
+    variances = []
+    h = x
+    for W in weights:
+        z = h @ W
+        h = activate(z, activation)
+        variances.append(float(z.var(unbiased=False)))
+    return variances
