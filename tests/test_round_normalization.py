@@ -19,9 +19,9 @@ from conftest import Grading
 from grader.checks.base import Context
 from grader.checks.cases import Case
 from grader.checks.compare import tree_matches
+from grader.checks.followups import followup_for, model_answer
 from grader.checks.table import MistakeBook, load_module
-from grader.followups import followup_for, model_answer
-from grader.rounds import get_round
+from grader.engine.rounds import get_round
 from grader.runner import Request
 
 from helpers import SOLUTIONS_DIR, run_grader, write_workspace
