@@ -17,6 +17,7 @@ from grader.probes.autograd import (
     spying_on_the_engine,
 )
 from grader.probes.backends import CandidateFault
+from grader.probes.depth import numpy_depth, torch_depth
 from grader.rounds import Round, load_module
 from grader.timing import CudaStopwatch, Stopwatch, measure, steady_host_allocator
 
@@ -34,5 +35,6 @@ def load_reference_part(round_: Round, part: Part, flavor: str) -> ModuleType:
 __all__ = [
     "Api", "CandidateFault", "CudaStopwatch", "Raised", "Round", "Stopwatch", "as_dict",
     "count_autograd_runs", "custom_function", "leaf", "load_module", "load_reference_part",
-    "measure", "run_gradcheck", "spying_on_the_engine", "steady_host_allocator",
+    "measure", "numpy_depth", "run_gradcheck", "spying_on_the_engine",
+    "steady_host_allocator", "torch_depth",
 ]
