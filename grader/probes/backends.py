@@ -126,7 +126,8 @@ def _counted(fn: Callable[..., Any], args: tuple[Any, ...], made: bool = False) 
     """Call fn with its array arguments wrapped so that every operation on them (and on what
     they produce) is counted, with the matmul / dot flops. np.asarray and friends would strip
     the wrapper, so while the call runs they keep it (this is a disposable child process);
-    with `made`, buffers made from nothing (np.zeros, np.ones, np.empty, np.full) count too."""
+    with `made`, buffers made from nothing (np.zeros, np.ones, np.empty, np.full) and the
+    results of numpy's other functions (np.concatenate ...) count too."""
     _CountingArray.flops = _CountingArray.operations = _CountingArray.products = 0
     wrapped = [a.view(_CountingArray) if isinstance(a, np.ndarray) else a for a in args]
     with _keeping_subclass(made):
@@ -161,9 +162,11 @@ def _keeping_subclass(made: bool = False) -> Iterator[None]:
         setattr(np, name, keep(name))
     for name in creators:
         setattr(np, name, counting(name))
+    _CountingArray.thorough = made
     try:
         yield
     finally:
+        _CountingArray.thorough = False
         for name, original in {**originals, **creators}.items():
             setattr(np, name, original)
 
@@ -223,6 +226,7 @@ class _CountingArray(np.ndarray):
     flops = 0
     operations = 0
     products = 0
+    thorough = False
 
     def __getitem__(self, key: Any) -> Any:
         _CountingArray.operations += 1
@@ -252,8 +256,10 @@ class _CountingArray(np.ndarray):
         flops = _NUMPY_CONTRACTIONS.get(func)
         if flops is None:
             # numpy's own code on the counting arrays: multi_dot's dots, say, are counted one by
-            # one as they dispatch.
-            return super().__array_function__(func, types, args, kwargs)
+            # one as they dispatch. Thorough counting (`made`) keeps watching what comes out
+            # too: np.concatenate's result, say, which numpy hands back as a plain array.
+            result = super().__array_function__(func, types, args, kwargs)
+            return as_watched(result, _CountingArray) if _CountingArray.thorough else result
         _CountingArray.flops += flops(args, kwargs)
         # Called on plain arrays (nested in lists too), so the call cannot dispatch back here.
         return as_watched(func(*as_plain(args, _CountingArray),
