@@ -293,6 +293,18 @@ class _DepthArray(np.ndarray):
                 and not np.may_share_memory(self, source):
             self.record(self, self.depth(source))
 
+    def __getitem__(self, index: Any) -> Any:
+        result = super().__getitem__(index)
+        current = self.current
+        if current is not None and current.core == 0 and isinstance(result, np.ndarray) \
+                and result.size and not np.may_share_memory(result, self):
+            # Element by element, a copy made by advanced indexing carries the depths of the
+            # elements it was read from (a view shares them anyway).
+            key, grid = self.where(self.view(np.ndarray))
+            sources = np.asarray(grid[as_plain(index, _DepthArray)])
+            self.record(result, current.read(key, sources))
+        return result
+
     def __setitem__(self, index: Any, value: Any) -> None:
         np.ndarray.__setitem__(self.view(np.ndarray), index, as_plain(value, _DepthArray))
         if self.current is not None and self.current.core == 0 and self.size:

@@ -604,5 +604,6 @@ def interpret_part4(data: dict[str, Any]) -> dict[str, Any]:
         return unavailable(data["raised"]["message"])
     return {"status": "measured", "values": {
         "yours": data["function"]["numbers"], "count": data["function"]["count"],
-        "loop": data["loop"]["numbers"], "loop_count": data["loop"]["count"],
+        "nodes": data["function"]["nodes"], "loop": data["loop"]["numbers"],
+        "loop_count": data["loop"]["count"], "loop_nodes": data["loop"]["nodes"],
         "td": 64 * 4}}

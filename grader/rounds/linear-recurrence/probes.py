@@ -173,7 +173,20 @@ def _saved(api: Api, fn: Any, t: dict[str, Any]) -> dict[str, Any]:
         value, raised = api.call(fn, t["a"], t["b"], t["h0"])
     return {"value": value, "raised": as_dict(raised), "count": len(packed),
             "shapes": [list(x.shape) for x in packed],
-            "numbers": int(sum(x.numel() for x in packed))}
+            "numbers": int(sum(x.numel() for x in packed)), "nodes": _nodes(value)}
+
+
+def _nodes(value: Any) -> int:
+    """The backward nodes autograd recorded behind a result (leaves' accumulators aside)."""
+    seen: set[int] = set()
+    stack = [getattr(value, "grad_fn", None)]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen or type(node).__name__ == "AccumulateGrad":
+            continue
+        seen.add(id(node))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return len(seen)
 
 
 def saved_tensors(api: Api, case: dict[str, Any]) -> dict[str, Any]:
@@ -292,6 +305,6 @@ def followup_part4(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     through_loop = _saved(api, loop, _leaves(case, "a", "b", "h0"))
     if through_loop["raised"]:
         return {"raised": through_loop["raised"]}
-    keep = ("count", "numbers")
+    keep = ("count", "numbers", "nodes")
     return {"raised": None, "function": {k: function[k] for k in keep},
             "loop": {k: through_loop[k] for k in keep}}
