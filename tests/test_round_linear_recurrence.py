@@ -37,7 +37,7 @@ MISTAKES = MistakeBook(tomllib.loads((ROUND.folder / "checks.toml").read_text())
 def test_the_backward_truth_is_the_derivative() -> None:
     """gradients() (torch autograd through the loop) against central differences of the
     loss, and against both references' hand-written backward."""
-    case = CHECKS.make_case(np.random.default_rng(0), 6, 2)
+    case = CHECKS.make_case(np.random.default_rng(0), 4, 2)
     truth = CHECKS.gradients_of(case)
     for name in ("a", "b", "h0"):
         numeric = central_differences(CHECKS.loss, case.inputs, name, 1e-6)
@@ -242,15 +242,14 @@ def test_demonstrations_show_what_the_text_claims(name: str, shown: str) -> None
 # --- the real CLI ------------------------------------------------------------------------------
 
 
-def test_the_cli_names_the_mistake_and_passes_the_reference(tmp_path: Path) -> None:
+def test_the_cli_names_the_mistake(tmp_path: Path) -> None:
+    """`grader check` as a user runs it (the references' full marks are selfcheck's to prove,
+    and the known-good solutions' the matrix's)."""
     stale = solution("part2_stale_down_sweep", ROUND.id).files("numpy")
-    buggy = write_workspace(tmp_path / "buggy", "numpy", files=stale, round_=ROUND)
+    buggy = write_workspace(tmp_path, "numpy", files=stale, round_=ROUND)
     done = run_grader("check", "part2", "--seed", "5", "--no-sandbox", cwd=buggy)
     assert done.returncode == 1, done.stderr
-    assert "✗ failed    part2.correctness" in done.stdout
-    assert "the down-sweep reads a slot it has already overwritten" in " ".join(
-        done.stdout.split())
-    right = write_workspace(tmp_path / "right", "numpy", round_=ROUND)
-    done = run_grader("check", "part2", "part3", "--seed", "5", "--no-sandbox", cwd=right)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "Score 65.0/65.0" in done.stdout
+    shown = " ".join(done.stdout.split())
+    assert "✗ failed part2.correctness" in shown
+    assert "hint: the down-sweep reads a slot it has already overwritten" in shown
+    assert "Score 23.8/35.0 · 7 passed, 1 failed" in shown

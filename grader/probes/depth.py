@@ -27,7 +27,6 @@ import numpy as np
 
 from grader.probes.backends import as_plain, as_watched
 
-
 _FULL, _ZEROS = np.full, np.zeros
 """numpy's own, bound before numpy_depth can stand in for them (its bookkeeping uses them)."""
 

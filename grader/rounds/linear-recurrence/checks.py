@@ -90,7 +90,7 @@ def loss(inputs: dict[str, np.ndarray]) -> float:
     return float(np.sum(recurrence(inputs["a"], inputs["b"], inputs["h0"]) * inputs["dh"]))
 
 
-# --- inputs ----------------------------------------------------------------------------------------
+# --- inputs -----------------------------------------------------------------------------------
 #
 # |a| is drawn from [0.5, 0.98] with a random sign: h stays of order 1 at any T, every step's
 # coefficient matters, and over the longest case the product of a's falls below float32's
@@ -271,8 +271,9 @@ def tail_dropped(case: Case, actual: Any) -> bool:
         return False
     kept = 1 << (t.bit_length() - 1)
     truth = forward_of(case)
-    return bool(np.isfinite(np.asarray(actual, dtype=np.float64)).all()) and matches(np.asarray(actual)[:kept], truth[:kept], case.dtype) and not matches(
-        np.asarray(actual)[kept:], truth[kept:], case.dtype)
+    value = np.asarray(actual, dtype=np.float64)
+    return bool(np.isfinite(value).all()) and matches(value[:kept], truth[:kept], case.dtype) \
+        and not matches(value[kept:], truth[kept:], case.dtype)
 
 
 def closed_form(case: Case, actual: Any) -> bool:

@@ -80,7 +80,7 @@ def backward_result(api: Api, natives: dict[str, Any]) -> Any:
                                                natives["dh"])
 
 
-# --- Part 4: autograd through the candidate's Function ---------------------------------------------
+# --- Part 4: autograd through the candidate's Function ----------------------------------------
 
 
 def _leaves(case: dict[str, Any], *names: str) -> dict[str, Any]:

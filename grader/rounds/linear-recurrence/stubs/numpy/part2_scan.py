@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def combine(left: tuple[np.ndarray, np.ndarray], right: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def combine(left: tuple[np.ndarray, np.ndarray],
+            right: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Compose two affine maps, given as pairs (a, b) of same-shaped arrays: `left` is
     applied first, then `right`. Returns the pair of the map x -> a2 * (a1 * x + b1) + b2.
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import torch
 
 
-def combine(left: tuple[torch.Tensor, torch.Tensor], right: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+def combine(left: tuple[torch.Tensor, torch.Tensor],
+            right: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """Compose two affine maps, given as pairs (a, b) of same-shaped tensors: `left` is
     applied first, then `right`. Returns the pair of the map x -> a2 * (a1 * x + b1) + b2.
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import torch
 
 
-def recurrence_backward(a: torch.Tensor, h0: torch.Tensor, h: torch.Tensor, dh: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def recurrence_backward(a: torch.Tensor, h0: torch.Tensor, h: torch.Tensor,
+                        dh: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return (da, db, dh0): da and db of shape (T, D), dh0 of shape (D,).
 
     a, h, dh: (T, D); h0: (D,); h is the forward's output for these a and h0 (and some b).
