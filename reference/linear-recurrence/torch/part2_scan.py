@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import torch
 
-from .part1_sequential import check_shapes
-
 
 def combine(left: tuple[torch.Tensor, torch.Tensor],
             right: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -26,7 +24,9 @@ def combine(left: tuple[torch.Tensor, torch.Tensor],
 
 def scan_recurrence(a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
     """Part 1's h, by an up-sweep and a down-sweep over a tree padded to a power of two."""
-    check_shapes(a, b, h0)
+    if a.ndim != 2 or b.shape != a.shape or h0.shape != (a.shape[1],):
+        raise ValueError("a and b must be (T, D) and h0 (D,), got "
+                         f"{tuple(a.shape)}, {tuple(b.shape)}, {tuple(h0.shape)}")
     t = a.shape[0]
     if t == 0:
         return b.clone()
