@@ -150,3 +150,24 @@ def test_the_complexity_kind_fails_operations_that_grow_at_exponent_zero() -> No
 def test_the_complexity_kind_knows_what_it_can_measure() -> None:
     with pytest.raises(RoundError, match="measure must be one of"):
         complexity(_spec({"measure": "seconds"}))
+
+
+@pytest.mark.parametrize("flavor", ["numpy", "torch"])
+def test_every_spelling_of_an_elementwise_product_is_counted(flavor: str) -> None:
+    """The products measure: the elements each multiplication makes, however it is spelled,
+    and nothing for additions."""
+    backend = make_backend(flavor)
+    x = backend.native(np.ones((4, 3)))
+
+    def spellings(x: Any) -> Any:
+        y = x * 2.0          # 12
+        y = 2.0 * y[:2]      # 6
+        y *= x[:2]           # 6
+        z = x + x            # none
+        if flavor == "torch":
+            import torch
+
+            return torch.addcmul(z, x, x) + torch.mul(x[0], x[1])  # 12 + 3
+        return np.multiply(z, x) + y.sum() + x[0] * x[1]  # 12 + 3
+
+    assert backend.count_products(spellings, x)[1] == 12 + 6 + 6 + 12 + 3

@@ -685,9 +685,11 @@ def finite_differences(spec: Spec) -> PlanFactory:
 
 # --- complexity by op count, and by CPU time measured outside the child --------------------
 
-MEASURES = {"flops": "matmul flops", "operations": "array operations"}
-"""What the complexity kind counts: the work (a cost of the wrong order), or every operation
-(with exponent 0: a Python loop over a batch makes more of them as the batch grows)."""
+MEASURES = {"flops": "matmul flops", "operations": "array operations",
+            "products": "elementwise products"}
+"""What the complexity kind counts: the work (a cost of the wrong order: matmul flops, or the
+elements every elementwise multiplication produces), or every operation (with exponent 0: a
+Python loop over a batch makes more of them as the batch grows)."""
 
 
 @dataclass(frozen=True)
@@ -1156,13 +1158,20 @@ def _cpu_summary(size: str, sizes: tuple[int, ...], mine: Timings, theirs: Timin
 # --- depth: a parallel algorithm must not be a sequential chain ------------------------------
 
 
+DEPTH_UNITS = {"matrix": "matrix products", "element": "elementwise products"}
+"""What a depth check follows: chains of matrix products (a slot is a matrix), or of
+multiplications element by element (a scan of elementwise maps; matmuls count there too)."""
+
+
 def depth(spec: Spec) -> PlanFactory:
-    """The longest chain of dependent matrix products grows like log2 of the size: at most
-    `per_level` more per doubling of `size` (plus `slack`), where a sequential loop in
-    disguise grows like the size itself."""
+    """The longest chain of dependent products (`unit`: matrix or element) grows like log2 of
+    the size: at most `per_level` more per doubling of `size` (plus `slack`), where a
+    sequential loop in disguise grows like the size itself."""
     maker, run, size = spec.maker("cases"), spec.helper("run"), spec.text("size")
     per_level, slack = spec.number("per_level", 4), spec.number("slack", 4)
-    what, hint = spec.text("what"), spec.text("hint")
+    what, hint, unit = spec.text("what"), spec.text("hint"), spec.text("unit", "matrix")
+    if unit not in DEPTH_UNITS:
+        raise RoundError(f"{spec.where}: unit must be one of {', '.join(DEPTH_UNITS)}")
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
@@ -1173,14 +1182,15 @@ def depth(spec: Spec) -> PlanFactory:
             if obs["raised"]:
                 return raised_verdict(cases[len(obs["depths"])].describe(), obs["raised"])
             low, high = obs["depths"][0], obs["depths"][-1]
-            summary = (f"{what}: the longest chain of dependent matrix products is {low} at "
-                       f"{size}={small} and {high} at {size}={large}")
+            summary = (f"{what}: the longest chain of dependent {DEPTH_UNITS[unit]} is {low} "
+                       f"at {size}={small} and {high} at {size}={large}")
             if high - low > allowed:
                 return failed(summary + f": it grows with {size}, so the work is sequential",
                               hint=hint)
             return passed(summary + f" (O(log {size}) levels)")
 
-        return Plan("chain_depth", {"cases": [c.data() for c in cases], "run": run}, judge)
+        return Plan("chain_depth", {"cases": [c.data() for c in cases], "run": run,
+                                    "unit": unit}, judge)
 
     return plan
 

@@ -46,6 +46,11 @@ class Backend(Protocol):
         makes more as the batch grows."""
         ...
 
+    def count_products(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+        """The elements every elementwise multiplication of the call produces: the work of a
+        scan of elementwise maps (however the multiplications are batched)."""
+        ...
+
     def from_tensor(self, t: Any) -> Any: ...
     def to_tensor(self, x: Any, what: str = "the result") -> Any: ...
     def extra_memory(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]: ...
@@ -89,8 +94,13 @@ class NumpyBackend:
         return _counted(fn, args), _CountingArray.flops
 
     def count_operations(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-        """Ufuncs, array functions and indexing (a loop indexes or iterates: both count)."""
-        return _counted(fn, args), _CountingArray.operations
+        """Ufuncs, array functions and indexing (a loop indexes or iterates: both count), on the
+        arguments, on what they produce and on the buffers the call makes (np.zeros ...)."""
+        return _counted(fn, args, made=True), _CountingArray.operations
+
+    def count_products(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+        """np.multiply (`*`, `*=`) on a counting array: the elements of each result."""
+        return _counted(fn, args, made=True), _CountingArray.products
 
     def from_tensor(self, t: Any) -> np.ndarray:
         """A torch tensor (inside an autograd.Function) as this flavor's array."""
@@ -112,21 +122,30 @@ class NumpyBackend:
         return result, int(peak)
 
 
-def _counted(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+def _counted(fn: Callable[..., Any], args: tuple[Any, ...], made: bool = False) -> Any:
     """Call fn with its array arguments wrapped so that every operation on them (and on what
     they produce) is counted, with the matmul / dot flops. np.asarray and friends would strip
-    the wrapper, so while the call runs they keep it (this is a disposable child process)."""
-    _CountingArray.flops = _CountingArray.operations = 0
+    the wrapper, so while the call runs they keep it (this is a disposable child process);
+    with `made`, buffers made from nothing (np.zeros, np.ones, np.empty, np.full) and the
+    results of numpy's other functions (np.concatenate ...) count too."""
+    _CountingArray.flops = _CountingArray.operations = _CountingArray.products = 0
     wrapped = [a.view(_CountingArray) if isinstance(a, np.ndarray) else a for a in args]
-    with _keeping_subclass():
+    with _keeping_subclass(made):
         result = fn(*wrapped)
     return result.view(np.ndarray) if isinstance(result, _CountingArray) else result
 
 
 @contextmanager
-def _keeping_subclass() -> Iterator[None]:
-    """Make np.asarray / np.array / np.ascontiguousarray pass a counting array through."""
+def _keeping_subclass(made: bool = False) -> Iterator[None]:
+    """Make np.asarray / np.array / np.ascontiguousarray pass a counting array through (and,
+    with `made`, np.zeros / ones / empty / full make one)."""
     originals = {name: getattr(np, name) for name in ("asarray", "array", "ascontiguousarray")}
+    creators = {name: getattr(np, name) for name in (
+        ("zeros", "ones", "empty", "full") if made else ())}
+
+    def counting(name: str) -> Callable[..., Any]:
+        original = creators[name]
+        return lambda *args, **kwargs: original(*args, **kwargs).view(_CountingArray)
 
     def keep(name: str) -> Callable[..., Any]:
         original = originals[name]
@@ -141,10 +160,14 @@ def _keeping_subclass() -> Iterator[None]:
 
     for name in originals:
         setattr(np, name, keep(name))
+    for name in creators:
+        setattr(np, name, counting(name))
+    _CountingArray.thorough = made
     try:
         yield
     finally:
-        for name, original in originals.items():
+        _CountingArray.thorough = False
+        for name, original in {**originals, **creators}.items():
             setattr(np, name, original)
 
 
@@ -202,6 +225,8 @@ class _CountingArray(np.ndarray):
 
     flops = 0
     operations = 0
+    products = 0
+    thorough = False
 
     def __getitem__(self, key: Any) -> Any:
         _CountingArray.operations += 1
@@ -218,6 +243,8 @@ class _CountingArray(np.ndarray):
         if ufunc is np.matmul and method == "__call__" and len(plain) == 2:
             _CountingArray.flops += _matmul_flops(np.shape(plain[0]), np.shape(plain[1]))
         result = getattr(ufunc, method)(*plain, **kwargs)
+        if ufunc is np.multiply and method == "__call__":
+            _CountingArray.products += int(np.size(result))
         return as_watched(result, _CountingArray)
 
     def dot(self, b: Any, out: Any = None) -> Any:
@@ -229,8 +256,10 @@ class _CountingArray(np.ndarray):
         flops = _NUMPY_CONTRACTIONS.get(func)
         if flops is None:
             # numpy's own code on the counting arrays: multi_dot's dots, say, are counted one by
-            # one as they dispatch.
-            return super().__array_function__(func, types, args, kwargs)
+            # one as they dispatch. Thorough counting (`made`) keeps watching what comes out
+            # too: np.concatenate's result, say, which numpy hands back as a plain array.
+            result = super().__array_function__(func, types, args, kwargs)
+            return as_watched(result, _CountingArray) if _CountingArray.thorough else result
         _CountingArray.flops += flops(args, kwargs)
         # Called on plain arrays (nested in lists too), so the call cannot dispatch back here.
         return as_watched(func(*as_plain(args, _CountingArray),
@@ -333,6 +362,11 @@ class TorchBackend:
         result, watcher = self._watched(fn, args)
         return result, watcher.operations
 
+    def count_products(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+        """torch.mul and its spellings (`*`, `*=`, addcmul): the elements of each result."""
+        result, watcher = self._watched(fn, args)
+        return result, watcher.products
+
     def from_tensor(self, t: Any) -> Any:
         return t.detach()
 
@@ -396,6 +430,10 @@ def _torch_watcher(torch: Any) -> type:
     from torch.overrides import TorchFunctionMode
 
     contractions = _torch_contractions(torch)
+    T = torch.Tensor
+    multiplications = {torch.mul, torch.multiply, torch.addcmul, T.__mul__, T.__rmul__,
+                       T.__imul__, T.mul, T.mul_, T.multiply, T.multiply_, T.addcmul,
+                       T.addcmul_}
 
     def tensors(value: Any) -> Iterator[Any]:
         """The tensors in a call's arguments or result (nested in tuples, lists and dicts): what
@@ -414,6 +452,7 @@ def _torch_watcher(torch: Any) -> type:
             super().__init__()
             self.flops = 0
             self.operations = 0
+            self.products = 0
             self.live: dict[int, int] = {}
             self.total = 0
             self.peak = 0
@@ -437,6 +476,8 @@ def _torch_watcher(torch: Any) -> type:
             if flops is not None:
                 self.flops += flops(args, kwargs)
             out = func(*args, **kwargs)
+            if func in multiplications and isinstance(out, torch.Tensor):
+                self.products += int(out.numel())
             inputs = {t.untyped_storage().data_ptr() for t in tensors((args, kwargs))}
             for t in tensors(out):
                 if t.untyped_storage().data_ptr() not in inputs:

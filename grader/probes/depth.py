@@ -2,6 +2,11 @@
 (O(log N) levels of independent products) from a sequential loop in disguise (N - 1 products,
 each waiting for the one before).
 
+With the unit "element" (a scan of elementwise affine maps, say) every element is a slot of its
+own and an elementwise multiplication is a product too: the chain is then that of dependent
+multiplications, element by element (an elementwise ufunc in numpy keeps each element's own
+depth; any other operation passes on the largest depth among its inputs).
+
 Depth is tracked per matrix slot: a tensor of shape (..., D, D) holds one matrix per index of
 its leading dims, and each slot of each buffer carries the depth of the product last written
 there (0 for an input). A product's slot depth is the larger of its operands' plus one; any other
@@ -22,18 +27,29 @@ import numpy as np
 
 from grader.probes.backends import as_plain, as_watched
 
+_FULL, _ZEROS = np.full, np.zeros
+"""numpy's own, bound before numpy_depth can stand in for them (its bookkeeping uses them)."""
+
+UNITS = {"matrix": 2, "element": 0}
+"""What a slot is, by the number of trailing axes it spans: a matrix, or one element."""
+
+
+def batch_shape(shape: tuple[int, ...], core: int) -> tuple[int, ...]:
+    """The leading axes of `shape` that index slots (all of them for elements)."""
+    return shape[:len(shape) - core] if len(shape) >= core else ()
+
 
 class SlotDepths:
-    """Depth per (buffer, element offset of a matrix)."""
+    """Depth per (buffer, element offset of a slot): a matrix (core 2) or an element (core 0)."""
 
-    def __init__(self) -> None:
+    def __init__(self, core: int = 2) -> None:
         self.table: dict[int, dict[int, int]] = {}
+        self.core = core
 
-    @staticmethod
-    def offsets(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
-        """The element offsets of a view's matrices, shaped like its leading dims."""
-        batch = shape[:-2] if len(shape) >= 2 else ()
-        grid = np.full(batch, offset, dtype=np.int64)
+    def offsets(self, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+        """The element offsets of a view's slots, shaped like its slot axes."""
+        batch = batch_shape(shape, self.core)
+        grid = _FULL(batch, offset, dtype=np.int64)
         for axis, (size, stride) in enumerate(zip(batch, strides, strict=False)):
             step = np.arange(size, dtype=np.int64) * stride
             grid = grid + step.reshape((1,) * axis + (size,) + (1,) * (len(batch) - axis - 1))
@@ -42,7 +58,7 @@ class SlotDepths:
     def read(self, key: int, offsets: np.ndarray) -> np.ndarray:
         slots = self.table.get(key, {})
         return np.vectorize(lambda o: slots.get(int(o), 0), otypes=[np.int64])(offsets) \
-            if offsets.size else np.zeros(offsets.shape, dtype=np.int64)
+            if offsets.size else _ZEROS(offsets.shape, dtype=np.int64)
 
     def write(self, key: int, offsets: np.ndarray, depths: Any) -> None:
         slots = self.table.setdefault(key, {})
@@ -56,7 +72,7 @@ class SlotDepths:
 
 def _broadcast_max(*depths: np.ndarray) -> np.ndarray:
     try:
-        return np.maximum.reduce(np.broadcast_arrays(*depths)) if depths else np.zeros(())
+        return np.maximum.reduce(np.broadcast_arrays(*depths)) if depths else _ZEROS(())
     except ValueError:  # batch shapes that do not broadcast: the largest depth for all
         return np.asarray(max(int(d.max(initial=0)) for d in depths))
 
@@ -65,16 +81,29 @@ def _overall(depths: list[np.ndarray]) -> int:
     return max((int(d.max(initial=0)) for d in depths), default=0)
 
 
+def _fit(depths: Any, shape: tuple[int, ...]) -> Any:
+    """Depths for slots of `shape`: as they are where they broadcast to it, else the largest."""
+    try:
+        np.broadcast_shapes(np.shape(depths), shape)
+    except ValueError:
+        return _overall([np.asarray(depths)])
+    return depths if len(np.shape(depths)) <= len(shape) else _overall([np.asarray(depths)])
+
+
 # --- torch --------------------------------------------------------------------------------------
 
 
-def _torch_mode(torch: Any) -> type:
+def _torch_mode(torch: Any, core: int) -> type:
     from torch.overrides import TorchFunctionMode
     from torch.utils._pytree import tree_flatten
 
     T = torch.Tensor
     products = {torch.matmul, torch.mm, torch.bmm, torch.einsum, T.__matmul__, T.matmul,
                 T.mm, T.bmm, torch.linalg.matmul, torch.linalg.multi_dot, torch.chain_matmul}
+    if core == 0:
+        products |= {torch.mul, torch.multiply, torch.addcmul, T.__mul__, T.__rmul__,
+                     T.__imul__, T.mul, T.mul_, T.multiply, T.multiply_, T.addcmul,
+                     T.addcmul_}
     reversed_products = {T.__rmatmul__}
     with_bias = {torch.addmm, torch.baddbmm, T.addmm, T.baddbmm, T.addmm_, T.baddbmm_}
     writes = {T.__setitem__, T.copy_}
@@ -82,7 +111,7 @@ def _torch_mode(torch: Any) -> type:
     class DepthMode(TorchFunctionMode):
         def __init__(self) -> None:
             super().__init__()
-            self.depths = SlotDepths()
+            self.depths = SlotDepths(core)
             self._watched: set[int] = set()
 
         def _where(self, t: Any) -> tuple[int, np.ndarray]:
@@ -91,7 +120,7 @@ def _torch_mode(torch: Any) -> type:
             if key not in self._watched:
                 self._watched.add(key)
                 weakref.finalize(storage, self._release, key)
-            return key, SlotDepths.offsets(t.storage_offset(), tuple(t.shape), tuple(t.stride()))
+            return key, self.depths.offsets(t.storage_offset(), tuple(t.shape), tuple(t.stride()))
 
         def _release(self, key: int) -> None:
             self._watched.discard(key)
@@ -103,17 +132,33 @@ def _torch_mode(torch: Any) -> type:
         def _record(self, t: Any, depths: Any) -> None:
             self.depths.write(*self._where(t), depths)
 
+        def _write_elements(self, t: Any, index: Any, source: Any) -> None:
+            """t[index] = source, element by element: the same index on the grid of t's
+            offsets finds the elements written (advanced indexing, a copy, included)."""
+            if not t.numel():
+                return
+            key, grid = self._where(t)
+            targets = np.asarray(grid[_numpy_index(torch, index)])
+            depth = self.depth(source) if isinstance(source, torch.Tensor) and source.numel() \
+                else _ZEROS(())
+            if targets.size:
+                self.depths.write(key, targets, _fit(depth, targets.shape))
+
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
             tensors = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
             ins = [self.depth(t) for t in tensors if t.numel()]
             out = func(*args, **kwargs)
+            if func in writes and len(args) >= 2 and core == 0 and func is T.__setitem__:
+                self._write_elements(args[0], args[1], args[2])
+                return out
             if func in writes and len(args) >= 2:
                 target = args[0][args[1]] if func is T.__setitem__ else args[0]
                 source = args[2] if func is T.__setitem__ else args[1]
                 if isinstance(source, torch.Tensor) and target.numel():
-                    self._record(target, _overall([self.depth(source)]) if source.ndim < 2
-                                 else self.depth(source))
+                    self._record(target, _overall([self.depth(source)]) if source.ndim < core
+                                 else _fit(self.depth(source), batch_shape(
+                                     tuple(target.shape), core)))
                 return out
             if func in products or func in reversed_products or func in with_bias:
                 operands = [self.depth(t) for t in tensors[:3] if t.numel()]
@@ -127,11 +172,24 @@ def _torch_mode(torch: Any) -> type:
                 fresh = result.untyped_storage().data_ptr() not in inputs
                 in_place = _in_place(getattr(func, "__name__", "")) or "out" in kwargs
                 if fresh or in_place:
-                    self._record(result, step if np.shape(step) in ((), tuple(
-                        result.shape[:-2])) else _overall([np.asarray(step)]))
+                    slots = batch_shape(tuple(result.shape), core)
+                    self._record(result, step if np.shape(step) in ((), slots)
+                                 else _fit(step, slots) if core == 0
+                                 else _overall([np.asarray(step)]))
             return out
 
     return DepthMode
+
+
+def _numpy_index(torch: Any, index: Any) -> Any:
+    """A tensor index (tensors, lists, slices, ints, None, Ellipsis) as numpy's."""
+    if isinstance(index, tuple):
+        return tuple(_numpy_index(torch, i) for i in index)
+    if isinstance(index, torch.Tensor):
+        return index.detach().cpu().numpy()
+    if isinstance(index, list):
+        return np.asarray([_numpy_index(torch, i) for i in index])
+    return index
 
 
 def _in_place(name: str) -> bool:
@@ -141,12 +199,12 @@ def _in_place(name: str) -> bool:
 
 
 @contextmanager
-def torch_depth() -> Iterator[Callable[[Any], int]]:
+def torch_depth(unit: str = "matrix") -> Iterator[Callable[[Any], int]]:
     """Track depths while the block runs; yields `depth(result)`: the deepest slot of every
-    tensor in a result (a tensor, or tuples and lists holding them)."""
+    tensor in a result (a tensor, or tuples and lists holding them). `unit`: see UNITS."""
     import torch
 
-    mode = _torch_mode(torch)()
+    mode = _torch_mode(torch, UNITS[unit])()
 
     def depth(result: Any) -> int:
         from torch.utils._pytree import tree_flatten
@@ -178,13 +236,14 @@ class _DepthArray(np.ndarray):
         key = int(root.__array_interface__["data"][0])
         start = int(a.__array_interface__["data"][0])
         itemsize = a.itemsize or 1
-        return key, SlotDepths.offsets((start - key) // itemsize, a.shape,
-                                       tuple(s // itemsize for s in a.strides))
+        core = _DepthArray.current.core if _DepthArray.current is not None else 2
+        return key, SlotDepths(core).offsets((start - key) // itemsize, a.shape,
+                                             tuple(s // itemsize for s in a.strides))
 
     @classmethod
     def depth(cls, a: Any) -> np.ndarray:
         if not isinstance(a, np.ndarray) or not a.size or cls.current is None:
-            return np.zeros(())
+            return _ZEROS(())
         return cls.current.read(*cls.where(a))
 
     @classmethod
@@ -199,11 +258,20 @@ class _DepthArray(np.ndarray):
             kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _DepthArray) else o
                                   for o in outs)
         ins = [self.depth(i) for i in inputs]
-        step = _broadcast_max(*ins) + 1 if ufunc is np.matmul else np.asarray(_overall(ins))
+        core = self.current.core if self.current is not None else 2
+        products = (np.matmul, np.multiply) if core == 0 else (np.matmul,)
+        if ufunc in products:
+            step = _broadcast_max(*ins) + 1
+        elif core == 0 and method == "__call__":  # elementwise: each element its own depth
+            step = _broadcast_max(*ins)
+        else:
+            step = np.asarray(_overall(ins))
         result = getattr(ufunc, method)(*plain, **kwargs)
         for out in (kwargs["out"] if outs else _as_tuple(result)):
             if isinstance(out, np.ndarray):
-                self.record(out, step if np.shape(step) == out.shape[:-2] else _overall([step]))
+                slots = batch_shape(out.shape, core)
+                self.record(out, step if np.shape(step) == slots else _fit(step, slots)
+                            if core == 0 else _overall([step]))
         return as_watched(result, _DepthArray)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
@@ -224,8 +292,28 @@ class _DepthArray(np.ndarray):
                 and not np.may_share_memory(self, source):
             self.record(self, self.depth(source))
 
+    def __getitem__(self, index: Any) -> Any:
+        result = super().__getitem__(index)
+        current = self.current
+        if current is not None and current.core == 0 and isinstance(result, np.ndarray) \
+                and result.size and not np.may_share_memory(result, self):
+            # Element by element, a copy made by advanced indexing carries the depths of the
+            # elements it was read from (a view shares them anyway).
+            key, grid = self.where(self.view(np.ndarray))
+            sources = np.asarray(grid[as_plain(index, _DepthArray)])
+            self.record(result, current.read(key, sources))
+        return result
+
     def __setitem__(self, index: Any, value: Any) -> None:
         np.ndarray.__setitem__(self.view(np.ndarray), index, as_plain(value, _DepthArray))
+        if self.current is not None and self.current.core == 0 and self.size:
+            # Every axis indexes slots: the same index on the grid of offsets finds the
+            # elements written, fancy indexing (a copy, not a view) included.
+            key, grid = self.where(self.view(np.ndarray))
+            targets = np.asarray(grid[as_plain(index, _DepthArray)])
+            if targets.size:
+                self.current.write(key, targets, _fit(self.depth(value), targets.shape))
+            return
         target = self.view(np.ndarray)[index]
         if isinstance(target, np.ndarray):
             source = self.depth(value)
@@ -247,11 +335,17 @@ def _flat(items: Any) -> list[Any]:
 
 
 @contextmanager
-def numpy_depth() -> Iterator[tuple[Callable[[np.ndarray], np.ndarray], Callable[[Any], int]]]:
-    """Track depths while the block runs; yields (wrap an input array, depth of a result)."""
+def numpy_depth(unit: str = "matrix"
+                ) -> Iterator[tuple[Callable[[np.ndarray], np.ndarray], Callable[[Any], int]]]:
+    """Track depths while the block runs; yields (wrap an input array, depth of a result).
+    `unit`: see UNITS."""
     previous = _DepthArray.current
-    _DepthArray.current = SlotDepths()
+    _DepthArray.current = SlotDepths(UNITS[unit])
     originals = {name: getattr(np, name) for name in ("asarray", "array", "ascontiguousarray")}
+    # Element by element, a buffer made from nothing (np.ones((T, D)), then filled) is watched
+    # too: a loop writing h[t] = state into np.zeros((T, D)) is seen as the chain it is.
+    made = {name: getattr(np, name) for name in (
+        ("zeros", "ones", "empty", "full") if unit == "element" else ())}
 
     def keep(name: str) -> Callable[..., Any]:
         original = originals[name]
@@ -264,14 +358,20 @@ def numpy_depth() -> Iterator[tuple[Callable[[np.ndarray], np.ndarray], Callable
 
         return converter
 
+    def watched(name: str) -> Callable[..., Any]:
+        original = made[name]
+        return lambda *args, **kwargs: original(*args, **kwargs).view(_DepthArray)
+
     def depth(result: Any) -> int:
         return _overall([_DepthArray.depth(a) for a in _flat(result) if isinstance(a, np.ndarray)])
 
     for name in originals:
         setattr(np, name, keep(name))
+    for name in made:
+        setattr(np, name, watched(name))
     try:
         yield (lambda a: a.view(_DepthArray)), depth
     finally:
-        for name, original in originals.items():
+        for name, original in {**originals, **made}.items():
             setattr(np, name, original)
         _DepthArray.current = previous

@@ -237,9 +237,10 @@ def _readable(api: Api, built: Sequence[Any], value: Any, read: str | None) -> A
 
 
 def _counter(api: Api, measure: str) -> Callable[..., tuple[Any, int]]:
-    """The backend's counter for a complexity check's measure ("flops" or "operations")."""
-    return api.backend.count_operations if measure == "operations" \
-        else api.backend.count_matmul_flops
+    """The backend's counter for a complexity check's measure ("flops", "operations" or
+    "products")."""
+    return {"operations": api.backend.count_operations,
+            "products": api.backend.count_products}.get(measure, api.backend.count_matmul_flops)
 
 
 @probe
@@ -372,20 +373,21 @@ def reference_api(api: Api, folder: str, part_id: str) -> Api:
 
 
 @probe
-def chain_depth(api: Api, cases: Sequence[CaseData], run: str) -> Observation:
-    """The longest chain of dependent matrix products behind what `run(api, natives)` returns,
-    per case (see grader.probes.depth)."""
+def chain_depth(api: Api, cases: Sequence[CaseData], run: str,
+                unit: str = "matrix") -> Observation:
+    """The longest chain of dependent products (of matrices, or with the unit "element" of
+    elements too) behind what `run(api, natives)` returns, per case (see grader.probes.depth)."""
     from grader.probes.depth import numpy_depth, torch_depth
 
     helper, depths = api.helper(run), list[Any]()
     for case in cases:
         if api.flavor == "torch":
             natives = {n: api.backend.native(np.asarray(a)) for n, a in case["inputs"].items()}
-            with torch_depth() as depth:
+            with torch_depth(unit) as depth:
                 value, raised = api.call(helper, api, natives)
                 found = depth(value)
         else:
-            with numpy_depth() as (wrap, depth):
+            with numpy_depth(unit) as (wrap, depth):
                 natives = {n: wrap(api.backend.native(np.asarray(a)))
                            for n, a in case["inputs"].items()}
                 value, raised = api.call(helper, api, natives)

@@ -19,6 +19,7 @@ from grader.probes.autograd import (
     spying_on_the_engine,
 )
 from grader.probes.backends import CandidateFault
+from grader.probes.depth import numpy_depth, torch_depth
 
 if TYPE_CHECKING:
     from grader.engine.rounds import Part
@@ -34,5 +35,6 @@ def load_reference_part(round_: Round, part: Part, flavor: str) -> ModuleType:
 __all__ = [
     "Api", "CandidateFault", "CudaStopwatch", "Raised", "Round", "Stopwatch", "as_dict",
     "count_autograd_runs", "custom_function", "leaf", "load_module", "load_reference_part",
-    "measure", "run_gradcheck", "spying_on_the_engine", "steady_host_allocator",
+    "measure", "numpy_depth", "run_gradcheck", "spying_on_the_engine",
+    "steady_host_allocator", "torch_depth",
 ]

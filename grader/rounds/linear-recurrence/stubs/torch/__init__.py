@@ -1,0 +1,1 @@
+"""The exercises of the linear-recurrence round (torch flavor): fill in the part files."""

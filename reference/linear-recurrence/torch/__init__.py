@@ -1,0 +1,1 @@
+"""Reference solutions, torch flavor."""

@@ -1,0 +1,19 @@
+"""Part 3 (h[t-1] wraps)."""
+
+from __future__ import annotations
+
+import torch
+
+from .part2_scan import scan_recurrence
+
+
+def recurrence_backward(a, h0, h, dh):
+    if a.ndim != 2 or h0.shape != (a.shape[1],) or h.shape != a.shape or dh.shape != a.shape:
+        raise ValueError("shapes")
+    if a.shape[0] == 0:
+        return torch.zeros_like(a), torch.zeros_like(a), torch.zeros_like(h0)
+    coef = torch.zeros_like(a)
+    coef[:-1] = a[1:]
+    g = scan_recurrence(coef.flip(0), dh.flip(0), torch.zeros_like(h0)).flip(0)
+    before = torch.roll(h, 1, 0)
+    return g * before, g.clone(), a[0] * g[0]
