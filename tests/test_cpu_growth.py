@@ -438,6 +438,30 @@ def test_a_large_size_run_stopped_at_the_cap_in_every_round_fails_whatever_the_p
     assert _plan().judge(both).status == "passed"
 
 
+@pytest.mark.parametrize(("stopped", "hint"), [
+    ((-3,), "padded"),              # the middle size alone: its work is the cost
+    ((-4, -3), "overhead"),         # the tiny size too: a fixed cost hides any growth
+    ((-2,), "overhead"),
+])
+def test_small_runs_stopped_in_every_round_name_work_or_overhead(stopped: tuple[int, ...],
+                                                                 hint: str) -> None:
+    """A middle-size run stopped at the small runs' limit in every round, its tiny runs cheap:
+    the work at that size is many times the reference's (padding, or a slow algorithm), and
+    the large size's hint says so. A tiny run stopped too: a fixed cost, the overhead hint."""
+    from grader.checks.kinds import OVERHEAD_HINT
+
+    both = measured([REFERENCE] * 2, [REFERENCE] * 2)
+    for runs_of_a_round in both["yours"]:
+        for index in stopped:
+            runs_of_a_round[index]["capped"] = True
+    verdict = _plan(large_hint="padded").judge(both)
+    assert verdict.status == "failed"
+    assert verdict.hint == ("padded" if hint == "padded" else OVERHEAD_HINT)
+    if hint == "padded":
+        assert "at N = 8 yours cost more than 10x the reference's process making the same " \
+            "calls, in every round, where its runs at N = 1 did not" in verdict.message
+
+
 def _so_far(runs_done: list[dict[str, Any]]) -> dict[str, Any]:
     """The first round, its runs to date, as the runner asks Measured.early after each."""
     return {"yours": [runs_done], "baseline": [[]], "baseline_error": ""}

@@ -933,6 +933,13 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
     summary = _cpu_summary(rule.size, sizes, mine, theirs, growth, expected, costs[-1])
     fixed = mine.tiny if mine.tiny_large is None else mine.tiny_large
     if all(any(run.get("capped") for run in runs[-4:-1]) for runs in rounds):
+        if not any(runs[i].get("capped") for runs in rounds for i in (-4, -2)):
+            # The tiny runs cost what the reference's do: the middle size's work is the cost.
+            return failed(f"{summary}: at {rule.size} = {sizes[1]} yours cost more than "
+                          f"{SMALL_RUN_LIMIT:g}x the reference's process making the same calls, "
+                          "in every round, where its runs at "
+                          f"{rule.size} = {sizes[0]} did not: its work there is many times the "
+                          "reference's", hint=limits.large_hint or rule.growth_hint)
         return failed(f"{summary}: at the smaller sizes yours cost more than "
                       f"{SMALL_RUN_LIMIT:g}x the reference's process making the same calls, "
                       "in every round, and under that much fixed cost no growth can be "
