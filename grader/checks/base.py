@@ -143,6 +143,10 @@ class Plan:
     "baseline_error": why}.
 
     `measured`: the plan is a measurement, taken in rounds (see Measured) rather than once.
+
+    `forkless`: the probe watches a call from inside the candidate's process (autograd used),
+    so the child running it can start no process (grader.runner.nofork): work sent to another
+    process would be out of the watch's sight.
     """
 
     probe: str
@@ -151,6 +155,7 @@ class Plan:
     uses_device: bool = False
     baseline: tuple[str, dict[str, Any]] | None = None
     measured: Measured | None = None
+    forkless: bool = False
 
 
 @dataclass(frozen=True)

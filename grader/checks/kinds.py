@@ -626,7 +626,8 @@ def no_autograd(spec: Spec) -> PlanFactory:
             return wrong or passed()
 
         return Plan("autograd_runs", {"function": function, "case": case.data(),
-                                      "args": args, "run": run, "read": read}, judge)
+                                      "args": args, "run": run, "read": read}, judge,
+                    forkless=True)
 
     return plan
 

@@ -25,6 +25,7 @@ from typing import Any
 from grader.probes.api import Api, describe_exception
 from grader.probes.backends import CandidateFault, make_backend
 from grader.probes.library import resolve
+from grader.runner.nofork import forbid_new_processes
 from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,
     ChildSpec,
@@ -232,6 +233,8 @@ def run_child(fd: int, spec: ChildSpec, helpers: ModuleType,
         uses_device = spec["device_ready"] and any(c["uses_device"] for c in spec["calls"])
         capture = _prepare(fd, 0 if uses_device else spec["memory_mb"], spec["flavor"],
                            worker_pid, folder)
+        if module_name is not None and any(c["forkless"] for c in spec["calls"]):
+            forbid_new_processes()
         if module_name is None:
             api = Api(ModuleType("baseline"), make_backend(spec["flavor"]), folder, helpers)
         else:

@@ -197,13 +197,15 @@ class Request:
 
 
 class ProbeCall(TypedDict):
-    """One probe as a child runs it: a name, plain-data keyword arguments, and whether it may
-    use CUDA. This, not the judge's Plan, is all that crosses into a child, so in the sandbox
-    nothing of the judge's (its truths, its closures) is ever within the candidate's reach."""
+    """One probe as a child runs it: a name, plain-data keyword arguments, whether it may
+    use CUDA, and whether its child must be unable to start processes (Plan.forkless). This,
+    not the judge's Plan, is all that crosses into a child, so in the sandbox nothing of the
+    judge's (its truths, its closures) is ever within the candidate's reach."""
 
     probe: str
     args: dict[str, Any]
     uses_device: bool
+    forkless: bool
 
 
 class ChildSpec(TypedDict):

@@ -182,7 +182,7 @@ class _Part:
     def spec(self, first: int, stop: int, run: dict[str, Any] | None = None) -> ChildSpec:
         """The job of a child running plans[first:stop] against the candidate's part (with
         one run's arguments, for a plan measured run by run)."""
-        calls = [_call(plan.probe, plan.args, plan.uses_device, run)
+        calls = [_call(plan.probe, plan.args, plan.uses_device, run, plan.forkless)
                  for plan in self.plans[first:stop]]
         return _spec(self.request, self.round, str(self.request.root), self.part.module,
                      calls, first, self.ready)
@@ -228,8 +228,9 @@ class _Part:
 
 
 def _call(probe: str, args: dict[str, Any], uses_device: bool,
-          run: dict[str, Any] | None) -> ProbeCall:
-    return {"probe": probe, "args": {**args, **(run or {})}, "uses_device": uses_device}
+          run: dict[str, Any] | None, forkless: bool = False) -> ProbeCall:
+    return {"probe": probe, "args": {**args, **(run or {})}, "uses_device": uses_device,
+            "forkless": forkless}
 
 
 def _spec(request: Request, round_: Round, root: str, module: str | None,

@@ -594,7 +594,7 @@ def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
         return autograd_free_answer(case, obs["value"], truth, params["name"]) or passed()
 
     return Plan("round:autograd_runs", {"run": params["run"], "read": params["read"],
-                                        "case": case.data()}, judge)
+                                        "case": case.data()}, judge, forkless=True)
 
 
 def gradients_of(case: Case) -> Tree:

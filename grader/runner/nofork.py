@@ -1,0 +1,66 @@
+"""A child process that can start no other process: a seccomp filter, installed before the
+candidate's code is imported, under which fork, vfork and clone without CLONE_THREAD fail with
+EPERM (threads are still made: torch and numpy make them), and clone3 fails with ENOSYS (so
+that glibc falls back to clone for its threads). Used for the checks that watch a call from
+inside the candidate's process (no autograd): work sent to a forked process is out of every
+instrument's sight there, so there it must not be possible at all. The filter cannot be lifted
+by the process, nor by anything it could start."""
+
+from __future__ import annotations
+
+import ctypes
+import platform
+import struct
+
+# seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
+_NR, _ARCH, _ARG0 = 0, 4, 16
+_LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_EPERM, _ENOSYS = 1, 38
+_CLONE_THREAD = 0x00010000
+_X32_BIT = 0x40000000
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+
+# arch: (audit arch, fork or None, vfork or None, clone, clone3)
+_SYSCALLS = {
+    "x86_64": (0xC000003E, 57, 58, 56, 435),
+    "aarch64": (0xC00000B7, None, None, 220, 435),
+}
+
+
+def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
+             clone3: int) -> list[tuple[int, int, int, int]]:
+    """The filter, as (code, jt, jf, k) instructions: another ABI than this process's is
+    refused outright (a 32-bit syscall would name other numbers), then the calls above."""
+    deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
+    refused = [n for n in (fork, vfork) if n is not None]
+    program = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, deny),
+               (_LD_W_ABS, 0, 0, _NR), (_JGE_K, 0, 1, _X32_BIT), (_RET_K, 0, 0, deny)]
+    for number in refused:
+        program += [(_JEQ_K, 0, 1, number), (_RET_K, 0, 0, deny)]
+    program += [(_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
+                (_JEQ_K, 0, 3, clone), (_LD_W_ABS, 0, 0, _ARG0),
+                (_JSET_K, 1, 0, _CLONE_THREAD), (_RET_K, 0, 0, deny),
+                (_RET_K, 0, 0, _ALLOW)]
+    return program
+
+
+def forbid_new_processes() -> bool:
+    """Install the filter in this process: whether it is in place (False on a machine whose
+    architecture or kernel offers no such filter; the sandbox's task cap is then the guard)."""
+    numbers = _SYSCALLS.get(platform.machine())
+    if numbers is None:
+        return False
+    program = _program(*numbers)
+    code = b"".join(struct.pack("HBBI", *op) for op in program)
+    buffer = ctypes.create_string_buffer(code, len(code))
+    fprog = struct.pack("HxxxxxxP", len(program), ctypes.addressof(buffer))
+    fprog_buffer = ctypes.create_string_buffer(fprog, len(fprog))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                           ctypes.c_ulong]
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    installed: int = libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER,
+                                ctypes.addressof(fprog_buffer), 0, 0)
+    return installed == 0
