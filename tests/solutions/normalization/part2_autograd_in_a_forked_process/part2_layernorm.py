@@ -30,9 +30,8 @@ def layernorm_forward(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor,
     centered = x - mean
     var = (centered ** 2).mean(dim=-1, keepdim=True)
     std = torch.sqrt(var + eps)
-    xhat = centered / std
-    y = xhat * gamma + beta
-    return y, {"xhat": xhat, "std": std, "gamma": gamma.clone()}
+    y = centered / std * gamma + beta
+    return y, {"x": x.clone(), "gamma": gamma.clone(), "beta": beta.clone(), "eps": eps}
 
 
 def _autograd_gradients(dy: torch.Tensor, cache: dict[str, Any]) -> list[torch.Tensor]:
