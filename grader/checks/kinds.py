@@ -1195,6 +1195,12 @@ def depth(spec: Spec) -> PlanFactory:
             if high - low > allowed:
                 return failed(summary + f": it grows with {size}, so the work is sequential",
                               hint=hint)
+            if high == 0:
+                # A chain of none: the products were made where the probe cannot follow them
+                # (Python numbers, lists, calls it does not see), so nothing was measured.
+                return skipped(summary + ": no product was seen, so the depth was not "
+                               "measured (were the inputs converted, e.g. with .tolist() or "
+                               "np.asarray?)")
             return passed(summary + f" (O(log {size}) levels)")
 
         return Plan("chain_depth", {"cases": [c.data() for c in cases], "run": run,

@@ -49,16 +49,22 @@ DTYPES = ("float64", "float32")
 # * shape (normal, not uniform): the share of |x| > sqrt(3 v) (beyond the edge of the uniform
 #   of variance v, which has none there) is a mean of n Bernoulli(p0), p0 = erfc(sqrt(3/2)) =
 #   0.0833; Hoeffding: P(|share - p0| >= t) <= 2 exp(-2 n t^2) = ALPHA.
+# * distribution (normal as a whole, not a few values with the right moments): the largest gap
+#   between the sample's distribution function and N(0, v)'s (Kolmogorov-Smirnov; nothing is
+#   estimated); Dvoretzky-Kiefer-Wolfowitz (Massart's constant): P(D >= t) <= 2 exp(-2 n t^2)
+#   = ALPHA, the share's band again (about 0.02 at 32000 entries; four values with the right
+#   moments and tails are 0.15 or more away).
 #
-# Each array is tested 4 times (the second moment's two sides, the mean, the share) at ALPHA
-# each; a run tests SHAPES_PER_CHECK arrays in each of the two checks, so a correct sampler
-# fails a run with probability at most 2 * 3 * 4 * 1e-11 = 2.4e-10 < 1e-9 (a union bound).
+# Each array is tested 5 times (the second moment's two sides, the mean, the share, the
+# distribution) at ALPHA each; a run tests SHAPES_PER_CHECK arrays in each of the two checks, so
+# a correct sampler fails a run with probability at most 2 * 3 * 5 * 1e-11 = 3e-10 < 1e-9 (a
+# union bound).
 # The smallest array has 32000 entries: the second moment's band is then about +-6%, the
 # share's +-0.02; every slip listed below is 17% or more away from the truth.
 
 ALPHA = 1e-11
 SHAPES_PER_CHECK = 3
-FALSE_FAILURE = 2 * SHAPES_PER_CHECK * 4 * ALPHA
+FALSE_FAILURE = 2 * SHAPES_PER_CHECK * 5 * ALPHA
 TAIL_EDGE = math.sqrt(3.0)
 TAIL_SHARE = math.erfc(TAIL_EDGE / math.sqrt(2.0))
 
@@ -87,6 +93,18 @@ def mean_band(n: int, variance: float) -> float:
 
 def share_band(n: int) -> float:
     return math.sqrt(math.log(2.0 / ALPHA) / (2.0 * n))
+
+
+def normal_gap(sample: np.ndarray, variance: float) -> float:
+    """The Kolmogorov-Smirnov distance between the sample's distribution function and that of
+    N(0, variance): the largest gap, on either side of each step."""
+    ordered = np.sort(sample.ravel()) / math.sqrt(variance)
+    n = ordered.size
+    if n == 0:
+        return 0.0
+    normal = 0.5 * np.asarray([math.erfc(-x / math.sqrt(2.0)) for x in ordered])
+    steps = np.arange(1, n + 1) / n
+    return float(max(np.max(steps - normal), np.max(normal - (steps - 1.0 / n))))
 
 
 def xavier_variance(fan_in: int, fan_out: int) -> float:
@@ -234,6 +252,12 @@ def init_statistics(ctx: Context, params: dict[str, Any]) -> Plan:
                 first = first or (f"{where}: {share:.2%} of the entries lie beyond sqrt(3) "
                                   f"standard deviations; a normal has {TAIL_SHARE:.2%} "
                                   f"(+-{band:.2%}), a uniform none", "tail")
+                continue
+            gap = normal_gap(sample, variance)
+            if gap > band:
+                first = first or (f"{where}: its values' distribution is {gap:.3f} away from "
+                                  f"N(0, {variance:.4g}) at its widest (at most {band:.3f} "
+                                  "allowed)", "distribution")
                 continue
             lines.append(f"{fan_in}x{fan_out}: variance ratio {m2 / variance:.4f}")
         if first is None:
