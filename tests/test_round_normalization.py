@@ -51,10 +51,25 @@ def statistics_judge(init: str, seed: int) -> tuple[list[Case], Any]:
     """The statistics check's cases and judge for one seed (its plan, as the engine makes it)."""
     row = next(c for c in TABLE["check"] if c["id"] == f"part1.{init}_statistics")
     book = MistakeBook(TABLE, JUDGE, "checks.toml")
-    params = {**row, "mistakes": list(book.expand(row["mistakes"], row["id"]))}
+    params = {**TABLE["defaults"], **row,
+              "mistakes": list(book.expand(row["mistakes"], row["id"]))}
     plan = JUDGE.init_statistics(Context(seed, "numpy", row["id"]), params)
     cases = [Case(c["inputs"], extra=c["extra"]) for c in plan.args["cases"]]
     return cases, plan.judge
+
+
+def four_values(rng: np.random.Generator, fan_in: int, fan_out: int,
+                variance: float) -> np.ndarray:
+    """A normal's mean, mean square and share beyond sqrt(3) standard deviations, from four
+    values shuffled by the rng: 2.2 standard deviations on that share, the rest nearer."""
+    n = fan_in * fan_out
+    far_share, far = math.erfc(math.sqrt(1.5)), 2.2
+    near = math.sqrt((1.0 - far_share * far * far) / (1.0 - far_share))
+    count = round(far_share * n / 2) * 2
+    values = np.concatenate([np.full(count // 2, far), np.full(count // 2, -far),
+                             np.full((n - count) // 2, near),
+                             np.full(n - count - (n - count) // 2, -near)])
+    return rng.permutation(values).reshape(fan_in, fan_out) * math.sqrt(variance)
 
 
 def observed(cases: list[Case], draw: Any) -> list[dict[str, Any]]:
@@ -96,6 +111,8 @@ def test_a_right_sampler_passes_and_every_listed_slip_fails_and_is_named(init: s
         * math.sqrt(3 * variance(i, o)),
         "must have mean 0": lambda g, i, o: g.standard_normal((i, o)) * math.sqrt(
             variance(i, o)) + 0.05 * math.sqrt(variance(i, o)),
+        "the values are not drawn from a normal": lambda g, i, o: four_values(
+            g, i, o, variance(i, o)),
     }
     for seed in range(6):
         cases, judge = statistics_judge(init, seed)
