@@ -399,6 +399,11 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
          "stack-frames"),
         ("tests/solutions/matmul-grad/part1_transposed_when_watched/torch/"
          "part1_matmul_backward.py", 14, "stack-frames"),
+        # The backward that runs autograd in a forked process.
+        ("tests/solutions/normalization/part2_autograd_in_a_forked_process/part2_layernorm.py",
+         52, "processes"),
+        ("tests/solutions/normalization/part2_autograd_in_a_forked_process/part2_layernorm.py",
+         60, "unpickling"),
     } | {("tests/solutions/matmul-grad/part1_hides_from_the_watch/torch/"
           "part1_matmul_backward.py", line, "torch-internals") for line in (13, 14, 16, 20)} | {
         ("tests/solutions/matmul-grad/part1_stops_the_profiler/torch/part1_matmul_backward.py",
