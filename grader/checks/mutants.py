@@ -224,18 +224,14 @@ def _as_load(node: ast.expr) -> ast.expr:
 
 
 def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """A sign flipped (`+` for `-` and back, a negation dropped); a product for a quotient (and
-    back) by a variable; a constant factor dropped or doubled. `x + 1` and `x - 1` are an
-    index's arithmetic, which off_by_one shifts instead."""
+    """A sign flipped (`+` for `-` and back, a negation dropped); a constant factor dropped or
+    doubled. `x + 1` and `x - 1` are an index's arithmetic, which off_by_one shifts instead."""
     if isinstance(node, ast.BinOp) and not (isinstance(node.right, ast.Constant)
                                             and isinstance(node.op, ast.Add | ast.Sub)):
         if isinstance(node.op, ast.Add):
             yield Edit("flip_sign", ast.BinOp(node.left, ast.Sub(), node.right))
         elif isinstance(node.op, ast.Sub):
             yield Edit("flip_sign", ast.BinOp(node.left, ast.Add(), node.right))
-        if isinstance(node.op, ast.Mult | ast.Div) and not isinstance(node.right, ast.Constant):
-            inverse = ast.Div() if isinstance(node.op, ast.Mult) else ast.Mult()
-            yield Edit("inverted_operator", ast.BinOp(node.left, inverse, node.right))
         if isinstance(node.op, ast.Mult | ast.Div):
             for kept, factor in ((node.left, node.right), (node.right, node.left)):
                 if isinstance(factor, ast.Constant) and isinstance(factor.value, int | float) \
@@ -357,8 +353,7 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
             "shift_bound", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
             "drop_keepdims", "sibling_function", "swap_unpacking", "flip_sign", "drop_factor",
-            "double_factor", "inverted_operator", "swap_steps", "drop_step", "unentered_with",
-            "other_variable")
+            "double_factor", "swap_steps", "drop_step", "unentered_with", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
