@@ -381,6 +381,7 @@ def test_noise_leaves_a_growth_undecided_far_more_often_than_it_turns_it_over(
     models = {"linear": lambda n: 1e-5 + 1.5e-5 * n,
               "closed": lambda n: 1e-5 + 2e-5 * n + 3e-6 * n * n}
     outcomes: dict[str, list[str]] = {"linear": [], "closed": []}
+    early = {"linear": 0, "closed": 0}
     for name, per_call in models.items():
         for _ in range(200):
             rounds: list[tuple[list[float], list[float]]] = []
@@ -388,13 +389,17 @@ def test_noise_leaves_a_growth_undecided_far_more_often_than_it_turns_it_over(
             for number in range(GROWTH_ROUNDS):
                 rounds.append((_round(rng, per_call, load, number == 0),
                                _round(rng, models["linear"], load, number == 0)))
+                so_far = {"yours": [[{"data": {"raised": None, "count": 0}, "cpu_s": t}
+                                     for t in mine] for mine, _ in rounds],
+                          "baseline": [[{"data": {"raised": None, "count": 0}, "cpu_s": t}
+                                        for t in theirs] for _, theirs in rounds],
+                          "baseline_error": ""}
+                verdict = plan.measured.early(so_far) if number == 0 else None
+                if verdict is not None:
+                    early[name] += 1
+                    break
                 if number + 1 >= DECIDING_ROUNDS:
-                    verdict = plan.judge({
-                        "yours": [[{"data": {"raised": None, "count": 0}, "cpu_s": t}
-                                   for t in mine] for mine, _ in rounds],
-                        "baseline": [[{"data": {"raised": None, "count": 0}, "cpu_s": t}
-                                      for t in theirs] for _, theirs in rounds],
-                        "baseline_error": ""})
+                    verdict = plan.judge(so_far)
                     if verdict.status != "undecided":
                         break
             assert verdict is not None
@@ -405,6 +410,32 @@ def test_noise_leaves_a_growth_undecided_far_more_often_than_it_turns_it_over(
         assert outcomes["linear"] == ["passed"] * 200 and outcomes["closed"] == ["failed"] * 200
     if load <= 0.3:
         assert outcomes["linear"].count("undecided") + outcomes["closed"].count("undecided") <= 2
+        assert early["linear"] >= 190  # one round settles what is clearly within the limits
+    assert early["closed"] == 0  # a failure always waits for the rounds that settle it
+
+
+def test_one_round_settles_a_pass_only_with_room_to_spare_on_both_measures() -> None:
+    """After its first round, code whose CPU times sit within both limits by CLEAR_MARGIN has
+    passed (a second round could not move it that far); closer to a limit, or past one, the
+    rounds go on (a failure is never reported from one round)."""
+    plan = _plan()
+    assert plan.measured is not None and plan.measured.early is not None
+    clear = plan.measured.early(observed(REFERENCE, REFERENCE, rounds=1))
+    assert clear is not None and clear.status == "passed"
+    assert clear.message == _plan().judge(observed(REFERENCE, REFERENCE)).message
+    # The first round's runs so far, its last one not in yet: nothing to judge.
+    partial = observed(REFERENCE, REFERENCE, rounds=1)
+    partial["yours"][0].pop()
+    assert plan.measured.early(partial) is None
+    close_growth = timings(PER_N * 0.5, PER_N * 0.02)  # grows about 2x as fast, under 2.5
+    close = observed(close_growth, REFERENCE, rounds=1)
+    assert plan.judge(observed(close_growth, REFERENCE)).status == "passed"
+    assert plan.measured.early(close) is None
+    costly = timings(8 * PER_N)  # 8x the reference's work per call: within 10, not by 1.5x
+    assert plan.judge(observed(costly, REFERENCE)).status == "passed"
+    assert plan.measured.early(observed(costly, REFERENCE, rounds=1)) is None
+    closed = timings(PER_N, PER_N / 2)
+    assert plan.measured.early(observed(closed, REFERENCE, rounds=1)) is None
 
 
 def test_a_fixed_cost_far_above_the_references_work_fails_as_unmeasurable() -> None:

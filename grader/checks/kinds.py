@@ -821,7 +821,8 @@ def cpu_growth(spec: Spec) -> PlanFactory:
                     baseline=("timed_calls", {**probe_args, "reference": [folder, ctx.part_id]}),
                     measured=Measured(rounds, least=DECIDING_ROUNDS,
                                       cap=growth_cap(_expected(rule, cases), calls, limits),
-                                      early=partial(counted_growth, rule, cases, calls)))
+                                      early=partial(early_growth, rule, cases, calls,
+                                                    limits)))
 
     return plan
 
@@ -884,6 +885,23 @@ def counted_growth(rule: CountRule, cases: Sequence[Case], calls: Calls,
     if verdict.status != "failed":
         return None
     return _also(verdict, "CPU time not measured: the count alone decides")
+
+
+def early_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: Limits,
+                 so_far: dict[str, Any]) -> Verdict | None:
+    """The cpu_growth verdict before its rounds are in: the count's (counted_growth), or, once
+    the first round is, a pass that its CPU times show with room to spare (settled's `clear`).
+    A failure always waits for the rounds that settle it."""
+    decided = counted_growth(rule, cases, calls, so_far)
+    if decided is not None:
+        return decided
+    first = _round(cases, calls, 0)
+    rounds, reference = so_far["yours"], so_far["baseline"]
+    if len(rounds) != 1 or len(rounds[0]) != len(first) or not reference \
+            or len(reference[0]) != len(first):
+        return None
+    verdict = judge_growth(rule, cases, calls, limits, so_far)
+    return verdict if verdict.status == "passed" else None
 
 
 def _raised(cases: Sequence[Case], calls: Calls,
@@ -966,8 +984,8 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
                       "so the work is in calls it cannot see", hint=rule.growth_hint)
     noisy = _noisy(rounds, reference)
     growths = [None if g is None else g.excess for g in so_far]
-    grows = settled(growths, limits.growth, noisy)
-    costs_more = settled(costs, limits.large, noisy)
+    grows = settled(growths, limits.growth, noisy, clear=True)
+    costs_more = settled(costs, limits.large, noisy, clear=True)
     if grows:
         return failed(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
                       f"reference's (at most {limits.growth:g}x allowed); {unseen}, so the work "

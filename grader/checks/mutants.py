@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import textwrap
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -403,12 +404,15 @@ def _bound_names(function: ast.FunctionDef) -> tuple[str, ...]:
     return tuple(name for name in found if name != "_")
 
 
-def mutants(source: str) -> list[Mutant]:
+@functools.lru_cache(maxsize=64)
+def mutants(source: str) -> tuple[Mutant, ...]:
     """Every one-slip variant of `source` (a reference part's module) that the operators make,
-    each a whole module, in operator order; none in input validation."""
+    each a whole module, in operator order; none in input validation. Kept per source: a worker
+    diagnoses many submissions against the same few references."""
     tree = ast.parse(source)
     found: list[Mutant] = []
     seen: set[str] = set()
+    module = _Module(tree, source)
     functions = [(path, node) for path, node in _walk(tree, ())
                  if isinstance(node, ast.FunctionDef)]
     for base, function in functions:
@@ -417,12 +421,36 @@ def mutants(source: str) -> list[Mutant]:
         for operator in OPERATORS:
             for path, node in nodes:
                 for edit in operator(node, scope):
-                    _keep(found, seen, tree, path, node, edit)
+                    _keep(found, seen, module, path, node, edit)
         for path, body in _blocks(function, base, nodes):
             for i, edit in _statement_edits(body):
-                _keep(found, seen, tree, (*path, i), body[i], edit)
+                _keep(found, seen, module, (*path, i), body[i], edit)
     found.sort(key=lambda m: PRIORITY.index(m.operator))
-    return found[:MAX_MUTANTS]
+    return tuple(found[:MAX_MUTANTS])
+
+
+class _Module:
+    """A module's tree and its source lines: a slip changes one statement (or a few in a row),
+    and only those are unparsed for each mutant, in place of their lines (unparsing the whole
+    module for each of a thousand slips was most of the time a diagnosis took)."""
+
+    def __init__(self, tree: ast.Module, source: str) -> None:
+        self.tree = tree
+        self.lines = source.splitlines(keepends=True)
+
+    def text(self, old: Sequence[ast.stmt], new: Sequence[ast.stmt]) -> str:
+        """The module's source with the lines of `old` (statements in a row, where the parse
+        put them) in place of `new` as the tree now holds them; the whole tree unparsed where
+        `old` shares a line with other code."""
+        first, last = old[0], old[-1]
+        end = last.end_lineno or last.lineno
+        head = self.lines[first.lineno - 1][:first.col_offset]
+        tail = self.lines[end - 1][last.end_col_offset or 0:].strip()
+        if head.strip() or (tail and not tail.startswith("#")):
+            return ast.unparse(self.tree)
+        body = "".join(textwrap.indent(ast.unparse(statement), head) + "\n"
+                       for statement in new) or f"{head}pass\n"
+        return "".join([*self.lines[:first.lineno - 1], body, *self.lines[end:]])
 
 
 Where = tuple[Any, ...]
@@ -464,37 +492,46 @@ def _blocks(function: ast.FunctionDef, base: Where,
                 yield (*path, field), body
 
 
-def _keep(found: list[Mutant], seen: set[str], tree: ast.Module, path: Where, node: ast.AST,
+def _keep(found: list[Mutant], seen: set[str], module: _Module, path: Where, node: ast.AST,
           edit: Edit) -> None:
     """Apply `edit` at `path` (in place, undone before returning); keep the mutant unless an
     earlier one made the same module."""
+    tree = module.tree
     parent: Any = tree
+    enclosing: ast.stmt | None = None
     for step in path[:-1]:
         parent = parent[step] if isinstance(step, int) else getattr(parent, step)
+        if isinstance(parent, ast.stmt):
+            enclosing = parent
     last = path[-1]
     replacement = edit.replacement
-    for new in replacement if isinstance(replacement, list) else [replacement]:
-        if isinstance(new, ast.stmt):
-            _locate(new, node)
+    new = replacement if isinstance(replacement, list) else [replacement]
+    for statement in new:
+        if isinstance(statement, ast.stmt):
+            _locate(statement, node)
     before = ast.unparse(node) if isinstance(replacement, list) else \
         ast.unparse(_statement_at(tree, path) or node)
     if isinstance(last, int):
         span = 2 if edit.operator == "swap_steps" else 1
         kept = parent[last:last + span]
-        parent[last:last + span] = replacement if isinstance(replacement, list) else [replacement]
+        parent[last:last + span] = new
     else:
         kept = getattr(parent, last)
         setattr(parent, last, replacement)
+    if isinstance(last, int) and kept and all(isinstance(s, ast.stmt) for s in [*kept, *new]):
+        old, changed = cast(list[ast.stmt], kept), cast(list[ast.stmt], new)
+    else:
+        assert enclosing is not None, "an expression outside every statement"
+        old = changed = [enclosing]
     try:
-        text = ast.unparse(tree)
+        text = module.text(old, changed)
         after = _shown(edit) if isinstance(replacement, list) else \
             ast.unparse(_statement_at(tree, path) or node)
     except (ValueError, TypeError, AttributeError):
         return
     finally:
         if isinstance(last, int):
-            parent[last:last + len(replacement) if isinstance(replacement, list) else last + 1] \
-                = kept
+            parent[last:last + len(new)] = kept
         else:
             setattr(parent, last, kept)
     if text in seen:

@@ -20,14 +20,26 @@ NOISY_ROUNDS = 3
 QUIET_SPREAD = 1.25
 """How much more than another a sample of the same quantity may be on a machine that counts
 as quiet."""
+CLEAR_MARGIN = 1.5
+"""How far within its limit a first estimate of a quantity measured in CPU time must be to
+settle it at once, as within (settled's `clear`). A machine's load adds CPU time to a process
+by a fraction (its cache and scheduler noise), never by the 2.25 times it would take to bring
+an order of growth that fails (3 or more times the reference's, against a limit of 2) this far
+within; honest code (0.8 to 1.3 times the reference's) then costs one round, not two."""
 
 
-def settled(estimates: Sequence[float | None], limit: float, noisy: bool) -> bool | None:
+def settled(estimates: Sequence[float | None], limit: float, noisy: bool,
+            clear: bool = False) -> bool | None:
     """Whether the quantity is over `limit` (True), within it (False), or not known yet (None),
     from its estimate after each round so far (None where a round's could not be made). On a
     busy machine "over" takes more: every recent estimate past the limit by the spread a quiet
     machine allows (QUIET_SPREAD), since a busy machine charges the longer runs more and so
-    inflates the very growth being judged; an estimate between the two decides nothing."""
+    inflates the very growth being judged; an estimate between the two decides nothing.
+    `clear` (a quantity of CPU time, see CLEAR_MARGIN): a first estimate within the limit by
+    CLEAR_MARGIN is within at once."""
+    if clear and len(estimates) == 1 and estimates[0] is not None \
+            and estimates[0] <= limit / CLEAR_MARGIN:
+        return False
     needed = NOISY_ROUNDS if noisy else DECIDING_ROUNDS
     recent = estimates[-needed:]
     if len(recent) < needed or any(e is None for e in recent):

@@ -424,8 +424,16 @@ def resolve(api: Api, name: str) -> Callable[..., Any]:
 
 
 MUTANT_CPU_S = 0.5
-"""CPU seconds one mutant may spend on all its cases: a slip in a loop's step can make a loop
-that never ends."""
+"""CPU seconds one mutant may spend on all its cases at most: a slip in a loop's step can make
+a loop that never ends."""
+MUTANT_SLOWDOWN = 20.0
+"""How many times the unmutated reference's CPU time on the same cases a mutant may spend (but
+at least MUTANT_FLOOR_S): a slip that names a candidate's mistake changes what is computed, not
+its cost many times over, while a loop that never ends would otherwise hold each of its
+mutants for the whole MUTANT_CPU_S (five such took 2.5 of 2.9 s in one diagnosis)."""
+MUTANT_FLOOR_S = 0.05
+"""The least CPU time a mutant is given, well above the timer's resolution and the cost of
+loading its module."""
 MUTANTS_CPU_S = 4.0
 """CPU seconds all the mutants may spend: those not run by then count as not run (the
 diagnosis is a hint's worth, never a check's timeout)."""
@@ -456,8 +464,12 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
         raise _MutantOverran
 
     signal.signal(signal.SIGVTALRM, overran)
-    results: list[list[dict[str, Any]] | None] = []
     began = time.process_time()
+    for case in cases:
+        one_call(base, function, case, call, args, read, run, returns)
+    allowed = min(MUTANT_CPU_S, max(MUTANT_FLOOR_S,
+                                    MUTANT_SLOWDOWN * (time.process_time() - began)))
+    results: list[list[dict[str, Any]] | None] = []
     for source in sources:
         if time.process_time() - began > MUTANTS_CPU_S:
             results.append(None)
@@ -467,7 +479,7 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
         module.__file__ = base.module.__file__
         mutant = Api(module, base.backend, base.folder, base.helpers,
                      lambda name: importlib.import_module(f"{package}.{name}"))
-        signal.setitimer(signal.ITIMER_VIRTUAL, MUTANT_CPU_S)
+        signal.setitimer(signal.ITIMER_VIRTUAL, allowed)
         try:
             exec(compile(source, base.module.__file__ or "<mutant>", "exec"), module.__dict__)
             values = []
