@@ -9,6 +9,7 @@ and not merely zeros; what `describe` and `where_wrong` say, word for word.
 from __future__ import annotations
 
 import ast
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -27,12 +28,12 @@ def test_every_reference_part_makes_mutants_that_compile_and_can_be_named(round_
                                                                            part) -> None:
     source = (round_.reference_dir(flavor) / part.file).read_text()
     made = mutants.mutants(source)
-    original = ast.unparse(ast.parse(source))
+    original = ast.dump(ast.parse(source))
     assert len(made) <= mutants.MAX_MUTANTS
     assert len({m.source for m in made}) == len(made)
     for mutant in made:
         compile(mutant.source, part.file, "exec")
-        assert mutant.source != original
+        assert ast.dump(ast.parse(mutant.source)) != original
         assert mutant.before and (mutant.after or mutant.operator == "drop_step")
         assert mutants.describe(mutant, "the result").startswith("Your result is what")
 
@@ -196,3 +197,36 @@ def test_valid_input_rejected_by_the_candidates_own_raise_gets_a_hint_about_its_
         assert hint is None
     else:
         assert hint is not None and f"before `raise` at {own} rejected input" in hint
+
+
+def test_a_mutant_that_never_ends_costs_a_small_multiple_of_the_references_time() -> None:
+    """A slip in a loop's step can make a loop that never ends; each such mutant is stopped
+    once it has spent MUTANT_SLOWDOWN times the unmutated reference's CPU time on the cases
+    (at least MUTANT_FLOOR_S), and the mutants after it still run."""
+    import signal
+    import time
+
+    from grader.engine.rounds import get_round
+    from grader.probes.api import Api
+    from grader.probes.backends import make_backend
+    from grader.probes.library import MUTANT_FLOOR_S, mutant_calls
+
+    round_ = get_round("prefix-products")
+    source = (round_.reference_dir("numpy") / round_.part("part1").file).read_text()
+    endless = source.replace("    P[0] = W[0]\n", "    while W is not None:\n        pass\n")
+    assert endless != source
+    W = np.random.default_rng(0).standard_normal((3, 2, 2))
+    case = Case({"W": W, "P": np.empty_like(W)}, (("N", 3),)).data()
+    api = Api(ModuleType("baseline"), make_backend("numpy"), round_.reference_dir("numpy"))
+    previous = signal.getsignal(signal.SIGVTALRM)
+    began = time.process_time()
+    try:
+        results = mutant_calls(api, [endless, endless, source], [str(round_.folder), "part1"],
+                               "prefix_products_out", [case], args=["W", "P"])
+    finally:
+        signal.signal(signal.SIGVTALRM, previous)
+    spent = time.process_time() - began
+    assert results[:2] == [None, None]
+    assert results[2] is not None and results[2][0]["raised"] is None
+    np.testing.assert_allclose(results[2][0]["value"][2], W[0] @ W[1] @ W[2])
+    assert spent < 2 * MUTANT_FLOOR_S + 0.5  # two endless mutants, each stopped near the floor
