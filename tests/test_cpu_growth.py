@@ -463,10 +463,30 @@ def test_a_large_size_run_stopped_at_the_cap_in_every_round_fails_whatever_the_p
     assert verdict.status == "failed" and verdict.hint == "closed form"
     assert verdict.message.endswith(
         "at N = 32 yours was stopped in every round, once it had cost more than code growing "
-        "3.75x faster than the reference's, or costing 15x its work per call there, could; the "
-        "counter saw no matmul flops, so the work is in calls it cannot see")
+        "3.75x faster than the reference's could; the counter saw no matmul flops, so the work "
+        "is in calls it cannot see")
     both["yours"][1][-1]["capped"] = False  # stopped in one round only: the rounds decide
     assert _plan().judge(both).status == "passed"
+
+
+def test_a_large_run_stopped_at_its_cost_limit_in_every_round_gets_the_large_sizes_hint(
+        ) -> None:
+    """Work padded at the middle size raises the growth's bound past the large size's cost
+    limit: a large run stopped there in every round was stopped for its cost, and gets the hint
+    it would have got had it been let finish (a busy machine lets fewer runs finish, and must
+    not change the hint); with the middle size's work as the reference's, the growth's bound is
+    the lower and its hint stays."""
+    flat = padded(40)
+    for middle, hint in ((flat, "padded"), (REFERENCE, "closed form")):
+        stopped = Timings(middle.tiny, middle.middle, REFERENCE.large * 1.5)
+        both = measured([stopped] * 2, [REFERENCE] * 2)
+        for runs_of_a_round in both["yours"]:
+            runs_of_a_round[-1]["capped"] = True
+        verdict = _plan(large_hint="padded").judge(both)
+        assert (verdict.status, verdict.hint) == ("failed", hint)
+        past = "code costing 15x its work per call there" if hint == "padded" else \
+            "code growing 3.75x faster than the reference's"
+        assert f"once it had cost more than {past} could" in verdict.message
 
 
 @pytest.mark.parametrize(("stopped", "hint"), [

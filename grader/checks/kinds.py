@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from types import ModuleType
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -976,12 +976,24 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
               f"the {rule.counted} the counter saw grew slower")
     if len(rounds) >= DECIDING_ROUNDS and all(runs[-1].get("capped") for runs in rounds):
         # A stopped run is a lower bound: pooled with other rounds' runs it would read as a
-        # growth near the limit. Stopped in every round, it is past the cap's.
+        # growth near the limit. Stopped in every round, it is past the cap's; which limit
+        # the cap stood for (the same in every round, or either) says which hint applies, as
+        # it would had the run been let finish.
+        bounds = {_large_bound(runs, theirs, calls, limits, expected)
+                  for runs, theirs in zip(rounds, reference, strict=True)}
+        if bounds == {"cost"}:
+            past = f"code costing {CAP_MARGIN * limits.large:g}x its work per call there"
+        elif bounds == {"growth"}:
+            past = f"code growing {CAP_MARGIN * limits.growth:g}x faster than the reference's"
+        else:
+            past = (f"code growing {CAP_MARGIN * limits.growth:g}x faster than the "
+                    f"reference's, or costing {CAP_MARGIN * limits.large:g}x its work per call "
+                    "there")
+        hint = limits.large_hint if bounds == {"cost"} and limits.large_hint else \
+            rule.growth_hint
         return failed(f"{summary}: at {rule.size} = {sizes[2]} yours was stopped in every "
-                      f"round, once it had cost more than code growing "
-                      f"{CAP_MARGIN * limits.growth:g}x faster than the reference's, or costing "
-                      f"{CAP_MARGIN * limits.large:g}x its work per call there, could; {unseen}, "
-                      "so the work is in calls it cannot see", hint=rule.growth_hint)
+                      f"round, once it had cost more than {past} could; {unseen}, so the work "
+                      "is in calls it cannot see", hint=hint)
     noisy = _noisy(rounds, reference)
     growths = [None if g is None else g.excess for g in so_far]
     grows = settled(growths, limits.growth, noisy, clear=True)
@@ -1049,21 +1061,42 @@ def growth_cap(expected: float, calls: Calls,
         small_cap = SMALL_RUN_LIMIT * float(reference[-1]["cpu_s"])
         if len(current) < 3 or current[-1].get("capped"):
             return small_cap
-        tiny, middle, tiny_large = (float(run["cpu_s"]) for run in current)
-        timed = _least_per_size([reference], calls)
-        costly = CAP_MARGIN * limits.large * timed.work()[1]
-        if any(run.get("capped") for run in current):
+        tiny_large = float(current[2]["cpu_s"])
+        grown, costly = _large_caps(current, reference, calls, limits, expected)
+        if grown is None:
             # The middle run's work per call is unknown: only the large size's own cost
             # limit bounds this run.
             return min(small_cap, tiny_large + costly * calls.large) if costly > 0 else small_cap
-        floor = FLOOR_SHARE * FLOOR * timed.work()[1] / expected
-        work = max((middle - tiny) / calls.middle, floor)
-        if work <= 0:
+        if grown <= 0:
             return None
-        grown = CAP_MARGIN * limits.growth * CEILING * expected * work
         return tiny_large + (min(grown, costly) if costly > 0 else grown) * calls.large
 
     return cap
+
+
+def _large_caps(current: Sequence[dict[str, Any]], reference: Sequence[dict[str, Any]],
+                calls: Calls, limits: Limits, expected: float) -> tuple[float | None, float]:
+    """A round's two bounds on the candidate's work per call at the large size (see
+    growth_cap), from its runs at the smaller sizes (`current`, the round's timed runs from its
+    tiny one on) and the reference's: the work that growing CAP_MARGIN times the growth limit
+    past the reference's fastest countable growth would reach (None where the middle run was
+    stopped and its work is unknown), and CAP_MARGIN times the large-size limit's cost."""
+    timed = _least_per_size([reference[:4]], calls)
+    costly = CAP_MARGIN * limits.large * timed.work()[1]
+    if any(run.get("capped") for run in current[:3]):
+        return None, costly
+    tiny, middle = (float(run["cpu_s"]) for run in current[:2])
+    floor = FLOOR_SHARE * FLOOR * timed.work()[1] / expected
+    work = max((middle - tiny) / calls.middle, floor)
+    return CAP_MARGIN * limits.growth * CEILING * expected * work, costly
+
+
+def _large_bound(runs: Sequence[dict[str, Any]], reference: Sequence[dict[str, Any]],
+                 calls: Calls, limits: Limits, expected: float) -> Literal["growth", "cost"]:
+    """Which limit a round's stopped large run was stopped at: the large-size cost's where its
+    bound was the lower (or the only one), else the growth's."""
+    grown, costly = _large_caps(runs[-4:], reference[-4:], calls, limits, expected)
+    return "cost" if grown is None or 0 < costly <= grown else "growth"
 
 
 SMALL_RUN_LIMIT = 10.0
