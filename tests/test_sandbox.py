@@ -38,7 +38,7 @@ from helpers import NO_SANDBOX, REPO, needs_sandbox, run_grader, write_workspace
 
 ADVERSARIES = Path(__file__).parent / "adversaries"
 NAMES = sorted(p.name for p in ADVERSARIES.iterdir() if (p / "expect.toml").is_file())
-COACH = 'parts = ["part1", "part2"]\ntimeout = 10\n'
+COACH = 'parts = ["part1", "part2"]\ntimeout = 4\n'
 SECRET = "the-coach-secret-5f1c9a"
 SPY_PORT = 47123  # the port spy/submission/part1_inplace.py tries
 LINGER_NAME = "grader-adversary-linger"
