@@ -63,6 +63,12 @@ def test_each_operator_makes_the_slip_it_names() -> None:
                      ("other_variable", "total = B.sum(axis=0, keepdims=True)"),
                      ("sibling_function", "total = np.max(total, 0)")]:
         assert expected in made, expected
+    divided = {(m.operator, m.after) for m in mutants.mutants(
+        "def g(x, s):\n    y = x / s\n    return y * s\n")}
+    assert {("inverted_operator", "y = x * s"), ("inverted_operator", "return y / s")} <= divided
+    # A quotient by a constant is a factor's slip (drop_factor, double_factor), not this one.
+    assert not any(op == "inverted_operator" for op, _ in {(m.operator, m.after) for m in
+                   mutants.mutants("def h(x):\n    return x / 2\n")})
     # Loop counters and sizes are not read for arrays; validation is never mutated.
     assert not any(op == "other_variable" and "i." in after for op, after in made)
 
@@ -83,6 +89,25 @@ def test_a_mutant_that_zeroes_the_result_does_not_match_a_result_that_is_merely_
                              [(_case(), tiny)])
     assert found == [scaled]
     assert mutants.matching([zero], [_ran(np.zeros(3))], [(_case(), np.zeros(3))]) == [zero]
+
+
+@pytest.mark.parametrize("size", [1e-13, 1e-6, 0.3])
+def test_tiny_results_match_a_mutant_only_at_its_own_scale(size: float) -> None:
+    """Two slips that both leave a result far below 1 (a step too small, by different factors)
+    differ by far more than rounding; both are within the truth's absolute tolerance of each
+    other. The mutant whose result is the candidate's, to rounding, is the one named."""
+    yours = size * np.array([1.0, -2.0, 3.0])
+    four_times = mutants.Mutant("double_factor", "a", "b", "")
+    same = mutants.Mutant("inverted_operator", "c", "d", "")
+    found = mutants.matching([four_times, same],
+                             [_ran(4 * yours), _ran(yours * (1 + 1e-12))], [(_case(), yours)])
+    assert found == [same]
+    # A tuple of results, one of them a plain number, is scaled alike.
+    pair = (yours, float(size))
+    assert mutants.matching([same], [[{"value": (yours * (1 + 1e-12), size), "raised": None}]],
+                            [(_case(), pair)]) == [same]
+    assert mutants.matching([same], [[{"value": (yours, 2 * size), "raised": None}]],
+                            [(_case(), pair)]) == []
 
 
 def test_a_mutant_that_raised_or_ran_too_long_matches_no_result() -> None:

@@ -225,14 +225,18 @@ def _as_load(node: ast.expr) -> ast.expr:
 
 
 def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """A sign flipped (`+` for `-` and back, a negation dropped); a constant factor dropped or
-    doubled. `x + 1` and `x - 1` are an index's arithmetic, which off_by_one shifts instead."""
+    """A sign flipped (`+` for `-` and back, a negation dropped); a product for a quotient (and
+    back) by a variable; a constant factor dropped or doubled. `x + 1` and `x - 1` are an
+    index's arithmetic, which off_by_one shifts instead."""
     if isinstance(node, ast.BinOp) and not (isinstance(node.right, ast.Constant)
                                             and isinstance(node.op, ast.Add | ast.Sub)):
         if isinstance(node.op, ast.Add):
             yield Edit("flip_sign", ast.BinOp(node.left, ast.Sub(), node.right))
         elif isinstance(node.op, ast.Sub):
             yield Edit("flip_sign", ast.BinOp(node.left, ast.Add(), node.right))
+        if isinstance(node.op, ast.Mult | ast.Div) and not isinstance(node.right, ast.Constant):
+            inverse = ast.Div() if isinstance(node.op, ast.Mult) else ast.Mult()
+            yield Edit("inverted_operator", ast.BinOp(node.left, inverse, node.right))
         if isinstance(node.op, ast.Mult | ast.Div):
             for kept, factor in ((node.left, node.right), (node.right, node.left)):
                 if isinstance(factor, ast.Constant) and isinstance(factor.value, int | float) \
@@ -354,7 +358,8 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
             "shift_bound", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
             "drop_keepdims", "sibling_function", "swap_unpacking", "flip_sign", "drop_factor",
-            "double_factor", "swap_steps", "drop_step", "unentered_with", "other_variable")
+            "double_factor", "inverted_operator", "swap_steps", "drop_step", "unentered_with",
+            "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
@@ -668,15 +673,44 @@ def shape(code: str) -> str | None:
 
 
 def _same(actual: Any, value: Any, case: Case) -> bool:
-    """The candidate's result is the mutant's. A mutant that computes nothing (all zeros) only
-    matches a result that is exactly zero too: a tiny result matches zero within any
-    tolerance, and would be blamed on whatever slip zeroes the output."""
+    """The candidate's result is the mutant's, at the mutant's own scale. A comparison with the
+    truth allows an absolute error of the dtype's tolerance for results below 1 in size, so
+    two different tiny results (1e-13 and 4e-13, a step too small by different slips) would
+    match: here both are measured in units of the mutant's largest entry first. A mutant that
+    computes nothing (all zeros) then only matches a result that is exactly zero too."""
     try:
         if _all_zero(value) and not _all_zero(actual):
             return False
+        size = _largest(value)
+        if 0 < size < 1:
+            actual, value = _scaled(actual, 1 / size), _scaled(value, 1 / size)
         return bool(tree_matches(actual, value, case.dtype))
     except (ValueError, TypeError, IndexError):
         return False
+
+
+def _largest(tree: Any) -> float:
+    """The largest finite magnitude among a result's numbers (0 for none)."""
+    if isinstance(tree, dict):
+        return max((_largest(v) for v in tree.values()), default=0.0)
+    if isinstance(tree, list | tuple):
+        return max((_largest(v) for v in tree), default=0.0)
+    if isinstance(tree, np.ndarray | float | int) and not isinstance(tree, bool):
+        values = np.abs(np.asarray(tree, dtype=np.float64))
+        values = values[np.isfinite(values)]
+        return float(values.max()) if values.size else 0.0
+    return 0.0
+
+
+def _scaled(tree: Any, factor: float) -> Any:
+    """A result with its numbers multiplied by `factor`, its other leaves as they were."""
+    if isinstance(tree, dict):
+        return {k: _scaled(v, factor) for k, v in tree.items()}
+    if isinstance(tree, list | tuple):
+        return type(tree)(_scaled(v, factor) for v in tree)
+    if isinstance(tree, np.ndarray | float | int) and not isinstance(tree, bool):
+        return np.asarray(tree, dtype=np.float64) * factor
+    return tree
 
 
 def _all_zero(tree: Any) -> bool:

@@ -10,6 +10,7 @@ EXPLANATION = ""
 def _reference():
     try:
         from grader.references import load_reference_part
+
         from grader.rounds import get_round
 
         round_ = get_round("prefix-products")
