@@ -489,6 +489,40 @@ def test_a_large_run_stopped_at_its_cost_limit_in_every_round_gets_the_large_siz
         assert f"once it had cost more than {past} could" in verdict.message
 
 
+@pytest.mark.parametrize(("slowed", "hint"), [
+    (1.6, "closed form"), (2.5, "closed form"), (4.0, "closed form"),  # a busy machine
+    (40.0, "padded"),                                                # padding
+])
+def test_a_closed_form_stopped_in_every_round_keeps_its_hint_however_slow_its_middle_run(
+        slowed: float, hint: str) -> None:
+    """A busy machine slows a closed form's middle run, and with it raises the growth's cap
+    past the cost's: its large run is then stopped at the cost's cap. The growth up to that
+    stop is a lower bound, still far past its limit: the hint stays the growth's. Only middle
+    work many times the reference's (padding) brings that bound within, and the cost's hint."""
+    work = REFERENCE.middle - REFERENCE.tiny
+    stopped = Timings(REFERENCE.tiny, REFERENCE.tiny + slowed * work,
+                      REFERENCE.tiny + 16 * (REFERENCE.large - REFERENCE.tiny))
+    both = measured([stopped] * 3, [REFERENCE] * 3)
+    for runs_of_a_round in both["yours"]:
+        runs_of_a_round[-1]["capped"] = True
+    verdict = _plan(large_hint="padded").judge(both)
+    assert (verdict.status, verdict.hint) == ("failed", hint), verdict.message
+    assert "stopped in every round" in verdict.message
+
+
+def test_a_cost_that_settles_first_does_not_take_the_hint_from_a_growth_over_its_limit() -> None:
+    """On a busy machine the growth needs a wider margin to settle than the large size's cost
+    of the same code: when the cost settles first, a growth past its limit in every round
+    still names the mistake (its hint), as it would once settled; within its limit, the
+    cost's hint."""
+    work = REFERENCE.middle - REFERENCE.tiny
+    large = REFERENCE.tiny + 14 * (REFERENCE.large - REFERENCE.tiny)
+    for middle, hint in (((4.6, 7.0, 5.0), "closed form"), ((7.0, 9.0, 8.0), "padded")):
+        yours = [Timings(REFERENCE.tiny, REFERENCE.tiny + m * work, large) for m in middle]
+        verdict = _plan(large_hint="padded").judge(measured(yours, [REFERENCE] * 3))
+        assert (verdict.status, verdict.hint) == ("failed", hint), verdict.message
+
+
 @pytest.mark.parametrize(("stopped", "hint"), [
     ((-3,), "padded"),              # the middle size alone: its work is the cost
     ((-4, -3), "overhead"),         # the tiny size too: a fixed cost hides any growth

@@ -981,6 +981,11 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
         # it would had the run been let finish.
         bounds = {_large_bound(runs, theirs, calls, limits, expected)
                   for runs, theirs in zip(rounds, reference, strict=True)}
+        if growth.excess > limits.growth:
+            # The growth up to where the run was stopped, a lower bound, is past its own limit
+            # already: however the cap fell (a busy machine slows the middle run and moves it),
+            # the growth fails too, and its hint is the one that names the mistake.
+            bounds.add("growth")
         if bounds == {"cost"}:
             past = f"code costing {CAP_MARGIN * limits.large:g}x its work per call there"
         elif bounds == {"growth"}:
@@ -998,6 +1003,11 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
     growths = [None if g is None else g.excess for g in so_far]
     grows = settled(growths, limits.growth, noisy, clear=True)
     costs_more = settled(costs, limits.large, noisy, clear=True)
+    if costs_more and grows is None and all(g is not None and g > limits.growth for g in growths):
+        # The cost settles the failure; a growth past its limit in every round, though not yet
+        # by the margin a busy machine needs, says why, as it would once settled: which limit
+        # names the mistake must not hang on which estimate a busy machine let settle first.
+        grows = True
     if grows:
         return failed(f"{summary}: yours grows {growth.excess:.1f}x faster than the "
                       f"reference's (at most {limits.growth:g}x allowed); {unseen}, so the work "
