@@ -14,13 +14,16 @@ a folder called grader/ where the command was started cannot shadow this package
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+import pickle
 import re
 import sys
 import tempfile
 import time
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
@@ -388,14 +391,38 @@ def _reference_frame(grading: _Part, local: Spawn, index: int,
     return {**frame, "cpu_s": ended.cpu_s}
 
 
+DIAGNOSES_KEPT = 256
+"""How many diagnosis frames a worker keeps (see _diagnosis_frame)."""
+_diagnoses: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+
+def _diagnosis_frame(grading: _Part, index: int, spec: ChildSpec) -> dict[str, Any]:
+    """The frame of a diagnosis child, kept by the worker for its job: the child runs only the
+    reference's mutants on judge-made cases (no candidate code, nothing timed into a verdict),
+    so the same job always has the same answer. A warm worker is asked the same one again and
+    again: `watch` re-checks the same slip after each save, a class shares a seed, and the
+    smallest wrong cases of most slips are the same few. Only observations are kept: a child
+    that ran out of time or died is asked again next time."""
+    key = hashlib.sha256(pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+    if key in _diagnoses:
+        _diagnoses.move_to_end(key)
+        return _diagnoses[key]
+    frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index, spec)
+    if frame["kind"] == "observation":
+        _diagnoses[key] = frame
+        if len(_diagnoses) > DIAGNOSES_KEPT:
+            _diagnoses.popitem(last=False)
+    return frame
+
+
 def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
     """The verdict, its hint naming the mistake where its diagnosis probe (run in a child with
     no candidate code, like a baseline) finds one; as it was where the probe finds none, fails
     or runs out of time."""
     diagnosis = verdict.diagnosis
     assert diagnosis is not None
-    frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index,
-                             grading.reference_spec(index, diagnosis.probe, diagnosis.args, False))
+    frame = _diagnosis_frame(grading, index, grading.reference_spec(
+        index, diagnosis.probe, diagnosis.args, False))
     named = diagnosis.name(frame["data"]) if frame["kind"] == "observation" else None
     if named and diagnosis.keep_hint and verdict.hint:
         named = f"{verdict.hint} {named}"
