@@ -9,7 +9,7 @@ and not merely zeros; what `describe` and `where_wrong` say, word for word.
 from __future__ import annotations
 
 import ast
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import numpy as np
 import pytest
@@ -255,3 +255,31 @@ def test_a_mutant_that_never_ends_costs_a_small_multiple_of_the_references_time(
     assert results[2] is not None and results[2][0]["raised"] is None
     np.testing.assert_allclose(results[2][0]["value"][2], W[0] @ W[1] @ W[2])
     assert spent < 2 * MUTANT_FLOOR_S + 0.5  # two endless mutants, each stopped near the floor
+
+
+def test_a_warm_worker_asks_each_diagnosis_job_once_and_only_keeps_answers(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A diagnosis child runs the reference's mutants on judge-made cases, no candidate code:
+    the same job has the same answer, and a warm worker asks it once. A child that ran out of
+    time or died is asked again, and so is any job that differs in anything."""
+    from grader.runner import worker
+
+    asked: list[dict[str, object]] = []
+    answers = iter([{"kind": "error", "message": "the reference did not finish in time"},
+                    {"kind": "observation", "data": [1]}, {"kind": "observation", "data": [2]}])
+
+    def child(grading: object, local: object, index: int, spec: dict[str, object]) -> object:
+        asked.append(spec)
+        return next(answers)
+
+    monkeypatch.setattr(worker, "_reference_frame", child)
+    monkeypatch.setattr(worker, "fork_spawner", lambda round_, sweep: None)
+    monkeypatch.setattr(worker, "_diagnoses", type(worker._diagnoses)())
+    grading = SimpleNamespace(round=None)
+    job = {"round": "r", "calls": [{"probe": "mutant_calls", "args": {"cases": [np.ones(3)]}}]}
+    other = {**job, "flavor": "torch"}
+    frames = [worker._diagnosis_frame(grading, 0, spec)  # type: ignore[arg-type]
+              for spec in (job, job, job, other, other)]
+    assert [f["kind"] for f in frames] == ["error", "observation", "observation",
+                                          "observation", "observation"]
+    assert [f.get("data") for f in frames] == [None, [1], [1], [2], [2]]
+    assert asked == [job, job, other]
