@@ -2,10 +2,14 @@
 matrix products with a hand-written backward, matmul backward, MLP backprop, gradient
 checking, autograd pitfalls), each round a folder of data on one engine.
 
-The package is split by concern: `rounds` (the rounds and their registry), `workspace`
-(finding and writing a candidate's files), `runner` (the only code that starts candidate
-processes), `checks` (the engine's check kinds and diagnosis), `report` (rendering) and `cli`
-(thin click commands).
+The package is split by whose side each piece is on: `engine` (the round model, found from
+the rounds' folders, results, limits and the grader's integrity: it knows no round), `checks`
+(the check kinds, diagnosis and measurement), `round_api` (the only surface a round imports),
+`rounds` (the rounds themselves, each a folder of data), `probes` (what runs beside
+candidate code, in its process), `runner` (the only code that starts
+candidate processes), `candidate` (check, watch, mock, hints, explain), `coach` (batch
+grading, Gradescope, Classroom, review), `render` (scorecards and reports) and `cli` (thin
+click commands).
 """
 
 __version__ = "0.1.0"
