@@ -16,7 +16,8 @@ import pytest
 
 from grader.checks import mutants, symptoms
 from grader.checks.cases import Case
-from grader.engine.rounds import installed
+from grader.engine.rounds import get_round, installed
+from grader.probes.library import OUT_OF_TIME
 
 REFERENCE_PARTS = [pytest.param(round_, flavor, part, id=f"{round_.id}/{flavor}/{part.id}")
                    for round_ in installed().values() for flavor in round_.flavors
@@ -251,7 +252,7 @@ def test_a_mutant_that_never_ends_costs_a_small_multiple_of_the_references_time(
     finally:
         signal.signal(signal.SIGVTALRM, previous)
     spent = time.process_time() - began
-    assert results[:2] == [None, None]
+    assert results[:2] == [OUT_OF_TIME, OUT_OF_TIME]
     assert results[2] is not None and results[2][0]["raised"] is None
     np.testing.assert_allclose(results[2][0]["value"][2], W[0] @ W[1] @ W[2])
     assert spent < 2 * MUTANT_FLOOR_S + 0.5  # two endless mutants, each stopped near the floor
@@ -260,11 +261,13 @@ def test_a_mutant_that_never_ends_costs_a_small_multiple_of_the_references_time(
 def test_a_warm_worker_asks_each_diagnosis_job_once_and_only_keeps_answers(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A diagnosis child runs the reference's mutants on judge-made cases, no candidate code:
     the same job has the same answer, and a warm worker asks it once. A child that ran out of
-    time or died is asked again, and so is any job that differs in anything."""
+    time or died is asked again, as is one whose answer holds a mutant stopped for time (a
+    quieter moment might let it finish), and any job that differs in anything."""
     from grader.runner import worker
 
     asked: list[dict[str, object]] = []
     answers = iter([{"kind": "error", "message": "the reference did not finish in time"},
+                    {"kind": "observation", "data": [None, OUT_OF_TIME]},
                     {"kind": "observation", "data": [1]}, {"kind": "observation", "data": [2]}])
 
     def child(grading: object, local: object, index: int, spec: dict[str, object]) -> object:
@@ -277,9 +280,10 @@ def test_a_warm_worker_asks_each_diagnosis_job_once_and_only_keeps_answers(monke
     grading = SimpleNamespace(round=None)
     job = {"round": "r", "calls": [{"probe": "mutant_calls", "args": {"cases": [np.ones(3)]}}]}
     other = {**job, "flavor": "torch"}
-    frames = [worker._diagnosis_frame(grading, 0, spec)  # type: ignore[arg-type]
-              for spec in (job, job, job, other, other)]
-    assert [f["kind"] for f in frames] == ["error", "observation", "observation",
-                                          "observation", "observation"]
-    assert [f.get("data") for f in frames] == [None, [1], [1], [2], [2]]
-    assert asked == [job, job, other]
+    lasting = mutants.diagnosis(get_round("prefix-products"), "part3", "torch", {},
+                                [(Case({"W": np.ones(1)}, ()), None)], "dW").lasting  # type: ignore[union-attr]
+    frames = [worker._diagnosis_frame(grading, 0, spec, lasting)  # type: ignore[arg-type]
+              for spec in (job, job, job, job, other, other)]
+    assert [f["kind"] for f in frames] == ["error"] + ["observation"] * 5
+    assert [f.get("data") for f in frames] == [None, [None, OUT_OF_TIME], [1], [1], [2], [2]]
+    assert asked == [job, job, job, other]

@@ -31,12 +31,14 @@ class Diagnosis:
     `name` turns that probe's observation into the hint that names the slip, or None (the
     verdict's own hint stands). `keep_hint`: the verdict's hint already names a known mistake
     (a class of slips); the sentence that names the statement goes after it, not in its
-    place."""
+    place. `lasting`: whether an observation of the probe is the same on any machine, so that
+    a worker may keep it for the same job (one that ran out of time is not)."""
 
     probe: str
     args: dict[str, Any]
     name: Callable[[Any], str | None]
     keep_hint: bool = False
+    lasting: Callable[[Any], bool] = lambda observation: True
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from grader.checks.base import Diagnosis
 from grader.checks.cases import Case
 from grader.checks.compare import tree_matches
 from grader.engine.rounds import Round
+from grader.probes.library import OUT_OF_TIME
 
 TEMPLATES_FILE = Path(__file__).with_name("mutations.toml")
 MAX_MUTANTS = 400
@@ -619,10 +620,10 @@ def matching(candidates: Sequence[Mutant], outputs: Sequence[Any],
              wrong: Sequence[tuple[Case, Any]]) -> list[Mutant]:
     """The mutants whose outputs equal the candidate's on every one of the (up to MAX_CASES)
     wrong cases they ran on; `outputs[k][j]` is mutant k's {"value", "raised"} on case j
-    (grader.probes.library.mutant_calls), None for a mutant that did not run."""
+    (grader.probes.library.mutant_calls), not a list for a mutant that did not run."""
     found = []
     for mutant, runs in zip(candidates, outputs, strict=True):
-        if runs and len(runs) == len(wrong) and all(
+        if isinstance(runs, list) and len(runs) == len(wrong) and all(
                 isinstance(run, dict) and run.get("raised") is None
                 and _same(actual, run.get("value"), case)
                 for (case, actual), run in zip(wrong, runs, strict=True)):
@@ -640,7 +641,8 @@ def raising_alike(candidates: Sequence[Mutant], outputs: Sequence[Any], raised: 
     if theirs is None:
         return []
     return [mutant for mutant, runs in zip(candidates, outputs, strict=True)
-            if runs and isinstance(runs[0], dict) and runs[0].get("raised") == raised.get("type")
+            if isinstance(runs, list) and runs and isinstance(runs[0], dict)
+            and runs[0].get("raised") == raised.get("type")
             and theirs in {shape(line) for line in (mutant.after, *mutant.explains)}]
 
 
@@ -753,7 +755,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
             matching(found, outputs, chosen)
         return describe(matched[0], what) if matched else None
 
-    return Diagnosis("mutant_calls", args, name)
+    return Diagnosis("mutant_calls", args, name,
+                     lasting=lambda outputs: OUT_OF_TIME not in outputs)
 
 
 def describe(mutant: Mutant, what: str) -> str:

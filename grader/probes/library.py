@@ -439,6 +439,12 @@ MUTANTS_CPU_S = 4.0
 diagnosis is a hint's worth, never a check's timeout)."""
 
 
+OUT_OF_TIME = "out of time"
+"""mutant_calls' answer for a mutant it stopped for time: unlike one that would not load, a
+mutant that might have finished on a quieter machine (a diagnosis that holds one is not kept,
+see grader.runner.worker._diagnosis_frame)."""
+
+
 class _MutantOverran(BaseException):
     """A mutant ran past MUTANT_CPU_S (a BaseException: the safe call around each call must
     not take it for the mutant's own error and go on to the next case)."""
@@ -448,11 +454,12 @@ class _MutantOverran(BaseException):
 def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                  function: str | None, cases: Sequence[CaseData], call: str | None = None,
                  args: Sequence[str] = (), read: str | None = None, run: str | None = None,
-                 returns: str = "array") -> list[list[dict[str, Any]] | None]:
+                 returns: str = "array") -> list[list[dict[str, Any]] | str | None]:
     """Each mutated source of the reference's part module (grader.checks.mutants), run on the
     cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
-    "raised": the exception's type name}; None for a mutant that would not load or ran too
-    long. Only in a baseline child: the sources are the reference's."""
+    "raised": the exception's type name}; None for a mutant that would not load, OUT_OF_TIME
+    for one that ran past its time (or came after the mutants' time ran out). Only in a
+    baseline child: the sources are the reference's."""
     import importlib
     import signal
     from types import ModuleType
@@ -469,10 +476,10 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
         one_call(base, function, case, call, args, read, run, returns)
     allowed = min(MUTANT_CPU_S, max(MUTANT_FLOOR_S,
                                     MUTANT_SLOWDOWN * (time.process_time() - began)))
-    results: list[list[dict[str, Any]] | None] = []
+    results: list[list[dict[str, Any]] | str | None] = []
     for source in sources:
         if time.process_time() - began > MUTANTS_CPU_S:
-            results.append(None)
+            results.append(OUT_OF_TIME)
             continue
         module = ModuleType(base.module.__name__)
         module.__package__ = package
@@ -489,7 +496,9 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                 values.append({"value": None if raised else seen["value"],
                                "raised": raised["type"] if raised else None})
             results.append(values)
-        except (_MutantOverran, Exception):  # noqa: BLE001 - a mutant may break anything
+        except _MutantOverran:
+            results.append(OUT_OF_TIME)
+        except Exception:  # noqa: BLE001 - a mutant may break anything
             results.append(None)
         finally:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0)

@@ -396,19 +396,22 @@ DIAGNOSES_KEPT = 256
 _diagnoses: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
 
-def _diagnosis_frame(grading: _Part, index: int, spec: ChildSpec) -> dict[str, Any]:
+def _diagnosis_frame(grading: _Part, index: int, spec: ChildSpec,
+                     lasting: Callable[[Any], bool]) -> dict[str, Any]:
     """The frame of a diagnosis child, kept by the worker for its job: the child runs only the
     reference's mutants on judge-made cases (no candidate code, nothing timed into a verdict),
     so the same job always has the same answer. A warm worker is asked the same one again and
     again: `watch` re-checks the same slip after each save, a class shares a seed, and the
     smallest wrong cases of most slips are the same few. Only observations are kept: a child
-    that ran out of time or died is asked again next time."""
+    that ran out of time or died, or an answer that is not `lasting` (a mutant stopped for
+    time, which a quieter moment might have let finish), is asked again next time: a busy
+    moment during one submission must not shape the hints of those after it."""
     key = hashlib.sha256(pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
     if key in _diagnoses:
         _diagnoses.move_to_end(key)
         return _diagnoses[key]
     frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index, spec)
-    if frame["kind"] == "observation":
+    if frame["kind"] == "observation" and lasting(frame["data"]):
         _diagnoses[key] = frame
         if len(_diagnoses) > DIAGNOSES_KEPT:
             _diagnoses.popitem(last=False)
@@ -422,7 +425,7 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
     diagnosis = verdict.diagnosis
     assert diagnosis is not None
     frame = _diagnosis_frame(grading, index, grading.reference_spec(
-        index, diagnosis.probe, diagnosis.args, False))
+        index, diagnosis.probe, diagnosis.args, False), diagnosis.lasting)
     named = diagnosis.name(frame["data"]) if frame["kind"] == "observation" else None
     if named and diagnosis.keep_hint and verdict.hint:
         named = f"{verdict.hint} {named}"
