@@ -1,8 +1,10 @@
 """The `grader` command line: parse, call the library, render, choose the exit code.
 
-Each command is a few lines over the library. Domain errors become ClickException here and only
-here, so users see one clear line and exit 1; usage errors exit 2. Importing this module must
-not import torch: `grader --help` and `grader list` stay instant.
+Each command is a few lines over the library. One rule for the exit status, every command alike:
+0 success; 1 checks failed or the operation failed (domain errors become ClickException here and
+only here, so users see one clear line); 2 a usage error, a path given that does not exist
+included; 130 (128 + SIGINT) on Ctrl-C, with one line "Interrupted." (GraderGroup). Importing
+this module must not import torch: `grader --help` and `grader list` stay instant.
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ def guarded(action: Callable[..., T], *args: Any) -> T:
 
 def workspace_option(func: F) -> F:
     return click.option(
-        "--workspace", "workspace_dir", type=click.Path(file_okay=False, path_type=Path),
+        "--workspace", "workspace_dir",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
         help="The workspace folder (default: found from the current folder upwards).",
     )(func)
 
@@ -206,7 +209,25 @@ def flavor_of(round_: Round, flavor: str | None) -> str:
     return flavor
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+INTERRUPTED = 130
+"""The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it."""
+
+
+class GraderGroup(click.Group):
+    """Ctrl-C (or a prompt it broke off) ends any command with one line, "Interrupted.", and
+    exit status 130, as a shell would report it: not click's "Aborted!" and 1, which read like
+    a failed check. What the command was doing cleans up on the way out (the `with` blocks);
+    watch and `mock status --watch` catch it themselves, since Ctrl-C is how they stop."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort):
+            click.echo("Interrupted.", err=True)
+            raise click.exceptions.Exit(INTERRUPTED) from None
+
+
+@click.group(cls=GraderGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="grader")
 def cli() -> None:
     """Autograder for the rounds of an ML-infrastructure interview loop: prefix matrix
@@ -473,9 +494,10 @@ def mock_start(minutes: float | None, force: bool, workspace_dir: Path | None) -
             raise click.ClickException(
                 f"a mock round started {elapsed} ago is still running; end it with `grader "
                 "mock end`, or pass --force to end it and start a new one")
-        if not force:
-            click.confirm(f"A mock round started {elapsed} ago is still running. End it (its "
-                          "report is saved) and start a new one?", abort=True)
+        if not force and not click.confirm(f"A mock round started {elapsed} ago is still "
+                                           "running. End it (its report is saved) and start a "
+                                           "new one?"):
+            raise click.ClickException("the running round goes on; nothing was changed")
         ended = guarded(mock.end_round, workspace, now(), views.report_markdown)
         out.print(f"Ended the running round; its report: {ended.markdown_path}", markup=False)
     views.render_round_started(out, guarded(mock.start_round, workspace, now(), minutes))
@@ -597,11 +619,13 @@ def list_backups(workspace_dir: Path | None) -> None:
 
 @cli.command()
 @click.argument("backup", required=False)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @workspace_option
-def restore(backup: str | None, workspace_dir: Path | None) -> None:
+def restore(backup: str | None, yes: bool, workspace_dir: Path | None) -> None:
     """Bring back the files of BACKUP (a name from `grader backups`; default: the latest).
 
-    The current files are backed up first, so a restore can be undone like a reset.
+    The current files are backed up first, so a restore can be undone like a reset. On a
+    terminal you are asked first; without one, nothing changes unless --yes is given (exit 1).
     """
     from grader.candidate import backups
     from grader.render import instructor_report
@@ -613,6 +637,7 @@ def restore(backup: str | None, workspace_dir: Path | None) -> None:
         changes = backups.plan_restore(workspace, chosen)
         instructor_report.render_changes(out, f"Restore {chosen.name} ({chosen.reason})",
                                          changes)
+        confirm_or_stop(yes, "Restore these files? (the current ones are backed up first)")
         outcome = backups.restore(workspace, chosen)
     except WorkspaceError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -256,12 +256,12 @@ def test_cli_round_trip_and_listing(workspace: Workspace) -> None:
     assert "before reset of all parts" in listing.output
     assert "part1, part3" in listing.output and "(latest)" in listing.output
 
-    restored = run(["restore", *where])
+    restored = run(["restore", "--yes", *where])
     assert restored.exit_code == 0, restored.output
     assert tree(workspace) == before
     # The restore backed up the pristine files it replaced: restoring that undoes it.
     assert "before restore of" in run(["backups", *where]).output
-    assert run(["restore", *where]).exit_code == 0
+    assert run(["restore", "--yes", *where]).exit_code == 0
     assert tree(workspace) == pristine_tree(workspace)
 
 
@@ -291,7 +291,7 @@ def test_reset_and_restore_keep_each_files_permissions(workspace: Workspace) -> 
     assert run(["reset", "--all", "--yes", "--workspace", str(workspace.root)]).exit_code == 0
     assert stat.S_IMODE(target.stat().st_mode) == 0o754
     target.unlink()
-    assert run(["restore", "--workspace", str(workspace.root)]).exit_code == 0
+    assert run(["restore", "--yes", "--workspace", str(workspace.root)]).exit_code == 0
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
