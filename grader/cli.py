@@ -26,6 +26,7 @@ from rich.console import Console
 from grader import REPORT_INSTALL, __version__
 from grader.candidate import mock
 from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from grader.engine.results import points_of
 from grader.engine.rounds import DEFAULT_ROUND, Round, RoundError, installed
 from grader.engine.safe_text import one_line
 from grader.engine.workspace import (
@@ -398,8 +399,8 @@ def solution(part: str, workspace_dir: Path | None, force: bool) -> None:
     last = state.last_results(workspace).get(part)
     passed = bool(last and last.get("full"))
     if not passed and not force:
-        seen = (f"your last check scored {last['score']:.1f}/{last['max_score']:.1f}" if last
-                else "it has not been checked yet")
+        seen = (f"your last check scored {points_of(last['score'], last['max_score'])}"
+                if last else "it has not been checked yet")
         raise click.ClickException(
             f"{part} has not passed yet ({seen}); the reference is shown once it does. Try "
             f"`grader hint {part}`, or `grader solution {part} --force` (a mock round counts "

@@ -17,7 +17,8 @@ import pytest
 
 from grader.candidate import backups
 from grader.engine.workspace import load_workspace
-from tests.helpers import PREFIX, SESSION_ENV, run_grader, write_workspace
+
+from helpers import PREFIX, SESSION_ENV, run_grader, write_workspace
 
 MISSING = "/nonexistent/grader-exit-codes"
 
@@ -75,13 +76,15 @@ def test_reset_and_restore_both_refuse_without_a_terminal_unless_yes(command: li
 def on_a_terminal(args: list[str], cwd: Path, wait_for: bytes,
                   timeout: float = 120) -> tuple[int, str]:
     """Run the grader on a pseudo-terminal, press Ctrl-C once `wait_for` has been shown, and
-    return the exit status and everything it wrote."""
+    return the exit status and everything it wrote. Ctrl-C is pressed again each second until
+    the grader ends, as a person would: a signal that lands between Python's check for one and
+    the terminal read that `input()` starts is only seen at the next one."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the grader, as typed at a shell
         os.chdir(cwd)
         os.execve(sys.executable, [sys.executable, "-m", "grader", *args],
                   {**SESSION_ENV, "TERM": "xterm"})
-    shown, pressed, deadline = b"", False, time.monotonic() + timeout
+    shown, pressed, deadline = b"", 0.0, time.monotonic() + timeout
     while time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], 0.2)
         if ready:
@@ -92,9 +95,9 @@ def on_a_terminal(args: list[str], cwd: Path, wait_for: bytes,
             if not chunk:
                 break
             shown += chunk
-        if not pressed and wait_for in shown:
+        if wait_for in shown and time.monotonic() - pressed > 1:
             os.write(fd, b"\x03")  # the terminal turns it into SIGINT for the whole group
-            pressed = True
+            pressed = time.monotonic()
     else:
         os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)

@@ -238,14 +238,22 @@ def unrun_parts(config: GradingConfig, settings: Settings, message: str,
 
 
 def _first_line_of_trouble(part: PartResult) -> str | None:
-    """What stopped a part outright (an import error, a crash, a timeout), in one line."""
-    if not part.checks or any(c.status == "passed" for c in part.checks):
+    """Why a part scored low when something stopped it, in one line: what stopped it outright
+    (an import error, a crash, a timeout at its first check), else its first check that timed
+    out (the rest of the part was not run), as the cohort report's time-outs name it."""
+    if not part.checks:
         return None
     first = part.checks[0]
-    if first.status not in ("error", "timeout"):
+    hung = next((c for c in part.checks if c.status == "timeout"), None)
+    if first.status in ("error", "timeout") and not any(c.status == "passed"
+                                                         for c in part.checks):
+        said, message = part.id, first.message
+    elif hung is not None:
+        said, message = f"{part.id}: {hung.id} timed out", hung.message
+    else:
         return None
-    lines = [line.strip() for line in first.message.splitlines() if line.strip()]
-    return f"{part.id}: {' '.join(lines[:2])}"[:NOTE_WIDTH] if lines else None
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return f"{said}: {' '.join(lines[:2])}"[:NOTE_WIDTH] if lines else None
 
 
 def graded_row(staged: Staged, config: GradingConfig, result: RunResult,

@@ -32,6 +32,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from grader.engine.results import in_eighths
+
 DEFAULT_ROUND = "prefix-products"
 EXTRA_ROUNDS_ENV = "GRADER_ROUNDS_PATH"
 """Extra round folders (or folders of round folders), separated like PATH: a coach's own rounds,
@@ -205,6 +207,10 @@ def _parse_round(data: dict[str, Any], folder: Path, where: str) -> Round:
             budget_minutes=float(_require(raw, "budget", (int, float), here)),
             hints=_strings(raw.get("hints"), f"{here}.hints"), flavors=part_flavors,
         ))
+    uneven = [p.id for p in parts if not in_eighths(p.weight)]
+    if uneven:
+        raise RoundError(f"{where}: {uneven[0]}'s weight must be a multiple of 1/8: points "
+                         "are kept in eighths, so that every output adds up")
     ids = [p.id for p in parts]
     if len(set(ids)) != len(ids):
         raise RoundError(f"{where}: part ids repeat: {ids}")

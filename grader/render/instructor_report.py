@@ -22,7 +22,7 @@ from grader.candidate.backups import Backup, Change, Outcome
 from grader.coach.batch import BatchListener, GradedRow, GradingConfig, batch_document
 from grader.coach.review import flag_text, flags_line
 from grader.coach.selfcheck import SOURCES, SelfcheckReport
-from grader.engine.results import HONESTY_NOTE, CheckResult, PartResult
+from grader.engine.results import HONESTY_NOTE, CheckResult, PartResult, points_of, points_text
 from grader.engine.safe_text import clean, csv_cell, valid, valid_tree
 from grader.engine.safe_text import text as safe
 from grader.render.report import STATUS_STYLE, status_text
@@ -81,7 +81,7 @@ def _cell(part: PartResult | None) -> Text:
     if part is None:
         return Text("-", style="dim")
     style = "green" if part.passed else "yellow" if part.score > 0 else "red"
-    return Text(f"{part.score:.1f}", style=style)
+    return Text(points_text(part.score), style=style)
 
 
 def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
@@ -90,12 +90,13 @@ def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("submission", overflow="fold")
     for part_id, weight in config.columns.items():
-        table.add_column(f"{part_id}\n/{weight:g}", justify="right", no_wrap=True)
-    table.add_column(f"total\n/{config.max_score:g}", justify="right", no_wrap=True)
+        table.add_column(f"{part_id}\n/{points_text(weight)}", justify="right", no_wrap=True)
+    table.add_column(f"total\n/{points_text(config.max_score)}", justify="right",
+                     no_wrap=True)
     table.add_column("status", no_wrap=True)
     for number, row in enumerate(rows, start=1):
         table.add_row(str(number), safe(row.path), *(_cell(row.part(p)) for p in config.columns),
-                      Text(f"{row.score:.1f}", style="bold"),
+                      Text(points_text(row.score), style="bold"),
                       Text(row.status, style=ROW_STYLE[row.status] or "green"))
     return table
 
@@ -144,10 +145,11 @@ def batch_csv(rows: Sequence[GradedRow], part_ids: Sequence[str]) -> str:
     writer = csv.writer(buffer)
     writer.writerow(["path", "status", "score", "max_score", *part_ids, "notes", "flags"])
     for row in rows:
-        scores = [f"{p.score:.4g}" if (p := row.part(part_id)) else "" for part_id in part_ids]
+        scores = [points_text(p.score) if (p := row.part(part_id)) else ""
+                  for part_id in part_ids]
         flags = "; ".join(map(flag_text, row.flags or ()))
-        writer.writerow([csv_cell(row.path), row.status, f"{row.score:.4g}",
-                         f"{row.max_score:.4g}", *scores, csv_cell(row.note), csv_cell(flags)])
+        writer.writerow([csv_cell(row.path), row.status, points_text(row.score),
+                         points_text(row.max_score), *scores, csv_cell(row.note), csv_cell(flags)])
     return valid(buffer.getvalue())
 
 
@@ -205,7 +207,7 @@ def render_selfcheck(console: Console, report: SelfcheckReport) -> None:
         if not_applicable and source != "stubs":
             rule += f" ({not_applicable} cannot apply here)"
         table.add_row(round_id, flavor, source, str(len(checks)), str(passed),
-                      f"{result.score:.1f}/{result.max_score:.1f}", rule)
+                      points_of(result.score, result.max_score), rule)
     console.print(table)
     if report.ok:
         console.print(Text("selfcheck passed: every round's data is whole, every stub fails "

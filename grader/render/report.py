@@ -22,6 +22,7 @@ from grader.engine.results import (
     ClockDoc,
     PartResult,
     RunResult,
+    points_of,
     undecided_note,
 )
 from grader.engine.rounds import Part, get_round
@@ -45,10 +46,6 @@ OUTPUT_LINES = 12
 def status_text(status: str) -> Text:
     label, style = STATUS_STYLE[status]
     return Text(label, style=style)
-
-
-def _points(score: float, max_score: float) -> str:
-    return f"{score:.1f}/{max_score:.1f}"
 
 
 def _trim_output(output: str) -> str:
@@ -81,7 +78,7 @@ def part_table(console: Console, part: PartResult, follows_from: dict[str, str])
     """One line per check: status, check (its title too on a wide terminal), points. The
     evidence and hints are in the panels below, once."""
     table = Table(title=safe(f"{part.id} · {part.title}   "
-                             f"{_points(part.score, part.max_score)}"),
+                             f"{points_of(part.score, part.max_score)}"),
                   title_justify="left", title_style="bold", expand=True, show_edge=False,
                   show_header=False, box=None, padding=(0, 1))
     table.add_column("status", no_wrap=True, width=10)
@@ -93,7 +90,7 @@ def part_table(console: Console, part: PartResult, follows_from: dict[str, str])
             label.append(clean(f"  {check.title}"), style="dim")
         if check.id in follows_from and check.status in FAILING:
             label.append(clean(f"  (follows from {follows_from[check.id]})"), style="dim")
-        table.add_row(status_text(check.status), label, _points(check.score, check.max_score))
+        table.add_row(status_text(check.status), label, points_of(check.score, check.max_score))
     return table
 
 
@@ -112,14 +109,14 @@ def summary_line(result: RunResult) -> Text:
         verdict = "not passing yet"
     else:
         verdict = "every graded check passed" if counts["skipped"] else "all checks passed"
-    return Text.assemble(("Score ", "bold"), (_points(result.score, result.max_score), style),
+    return Text.assemble(("Score ", "bold"), (points_of(result.score, result.max_score), style),
                          f"  ·  {pieces}  ·  ", (verdict, style))
 
 
 def _part_line(part: PartResult, state: str, style: str) -> Text:
     """One line for a part that has no checks to show: its heading, its points, its state."""
     return Text.assemble(
-        (clean(f"{part.id} · {part.title}   {_points(part.score, part.max_score)}"), "bold"),
+        (clean(f"{part.id} · {part.title}   {points_of(part.score, part.max_score)}"), "bold"),
         (f"   {state}", style),
     )
 
@@ -226,7 +223,7 @@ def render_part_list(console: Console, workspace: Workspace,
         record = last.get(part.id)
         if record:
             state = "full marks" if record["full"] else "not passing yet"
-            shown = Text(f"{_points(float(record['score']), float(record['max_score']))} "
+            shown = Text(f"{points_of(float(record['score']), float(record['max_score']))} "
                          f"{state}", style="green" if record["full"] else "yellow")
             when = _short_when(str(record["when"]))
         else:
