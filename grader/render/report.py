@@ -156,6 +156,17 @@ def trouble_panel(console: Console, trouble: Trouble) -> Panel:
                  title=title, title_align="left", border_style="red")
 
 
+def start_with_line(trouble: Trouble) -> Text:
+    """Where the last lines on screen point when the panels' order put the likeliest mistake
+    higher up: its check and its hint, just above the score."""
+    name = trouble.part.id if trouble.whole_part else trouble.root.id
+    line = Text.assemble(("start with ", "bold"), (clean(name), "bold"))
+    if trouble.root.hint:
+        line.append(": ")
+        line.append(clean(trouble.root.hint), style="cyan")
+    return line
+
+
 def figures_panel(check: CheckResult) -> Panel:
     """A check whose message is the point, not a failure: the figures of a passed or skipped
     check (part4.timing's table), or the measurements of one the machine was too busy to judge."""
@@ -166,8 +177,9 @@ def figures_panel(check: CheckResult) -> Panel:
 def render_scorecard(console: Console, result: RunResult) -> None:
     """The scorecard, laid out for a terminal, where the last lines stay on screen: one compact
     table per part (a stub part, or one that never ran, is one line), then any figures, then
-    the failures' panels, least important first, so that the root cause of the first failure,
-    its evidence and its hint, stand just above the score."""
+    the failures' panels in the tables' order (part1 first, each part's checks in order), so
+    the evidence reads in the order the candidate works through the round; where the likeliest
+    mistake's panel is not the last, one line names it and its hint just above the score."""
     found = triage(result)
     never_ran = {t.part.id: t for t in found.troubles if t.whole_part}
     heading = f" · {result.round} · {result.flavor} flavor · seed {result.seed} · hidden checks"
@@ -188,8 +200,10 @@ def render_scorecard(console: Console, result: RunResult) -> None:
     if found.untouched and (found.first is None or result.parts.index(found.untouched[0])
                             < result.parts.index(found.first.part)):
         panels.insert(0, start_here_panel(result.round, found.untouched[0]))
-    for panel in reversed(panels):
+    for panel in panels:
         console.print(panel)
+    if found.first is not None and found.first is not found.troubles[-1]:
+        console.print(start_with_line(found.first))
     console.print(summary_line(result))
     console.print(Text(HONESTY_NOTE, style="dim"))
 
