@@ -833,8 +833,9 @@ def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
     yours = [_annotate(r) for r in data["yours"]]
     textbook = [_annotate(r) for r in data["baseline"]]
     if any(r["error"] for r in yours):
-        runs, whose, question = yours, "your code", "question"
-        note = ""
+        runs, whose, note = yours, "your code", ""
+        stages = " and ".join(sorted({r["stage"] for r in yours if r["raised"]}, reverse=True))
+        question: str | list[str] = ["question", f"raised in {stages}", "explain yours"]
     else:
         yours_ran = not any(r["raised"] for r in yours)
         runs, whose = textbook, "the textbook loop"
