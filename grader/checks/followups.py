@@ -22,7 +22,8 @@ interpretation in the worker, where no candidate code ran (comparisons against t
 there), giving JSON-able *evidence*; the question and model answer here, in the CLI. Evidence
 may choose the question section (`question`, or a list of sections to join) and the answer's
 pieces (`answer`: section names, or `topic:<name>` for a topic's explanation), fill
-placeholders (`values`), and list what the interviewer ran (`shown`). Nothing here imports torch or numpy.
+placeholders (`values`), and list what the interviewer ran (`shown`). Nothing here imports
+torch or numpy.
 """
 
 from __future__ import annotations
