@@ -29,6 +29,7 @@ from grader.engine.safe_text import clean, valid_tree
 from grader.engine.safe_text import text as safe
 from grader.engine.triage import FAILING, Trouble, triage
 from grader.engine.workspace import Workspace
+from grader.render.tables import folding
 
 STATUS_STYLE: dict[str, tuple[str, str]] = {
     "passed": ("✓ passed", "green"),
@@ -74,12 +75,9 @@ def check_details(check: CheckResult, follows: tuple[CheckResult, ...] = ()) -> 
     return Group(*body)
 
 
-WIDE = 100  # from this width on, a table row shows the check's title too
-
-
-def part_table(console: Console, part: PartResult, follows_from: dict[str, str]) -> Table:
-    """One line per check: status, check (its title too on a wide terminal), points. The
-    evidence and hints are in the panels below, once."""
+def part_table(part: PartResult, follows_from: dict[str, str]) -> Table:
+    """One row per check: status, check and its title (wrapped, never dropped, on a narrow
+    terminal), points. The evidence and hints are in the panels below, once."""
     table = Table(title=safe(f"{part.id} · {part.title}   "
                              f"{_points(part.score, part.max_score)}"),
                   title_justify="left", title_style="bold", expand=True, show_edge=False,
@@ -89,12 +87,11 @@ def part_table(console: Console, part: PartResult, follows_from: dict[str, str])
     table.add_column("points", justify="right", no_wrap=True)
     for check in part.checks:
         label = safe(check.id, style="bold" if check.status in FAILING else "")
-        if console.width >= WIDE:
-            label.append(clean(f"  {check.title}"), style="dim")
+        label.append(clean(f"  {check.title}"), style="dim")
         if check.id in follows_from and check.status in FAILING:
             label.append(clean(f"  (follows from {follows_from[check.id]})"), style="dim")
         table.add_row(status_text(check.status), label, _points(check.score, check.max_score))
-    return table
+    return folding(table)
 
 
 def summary_line(result: RunResult) -> Text:
@@ -190,7 +187,7 @@ def render_scorecard(console: Console, result: RunResult) -> None:
         elif part.id in never_ran:
             console.print(never_ran_line(never_ran[part.id]))
         else:
-            console.print(part_table(console, part, found.follows_from))
+            console.print(part_table(part, found.follows_from))
     for part in result.parts:
         for check in part.checks:
             if (check.status in ("passed", "skipped") and "\n" in check.message
@@ -246,7 +243,7 @@ def render_part_list(console: Console, workspace: Workspace,
         else:
             shown, when = Text("not checked yet", style="dim"), ""
         table.add_row(part.id, part.title, f"{settings.budget_minutes(part):g} min", shown, when)
-    console.print(table)
+    console.print(folding(table))
 
 
 def render_hint(console: Console, part: Part, level: int) -> None:
