@@ -26,6 +26,7 @@ from grader.engine.results import HONESTY_NOTE, CheckResult, PartResult, points_
 from grader.engine.safe_text import clean, csv_cell, valid, valid_tree
 from grader.engine.safe_text import text as safe
 from grader.render.report import STATUS_STYLE, status_text
+from grader.render.tables import folding
 
 if TYPE_CHECKING:
     from grader.runner.sandbox import Support
@@ -72,7 +73,7 @@ def render_backups(console: Console, backups: Sequence[Backup], folder: Path) ->
             name.append("  (latest)", style="cyan")
         table.add_row(name, backup.created.replace("T", " "), backup.reason,
                       str(len(backup.digests)), work)
-    console.print(table)
+    console.print(folding(table))
     console.print(Text("Bring one back with `grader restore NAME` (default: the latest); the "
                        "current files are backed up first.", style="dim"))
 
@@ -98,7 +99,7 @@ def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
         table.add_row(str(number), safe(row.path), *(_cell(row.part(p)) for p in config.columns),
                       Text(points_text(row.score), style="bold"),
                       Text(row.status, style=ROW_STYLE[row.status] or "green"))
-    return table
+    return folding(table)
 
 
 def _seed_words(config: GradingConfig) -> str:
@@ -208,7 +209,7 @@ def render_selfcheck(console: Console, report: SelfcheckReport) -> None:
             rule += f" ({not_applicable} cannot apply here)"
         table.add_row(round_id, flavor, source, str(len(checks)), str(passed),
                       points_of(result.score, result.max_score), rule)
-    console.print(table)
+    console.print(folding(table))
     if report.ok:
         console.print(Text("selfcheck passed: every round's data is whole, every stub fails "
                            "every check and every reference passes every check that can apply "
@@ -252,4 +253,4 @@ def render_sandbox(console: Console, found: Support) -> None:
                 "cap")
     table.add_row("limits", caps)
     table.add_row("lifetime", "killed with everything in it when its submission is graded")
-    console.print(table)
+    console.print(folding(table))

@@ -30,6 +30,7 @@ from grader.engine.safe_text import clean, valid_tree
 from grader.engine.safe_text import text as safe
 from grader.engine.triage import FAILING, Trouble, triage
 from grader.engine.workspace import Workspace
+from grader.render.tables import folding
 
 STATUS_STYLE: dict[str, tuple[str, str]] = {
     "passed": ("✓ passed", "green"),
@@ -71,12 +72,9 @@ def check_details(check: CheckResult, follows: tuple[CheckResult, ...] = ()) -> 
     return Group(*body)
 
 
-WIDE = 100  # from this width on, a table row shows the check's title too
-
-
-def part_table(console: Console, part: PartResult, follows_from: dict[str, str]) -> Table:
-    """One line per check: status, check (its title too on a wide terminal), points. The
-    evidence and hints are in the panels below, once."""
+def part_table(part: PartResult, follows_from: dict[str, str]) -> Table:
+    """One row per check: status, check and its title (wrapped, never dropped, on a narrow
+    terminal), points. The evidence and hints are in the panels below, once."""
     table = Table(title=safe(f"{part.id} · {part.title}   "
                              f"{points_of(part.score, part.max_score)}"),
                   title_justify="left", title_style="bold", expand=True, show_edge=False,
@@ -86,12 +84,11 @@ def part_table(console: Console, part: PartResult, follows_from: dict[str, str])
     table.add_column("points", justify="right", no_wrap=True)
     for check in part.checks:
         label = safe(check.id, style="bold" if check.status in FAILING else "")
-        if console.width >= WIDE:
-            label.append(clean(f"  {check.title}"), style="dim")
+        label.append(clean(f"  {check.title}"), style="dim")
         if check.id in follows_from and check.status in FAILING:
             label.append(clean(f"  (follows from {follows_from[check.id]})"), style="dim")
         table.add_row(status_text(check.status), label, points_of(check.score, check.max_score))
-    return table
+    return folding(table)
 
 
 def summary_line(result: RunResult) -> Text:
@@ -153,6 +150,17 @@ def trouble_panel(console: Console, trouble: Trouble) -> Panel:
                  title=title, title_align="left", border_style="red")
 
 
+def start_with_line(trouble: Trouble) -> Text:
+    """Where the last lines on screen point when the panels' order put the likeliest mistake
+    higher up: its check and its hint, just above the score."""
+    name = trouble.part.id if trouble.whole_part else trouble.root.id
+    line = Text.assemble(("start with ", "bold"), (clean(name), "bold"))
+    if trouble.root.hint:
+        line.append(": ")
+        line.append(clean(trouble.root.hint), style="cyan")
+    return line
+
+
 def figures_panel(check: CheckResult) -> Panel:
     """A check whose message is the point, not a failure: the figures of a passed or skipped
     check (part4.timing's table), or the measurements of one the machine was too busy to judge."""
@@ -163,8 +171,9 @@ def figures_panel(check: CheckResult) -> Panel:
 def render_scorecard(console: Console, result: RunResult) -> None:
     """The scorecard, laid out for a terminal, where the last lines stay on screen: one compact
     table per part (a stub part, or one that never ran, is one line), then any figures, then
-    the failures' panels, least important first, so that the root cause of the first failure,
-    its evidence and its hint, stand just above the score."""
+    the failures' panels in the tables' order (part1 first, each part's checks in order), so
+    the evidence reads in the order the candidate works through the round; where the likeliest
+    mistake's panel is not the last, one line names it and its hint just above the score."""
     found = triage(result)
     never_ran = {t.part.id: t for t in found.troubles if t.whole_part}
     heading = f" · {result.round} · {result.flavor} flavor · seed {result.seed} · hidden checks"
@@ -175,7 +184,7 @@ def render_scorecard(console: Console, result: RunResult) -> None:
         elif part.id in never_ran:
             console.print(never_ran_line(never_ran[part.id]))
         else:
-            console.print(part_table(console, part, found.follows_from))
+            console.print(part_table(part, found.follows_from))
     for part in result.parts:
         for check in part.checks:
             if (check.status in ("passed", "skipped") and "\n" in check.message
@@ -185,8 +194,10 @@ def render_scorecard(console: Console, result: RunResult) -> None:
     if found.untouched and (found.first is None or result.parts.index(found.untouched[0])
                             < result.parts.index(found.first.part)):
         panels.insert(0, start_here_panel(result.round, found.untouched[0]))
-    for panel in reversed(panels):
+    for panel in panels:
         console.print(panel)
+    if found.first is not None and found.first is not found.troubles[-1]:
+        console.print(start_with_line(found.first))
     console.print(summary_line(result))
     console.print(Text(HONESTY_NOTE, style="dim"))
 
@@ -229,7 +240,7 @@ def render_part_list(console: Console, workspace: Workspace,
         else:
             shown, when = Text("not checked yet", style="dim"), ""
         table.add_row(part.id, part.title, f"{settings.budget_minutes(part):g} min", shown, when)
-    console.print(table)
+    console.print(folding(table))
 
 
 def render_hint(console: Console, part: Part, level: int) -> None:

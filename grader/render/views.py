@@ -27,6 +27,7 @@ from grader.engine.results import points_of, points_text
 from grader.engine.rounds import Part, Round, get_round
 from grader.engine.safe_text import clean
 from grader.engine.workspace import Workspace
+from grader.render.tables import folding
 
 BUDGET_STYLE = {"within": "green", "close": "yellow", "over": "bold red"}
 
@@ -80,7 +81,7 @@ def round_table(round_: mock.MockRound, now: float) -> Table:
     for row in mock.progress(round_, now):
         table.add_row(row.id, _state_text(row), _time_text(row), str(row.attempts),
                       str(row.hints), points_of(row.score, row.max_score))
-    return table
+    return folding(table)
 
 
 def render_round(console: Console, round_: mock.MockRound, now: float) -> None:
@@ -277,7 +278,7 @@ def render_rounds(console: Console, rounds: Iterable[Round]) -> None:
     for round_ in rounds:
         table.add_row(Text(round_.id, style="bold"), Text(round_.title),
                       str(len(round_.parts)), f"{round_.minutes:g}", ", ".join(round_.flavors))
-    console.print(table)
+    console.print(folding(table))
 
 
 def render_solution(console: Console, part: Part, path: Path, forced: bool) -> None:
@@ -297,7 +298,7 @@ def render_topic_list(console: Console, round_: Round, topics: Iterable[Document
     table.add_column("what it explains")
     for topic in topics:
         table.add_row(topic.name, Text(topic.meta.get("summary", "")))
-    console.print(table)
+    console.print(folding(table))
 
 
 def render_topic(console: Console, topic: Document,
