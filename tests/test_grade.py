@@ -219,13 +219,13 @@ def test_csv_has_one_line_per_submission(graded: dict[str, Any]) -> None:
     by_name = {Path(line["path"]).name: line for line in lines}
     assert len(lines) == 7
     # Its grader.toml says numpy, the instructor's torch: graded as torch, and flagged.
-    assert by_name["correct"]["score"] == "100" and by_name["correct"]["status"] == "mismatch"
+    assert by_name["correct"]["score"] == "100.0" and by_name["correct"]["status"] == "mismatch"
     assert by_name["zipped.zip"]["status"] == "graded"
     assert by_name["bad.zip"]["status"] == "broken"
     assert "not a readable zip file" in by_name["bad.zip"]["notes"]
     assert by_name["missing_part2"]["notes"] == "missing part2_out_of_place.py"
     assert "its grader.toml says numpy; graded as torch" in by_name["correct"]["notes"]
-    assert by_name["syntax_error"]["part1"] == "0" and by_name["syntax_error"]["part2"] == "40"
+    assert by_name["syntax_error"]["part1"] == "0.0" and by_name["syntax_error"]["part2"] == "40.0"
     assert by_name["correct"]["flags"] == \
         f"part2_out_of_place.py:{graded['fork_line']} os.fork: starts or signals processes"
     assert by_name["zipped.zip"]["flags"] == by_name["bad.zip"]["flags"] == ""

@@ -174,7 +174,7 @@ def assert_sound(written: dict[str, bytes], rows: int) -> None:
     json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no escaped lone surrogate either
     assert doc["submissions"][0]["score"] == doc["submissions"][0]["max_score"] == 40.0
     lines = list(csv.reader(io.StringIO(written["csv"].decode())))
-    assert len(lines) == rows + 1 and lines[1][:4] == ["subs/honest", "graded", "40", "40"]
+    assert len(lines) == rows + 1 and lines[1][:4] == ["subs/honest", "graded", "40.0", "40.0"]
     for line in lines[1:]:
         assert not any(cell.startswith(("=", "+", "-", "@", "\t")) for cell in line), line
     gradescope = json.loads(written["gradescope"])
@@ -513,7 +513,7 @@ def test_grade_writes_every_output_for_everyone_beside_a_hostile_submission(grad
     assert_honest_row(honest)
     assert_hostile_row(hostile)
     lines = list(csv.reader(io.StringIO((ran["out"] / "grades.csv").read_text())))
-    assert lines[1][:6] == [honest["path"], "graded", "35", "35", "20", "15"]
+    assert lines[1][:6] == [honest["path"], "graded", "35.0", "35.0", "20.0", "15.0"]
 
 
 def test_gradescope_and_every_other_output_at_once_for_a_hostile_submission(grading) -> None:  # type: ignore[no-untyped-def]
@@ -542,8 +542,8 @@ def test_the_sandboxed_grade_writes_every_output_and_the_table_for_everyone_too(
     assert "2 submissions (prefix-products round, torch flavor" in table
     assert "1 with full marks" in table and "flagged for review" in table
     lines = list(csv.reader(io.StringIO((ran["out"] / "grades.csv").read_text())))
-    assert lines[1][1:6] == ["graded", "35", "35", "20", "15"]
-    assert lines[2][1:6] == ["mismatch", "15", "35", "0", "15"]
+    assert lines[1][1:6] == ["graded", "35.0", "35.0", "20.0", "15.0"]
+    assert lines[2][1:6] == ["mismatch", "15.0", "35.0", "0.0", "15.0"]
 
 
 def test_data_that_a_walk_would_take_forever_over_is_refused_at_once() -> None:
