@@ -3,8 +3,10 @@
 Every submission is staged (grader.coach.submissions), turned into a runner Request under the
 instructor's settings (never the candidate's own grader.toml: a candidate must not be able to
 change points, parts or the round), and graded by a WorkerPool. The flavor is the instructor's
-when their grader.toml names one (a submission that says otherwise gets the status "mismatch"),
-else each submission's own. A submission that cannot be staged still gets a full row: every
+when their grader.toml names one, else each submission's own. A submission whose grader.toml
+declares another round, or another flavor than the instructor's pins, is not graded at all
+(status "mismatch", the reason in its note): scored as the wrong one, correct numpy code would
+read as a failed torch submission. A submission that cannot be staged still gets a full row: every
 check of every enabled part reported as an error with the reason, scored by the same rule as a
 graded part, so the scores, the JSON and the Gradescope file all keep one shape.
 
@@ -256,19 +258,28 @@ def _first_line_of_trouble(part: PartResult) -> str | None:
     return f"{said}: {' '.join(lines[:2])}"[:NOTE_WIDTH] if lines else None
 
 
+def mismatch(staged: Staged, config: GradingConfig) -> str | None:
+    """Why a staged submission is for another round or flavor than it would be graded as, or
+    None. Its grader.toml is the candidate's word on what the code is written for."""
+    if staged.declared_round and staged.declared_round != config.round_id:
+        return (f"not graded: its grader.toml is for round {staged.declared_round}, and this "
+                f"batch grades {config.round_id}")
+    declared, settings = staged.declared_flavor, config.settings
+    if declared and declared not in settings.round.flavors:
+        return (f"not graded: its grader.toml says flavor {declared}, which {config.round_id} "
+                f"does not have ({', '.join(settings.round.flavors)})")
+    if declared and settings.flavor_given and declared != settings.flavor:
+        return (f"not graded: its grader.toml says {declared}, and the coach's settings pin "
+                f"{settings.flavor} (their `flavor` line; without it each submission is graded "
+                f"in its own flavor; or grade it alone with --flavor {declared})")
+    return None
+
+
 def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
                flags: list[FlagDoc] | None = None) -> GradedRow:
     settings = config.for_flavor(staged.declared_flavor)
     notes = list(staged.notes)
     status: RowStatus = "graded"
-    if staged.declared_round and staged.declared_round != config.round_id:
-        notes.append(f"its grader.toml is for round {staged.declared_round}; graded as "
-                     f"{config.round_id}")
-        status = "mismatch"
-    if staged.declared_flavor and staged.declared_flavor != settings.flavor:
-        notes.append(f"its grader.toml says {staged.declared_flavor}; graded as "
-                     f"{settings.flavor}")
-        status = "mismatch"
     round_ = settings.round
     bound_output(result.parts)
     missing_parts = {p.id for p in result.parts if round_.part(p.id).file in staged.missing}
@@ -386,7 +397,10 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
             if item.root:
                 flags[i], note = review_flags(item.root / EXERCISES_DIR)
                 staged[i] = replace(item, notes=(*item.notes, note)) if note else item
-        requests = {f"submission-{i}": i for i, item in enumerate(staged) if item.root}
+        refused = {i: why for i, item in enumerate(staged)
+                   if item.root and (why := mismatch(item, config))}
+        requests = {f"submission-{i}": i for i, item in enumerate(staged)
+                    if item.root and i not in refused}
         if requests and config.sandbox:
             ensure_usable()
         finished: dict[int, list[PartResult]] = {}
@@ -395,6 +409,10 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
             for index, item in enumerate(staged):
                 if item.root is None:
                     rows[index] = broken_row(item.source, config, item.problem or "cannot grade")
+                    listener.finished(index, rows[index])
+                elif index in refused:
+                    rows[index] = broken_row(item.source, config, refused[index], "mismatch",
+                                             flags=flags[index])
                     listener.finished(index, rows[index])
             batch = [config.request(rid, staged[i]) for rid, i in requests.items()]
             for event in pool.grade(batch):

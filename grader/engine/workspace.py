@@ -130,7 +130,7 @@ def config_text(round_: Round, flavor: str) -> str:
     lines = [
         "# grader workspace settings. Uncomment a line to change it.",
         f'round = "{round_.id}"',
-        f'flavor = "{flavor}"',
+        f'flavor = "{flavor}"'.ljust(50) + "# a coach's copy grades every submission in it",
         "",
         f"# timeout = {DEFAULT_TIMEOUT_S:g}" + " " * 36 + "# seconds each check may run",
         f"# parts = [{ids}]    # the parts graded by default",

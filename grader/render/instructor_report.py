@@ -111,7 +111,11 @@ def render_batch(console: Console, rows: Sequence[GradedRow], config: GradingCon
                  settings_from: Path | None) -> None:
     """Where the settings came from, the summary table, what went wrong where and what the
     review scan flagged, the counts, and the honesty note."""
-    console.print(Text(f"settings from {settings_from or 'the defaults'}", style="dim"))
+    settings = config.settings
+    flavors = (f"every submission in {settings.flavor} (the settings pin it)"
+               if settings.flavor_given else "each submission in its own flavor")
+    console.print(Text(f"settings from {settings_from or 'the defaults'}; {flavors}",
+                       style="dim"))
     console.print(batch_table(rows, config))
     for number, row in enumerate(rows, start=1):
         said = [(row.note, ROW_STYLE[row.status] or "yellow")] if row.notes else []
