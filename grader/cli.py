@@ -354,7 +354,7 @@ def hint(part: str, workspace_dir: Path | None) -> None:
     level = guarded(mock.take_hint, workspace, chosen.id, available, now())
     if level is None:
         level = state.take_hint(workspace, chosen.id, available)
-    report.render_hint(console(), chosen, level)
+    report.render_hint(console(), chosen, level, workspace.flavor)
 
 
 SOLUTION_HELP = """Show the reference solution of PART, once your last check of it passed.

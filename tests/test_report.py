@@ -214,7 +214,7 @@ def test_the_part_list_and_hints_render_literally() -> None:
     report.render_part_list(console, workspace, {"part2": {"score": 15.0, "max_score": 15.0,
                                                            "full": True,
                                                            "when": "2024-01-01 10:00"}})
-    report.render_hint(console, PREFIX.part("part1"), 2)
+    report.render_hint(console, PREFIX.part("part1"), 2, "torch")
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "P[i] = W[0] @ ... @ W[i]" in text
     assert "15.0/15.0 full marks" in flat(text) and text.count("not checked yet") == 3

@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from grader.engine.flavored import for_flavor
 from grader.engine.results import (
     HONESTY_NOTE,
     CheckResult,
@@ -243,11 +244,13 @@ def render_part_list(console: Console, workspace: Workspace,
     console.print(folding(table))
 
 
-def render_hint(console: Console, part: Part, level: int) -> None:
-    """Hints 1..level of a part, the newest highlighted."""
+def render_hint(console: Console, part: Part, level: int, flavor: str) -> None:
+    """Hints 1..level of a part as a candidate in `flavor` reads them, the newest
+    highlighted."""
     for index in range(level):
         newest = index == level - 1
-        console.print(Panel(Text(part.hints[index], style="bold" if newest else "dim"),
+        console.print(Panel(Text(for_flavor(part.hints[index], flavor),
+                                 style="bold" if newest else "dim"),
                             title=f"{part.id} hint {index + 1}/{len(part.hints)}: "
                                   f"{part.hint_name(index)}",
                             title_align="left", border_style="cyan" if newest else "dim"))

@@ -32,6 +32,7 @@ from typing import Any, TextIO
 
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for
+from grader.engine.flavored import for_flavor
 from grader.engine.results import CheckResult, PartResult, Status, scale_to_weight, weigh_properties
 from grader.engine.rounds import Part, Round, get_round, load_module
 from grader.probes.autograd import autodiff_watch
@@ -217,9 +218,10 @@ class _Part:
         message = verdict.message + (ADVISORY if advisory and applies else "")
         if verdict.voids and final == "failed":
             self.voiding[check.id] = verdict.otherwise
+        hint = verdict.hint and for_flavor(verdict.hint, ctx.flavor)
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
-            message=message, hint=verdict.hint, duration_s=duration, output=output,
+            message=message, hint=hint, duration_s=duration, output=output,
             not_implemented=verdict.stub, after=list(check.after), rank=check.rank))
 
     def not_run(self, start: int, why: str, status: Status = "skipped",
