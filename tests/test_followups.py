@@ -143,6 +143,26 @@ def test_a_broken_demonstration_is_unavailable_not_a_crash(grading, tmp_path: Pa
     assert "O(N D^3)" in answer and "Live, on your code" not in answer
 
 
+SPINS = '''
+def prefix_products_backward(W, dP):
+    while True:
+        pass
+'''
+
+
+def test_a_demonstration_that_never_ends_is_stopped_like_a_check(grading,
+                                                                 tmp_path: Path) -> None:
+    """Its child is held to the check timeout in CPU time, as a check's is, and the follow-up
+    says so instead of hanging the round's end."""
+    workspace = make_workspace(tmp_path / "ws")
+    edit(workspace, "part3", SPINS)
+    found = grading.worker.follow_up(Request(
+        id="followup", root=str(workspace.root), round=workspace.round.id,
+        flavor=workspace.flavor, parts=["part3"], seed=1, timeout_s=1.0))["part3"]
+    assert found["status"] == "unavailable"
+    assert found["why"].startswith("did not finish within 1 s of CPU time"), found
+
+
 def test_part2_followup_is_torch_only() -> None:
     assert followup_for(PREFIX, "part2", "numpy") is None
     assert followup_for(PREFIX, "part1", "numpy") is not None
