@@ -260,8 +260,12 @@ def round_named(round_id: str) -> Round:
               help="The round to practise (`grader rounds` lists them).")
 @click.option("--flavor", help="torch: tensors in and out, autograd checks; numpy: arrays in "
               "and out (default: the round's first; `grader rounds` lists each round's).")
-def init(directory: Path, round_id: str, flavor: str | None) -> None:
+@click.option("--notebook", is_flag=True, help="Also write a starter notebook (Jupyter or "
+              "Colab): each part's contract, and its stub in a cell that saves and checks it.")
+def init(directory: Path, round_id: str, flavor: str | None, notebook: bool) -> None:
     """Create a fresh workspace at DIRECTORY (never overwrites existing work)."""
+    from grader.candidate.notebook import write_starter
+
     round_ = round_named(round_id)
     try:
         workspace = init_workspace(directory, flavor_of(round_, flavor), round_id=round_.id)
@@ -270,7 +274,11 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
     first = round_.parts_for(workspace.flavor)[0].id
     click.echo(f"Created a {workspace.flavor} workspace for the {round_.id} round at "
                f"{workspace.root}")
-    click.echo(f"Next: cd {directory} && grader check {first}")
+    written = write_starter(workspace) if notebook else None
+    if written:
+        click.echo(f"Next: open {written} in Jupyter (or upload it to Colab) and run its cells")
+    else:
+        click.echo(f"Next: cd {directory} && grader check {first}")
 
 
 @cli.command(help=CHECK_HELP)
@@ -307,7 +315,7 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
     try:
         with grader_files_guarded(), \
                 Worker(sandbox=True, first=request) if sandbox else Worker() as worker:
-            if shown != "text":
+            if shown != "text" or out.is_jupyter:  # a notebook shows the scorecard alone
                 graded = grading.grade(workspace, request, worker, now)
             else:
                 with out.status("grading…") as status:
@@ -890,10 +898,14 @@ def main() -> None:
     traceback."""
     try:
         cli(prog_name="grader")
-    except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        click.echo(f"Error: {exc.strerror or exc}{where}", err=True)
+    except (OSError, RoundError) as exc:
+        click.echo(error_line(exc), err=True)
         raise SystemExit(1) from None
-    except RoundError as exc:
-        click.echo(f"Error: {one_line(str(exc))}", err=True)
-        raise SystemExit(1) from None
+
+
+def error_line(exc: OSError | RoundError) -> str:
+    """A file the grader cannot use, or a round it cannot load, in one line."""
+    if isinstance(exc, RoundError):
+        return f"Error: {one_line(str(exc))}"
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"Error: {exc.strerror or exc}{where}"

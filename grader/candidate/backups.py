@@ -184,6 +184,17 @@ def reset(workspace: Workspace, part_ids: Sequence[str] | None,
     return _apply(workspace, reset_target(workspace, part_ids), f"before reset of {what}", now)
 
 
+def write_part(workspace: Workspace, part_id: str, source: str,
+               now: datetime | None = None) -> Outcome:
+    """Make a part's exercise file hold `source` (a notebook cell's code), after a backup of
+    what it replaces when that differs: a cell run by mistake can always be undone with
+    `grader restore`."""
+    part = workspace.round.part(part_id)
+    target = dict(current_contents(workspace))
+    target[f"{EXERCISES_DIR}/{part.file}"] = source.encode()
+    return _apply(workspace, target, f"before a notebook cell wrote {part_id}", now)
+
+
 def restore(workspace: Workspace, backup: Backup, now: datetime | None = None) -> Outcome:
     """Back up the current files, then bring the workspace back to exactly the backup."""
     return _apply(workspace, read_backup(backup), f"before restore of {backup.name}", now)
