@@ -1,0 +1,164 @@
+"""Grading a batch on a Dask cluster: the coach's side (the worker's: cluster_worker.py).
+
+`grade --cluster tcp://HOST:PORT` stages and scans every submission here, as a local batch does,
+then hands the requests to ClusterGraders instead of a local WorkerPool (both are
+grader.coach.batch.Graders): the rows, the JSON, CSV, report and Gradescope outputs are made by
+the same code from the same events, in the order given.
+
+What Dask does for us, and why it is enough:
+- a worker that dies mid-submission: the scheduler runs its task again on another worker (a
+  task that takes down `distributed.scheduler.allowed-failures` + 1 workers in a row is given
+  up: its row says so, and no other row changes). Each submission is one task whose answer is
+  read once, so a submission graded twice still makes one row;
+- warm workers: the batch's plugin keeps one judge process per worker for every task;
+- refusals: a worker whose grader is not the coach's, or that cannot make a sandbox (unless
+  --no-sandbox), never gets the batch's resource, so no task is sent there; the coach is told
+  each such worker's reason, and the batch stops (ClusterError) when no worker may grade.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader import DISTRIBUTION
+from grader.runner.pool import CheckDone, PartDone, PoolEvent, RequestDone
+from grader.runner.protocol import Request
+
+if TYPE_CHECKING:
+    from distributed import Client, Future
+
+    from grader.coach.batch import GradingConfig
+    from grader.coach.cluster_worker import Graded, Readiness
+
+CLUSTER_INSTALL = f'pip install "{DISTRIBUTION}[cluster]"'
+"""How to add Dask's distributed, on the coach's machine and on every worker."""
+CONNECT_TIMEOUT_S = 30
+RETRIES = 1
+"""A task that raised is run once more (a worker that refused it after all, by a race with
+its plugin); a dead worker's task is run again by the scheduler, which counts those apart."""
+
+
+class ClusterError(Exception):
+    """The cluster cannot grade this batch (distributed missing, no scheduler there, no worker
+    that may grade); the message says why and what to do."""
+
+
+def require_distributed() -> None:
+    """ClusterError, saying how to install it, where Dask's distributed cannot be imported."""
+    try:
+        import distributed  # noqa: F401 - imported to learn that it can be
+    except ImportError as exc:
+        raise ClusterError(f"--cluster needs Dask's distributed, which cannot be imported "
+                           f"here ({exc}): {CLUSTER_INSTALL}") from exc
+
+
+def _ignore(worker: str, why: str) -> None:
+    """The default of `refused`: say nothing."""
+
+
+class ClusterGraders:
+    """A batch's submissions graded by the workers of the Dask scheduler at `address`, under
+    `config` (its sandbox and seeding). `refused(worker, why)` is told of each worker that
+    will not grade this batch."""
+
+    def __init__(self, address: str, config: GradingConfig,
+                 refused: Callable[[str, str], None] = _ignore) -> None:
+        require_distributed()
+        from distributed import Client
+
+        from grader.coach.cluster_worker import GraderPlugin, readiness
+        from grader.engine.integrity import installed_fingerprint
+
+        try:
+            self.client: Client = Client(address, timeout=CONNECT_TIMEOUT_S,
+                                         set_as_default=False)
+        except (OSError, ValueError, TypeError) as exc:
+            raise ClusterError(f"cannot reach a Dask scheduler at {address}: {exc}") from exc
+        self.name = f"grader-{uuid.uuid4().hex}"
+        self._futures: list[Future[Graded]] = []
+        try:
+            self.client.register_plugin(GraderPlugin(
+                self.name, installed_fingerprint(), config.sandbox, config.inputs),
+                name=self.name)
+            states: dict[str, Readiness] = self.client.run(readiness, self.name)
+        except BaseException:
+            self.close()
+            raise
+        for worker, state in sorted(states.items()):
+            if state.refusal is not None:
+                refused(worker, state.refusal)
+        self._ready = [state for state in states.values() if state.refusal is None]
+        if not self._ready:
+            self.close()
+            raise ClusterError(f"no worker of the cluster at {address} may grade: " + (
+                "; ".join(f"{w}: {s.refusal}" for w, s in sorted(states.items()))
+                or "it has no workers (start some: docs/cluster.md)"))
+
+    def cuda(self) -> bool:
+        return any(state.cuda for state in self._ready)
+
+    def grade(self, requests: Iterable[Request]) -> Iterator[PoolEvent]:
+        """Send every request, its files with it; yield each one's events once it is graded
+        (its checks and parts, then RequestDone), in order of completion."""
+        from distributed import as_completed
+
+        from grader.coach.cluster_worker import Parcel, grade_parcel, pack
+
+        ids = {}
+        for request in requests:
+            parcel = Parcel(replace(request, root="", hidden_seed=None),
+                            pack(Path(request.root)))
+            future = self.client.submit(grade_parcel, self.name, parcel,
+                                        key=f"{self.name}-{request.id}",
+                                        resources={self.name: 1}, retries=RETRIES)
+            self._futures.append(future)
+            ids[future.key] = request.id
+        for future in as_completed(self._futures, loop=self.client.loop):
+            request_id = ids[future.key]
+            graded = self._answer(future)
+            if graded.result is not None:
+                for part in graded.result.parts:
+                    for check in part.checks:
+                        yield CheckDone(request_id, part.id, check)
+                    yield PartDone(request_id, part)
+            yield RequestDone(request_id, graded.result, graded.error)
+
+    @staticmethod
+    def _answer(future: Future[Graded]) -> Graded:
+        """What a task answered, or why the cluster gave up on it."""
+        from distributed import KilledWorker
+
+        from grader.coach.cluster_worker import Graded
+
+        try:
+            answer = future.result()
+        except KilledWorker:
+            return Graded(None, "the grader itself failed: every worker that graded this "
+                          "submission died while grading it")
+        except Exception as exc:  # noqa: BLE001 - one submission's failure costs its row only
+            return Graded(None, f"the grader itself failed on the cluster: "
+                          f"{type(exc).__name__}: {exc}")
+        assert isinstance(answer, Graded)
+        return answer
+
+    def close(self) -> None:
+        """Cancel what is left, take the plugin off the workers (their judges stop), and
+        disconnect."""
+        try:
+            if self._futures:
+                self.client.cancel(self._futures)
+            self.client.unregister_worker_plugin(self.name)
+        except Exception:  # noqa: BLE001, S110 - closing: a gone scheduler has nothing to undo
+            pass
+        finally:
+            self.client.close()
+
+    def __enter__(self) -> ClusterGraders:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
