@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 CLUSTER_INSTALL = f'pip install "{DISTRIBUTION}[cluster]"'
 """How to add Dask's distributed, on the coach's machine and on every worker."""
-CONNECT_TIMEOUT_S = 30
+CONNECT_TIMEOUT_S = 10
+"""How long the coach waits for the scheduler to answer (a cluster on a LAN answers in ms)."""
 RETRIES = 1
 """A task that raised is run once more (a worker that refused it after all, by a race with
 its plugin); a dead worker's task is run again by the scheduler, which counts those apart."""
@@ -56,6 +57,24 @@ def require_distributed() -> None:
                            f"here ({exc}): {CLUSTER_INSTALL}") from exc
 
 
+def _check_address(address: str) -> None:
+    """ClusterError where `address` cannot name a scheduler (Client would try it for its whole
+    timeout, then fail with Dask's words)."""
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+    except ValueError as exc:
+        location, why = "", f" ({exc})"
+    else:
+        why = ""
+    if not location:
+        raise ClusterError(f"{address!r} is not a Dask scheduler's address such as "
+                           f"tcp://10.0.0.5:8786{why}")
+
+
 def _ignore(worker: str, why: str) -> None:
     """The default of `refused`: say nothing."""
 
@@ -73,6 +92,7 @@ class ClusterGraders:
         from grader.coach.cluster_worker import GraderPlugin, readiness
         from grader.engine.integrity import installed_fingerprint
 
+        _check_address(address)
         try:
             self.client: Client = Client(address, timeout=CONNECT_TIMEOUT_S,
                                          set_as_default=False)

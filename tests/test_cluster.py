@@ -1,0 +1,277 @@
+"""`grader grade --cluster`: a Dask scheduler and workers, each a process of its own on
+127.0.0.1 as on real machines, grade a class as a local `grade` does, row for row, and lose
+nothing when a worker dies mid-batch; a worker that may not grade says why."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.engine.secret import SECRET_ENV
+
+from helpers import NO_SANDBOX, REPO, SESSION_ENV, run_grader
+
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                       reason="Dask's distributed is not installed (the [cluster] extra)"),
+    pytest.mark.xdist_group("cluster"),
+]
+
+ADVERSARIES = Path(__file__).parent / "adversaries"
+CLASS = ("honest_correct", "honest_wrong", "cheat_with_the_reference", "forge_the_channel",
+         "stop_the_executor", "scavenge_the_grader")
+"""Honest and hostile submissions (tests/adversaries)."""
+SLOW = "idle_instead_of_working"
+"""A submission that hangs until its check's timeout (4 s): a worker is killed grading it."""
+COACH = 'parts = ["part1", "part2"]\ntimeout = 4\nvary_inputs = "per-submission"\n'
+SECRET = "the-coach-secret-0b7e51"
+SANDBOX = ["--no-sandbox"] if NO_SANDBOX else []
+START_S = 60
+
+
+class Cluster:
+    """A `dask scheduler` and its `dask worker`s (one thread each, no nanny: a killed worker
+    stays dead), each in a session of its own so that killing one takes its judges too."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.file = folder / "scheduler.json"
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self._start("scheduler", "--scheduler-file", self.file, "--host", "127.0.0.1",
+                    "--port", "0", "--no-dashboard")
+        deadline = time.monotonic() + START_S
+        while not self.file.is_file():
+            assert time.monotonic() < deadline, self.log("scheduler")
+            time.sleep(0.2)
+        self.address: str = json.loads(self.file.read_text())["address"]
+
+    def _start(self, what: str, *args: str | Path, env: dict[str, str] | None = None
+               ) -> subprocess.Popen[bytes]:
+        log = (self.folder / f"{what}-{len(self.processes)}.log").open("wb")
+        process = subprocess.Popen(
+            [sys.executable, "-m", f"distributed.cli.dask_{what}", *map(str, args)],
+            env=env or SESSION_ENV, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder,
+            start_new_session=True)
+        self.processes.append(process)
+        return process
+
+    def add_worker(self, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """A worker, once the scheduler knows it."""
+        count = len(self.workers()) + 1
+        process = self._start("worker", self.address, "--nthreads", "1", "--no-nanny",
+                              "--host", "127.0.0.1", "--no-dashboard", env=env)
+        deadline = time.monotonic() + START_S
+        while len(self.workers()) < count:
+            assert process.poll() is None and time.monotonic() < deadline, self.log("worker")
+            time.sleep(0.2)
+        return process
+
+    def workers(self) -> dict[str, Any]:
+        from distributed import Client
+
+        with Client(self.address, timeout=START_S) as client:
+            found: dict[str, Any] = client.scheduler_info(n_workers=-1)["workers"]
+            return found
+
+    def log(self, what: str) -> str:
+        return "\n".join(p.read_text(errors="replace")
+                         for p in sorted(self.folder.glob(f"{what}-*.log")))
+
+    def close(self) -> None:
+        for process in reversed(self.processes):
+            kill(process)
+
+
+def kill(process: subprocess.Popen[bytes]) -> None:
+    """The process and everything in its session, at once."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A scheduler and two workers; the last test of the module kills one."""
+    made = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        made.add_worker()
+        made.add_worker()
+        yield made
+    finally:
+        made.close()
+
+
+def write_class(root: Path, names: tuple[str, ...] = CLASS) -> Path:
+    """The submissions named (one folder each), an empty one (it cannot be staged), and the
+    coach's settings beside them."""
+    for i, name in enumerate(names):
+        shutil.copytree(ADVERSARIES / name / "submission", root / "class" / f"{i}-{name}")
+    (root / "class" / "9-empty").mkdir()
+    (root / "coach.toml").write_text(COACH)
+    return root
+
+
+def grade(root: Path, *args: str, env: dict[str, str] | None = None
+          ) -> subprocess.CompletedProcess[str]:
+    return run_grader("grade", root / "class", "--config", root / "coach.toml", "--seed", "3",
+                      "--json", "--csv", root / "grades.csv", *SANDBOX, *args, cwd=root,
+                      env={SECRET_ENV: SECRET, **(env or {})})
+
+
+def rows(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    """The JSON rows, timings aside (they differ between any two runs)."""
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [untimed(row) for row in json.loads(done.stdout)["submissions"]]
+
+
+def untimed(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        return {k: untimed(v) for k, v in doc.items() if k != "duration_s"}
+    if isinstance(doc, list):
+        return [untimed(v) for v in doc]
+    return doc
+
+
+def expected(name: str) -> dict[str, Any]:
+    found: dict[str, Any] = tomllib.loads((ADVERSARIES / name / "expect.toml").read_text())
+    return found
+
+
+def test_the_cluster_grades_a_class_as_a_local_batch_does(cluster: Cluster,
+                                                          tmp_path: Path) -> None:
+    root = write_class(tmp_path)
+    local = grade(root, "--jobs", "2")
+    local_csv = (root / "grades.csv").read_text()
+    remote = grade(root, "--cluster", cluster.address)
+    assert rows(remote) == rows(local)
+    assert (root / "grades.csv").read_text() == local_csv
+    graded = rows(remote)
+    assert [Path(row["path"]).name for row in graded] == [
+        *(f"{i}-{name}" for i, name in enumerate(CLASS)), "9-empty"]
+    for row, name in zip(graded, CLASS, strict=False):
+        assert (row["status"], row["score"]) == (expected(name)["status"],
+                                                expected(name).get("score", row["score"]))
+    assert graded[-1]["status"] == "broken"
+    assert SECRET not in remote.stdout + remote.stderr
+
+
+def test_the_secret_is_in_no_task(cluster: Cluster, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the coach submits (key, function, arguments) never holds the secret, nor the
+    hidden seed drawn from it: the worker's plugin holds the seeding."""
+    from click.testing import CliRunner
+    from distributed import Client
+
+    from grader import cli
+
+    sent: list[bytes] = []
+    submit = Client.submit
+
+    def recording(self: Client, func: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(pickle.dumps((func, args, kwargs)))
+        return submit(self, func, *args, **kwargs)
+
+    monkeypatch.setattr(Client, "submit", recording)
+    root = write_class(tmp_path, ("honest_correct",))
+    done = CliRunner().invoke(cli.cli, [
+        "grade", str(root / "class"), "--config", str(root / "coach.toml"), "--seed", "3",
+        "--json", *SANDBOX, "--cluster", cluster.address], env={SECRET_ENV: SECRET})
+    assert done.exit_code == 0, done.output
+    assert len(sent) == 1
+    assert SECRET.encode() not in sent[0]
+    assert b"hidden_seed" in sent[0]
+
+
+def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
+                                                         tmp_path: Path) -> None:
+    """One of the two workers is killed while it grades: its submission is graded again on
+    the other, and every row is there once, as it would be without the death."""
+    from distributed import Client
+
+    names = (SLOW, SLOW, "honest_correct")
+    root = write_class(tmp_path, names)
+    with subprocess.Popen(
+            [sys.executable, "-m", "grader", "grade", str(root / "class"), "--config",
+             str(root / "coach.toml"), "--seed", "3", "--json", *SANDBOX, "--cluster",
+             cluster.address], cwd=root, env={**SESSION_ENV, SECRET_ENV: SECRET},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
+        with Client(cluster.address, timeout=START_S) as client:
+            deadline = time.monotonic() + START_S
+            busy: list[str] = []
+            while not busy:
+                assert time.monotonic() < deadline and batch.poll() is None
+                busy = [w for w, keys in client.processing().items() if keys]
+                time.sleep(0.1)
+            pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+        victim = next(p for p in cluster.processes if p.pid == pid)
+        time.sleep(1)  # well inside the slow submission's 4 s
+        kill(victim)
+        stdout, stderr = batch.communicate(timeout=120)
+    assert batch.returncode == 0, stdout + stderr
+    graded = json.loads(stdout)["submissions"]
+    assert [Path(row["path"]).name for row in graded] == [
+        *(f"{i}-{name}" for i, name in enumerate(names)), "9-empty"]
+    for row, name in zip(graded, names, strict=False):
+        assert (row["status"], row["score"]) == ("graded", expected(name)["score"]), row
+
+
+def test_a_worker_with_another_grader_refuses(tmp_path: Path) -> None:
+    """A worker whose installed grader differs from the coach's (here: one round's data file
+    changed) takes no task, and the coach is told why; with no other worker, exit 2."""
+    copy = tmp_path / "other"
+    shutil.copytree(REPO / "grader", copy / "grader",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "reference", copy / "reference")
+    hints = next((copy / "grader" / "rounds").rglob("*.toml"))
+    hints.write_text(hints.read_text() + "\n# edited on this worker\n")
+    other = Cluster(tmp_path / "c")
+    try:
+        other.add_worker(env={**SESSION_ENV, "PYTHONPATH": str(copy)})
+        root = write_class(tmp_path / "coach", ("honest_correct",))
+        done = grade(root, "--cluster", other.address)
+    finally:
+        other.close()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "installed grader differs from the coach's" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_without_distributed_cluster_says_how_to_install_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocked" / "distributed"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text('raise ImportError("distributed is not installed")\n')
+    root = write_class(tmp_path, ("honest_correct",))
+    done = grade(root, "--cluster", "tcp://127.0.0.1:9",
+                 env={"PYTHONPATH": f"{blocker.parent}{os.pathsep}{REPO}"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert 'pip install "' in done.stderr and "[cluster]" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("address", "says"), [
+    ("tcp://127.0.0.1:9", "cannot reach a Dask scheduler at tcp://127.0.0.1:9"),
+    ("carrier-pigeon://loft", "'carrier-pigeon://loft' is not a Dask scheduler's address"),
+    ("tcp://", "'tcp://' is not a Dask scheduler's address"),
+])
+def test_no_scheduler_there_is_a_clear_error(tmp_path: Path, address: str, says: str) -> None:
+    root = write_class(tmp_path, ("honest_correct",))
+    done = grade(root, "--cluster", address)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert says in done.stderr
+    assert "Traceback" not in done.stderr
