@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import subprocess
@@ -135,12 +136,20 @@ def grade(root: Path, *args: str, env: dict[str, str] | None = None
 
 
 def rows(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
-    """The JSON rows, timings aside (they differ between any two runs)."""
+    """The JSON rows, timings and temporary folders aside (they differ between any two
+    runs)."""
     assert done.returncode == 0, done.stdout + done.stderr
     return [untimed(row) for row in json.loads(done.stdout)["submissions"]]
 
 
+STAGED = re.compile(r"/tmp/grader-(batch|cluster)-[^/]+/(\d+/)?")
+"""Where a submission was graded, as its printed warnings show it: a fresh temporary folder
+for each batch, local or not."""
+
+
 def untimed(doc: Any) -> Any:
+    if isinstance(doc, str):
+        return STAGED.sub("<submission>/", doc)
     if isinstance(doc, dict):
         return {k: untimed(v) for k, v in doc.items() if k != "duration_s"}
     if isinstance(doc, list):
@@ -231,25 +240,39 @@ def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
         assert (row["status"], row["score"]) == ("graded", expected(name)["score"]), row
 
 
-def test_a_worker_with_another_grader_refuses(tmp_path: Path) -> None:
+def test_workers_that_may_not_grade_say_why(tmp_path: Path) -> None:
     """A worker whose installed grader differs from the coach's (here: one round's data file
-    changed) takes no task, and the coach is told why; with no other worker, exit 2."""
+    changed) takes no task, nor does one that cannot make a sandbox (no bubblewrap on its
+    PATH) unless the coach passed --no-sandbox; the coach is told why, and exit 2 when no
+    worker is left."""
     copy = tmp_path / "other"
     shutil.copytree(REPO / "grader", copy / "grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "reference", copy / "reference")
-    hints = next((copy / "grader" / "rounds").rglob("*.toml"))
-    hints.write_text(hints.read_text() + "\n# edited on this worker\n")
+    data = next((copy / "grader" / "rounds").rglob("*.toml"))
+    data.write_text(data.read_text() + "\n# edited on this worker\n")
+    (tmp_path / "bare").mkdir()
     other = Cluster(tmp_path / "c")
     try:
         other.add_worker(env={**SESSION_ENV, "PYTHONPATH": str(copy)})
+        other.add_worker(env={**SESSION_ENV, "PATH": str(tmp_path / "bare")})
         root = write_class(tmp_path / "coach", ("honest_correct",))
-        done = grade(root, "--cluster", other.address)
+        boxed = grade(root, "--cluster", other.address)
+        unboxed = grade(root, "--cluster", other.address, "--no-sandbox")
     finally:
         other.close()
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "installed grader differs from the coach's" in done.stderr
-    assert "Traceback" not in done.stderr
+    for done in boxed, unboxed:  # as one line, however the terminal wrapped it
+        done.stderr = " ".join(done.stderr.split())
+    differs = "will not grade: its installed grader differs from the coach's"
+    if not NO_SANDBOX:
+        assert boxed.returncode == 2, boxed.stdout + boxed.stderr
+        assert differs in boxed.stderr
+        assert "no worker of the cluster at" in boxed.stderr
+        assert "it cannot make a sandbox" in boxed.stderr and "--no-sandbox" in boxed.stderr
+        assert "Traceback" not in boxed.stderr
+    assert differs in unboxed.stderr
+    assert [(row["status"], row["score"]) for row in rows(unboxed)] == [
+        ("graded", expected("honest_correct")["score"]), ("broken", 0.0)]
 
 
 def test_without_distributed_cluster_says_how_to_install_it(tmp_path: Path) -> None:

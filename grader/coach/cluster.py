@@ -18,13 +18,15 @@ What Dask does for us, and why it is enough:
 
 from __future__ import annotations
 
+import queue
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grader import DISTRIBUTION
+from grader.engine.results import CheckResult
 from grader.runner.pool import CheckDone, PartDone, PoolEvent, RequestDone
 from grader.runner.protocol import Request
 
@@ -75,6 +77,17 @@ def _check_address(address: str) -> None:
                            f"tcp://10.0.0.5:8786{why}")
 
 
+def reported(message: Any) -> tuple[str, str, str, CheckResult] | None:
+    """A check a worker reported while grading (cluster_worker.GraderPlugin.report): its
+    request, part, id and result; None for a message that is not one (the topic is the
+    batch's, but any client of the scheduler could log to it)."""
+    try:
+        check = CheckResult.from_wire(message["check"])
+        return str(message["request"]), str(message["part"]), check.id, check
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _ignore(worker: str, why: str) -> None:
     """The default of `refused`: say nothing."""
 
@@ -122,12 +135,15 @@ class ClusterGraders:
         return any(state.cuda for state in self._ready)
 
     def grade(self, requests: Iterable[Request]) -> Iterator[PoolEvent]:
-        """Send every request, its files with it; yield each one's events once it is graded
-        (its checks and parts, then RequestDone), in order of completion."""
-        from distributed import as_completed
+        """Send every request, its files with it; yield each check as a worker reports it
+        (for the coach's progress), then once a submission is graded its parts, any check
+        not reported yet, and its RequestDone, in order of completion."""
+        from distributed import Future
 
         from grader.coach.cluster_worker import Parcel, grade_parcel, pack
 
+        arrivals: queue.Queue[Future[Graded] | tuple[float, Any]] = queue.Queue()
+        self.client.subscribe_topic(self.name, arrivals.put)
         ids = {}
         for request in requests:
             parcel = Parcel(replace(request, root="", hidden_seed=None),
@@ -137,14 +153,25 @@ class ClusterGraders:
                                         resources={self.name: 1}, retries=RETRIES)
             self._futures.append(future)
             ids[future.key] = request.id
-        for future in as_completed(self._futures, loop=self.client.loop):
-            request_id = ids[future.key]
-            graded = self._answer(future)
-            if graded.result is not None:
-                for part in graded.result.parts:
-                    for check in part.checks:
-                        yield CheckDone(request_id, part.id, check)
-                    yield PartDone(request_id, part)
+            future.add_done_callback(arrivals.put)
+        told: set[tuple[str, str, str]] = set()
+        left = len(self._futures)
+        while left:
+            arrival = arrivals.get()
+            if not isinstance(arrival, Future):
+                check = reported(arrival[1])
+                if check is not None and check[:3] not in told:
+                    told.add(check[:3])
+                    yield CheckDone(*check[:2], check[3])
+                continue
+            left -= 1
+            request_id = ids[arrival.key]
+            graded = self._answer(arrival)
+            for part in graded.result.parts if graded.result is not None else ():
+                for check_ in part.checks:
+                    if (request_id, part.id, check_.id) not in told:
+                        yield CheckDone(request_id, part.id, check_)
+                yield PartDone(request_id, part)
             yield RequestDone(request_id, graded.result, graded.error)
 
     @staticmethod
@@ -171,6 +198,7 @@ class ClusterGraders:
         try:
             if self._futures:
                 self.client.cancel(self._futures)
+            self.client.unsubscribe_topic(self.name)
             self.client.unregister_worker_plugin(self.name)
         except Exception:  # noqa: BLE001, S110 - closing: a gone scheduler has nothing to undo
             pass

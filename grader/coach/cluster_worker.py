@@ -29,7 +29,8 @@ import io
 import tarfile
 import tempfile
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from distributed import Worker as DaskWorker
@@ -37,7 +38,7 @@ from distributed import get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from grader.engine.integrity import installed_fingerprint
-from grader.engine.results import RunResult
+from grader.engine.results import CheckResult, RunResult
 from grader.engine.rounds import get_round
 from grader.engine.secret import Seeding
 from grader.runner import Worker
@@ -96,6 +97,7 @@ class GraderPlugin(WorkerPlugin):
 
     _ready: Readiness
     _judge: Worker | None
+    _worker: DaskWorker
     _lock: threading.Lock
 
     def __init__(self, name: str, fingerprint: str, sandbox: bool, seeding: Seeding) -> None:
@@ -125,6 +127,7 @@ class GraderPlugin(WorkerPlugin):
 
     async def setup(self, worker: DaskWorker) -> None:
         self._judge = None
+        self._worker = worker
         self._lock = threading.Lock()
         refusal = await asyncio.to_thread(self.refusal)
         if refusal is None:
@@ -159,13 +162,20 @@ class GraderPlugin(WorkerPlugin):
                 get_round(request.round), root))
             try:
                 self._judge = self._judge or Worker(self.sandbox)
-                return Graded(self._judge.run(request))
+                return Graded(self._judge.run(request, on_check=partial(self.report, request.id)))
             except Exception as exc:  # noqa: BLE001 - any failure costs this submission only
                 if self._judge is not None:
                     self._judge.kill()
                     self._judge.close()
                 self._judge = None
                 return Graded(None, failure(exc))
+
+
+    def report(self, request_id: str, part_id: str, check: CheckResult) -> None:
+        """Tell the coach of a check as it is graded, for its progress (the batch's topic;
+        grader.coach.cluster.reported reads it)."""
+        self._worker.log_event(self.name, {"request": request_id, "part": part_id,
+                                           "check": asdict(check)})
 
 
 def _plugin(worker: DaskWorker, name: str) -> GraderPlugin:
