@@ -150,6 +150,9 @@ def config_text(round_: Round, flavor: str) -> str:
         "",
         "# [gradescope]        # when candidates see their results on Gradescope",
         '# visibility = "visible"    # or "hidden", "after_due_date", "after_published"',
+        "",
+        "# [cluster]           # instructors: grade on a Dask cluster (docs/cluster.md)",
+        '# address = "tcp://HOST:8786"',
     ]
     return "\n".join(lines) + "\n"
 
