@@ -210,7 +210,8 @@ def test_the_secret_is_in_no_task(cluster: Cluster, tmp_path: Path,
 def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
                                                          tmp_path: Path) -> None:
     """One of the two workers is killed while it grades: its submission is graded again on
-    the other, and every row is there once, as it would be without the death."""
+    the other, and every row is there once, as it would be without the death. The coach's
+    progress shows the checks as they come."""
     from distributed import Client
 
     names = (SLOW, SLOW, "honest_correct")
@@ -218,7 +219,8 @@ def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
     with subprocess.Popen(
             [sys.executable, "-m", "grader", "grade", str(root / "class"), "--config",
              str(root / "coach.toml"), "--seed", "3", "--json", *SANDBOX, "--cluster",
-             cluster.address], cwd=root, env={**SESSION_ENV, SECRET_ENV: SECRET},
+             cluster.address], cwd=root,
+            env={**SESSION_ENV, SECRET_ENV: SECRET, "FORCE_COLOR": "1", "COLUMNS": "200"},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
         with Client(cluster.address, timeout=START_S) as client:
             deadline = time.monotonic() + START_S
@@ -238,6 +240,9 @@ def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
         *(f"{i}-{name}" for i, name in enumerate(names)), "9-empty"]
     for row, name in zip(graded, names, strict=False):
         assert (row["status"], row["score"]) == ("graded", expected(name)["score"]), row
+    # The progress (on stderr, as on a terminal) followed the checks as the workers graded them.
+    # The empty folder is the one failed row.
+    assert re.search("[12] running, 1 failed", stderr) and f"{SLOW}: part1." in stderr, stderr
 
 
 def test_workers_that_may_not_grade_say_why(tmp_path: Path) -> None:
