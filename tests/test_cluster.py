@@ -123,7 +123,7 @@ def write_class(root: Path, names: tuple[str, ...] = CLASS) -> Path:
     coach's settings beside them."""
     for i, name in enumerate(names):
         shutil.copytree(ADVERSARIES / name / "submission", root / "class" / f"{i}-{name}")
-    (root / "class" / "9-empty").mkdir()
+    (root / "class" / "9-empty").mkdir(parents=True)
     (root / "coach.toml").write_text(COACH)
     return root
 
@@ -290,6 +290,12 @@ def test_without_distributed_cluster_says_how_to_install_it(tmp_path: Path) -> N
     assert done.returncode == 2, done.stdout + done.stderr
     assert 'pip install "' in done.stderr and "[cluster]" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_class_with_nothing_to_grade_needs_no_cluster(tmp_path: Path) -> None:
+    root = write_class(tmp_path, ())
+    done = grade(root, "--cluster", "tcp://127.0.0.1:9")
+    assert [(row["status"], row["score"]) for row in rows(done)] == [("broken", 0.0)]
 
 
 @pytest.mark.parametrize(("address", "says"), [
