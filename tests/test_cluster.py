@@ -207,20 +207,16 @@ def test_the_secret_is_in_no_task(cluster: Cluster, tmp_path: Path,
     assert b"hidden_seed" in sent[0]
 
 
-def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
-                                                         tmp_path: Path) -> None:
-    """One of the two workers is killed while it grades: its submission is graded again on
-    the other, and every row is there once, as it would be without the death. The coach's
-    progress shows the checks as they come."""
+def kill_a_grading_worker(cluster: Cluster, root: Path, env: dict[str, str]
+                          ) -> tuple[int, str, str]:
+    """Grade the class on the cluster and kill the first worker seen grading, a second into
+    its submission; the batch's exit status, stdout and stderr."""
     from distributed import Client
 
-    names = (SLOW, SLOW, "honest_correct")
-    root = write_class(tmp_path, names)
     with subprocess.Popen(
             [sys.executable, "-m", "grader", "grade", str(root / "class"), "--config",
              str(root / "coach.toml"), "--seed", "3", "--json", *SANDBOX, "--cluster",
-             cluster.address], cwd=root,
-            env={**SESSION_ENV, SECRET_ENV: SECRET, "FORCE_COLOR": "1", "COLUMNS": "200"},
+             cluster.address], cwd=root, env={**SESSION_ENV, SECRET_ENV: SECRET, **env},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
         with Client(cluster.address, timeout=START_S) as client:
             deadline = time.monotonic() + START_S
@@ -234,7 +230,19 @@ def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
         time.sleep(1)  # well inside the slow submission's 4 s
         kill(victim)
         stdout, stderr = batch.communicate(timeout=120)
-    assert batch.returncode == 0, stdout + stderr
+    return batch.returncode, stdout, stderr
+
+
+def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
+                                                         tmp_path: Path) -> None:
+    """One of the two workers is killed while it grades: its submission is graded again on
+    the other, and every row is there once, as it would be without the death. The coach's
+    progress shows the checks as they come."""
+    names = (SLOW, SLOW, "honest_correct")
+    root = write_class(tmp_path, names)
+    status, stdout, stderr = kill_a_grading_worker(cluster, root,
+                                                   {"FORCE_COLOR": "1", "COLUMNS": "200"})
+    assert status == 0, stdout + stderr
     graded = json.loads(stdout)["submissions"]
     assert [Path(row["path"]).name for row in graded] == [
         *(f"{i}-{name}" for i, name in enumerate(names)), "9-empty"]
@@ -243,6 +251,26 @@ def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
     # The progress (on stderr, as on a terminal) followed the checks as the workers graded them.
     # The empty folder is the one failed row.
     assert re.search("[12] running, 1 failed", stderr) and f"{SLOW}: part1." in stderr, stderr
+
+
+def test_when_no_worker_is_left_the_rest_get_error_rows(tmp_path: Path) -> None:
+    """The only worker dies and none comes back: once `grader.abandon-after` (Dask's
+    configuration; 1 s here) has passed, each submission not graded gets an `error` row saying
+    why, instead of the coach waiting for ever."""
+    alone = Cluster(tmp_path / "c")
+    try:
+        alone.add_worker()
+        root = write_class(tmp_path, (SLOW,))
+        status, stdout, stderr = kill_a_grading_worker(
+            alone, root, {"DASK_GRADER__ABANDON_AFTER": "1"})
+    finally:
+        alone.close()
+    assert status == 1, stdout + stderr
+    graded, empty = json.loads(stdout)["submissions"]
+    assert (graded["status"], graded["notes"]) == ("error", [
+        "the grader itself failed: no worker of the cluster that may grade this batch was left "
+        "to grade it"])
+    assert empty["status"] == "broken"
 
 
 def test_workers_that_may_not_grade_say_why(tmp_path: Path) -> None:

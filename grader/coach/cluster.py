@@ -19,6 +19,7 @@ What Dask does for us, and why it is enough:
 from __future__ import annotations
 
 import queue
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
@@ -40,6 +41,13 @@ CLUSTER_INSTALL = f'pip install "{DISTRIBUTION}[cluster]"'
 """How to add Dask's distributed, on the coach's machine and on every worker."""
 CONNECT_TIMEOUT_S = 10
 """How long the coach waits for the scheduler to answer (a cluster on a LAN answers in ms)."""
+WATCH_S = 2.0
+"""How often the coach, waiting on the cluster, looks for a worker that may grade the batch."""
+ABANDON_AFTER = "grader.abandon-after"
+ABANDON_AFTER_S = 120
+"""How long the coach waits with no such worker before the submissions left get `error` rows
+(Dask's configuration `grader.abandon-after`, e.g. DASK_GRADER__ABANDON_AFTER=30): long enough
+for a nanny to restart a worker and its judge, on a busy machine."""
 RETRIES = 1
 """A task that raised is run once more (a worker that refused it after all, by a race with
 its plugin); a dead worker's task is run again by the scheduler, which counts those apart."""
@@ -113,6 +121,7 @@ class ClusterGraders:
             raise ClusterError(f"cannot reach a Dask scheduler at {address}: {exc}") from exc
         self.name = f"grader-{uuid.uuid4().hex}"
         self._futures: list[Future[Graded]] = []
+        self._abandoned = False
         try:
             self.client.register_plugin(GraderPlugin(
                 self.name, installed_fingerprint(), config.sandbox, config.inputs),
@@ -156,8 +165,13 @@ class ClusterGraders:
             future.add_done_callback(arrivals.put)
         told: set[tuple[str, str, str]] = set()
         left = len(self._futures)
+        alone_since: float | None = None
         while left:
-            arrival = arrivals.get()
+            try:
+                arrival = arrivals.get(timeout=WATCH_S)
+            except queue.Empty:
+                alone_since = self._abandon_when_alone(alone_since)
+                continue
             if not isinstance(arrival, Future):
                 check = reported(arrival[1])
                 if check is not None and check[:3] not in told:
@@ -174,13 +188,32 @@ class ClusterGraders:
                 yield PartDone(request_id, part)
             yield RequestDone(request_id, graded.result, graded.error)
 
-    @staticmethod
-    def _answer(future: Future[Graded]) -> Graded:
+    def _abandon_when_alone(self, since: float | None) -> float | None:
+        """While no worker that may grade the batch is left (every one died or left, and no
+        nanny brought one back), cancel what is left once that has lasted `abandon-after`
+        seconds: their rows say why, instead of the coach waiting for ever. When that began
+        (None: a worker is there)."""
+        import dask.config
+
+        workers = self.client.scheduler_info(n_workers=-1)["workers"].values()
+        if any(worker.get("resources", {}).get(self.name) for worker in workers):
+            return None
+        now = time.monotonic()
+        since = now if since is None else since
+        if now - since >= float(dask.config.get(ABANDON_AFTER, ABANDON_AFTER_S)):
+            self._abandoned = True
+            self.client.cancel([f for f in self._futures if not f.done()])
+        return since
+
+    def _answer(self, future: Future[Graded]) -> Graded:
         """What a task answered, or why the cluster gave up on it."""
         from distributed import KilledWorker
 
         from grader.coach.cluster_worker import Graded
 
+        if future.cancelled() and self._abandoned:
+            return Graded(None, "the grader itself failed: no worker of the cluster that may "
+                          "grade this batch was left to grade it")
         try:
             answer = future.result()
         except KilledWorker:
