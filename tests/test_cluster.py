@@ -32,8 +32,8 @@ pytestmark = [
 ]
 
 ADVERSARIES = Path(__file__).parent / "adversaries"
-CLASS = ("honest_correct", "honest_wrong", "cheat_with_the_reference", "forge_the_channel",
-         "stop_the_executor", "scavenge_the_grader")
+CLASS = ("honest_correct", "honest_wrong", "forge_the_channel", "stop_the_executor",
+         "scavenge_the_grader")
 """Honest and hostile submissions (tests/adversaries)."""
 SLOW = "idle_instead_of_working"
 """A submission that hangs until its check's timeout (4 s): a worker is killed grading it."""
