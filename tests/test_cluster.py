@@ -337,3 +337,32 @@ def test_no_scheduler_there_is_a_clear_error(tmp_path: Path, address: str, says:
     assert done.returncode == 2, done.stdout + done.stderr
     assert says in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("message", [
+    "part1.correctness passed", None, {}, {"request": "submission-0", "part": "part1"},
+    {"request": "submission-0", "part": "part1", "check": ["part1.correctness"]},
+    {"request": "submission-0", "part": "part1", "check": {"id": "x", "title": 7,
+                                                           "status": "passed", "score": 1,
+                                                           "max_score": 1}},
+    {"request": "submission-0", "part": "part1", "check": {"id": "x", "stolen": True}},
+])
+def test_a_progress_report_that_is_not_one_is_ignored(message: object) -> None:
+    """Any client of the scheduler may log to the batch's topic: what is not a check's report
+    shows nothing, and never stops the coach."""
+    from grader.coach.cluster import reported
+
+    assert reported(message) is None
+
+
+def test_a_progress_report_is_read_back_with_its_text_capped() -> None:
+    from grader.coach.cluster import reported
+
+    found = reported({"request": "submission-3", "part": "part1", "check": {
+        "id": "part1.correctness", "title": "t", "status": "failed", "score": 0,
+        "max_score": 5, "message": "\x1b[31m" + "x" * 100_000}})
+    assert found is not None
+    request, part, check_id, check = found
+    assert (request, part, check_id, check.status) == (
+        "submission-3", "part1", "part1.correctness", "failed")
+    assert len(check.message) < 100_000 and check.message.endswith("not shown)")

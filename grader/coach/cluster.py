@@ -92,7 +92,7 @@ def reported(message: Any) -> tuple[str, str, str, CheckResult] | None:
     try:
         check = CheckResult.from_wire(message["check"])
         return str(message["request"]), str(message["part"]), check.id, check
-    except (KeyError, TypeError, ValueError):
+    except (AttributeError, KeyError, TypeError, ValueError):
         return None
 
 
