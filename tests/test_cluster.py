@@ -183,7 +183,8 @@ def test_the_cluster_grades_a_class_as_a_local_batch_does(cluster: Cluster,
 def test_the_secret_is_in_no_task(cluster: Cluster, tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """What the coach submits (key, function, arguments) never holds the secret, nor the
-    hidden seed drawn from it: the worker's plugin holds the seeding."""
+    hidden seed drawn from it: the worker's plugin holds the seeding. (The cluster here is
+    the settings' [cluster] address.)"""
     from click.testing import CliRunner
     from distributed import Client
 
@@ -198,9 +199,11 @@ def test_the_secret_is_in_no_task(cluster: Cluster, tmp_path: Path,
 
     monkeypatch.setattr(Client, "submit", recording)
     root = write_class(tmp_path, ("honest_correct",))
+    with (root / "coach.toml").open("a") as coach:  # the cluster named by the settings
+        coach.write(f'[cluster]\naddress = "{cluster.address}"\n')
     done = CliRunner().invoke(cli.cli, [
         "grade", str(root / "class"), "--config", str(root / "coach.toml"), "--seed", "3",
-        "--json", *SANDBOX, "--cluster", cluster.address], env={SECRET_ENV: SECRET})
+        "--json", *SANDBOX], env={SECRET_ENV: SECRET})
     assert done.exit_code == 0, done.output
     assert len(sent) == 1
     assert SECRET.encode() not in sent[0]
