@@ -42,7 +42,7 @@ from grader.engine.workspace import (
 )
 
 if TYPE_CHECKING:
-    from grader.coach.batch import BatchDoc
+    from grader.coach.batch import BatchDoc, GradingConfig, StartGraders
     from grader.engine.secret import Seeding
     from grader.runner import Request
 
@@ -570,8 +570,10 @@ A broken submission gets its own row and never stops the batch. Each submission'
 scanned for constructs no solution needs; what is found is flagged for review and changes no
 score. The instructor's secret (GRADER_SECRET, else the settings' `secret`) is mixed into the
 seed: the seed reported is the one given (or drawn), and --seed with it grades the same inputs
-again only under the same secret. Exit status: 0 when every submission got a row, 1 when the
-grader itself failed on one, 2 when a SUBMISSION does not exist.
+again only under the same secret. With --cluster (or [cluster] address in the settings), the
+submissions are graded by the workers of that Dask scheduler instead of --jobs processes here
+(docs/cluster.md). Exit status: 0 when every submission got a row, 1 when the grader itself
+failed on one, 2 when a SUBMISSION does not exist or the cluster cannot grade.
 """
 
 SELFCHECK_HELP = """Prove the exercises and the checks agree: every pristine stub fails every
@@ -698,10 +700,13 @@ def instructor_settings(config_file: Path | None,
 @click.option("--no-sandbox", is_flag=True, help="Run the submissions' code without the "
               "sandbox, in processes forked from the grader: a submission could then forge "
               "its numbers or touch another's.")
+@click.option("--cluster", "cluster_address", metavar="ADDRESS",
+              help="Grade on the workers of this Dask scheduler (tcp://HOST:PORT; default: the "
+              "settings' [cluster] address, else here). Needs the [cluster] extra.")
 def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Path | None,
           gradescope_file: Path | None, report_file: Path | None, config_file: Path | None,
           round_id: str | None, flavor: str | None, seed: int | None, timeout_s: float | None,
-          memory_mb: int, no_sandbox: bool) -> None:
+          memory_mb: int, no_sandbox: bool, cluster_address: str | None) -> None:
     from grader.coach.batch import (
         BatchListener,
         Fanout,
@@ -709,6 +714,7 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
         batch_document,
         grade_submissions,
     )
+    from grader.coach.cluster import ClusterError
     from grader.coach.gradescope import GradescopeWriter
     from grader.engine.state import write_bytes_atomic
     from grader.render import instructor_report
@@ -729,6 +735,8 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     config = GradingConfig(settings=settings, seed=seeding.given, seeding=seeding,
                            timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb,
                            sandbox=not no_sandbox)
+    address = cluster_address or settings.cluster_address
+    graders = cluster_graders(address, config, err) if address else None
     listeners: list[BatchListener] = []
     if gradescope_file:
         listeners.append(GradescopeWriter(
@@ -740,7 +748,9 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
                 instructor_report.BatchProgress(err, len(config.parts)) as progress:
             rows = grade_submissions(list(submissions), config, jobs,
                                      Fanout(progress, *listeners),
-                                     expand_folders=gradescope_file is None)
+                                     expand_folders=gradescope_file is None, graders=graders)
+    except ClusterError as exc:
+        raise ClusterFailure(str(exc)) from exc
     except SandboxError as exc:
         raise no_sandbox_here(str(exc), "pass --no-sandbox to grade without one (a submission "
                               "could then forge its numbers)") from exc
@@ -754,6 +764,29 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     else:
         instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
+
+
+class ClusterFailure(click.ClickException):
+    """The cluster cannot grade (distributed missing, no scheduler, no worker that may):
+    exit status 2, as for a broken setup."""
+
+    exit_code = 2
+
+
+def cluster_graders(address: str, config: GradingConfig, err: Console) -> StartGraders:
+    """The graders of `grade --cluster`, which tell the coach of each worker that refuses;
+    ClusterFailure at once where distributed is not installed."""
+    from grader.coach.cluster import ClusterError, ClusterGraders, require_distributed
+
+    try:
+        require_distributed()
+    except ClusterError as exc:
+        raise ClusterFailure(str(exc)) from exc
+
+    def refused(worker: str, why: str) -> None:
+        err.print(f"worker {worker} will not grade: {why}", style="yellow", markup=False)
+
+    return lambda count: ClusterGraders(address, config, refused)
 
 
 class IntegrityFailure(click.ClickException):

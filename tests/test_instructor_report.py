@@ -117,10 +117,13 @@ def test_progress_counts_each_submission_once_whatever_its_parts_did() -> None:
     progress = BatchProgress(console(terminal=True), parts_per_submission=2)
     with progress:
         progress.started(["a", "b", "c"])
+        progress.check_done(0, "part1", ROWS[0].parts[0].checks[0])
+        assert progress.progress.tasks[0].fields["tally"] == "1 running, 0 failed"
         progress.part_done(0, ROWS[0].parts[0])
         progress.part_done(0, ROWS[0].parts[1])
         progress.finished(0, ROWS[0])
         progress.finished(1, ROWS[1])  # broken: no part ever finished
+        assert progress.progress.tasks[0].fields["tally"] == "0 running, 1 failed"
         progress.part_done(2, ROWS[2].parts[0])
         task = progress.progress.tasks[0]
         assert task.total == 3 and task.completed == 2.5

@@ -37,6 +37,10 @@ BAD = [
     ("[gradescope]\nvisibility = \"public\"\n",
      "gradescope.visibility must be one of hidden, after_due_date, after_published, visible"),
     ("[gradescope]\nshow = 1\n", "[gradescope] takes only visibility"),
+    ("[cluster]\naddress = 8786\n", "cluster.address must be a scheduler's address such as "
+     '"tcp://10.0.0.5:8786", got 8786'),
+    ("[cluster]\nworkers = 2\n", "[cluster] takes only address = <string>"),
+    ('cluster = "tcp://10.0.0.5:8786"\n', "[cluster] takes only address = <string>"),
     ("colour = 1\n", "unknown setting(s) colour"),
     ('flavor = "jax"\n', "flavor must be one of torch, numpy for round prefix-products, got "
      "'jax'"),
@@ -91,6 +95,7 @@ def test_every_commented_setting_parses_when_uncommented(tmp_path: Path) -> None
     assert settings.timeout_s == 10 and settings.minutes == 75
     assert settings.points["part3"] == 35 and settings.gradescope_visibility == "visible"
     assert settings.parts == PREFIX.parts
+    assert settings.cluster_address == "tcp://HOST:8786"
 
 
 def test_a_huge_config_is_refused_before_it_is_read(tmp_path: Path) -> None:

@@ -20,10 +20,10 @@ capped over each part of a row (results.bound_output).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal, Protocol, TypedDict
 
 from grader.coach.review import FlagDoc, scan_folder
 from grader.coach.submissions import Staged, expand, stage
@@ -41,7 +41,7 @@ from grader.engine.results import (
 from grader.engine.safe_text import NAME_LIMIT, NOTE_LIMIT, received, received_name
 from grader.engine.secret import Seeding
 from grader.engine.workspace import EXERCISES_DIR, Settings
-from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
+from grader.runner.pool import CheckDone, PartDone, PoolEvent, RequestDone, WorkerPool
 from grader.runner.protocol import Request
 from grader.runner.sandbox import ensure_usable
 
@@ -374,11 +374,43 @@ class Fanout(BatchListener):
             listener.finished(index, row)
 
 
+class Graders(Protocol):
+    """Where a batch's requests are graded: this machine's pool of warm workers
+    (grader.runner.pool.WorkerPool) or a Dask cluster's (grader.coach.cluster). Everything else
+    of a batch (staging, review flags, the rows, the outputs) is the same for both."""
+
+    def cuda(self) -> bool:
+        """Whether the code is graded where CUDA is seen (a broken row is scored as if so)."""
+
+    def grade(self, requests: Iterable[Request]) -> Iterator[PoolEvent]:
+        """Grade every request; its events as they happen, ending after the last RequestDone."""
+
+    def __enter__(self) -> Graders: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+StartGraders = Callable[[int], Graders]
+"""Makes the graders of a batch of this many requests to grade (maybe none)."""
+
+
+def local_graders(jobs: int, sandbox: bool) -> StartGraders:
+    """`jobs` warm workers on this machine (fewer for a smaller batch). With `sandbox`:
+    SandboxError where there is something to grade and no sandbox can be made here."""
+    def start(count: int) -> Graders:
+        if count and sandbox:
+            ensure_usable()
+        return WorkerPool(max(1, min(jobs, count or 1)), sandbox=sandbox)
+    return start
+
+
 def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int = 2,
                       listener: BatchListener | None = None,
-                      expand_folders: bool = True) -> list[GradedRow]:
+                      expand_folders: bool = True,
+                      graders: StartGraders | None = None) -> list[GradedRow]:
     """Grade every submission (a folder of submissions counts as its entries when
-    `expand_folders`), `jobs` at a time; rows come back in the order given.
+    `expand_folders`), `jobs` at a time on this machine unless `graders` says where; rows
+    come back in the order given.
 
     The rows of submissions that cannot be staged are made once the pool is up, so they are
     scored with the same knowledge of the machine (is there CUDA?) as the graded rows. Every
@@ -401,10 +433,10 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                    if item.root and (why := mismatch(item, config))}
         requests = {f"submission-{i}": i for i, item in enumerate(staged)
                     if item.root and i not in refused}
-        if requests and config.sandbox:
-            ensure_usable()
         finished: dict[int, list[PartResult]] = {}
-        with WorkerPool(max(1, min(jobs, len(requests) or 1)), sandbox=config.sandbox) as pool:
+        # Nothing to grade needs no cluster: the broken rows are made here all the same.
+        start = graders if graders and requests else local_graders(jobs, config.sandbox)
+        with start(len(requests)) as pool:
             config = replace(config, cuda=pool.cuda()) if requests else config
             for index, item in enumerate(staged):
                 if item.root is None:

@@ -327,6 +327,29 @@ def recorded() -> dict[str, str]:
     return found
 
 
+def installed_fingerprint() -> str:
+    """sha256 over the grader's version, its package's files and the references' (by path
+    inside each, compiled caches aside): equal on two machines exactly when they would grade
+    alike, from a wheel or from a checkout, wherever each is installed. A cluster's worker
+    compares its own with the coach's (grader/coach/cluster.py)."""
+    package = _package_dir()
+    try:
+        references: Path | None = bundled_path("reference").resolve()
+    except BundleError:
+        references = None
+    digest = hashlib.sha256(f"grader {grader.__version__}\0".encode())
+    folders = {"grader": package, **({"reference": references} if references else {})}
+    for label, folder in folders.items():
+        files = sorted(path for path in folder.rglob("*") if path.is_file()
+                       and "__pycache__" not in path.parts and path.suffix != ".pyc"
+                       and not (label == "grader" and references
+                                and path.is_relative_to(references)))
+        for path in files:
+            digest.update(f"{label}/{path.relative_to(folder).as_posix()}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def differences(expected: Snapshot, found: Snapshot) -> list[str]:
     """The paths of `expected` that are missing or different in `found`, and those added."""
     return [_difference(path, expected, found) for path in _changed_paths(expected, found)]

@@ -40,7 +40,9 @@ class Settings:
     submission be graded in its own flavor). `secret`: the instructor's secret mixed into every
     seed (grader/engine/secret.py), kept out of the repr so that no message can print it.
     `vary_inputs`: "per-submission" mixes a fingerprint of the submission's code in with the
-    secret, so that hidden inputs vary with the code even under a pinned seed."""
+    secret, so that hidden inputs vary with the code even under a pinned seed.
+    `cluster_address`: the Dask scheduler `grade` sends the submissions to ([cluster] address;
+    docs/cluster.md)."""
 
     round: Round
     flavor: str
@@ -53,6 +55,7 @@ class Settings:
     flavor_given: bool = True
     secret: str | None = field(default=None, repr=False)
     vary_inputs: str = "never"
+    cluster_address: str | None = None
 
     @property
     def parts(self) -> tuple[Part, ...]:
@@ -148,6 +151,9 @@ def config_text(round_: Round, flavor: str) -> str:
         "",
         "# [gradescope]        # when candidates see their results on Gradescope",
         '# visibility = "visible"    # or "hidden", "after_due_date", "after_published"',
+        "",
+        "# [cluster]           # instructors: grade on a Dask cluster (docs/cluster.md)",
+        '# address = "tcp://HOST:8786"',
     ]
     return "\n".join(lines) + "\n"
 
@@ -287,8 +293,19 @@ def _gradescope_visibility(config: dict[str, object], where: str) -> str:
     return str(visibility)
 
 
+def _cluster_address(config: dict[str, object], where: str) -> str | None:
+    table = config.get("cluster", {})
+    if not isinstance(table, dict) or set(table) - {"address"}:
+        raise WorkspaceError(f"{where}: [cluster] takes only address = <string>")
+    address = table.get("address")
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise WorkspaceError(f"{where}: cluster.address must be a scheduler's address such as "
+                             f"\"tcp://10.0.0.5:8786\", got {address!r}")
+    return address
+
+
 KNOWN_SETTINGS = {"round", "flavor", "timeout", "parts", "secret", "vary_inputs", "points",
-                  "budgets", "mock", "gradescope"}
+                  "budgets", "mock", "gradescope", "cluster"}
 
 
 def parse_settings(config: dict[str, object], where: str) -> Settings:
@@ -330,6 +347,7 @@ def parse_settings(config: dict[str, object], where: str) -> Settings:
             minutes, f"{where}: mock.minutes", MOST["mock.minutes"]),
         gradescope_visibility=_gradescope_visibility(config, where),
         flavor_given="flavor" in config, secret=secret, vary_inputs=str(vary_inputs),
+        cluster_address=_cluster_address(config, where),
     )
 
 

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -159,32 +166,45 @@ def batch_csv(rows: Sequence[GradedRow], part_ids: Sequence[str]) -> str:
 
 
 class BatchProgress(BatchListener):
-    """A rich progress bar over submissions, advancing a share of a row per finished part."""
+    """A rich progress bar over submissions, advancing a share of a row per finished part;
+    beside it how many are being graded (a check of theirs came back, their row did not) and
+    how many failed (rows `broken` or `error`), the time taken and the time left."""
 
     def __init__(self, console: Console, parts_per_submission: int) -> None:
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("{task.fields[current]}", style="dim", markup=False),
+            TextColumn("{task.fields[tally]}", markup=False), TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[current]}", style="dim", markup=False),
             console=console, transient=True, disable=not console.is_terminal,
         )
         self.parts = max(1, parts_per_submission)
-        self.task = self.progress.add_task("grading", total=0, current="")
+        self.task = self.progress.add_task("grading", total=0, current="", tally="")
         self._credited: dict[int, float] = {}
         self._paths: list[str] = []
+        self._running: set[int] = set()
+        self._failed = 0
 
     def started(self, paths: Sequence[str]) -> None:
         self._paths = list(paths)
         self.progress.update(self.task, total=len(paths))
 
     def check_done(self, index: int, part_id: str, check: CheckResult) -> None:
-        self.progress.update(self.task,
+        self._running.add(index)
+        self.progress.update(self.task, tally=self._tally(),
                              current=f"{clean(Path(self._paths[index]).name)}: {check.id}")
 
     def part_done(self, index: int, part: PartResult) -> None:
         self._advance(index, 1.0 / self.parts)
 
     def finished(self, index: int, row: GradedRow) -> None:
+        self._running.discard(index)
+        self._failed += row.status in ("broken", "error")
+        self.progress.update(self.task, tally=self._tally())
         self._advance(index, 1.0 - self._credited.get(index, 0.0))
+
+    def _tally(self) -> str:
+        return f"{len(self._running)} running, {self._failed} failed"
 
     def _advance(self, index: int, amount: float) -> None:
         self._credited[index] = self._credited.get(index, 0.0) + amount

@@ -50,6 +50,13 @@ PoolEvent = CheckDone | PartDone | RequestDone
 _STOP = None
 
 
+def failure(exc: Exception) -> str:
+    """Why a worker produced no result for a request, as its row says (a crash of the worker
+    speaks for itself; anything else is named)."""
+    why = str(exc) if isinstance(exc, GraderCrash | OSError) else f"{type(exc).__name__}: {exc}"
+    return f"the grader itself failed: {why}"
+
+
 def _check_done(events: queue.Queue[PoolEvent], request_id: str, part_id: str,
                 check: CheckResult) -> None:
     events.put(CheckDone(request_id, part_id, check))
@@ -146,9 +153,7 @@ class WorkerPool:
                         worker.kill()
                         self._retire(worker)
                     worker = None
-                    why = str(exc) if isinstance(exc, GraderCrash | OSError) else \
-                        f"{type(exc).__name__}: {exc}"
-                    events.put(RequestDone(request.id, None, f"the grader itself failed: {why}"))
+                    events.put(RequestDone(request.id, None, failure(exc)))
         finally:
             if worker is not None:
                 self._retire(worker)
