@@ -17,3 +17,10 @@ DISTRIBUTION = "ml-interview-grader"
 """The name pip knows this package by (pyproject.toml's project.name; the command is `grader`)."""
 REPORT_INSTALL = f'pip install "{DISTRIBUTION}[report]"'
 """How to add the cohort report's libraries."""
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """`%load_ext grader` in Jupyter or Colab: the magics of grader/notebook."""
+    from grader.notebook import load_ipython_extension as load
+
+    load(ipython)

@@ -238,8 +238,12 @@ def round_named(round_id: str) -> Round:
               help="The round to practise (`grader rounds` lists them).")
 @click.option("--flavor", help="torch: tensors in and out, autograd checks; numpy: arrays in "
               "and out (default: the round's first; `grader rounds` lists each round's).")
-def init(directory: Path, round_id: str, flavor: str | None) -> None:
+@click.option("--notebook", is_flag=True, help="Also write DIRECTORY/<round>.ipynb, a starter "
+              "notebook (Jupyter, Colab) with each part's contract and stub under %%part.")
+def init(directory: Path, round_id: str, flavor: str | None, notebook: bool) -> None:
     """Create a fresh workspace at DIRECTORY (never overwrites existing work)."""
+    from grader.notebook import starter
+
     round_ = round_named(round_id)
     try:
         workspace = init_workspace(directory, flavor_of(round_, flavor), round_id=round_.id)
@@ -248,6 +252,8 @@ def init(directory: Path, round_id: str, flavor: str | None) -> None:
     first = round_.parts_for(workspace.flavor)[0].id
     click.echo(f"Created a {workspace.flavor} workspace for the {round_.id} round at "
                f"{workspace.root}")
+    if notebook:
+        click.echo(f"Starter notebook: {starter.write(workspace)} (open it there)")
     click.echo(f"Next: cd {directory} && grader check {first}")
 
 
@@ -857,13 +863,14 @@ def sandbox() -> None:
     sys.exit(0 if found.usable else 1)
 
 
-def main() -> None:
-    """The console script: a file the command cannot read or write (a folder where a file
-    should be, no permission, a full disk), or a round that cannot be loaded (a coach's round
-    on GRADER_ROUNDS_PATH with a mistake in it), is one line and exit status 1, not a
-    traceback."""
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """A file the command cannot read or write (a folder where a file should be, no
+    permission, a full disk), or a round that cannot be loaded (a coach's round on
+    GRADER_ROUNDS_PATH with a mistake in it), is one line and exit status 1, not a traceback:
+    for the console script and the notebook magics alike."""
     try:
-        cli(prog_name="grader")
+        yield
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         click.echo(f"Error: {exc.strerror or exc}{where}", err=True)
@@ -871,3 +878,9 @@ def main() -> None:
     except RoundError as exc:
         click.echo(f"Error: {one_line(str(exc))}", err=True)
         raise SystemExit(1) from None
+
+
+def main() -> None:
+    """The console script."""
+    with one_line_errors():
+        cli(prog_name="grader")
