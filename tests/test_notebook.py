@@ -32,6 +32,8 @@ MAGICS = {
     "no workspace": "%grader workspace /nonexistent/ws",
     "still there": "%grader workspace",
     "in kernel": "import sys; print('candidate in kernel:', 'part1_inplace' in sys.modules)",
+    "init": "%grader init other --round prefix-products --flavor torch",
+    "after init": "%grader workspace",
 }
 """Cells run after the part's cells, by what each shows."""
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -170,3 +172,12 @@ def test_magic_errors_are_one_line(executed: tuple[Path, dict[str, str]], cell: 
     _, shown = executed
     assert shown[cell].startswith(f"[stderr]{message}")
     assert shown[cell].count("\n") == 1
+
+
+def test_init_in_the_notebook_switches_to_the_new_workspace(
+        executed: tuple[Path, dict[str, str]]) -> None:
+    root, shown = executed
+    assert shown["init"].startswith(f"[stdout]Created a torch workspace for the {PREFIX.id} "
+                                    f"round at {root / 'other'}\n")
+    assert shown["after init"] == (f"[stdout]Workspace: {root / 'other'} ({PREFIX.id} round, "
+                                   "torch flavor)\n")
