@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Grading
 
 from helpers import PREFIX, REPO, SESSION_ENV, run_grader, solution
 
@@ -31,7 +32,9 @@ MAGICS = {
     "two parts": "%%part part1 part2\nx = 1",
     "no workspace": "%grader workspace /nonexistent/ws",
     "still there": "%grader workspace",
-    "in kernel": "import sys; print('candidate in kernel:', 'part1_inplace' in sys.modules)",
+    "in kernel": "import sys; print('in kernel:', 'part1_inplace' in sys.modules, "
+                 "'torch' in sys.modules)",
+    "named workspace": "%grader list --workspace /nonexistent/ws",
     "init": "%grader init other --round prefix-products --flavor torch",
     "after init": "%grader workspace",
 }
@@ -86,7 +89,7 @@ def _text(cell: Any) -> str:
 
 
 @pytest.fixture
-def executed(grading: Any) -> tuple[Path, dict[str, str]]:
+def executed(grading: Grading) -> tuple[Path, dict[str, str]]:
     done: tuple[Path, dict[str, str]] = grading.once(executed_starter)
     return done
 
@@ -157,7 +160,7 @@ def test_line_magics_render_inline(executed: tuple[Path, dict[str, str]]) -> Non
     _, shown = executed
     assert "part1" in shown["list"] and "20.0/20.0" in shown["list"]
     assert "part1 hint 1/" in shown["hint"] and "nudge" in shown["hint"]
-    assert shown["in kernel"] == "[stdout]candidate in kernel: False\n"
+    assert shown["in kernel"] == "[stdout]in kernel: False False\n"
 
 
 @pytest.mark.parametrize(("cell", "message"), [
@@ -166,6 +169,7 @@ def test_line_magics_render_inline(executed: tuple[Path, dict[str, str]]) -> Non
     ("no part", "Error: part9: not a part of round prefix-products (numpy flavor); its parts: "),
     ("two parts", "Error: usage: %%part PART"),
     ("no workspace", "Error: /nonexistent/ws does not exist"),
+    ("named workspace", "Error: /nonexistent/ws does not exist"),
 ])
 def test_magic_errors_are_one_line(executed: tuple[Path, dict[str, str]], cell: str,
                                    message: str) -> None:

@@ -25,9 +25,9 @@ import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from conftest import Grading
 
 from grader.engine.rounds import installed
 from grader.engine.workspace import pristine_files
@@ -89,7 +89,7 @@ JOBS = (built_and_installed,)
 
 
 @pytest.fixture
-def product(grading: Any) -> Installed:
+def product(grading: Grading) -> Installed:
     done = grading.once(built_and_installed)
     assert isinstance(done, Installed)
     return done

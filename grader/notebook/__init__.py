@@ -40,7 +40,8 @@ class Session:
         from grader import cli
 
         args = list(words)
-        if self.workspace is not None and words[0] not in ANYWHERE and words != ["mock"]:
+        if self.workspace is not None and words[0] not in ANYWHERE and words != ["mock"] \
+                and "--workspace" not in words:
             args += ["--workspace", str(self.workspace)]
         with warnings.catch_warnings():
             # rich's live "grading…" line wants ipywidgets in Jupyter; without it the scorecard
