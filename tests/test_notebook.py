@@ -35,8 +35,10 @@ MAGICS = {
     "in kernel": "import sys; print('in kernel:', 'part1_inplace' in sys.modules, "
                  "'torch' in sys.modules)",
     "named workspace": "%grader list --workspace /nonexistent/ws",
-    "init": "%grader init other --round prefix-products --flavor torch",
+    "init": "%grader init --round prefix-products --flavor torch other",
     "after init": "%grader workspace",
+    "init taken": "%grader init .",
+    "after taken": "%grader workspace",
 }
 """Cells run after the part's cells, by what each shows."""
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -185,3 +187,6 @@ def test_init_in_the_notebook_switches_to_the_new_workspace(
                                     f"round at {root / 'other'}\n")
     assert shown["after init"] == (f"[stdout]Workspace: {root / 'other'} ({PREFIX.id} round, "
                                    "torch flavor)\n")
+    assert shown["init taken"].startswith(f"[stderr]Error: {root / 'grader.toml'}, "
+                                          f"{root / 'exercises'} already exists: not overwriting")
+    assert shown["after taken"] == shown["after init"]

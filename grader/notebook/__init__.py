@@ -21,9 +21,9 @@ import click
 
 COMMANDS = ("check", "hint", "list", "explain", "mock", "solution", "init", "rounds",
             "backups", "restore")
+"""The `grader` commands `%grader` runs (`workspace` is the magics' own)."""
 ANYWHERE = ("init", "rounds")
 """The commands that take no --workspace."""
-"""The `grader` commands `%grader` runs (`workspace` is the magics' own)."""
 USAGE = ("usage: %grader workspace [DIR] | %grader {" + "|".join(COMMANDS)
          + "} [ARGS]... (as the `grader` command takes them)")
 
@@ -35,8 +35,9 @@ class Session:
 
     workspace: Path | None = None
 
-    def run(self, words: list[str]) -> None:
-        """Run one `grader` command as the console script would, inside the kernel."""
+    def run(self, words: list[str]) -> bool:
+        """Run one `grader` command as the console script would, inside the kernel; whether it
+        succeeded."""
         from grader import cli
 
         args = list(words)
@@ -47,7 +48,8 @@ class Session:
             # rich's live "grading…" line wants ipywidgets in Jupyter; without it the scorecard
             # still renders, so its warning would only be noise under every check.
             warnings.filterwarnings("ignore", message='install "ipywidgets"')
-            _guarded(lambda: cli.cli.main(args, prog_name="grader", standalone_mode=False))
+            return _guarded(lambda: cli.cli.main(args, prog_name="grader",
+                                                 standalone_mode=False))
 
     def line(self, line: str) -> None:
         """`%grader ...`."""
@@ -60,10 +62,8 @@ class Session:
             _error(USAGE)
         elif words[0] == "workspace":
             self.choose(words[1:])
-        else:
-            self.run(words)
-            if words[0] == "init" and len(words) > 1 and _is_workspace(Path(words[1])):
-                self.workspace = Path(words[1]).resolve()
+        elif self.run(words) and words[0] == "init":
+            self.workspace = _made_by_init(words[1:])
 
     def choose(self, rest: list[str]) -> None:
         """`%grader workspace [DIR]`: use the workspace at DIR from now on, or say which is used."""
@@ -110,19 +110,23 @@ class Session:
             self.run(["check", *saved])
 
 
-def _is_workspace(path: Path) -> bool:
-    from grader.engine.workspace import CONFIG_NAME
+def _made_by_init(args: list[str]) -> Path:
+    """The folder a successful `init` with these arguments made, as click parsed them."""
+    from grader import cli
 
-    return (path / CONFIG_NAME).is_file()
+    directory = cli.init.make_context("init", list(args)).params["directory"]
+    assert isinstance(directory, Path)
+    return directory.resolve()
 
 
 def _error(message: str) -> None:
     click.echo(f"Error: {message}", err=True)
 
 
-def _guarded(action: Callable[[], Any]) -> None:
-    """Run a command's body: its one-line errors are shown, its exit status is dropped (a
-    failed check has said so in its scorecard), nothing is raised into the notebook."""
+def _guarded(action: Callable[[], Any]) -> bool:
+    """Run a command's body: its one-line errors are shown, nothing is raised into the
+    notebook (a failed check has said so in its scorecard); whether it ran to the end with
+    exit status 0."""
     from grader import cli
 
     try:
@@ -132,8 +136,11 @@ def _guarded(action: Callable[[], Any]) -> None:
         exc.show()
     except click.exceptions.Abort:
         _error("stopped")
-    except SystemExit:
-        pass
+    except SystemExit as exc:
+        return exc.code in (0, None)
+    else:
+        return True
+    return False
 
 
 def load_ipython_extension(ipython: Any) -> None:
