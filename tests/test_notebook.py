@@ -35,6 +35,9 @@ MAGICS = {
     "in kernel": "import sys; print('in kernel:', 'part1_inplace' in sys.modules, "
                  "'torch' in sys.modules)",
     "named workspace": "%grader list --workspace /nonexistent/ws",
+    "explain": "%grader explain",
+    "mock start": "%grader mock start --minutes 30",
+    "mock status": "%grader mock status",
     "init": "%grader init --round prefix-products --flavor torch other",
     "after init": "%grader workspace",
     "init taken": "%grader init .",
@@ -163,6 +166,10 @@ def test_line_magics_render_inline(executed: tuple[Path, dict[str, str]]) -> Non
     assert "part1" in shown["list"] and "20.0/20.0" in shown["list"]
     assert "part1 hint 1/" in shown["hint"] and "nudge" in shown["hint"]
     assert shown["in kernel"] == "[stdout]in kernel: False False\n"
+    assert "version-counter" in shown["explain"] and "hillis-steele" in shown["explain"]
+    assert shown["mock start"].startswith("Mock round started: 30:00 (until ")
+    assert "mock round · 00:0" in shown["mock status"]
+    assert re.search(r"part1 +│ working", shown["mock status"])
 
 
 @pytest.mark.parametrize(("cell", "message"), [
