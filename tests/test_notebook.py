@@ -81,15 +81,16 @@ JOBS = (executed_starter,)
 
 
 def _text(cell: Any) -> str:
-    """What a cell showed: its streams (tagged) and the plain text of what it displayed."""
+    """What a cell showed: its streams and what it displayed, each tagged by its kind."""
     shown = []
     for output in cell.outputs:
         if output.output_type == "stream":
             shown.append(f"[{output.name}]{output.text}")
         elif output.output_type == "error":
             shown.append(f"[error]{output.ename}: {output.evalue}")
-        else:
-            shown.append(output.get("data", {}).get("text/plain", ""))
+        else:  # rich's inline rendering: HTML for the notebook, plain text beside it
+            assert "text/html" in output.data
+            shown.append(f"[display]{output.data['text/plain']}")
     return ANSI.sub("", "".join(shown))
 
 
@@ -139,6 +140,7 @@ def test_wrong_part_fails_with_its_root_cause_first(
     assert wrong.startswith("[stdout]Saved exercises/part1_inplace.py; the file it replaced is "
                             "in backup ")
     assert f"part1 · {PART.title}   0.0/20.0" in wrong
+    assert f"[display]grader · {PREFIX.id} · {FLAVOR} flavor · seed " in wrong
     assert re.search(r"✗ failed +part1\.correctness", wrong)
     assert re.search(r"first wrong entry P\[\d", wrong)
     assert "hint: matmul is not commutative" in wrong
@@ -167,7 +169,7 @@ def test_line_magics_render_inline(executed: tuple[Path, dict[str, str]]) -> Non
     assert "part1 hint 1/" in shown["hint"] and "nudge" in shown["hint"]
     assert shown["in kernel"] == "[stdout]in kernel: False False\n"
     assert "version-counter" in shown["explain"] and "hillis-steele" in shown["explain"]
-    assert shown["mock start"].startswith("Mock round started: 30:00 (until ")
+    assert shown["mock start"].startswith("[display]Mock round started: 30:00 (until ")
     assert "mock round · 00:0" in shown["mock status"]
     assert re.search(r"part1 +│ working", shown["mock status"])
 
