@@ -6,7 +6,6 @@ and no cell loses what the one before wrote."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -66,14 +65,9 @@ def executed_starter(tmp: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]
         **{name: nbformat.v4.new_code_cell(source) for name, source in MAGICS.items()},
     }
     notebook.cells = [intro, contract, *named.values()]
-    saved = dict(os.environ)
-    os.environ.update({**SESSION_ENV, "PYTHONPATH": str(REPO)})  # the kernel inherits it
-    try:
-        nbclient.NotebookClient(notebook, kernel_name="python3", timeout=240,
-                                resources={"metadata": {"path": str(root)}}).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    nbclient.NotebookClient(notebook, kernel_name="python3", timeout=240,
+                            resources={"metadata": {"path": str(root)}}
+                            ).execute(env={**SESSION_ENV, "PYTHONPATH": str(REPO)})
     return root, {name: _text(cell) for name, cell in named.items()}
 
 
