@@ -20,7 +20,8 @@ REPORT_INSTALL = f'pip install "{DISTRIBUTION}[report]"'
 
 
 def load_ipython_extension(ipython: object) -> None:
-    """`%load_ext grader` in Jupyter or Colab: the magics of grader/notebook."""
-    from grader.notebook import load_ipython_extension as load
+    """`%load_ext grader` in Jupyter or Colab: the %%part and %grader magics
+    (grader.candidate.notebook)."""
+    from grader.candidate.notebook import load
 
     load(ipython)

@@ -1,8 +1,10 @@
 """The `grader` command line: parse, call the library, render, choose the exit code.
 
-Each command is a few lines over the library. Domain errors become ClickException here and only
-here, so users see one clear line and exit 1; usage errors exit 2. Importing this module must
-not import torch: `grader --help` and `grader list` stay instant.
+Each command is a few lines over the library. One rule for the exit status, every command alike:
+0 success; 1 checks failed or the operation failed (domain errors become ClickException here and
+only here, so users see one clear line); 2 a usage error, a path given that does not exist
+included; 130 (128 + SIGINT) on Ctrl-C, with one line "Interrupted." (GraderGroup). Importing
+this module must not import torch: `grader --help` and `grader list` stay instant.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rich.console import Console
 from grader import REPORT_INSTALL, __version__
 from grader.candidate import mock
 from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from grader.engine.results import points_of
 from grader.engine.rounds import DEFAULT_ROUND, Round, RoundError, installed
 from grader.engine.safe_text import one_line
 from grader.engine.workspace import (
@@ -92,7 +95,8 @@ def guarded(action: Callable[..., T], *args: Any) -> T:
 
 def workspace_option(func: F) -> F:
     return click.option(
-        "--workspace", "workspace_dir", type=click.Path(file_okay=False, path_type=Path),
+        "--workspace", "workspace_dir",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
         help="The workspace folder (default: found from the current folder upwards).",
     )(func)
 
@@ -206,7 +210,25 @@ def flavor_of(round_: Round, flavor: str | None) -> str:
     return flavor
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+INTERRUPTED = 130
+"""The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it."""
+
+
+class GraderGroup(click.Group):
+    """Ctrl-C (or a prompt it broke off) ends any command with one line, "Interrupted.", and
+    exit status 130, as a shell would report it: not click's "Aborted!" and 1, which read like
+    a failed check. What the command was doing cleans up on the way out (the `with` blocks);
+    watch and `mock status --watch` catch it themselves, since Ctrl-C is how they stop."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort):
+            click.echo("Interrupted.", err=True)
+            raise click.exceptions.Exit(INTERRUPTED) from None
+
+
+@click.group(cls=GraderGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="grader")
 def cli() -> None:
     """Autograder for the rounds of an ML-infrastructure interview loop: prefix matrix
@@ -238,11 +260,11 @@ def round_named(round_id: str) -> Round:
               help="The round to practise (`grader rounds` lists them).")
 @click.option("--flavor", help="torch: tensors in and out, autograd checks; numpy: arrays in "
               "and out (default: the round's first; `grader rounds` lists each round's).")
-@click.option("--notebook", is_flag=True, help="Also write DIRECTORY/<round>.ipynb, a starter "
-              "notebook (Jupyter, Colab) with each part's contract and stub under %%part.")
+@click.option("--notebook", is_flag=True, help="Also write a starter notebook (Jupyter or "
+              "Colab): each part's contract, and its stub in a cell that saves and checks it.")
 def init(directory: Path, round_id: str, flavor: str | None, notebook: bool) -> None:
     """Create a fresh workspace at DIRECTORY (never overwrites existing work)."""
-    from grader.notebook import starter
+    from grader.candidate.notebook import write_starter
 
     round_ = round_named(round_id)
     try:
@@ -252,9 +274,11 @@ def init(directory: Path, round_id: str, flavor: str | None, notebook: bool) -> 
     first = round_.parts_for(workspace.flavor)[0].id
     click.echo(f"Created a {workspace.flavor} workspace for the {round_.id} round at "
                f"{workspace.root}")
-    if notebook:
-        click.echo(f"Starter notebook: {starter.write(workspace)} (open it there)")
-    click.echo(f"Next: cd {directory} && grader check {first}")
+    written = write_starter(workspace) if notebook else None
+    if written:
+        click.echo(f"Next: open {written} in Jupyter (or upload it to Colab) and run its cells")
+    else:
+        click.echo(f"Next: cd {directory} && grader check {first}")
 
 
 @cli.command(help=CHECK_HELP)
@@ -291,7 +315,7 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
     try:
         with grader_files_guarded(), \
                 Worker(sandbox=True, first=request) if sandbox else Worker() as worker:
-            if shown != "text":
+            if shown != "text" or out.is_jupyter:  # a notebook shows the scorecard alone
                 graded = grading.grade(workspace, request, worker, now)
             else:
                 with out.status("grading…") as status:
@@ -338,7 +362,7 @@ def hint(part: str, workspace_dir: Path | None) -> None:
     level = guarded(mock.take_hint, workspace, chosen.id, available, now())
     if level is None:
         level = state.take_hint(workspace, chosen.id, available)
-    report.render_hint(console(), chosen, level)
+    report.render_hint(console(), chosen, level, workspace.flavor)
 
 
 SOLUTION_HELP = """Show the reference solution of PART, once your last check of it passed.
@@ -383,8 +407,8 @@ def solution(part: str, workspace_dir: Path | None, force: bool) -> None:
     last = state.last_results(workspace).get(part)
     passed = bool(last and last.get("full"))
     if not passed and not force:
-        seen = (f"your last check scored {last['score']:.1f}/{last['max_score']:.1f}" if last
-                else "it has not been checked yet")
+        seen = (f"your last check scored {points_of(last['score'], last['max_score'])}"
+                if last else "it has not been checked yet")
         raise click.ClickException(
             f"{part} has not passed yet ({seen}); the reference is shown once it does. Try "
             f"`grader hint {part}`, or `grader solution {part} --force` (a mock round counts "
@@ -479,9 +503,10 @@ def mock_start(minutes: float | None, force: bool, workspace_dir: Path | None) -
             raise click.ClickException(
                 f"a mock round started {elapsed} ago is still running; end it with `grader "
                 "mock end`, or pass --force to end it and start a new one")
-        if not force:
-            click.confirm(f"A mock round started {elapsed} ago is still running. End it (its "
-                          "report is saved) and start a new one?", abort=True)
+        if not force and not click.confirm(f"A mock round started {elapsed} ago is still "
+                                           "running. End it (its report is saved) and start a "
+                                           "new one?"):
+            raise click.ClickException("the running round goes on; nothing was changed")
         ended = guarded(mock.end_round, workspace, now(), views.report_markdown)
         out.print(f"Ended the running round; its report: {ended.markdown_path}", markup=False)
     views.render_round_started(out, guarded(mock.start_round, workspace, now(), minutes))
@@ -603,11 +628,13 @@ def list_backups(workspace_dir: Path | None) -> None:
 
 @cli.command()
 @click.argument("backup", required=False)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @workspace_option
-def restore(backup: str | None, workspace_dir: Path | None) -> None:
+def restore(backup: str | None, yes: bool, workspace_dir: Path | None) -> None:
     """Bring back the files of BACKUP (a name from `grader backups`; default: the latest).
 
-    The current files are backed up first, so a restore can be undone like a reset.
+    The current files are backed up first, so a restore can be undone like a reset. On a
+    terminal you are asked first; without one, nothing changes unless --yes is given (exit 1).
     """
     from grader.candidate import backups
     from grader.render import instructor_report
@@ -619,6 +646,7 @@ def restore(backup: str | None, workspace_dir: Path | None) -> None:
         changes = backups.plan_restore(workspace, chosen)
         instructor_report.render_changes(out, f"Restore {chosen.name} ({chosen.reason})",
                                          changes)
+        confirm_or_stop(yes, "Restore these files? (the current ones are backed up first)")
         outcome = backups.restore(workspace, chosen)
     except WorkspaceError as exc:
         raise click.ClickException(str(exc)) from exc
@@ -863,24 +891,21 @@ def sandbox() -> None:
     sys.exit(0 if found.usable else 1)
 
 
-@contextmanager
-def one_line_errors() -> Iterator[None]:
-    """A file the command cannot read or write (a folder where a file should be, no
-    permission, a full disk), or a round that cannot be loaded (a coach's round on
-    GRADER_ROUNDS_PATH with a mistake in it), is one line and exit status 1, not a traceback:
-    for the console script and the notebook magics alike."""
-    try:
-        yield
-    except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        click.echo(f"Error: {exc.strerror or exc}{where}", err=True)
-        raise SystemExit(1) from None
-    except RoundError as exc:
-        click.echo(f"Error: {one_line(str(exc))}", err=True)
-        raise SystemExit(1) from None
-
-
 def main() -> None:
-    """The console script."""
-    with one_line_errors():
+    """The console script: a file the command cannot read or write (a folder where a file
+    should be, no permission, a full disk), or a round that cannot be loaded (a coach's round
+    on GRADER_ROUNDS_PATH with a mistake in it), is one line and exit status 1, not a
+    traceback."""
+    try:
         cli(prog_name="grader")
+    except (OSError, RoundError) as exc:
+        click.echo(error_line(exc), err=True)
+        raise SystemExit(1) from None
+
+
+def error_line(exc: OSError | RoundError) -> str:
+    """A file the grader cannot use, or a round it cannot load, in one line."""
+    if isinstance(exc, RoundError):
+        return f"Error: {one_line(str(exc))}"
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"Error: {exc.strerror or exc}{where}"

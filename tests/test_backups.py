@@ -96,7 +96,7 @@ def test_write_part_backs_up_what_it_replaces_and_touches_nothing_else(
     assert after == {**before, "exercises/part1_inplace.py": cell.encode()}
     assert [c.rel for c in outcome.changes] == ["exercises/part1_inplace.py"]
     assert outcome.backup is not None and outcome.backup.reason == (
-        "before writing part1 from a notebook cell")
+        "before a notebook cell wrote part1")
     assert backups.read_backup(outcome.backup) == before
     assert backups.write_part(workspace, "part1", cell, NOW).backup is None
     backups.restore(workspace, outcome.backup, NOW)
@@ -277,12 +277,12 @@ def test_cli_round_trip_and_listing(workspace: Workspace) -> None:
     assert "before reset of all parts" in listing.output
     assert "part1, part3" in listing.output and "(latest)" in listing.output
 
-    restored = run(["restore", *where])
+    restored = run(["restore", "--yes", *where])
     assert restored.exit_code == 0, restored.output
     assert tree(workspace) == before
     # The restore backed up the pristine files it replaced: restoring that undoes it.
     assert "before restore of" in run(["backups", *where]).output
-    assert run(["restore", *where]).exit_code == 0
+    assert run(["restore", "--yes", *where]).exit_code == 0
     assert tree(workspace) == pristine_tree(workspace)
 
 
@@ -312,7 +312,7 @@ def test_reset_and_restore_keep_each_files_permissions(workspace: Workspace) -> 
     assert run(["reset", "--all", "--yes", "--workspace", str(workspace.root)]).exit_code == 0
     assert stat.S_IMODE(target.stat().st_mode) == 0o754
     target.unlink()
-    assert run(["restore", "--workspace", str(workspace.root)]).exit_code == 0
+    assert run(["restore", "--yes", "--workspace", str(workspace.root)]).exit_code == 0
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask

@@ -22,7 +22,14 @@ from grader.checks.base import Context
 from grader.checks.table import checks_for
 from grader.cli import cli
 from grader.coach import classroom
-from grader.engine.results import CheckResult, PartResult, RunResult, scale_to_weight
+from grader.engine.results import (
+    POINT_UNITS,
+    CheckResult,
+    PartResult,
+    RunResult,
+    apportion,
+    scale_to_weight,
+)
 from grader.engine.secret import SECRET_ENV
 from grader.engine.workspace import load_config
 
@@ -147,7 +154,7 @@ def test_full_marks_read_exactly_full_marks_in_the_reporters_sum() -> None:
     for test in doc["tests"]:  # the reporter's own order and float arithmetic
         total += test["score"]
     assert total == doc["max_score"] == 100.0
-    assert all(t["score"] * classroom.UNITS == int(t["score"] * classroom.UNITS)
+    assert all(t["score"] * POINT_UNITS == int(t["score"] * POINT_UNITS)
                for t in doc["tests"])
     # GPU timing cannot apply without CUDA: worth nothing here, so no test at all.
     assert "part4.timing" not in {t["name"].rsplit("(", 1)[1].rstrip(")") for t in doc["tests"]}
@@ -155,11 +162,11 @@ def test_full_marks_read_exactly_full_marks_in_the_reporters_sum() -> None:
 
 
 def test_eighths_add_up_to_the_total_exactly() -> None:
-    assert classroom.to_units([20 / 3] * 3, 20) == [6.75, 6.625, 6.625]
-    assert sum(classroom.to_units([1 / 7] * 7, 1)) == 1.0
-    assert classroom.to_units([2.5, 2.5], 5) == [2.5, 2.5]
+    assert apportion([20 / 3] * 3, 20) == [6.75, 6.625, 6.625]
+    assert sum(apportion([1 / 7] * 7, 1)) == 1.0
+    assert apportion([2.5, 2.5], 5) == [2.5, 2.5]
     parts = [20 * p / 21 for p in (3, 6, 1, 1, 2, 1, 3, 2, 1, 1)]
-    assert sum(classroom.to_units(parts, 20)) == 20.0
+    assert sum(apportion(parts, 20)) == 20.0
 
 
 # --- the workflow ------------------------------------------------------------------------

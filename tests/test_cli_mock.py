@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,8 +103,12 @@ def test_a_whole_round_from_start_to_report(workspace: Workspace, clock: FakeClo
     assert [f["part"] for f in data["followups"]] == ["part1"]
     assert data["followups"][0]["answer"] == ANSWER
     saved = mock.load_round(workspace)
-    markdown = (mock.round_dir(workspace, saved) / "report.md").read_text()
+    folder = mock.round_dir(workspace, saved)
+    markdown = (folder / "report.md").read_text()
     assert ANSWER in markdown and "The interviewer runs your code:" in markdown
+    # where the README says: .grader/mock/<started>/, named for the round's start time
+    assert folder.parent == workspace.root / ".grader" / "mock"
+    assert re.fullmatch(r"\d{8}-\d{6}", folder.name), folder.name
 
 
 def test_check_json_gains_mock_only_in_a_round() -> None:

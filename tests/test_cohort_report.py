@@ -272,6 +272,33 @@ def test_review_flags_are_shown_where_a_scan_ran(batch_run: dict[str, Any]) -> N
         "trouble").text()
 
 
+def test_a_check_that_could_not_apply_is_not_applicable_not_a_zero_rate(
+        batch_run: dict[str, Any]) -> None:
+    """GPU timing graded on a machine without CUDA is worth nothing and skipped in every row:
+    the check table says it did not apply, not "0% 0/2"; a check that applied to some rows is
+    rated over those alone."""
+    doc = json.loads(json.dumps(batch_run["doc"]))
+    graded = [sub for sub in doc["submissions"] if sub["status"] == "graded"]
+    for number, sub in enumerate(graded):
+        status = "passed" if number == 0 else "skipped"
+        sub["parts"][0]["checks"].append({
+            "id": "part1.timing", "title": "timed on the GPU", "status": status,
+            "score": 0.0, "max_score": 1.0 if status == "passed" else 0.0,
+            "message": "", "hint": None, "duration_s": 0.0})
+        sub["parts"][0]["checks"].append({
+            "id": "part1.gpu", "title": "runs on the GPU", "status": "skipped", "score": 0.0,
+            "max_score": 0.0, "message": "needs a CUDA device", "hint": None,
+            "duration_s": 0.0})
+    page = Tree(render_html(doc)).root
+    gpu = page.by_id("check-part1.gpu")
+    assert gpu.select(cls="rate")[0].text() == \
+        f"not applicable on the grading machine ({len(graded)})"
+    assert "%" not in gpu.text() and "low" not in gpu.attrs.get("class", "")
+    timing = page.by_id("check-part1.timing")
+    assert timing.select(cls="pct")[0].text() == "100%"
+    assert timing.select(cls="passed")[0].text() == "1/1"
+
+
 def test_what_a_candidate_chose_reaches_the_page_as_text(batch_run: dict[str, Any]) -> None:
     """Their file names, messages and prints: HTML-escaped, without control characters."""
     doc = json.loads(json.dumps(batch_run["doc"]))

@@ -9,6 +9,7 @@ import pytest
 
 from grader.candidate.explain import run_demos
 from grader.checks.followups import followup_for
+from grader.checks.kinds import explain_error
 from grader.engine.prose import error_topic, parse, topics
 from grader.engine.rounds import RoundError, installed
 
@@ -82,3 +83,18 @@ def test_prose_paragraphs_and_code() -> None:
     assert doc.text("answer") == "line one line two\n\nkept = 1\nas is"
     assert doc.listed("topics") == ("a", "b")
     assert [b.code for b in doc.sections["other"]] == [False, True]
+
+
+@pytest.mark.parametrize(("round_", "name"), TOPICS)
+def test_no_topic_tells_its_reader_to_run_the_command_they_ran(round_, name: str) -> None:
+    """Issue 24: `grader explain version-counter` said to run `grader explain version-counter`.
+    The pointer belongs to the error message that quotes the topic's fix (explain_error)."""
+    text = (round_.folder / "topics" / f"{name}.md").read_text()
+    assert not re.search(rf"grader\s+explain\s+{name}\b", text), name
+
+
+def test_an_error_message_quoting_a_topic_points_to_it_once() -> None:
+    message = "a leaf Variable that requires grad is being used in an in-place operation."
+    what, fix = explain_error(PREFIX, message)  # type: ignore[misc]
+    assert fix == ("Never write into W: allocate the result separately. "
+                   "`grader explain leaf-inplace` shows it live.")

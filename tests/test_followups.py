@@ -26,6 +26,15 @@ def prefix_products_out(W, P):
     return P
 '''
 
+WRITES_W = '''
+def prefix_products_out(W, P):
+    W[0] = W[0] * 1.0            # writes into the leaf, whatever P is
+    P[0] = W[0]
+    for i in range(1, W.shape[0]):
+        P[i] = P[i - 1] @ W[i]
+    return P
+'''
+
 BROKEN_BACKWARD = '''
 def prefix_products_backward(W, dP):
     raise RuntimeError("still thinking")
@@ -67,13 +76,32 @@ def test_in_place_part1_meets_the_version_counter_and_leaf_errors(grading,
     assert "expected version 3 and found 4" in answer
     assert "mark_dirty" in answer and "torch.stack" in answer
     assert "A leaf is a tensor" in answer  # the leaf-inplace topic, read from its file
-    assert "Explain this error" in asked
+    assert " ".join(asked.split()) == (
+        "The interviewer used your prefix_products_out on a W that requires grad. With P is W "
+        "your forward raised; with a separate P the error came when the interviewer called "
+        "backward. Explain this error in your own words: what does autograd keep for backward, "
+        "what did your code change, how does torch notice, and how would you fix it?")
+
+
+def test_an_error_raised_in_the_forward_is_not_said_to_come_from_backward(
+        grading, tmp_path: Path) -> None:
+    """Issue 24: the question said the interviewer "called backward" when the candidate's
+    forward raised; where it was raised comes from the probe's record."""
+    workspace = make_workspace(tmp_path / "ws")
+    edit(workspace, "part1", WRITES_W)
+    found = evidence(grading, workspace, "part1")["part1"]
+    assert [(r["error"], r["stage"]) for r in found["runs"]] == [("leaf-inplace", "forward")] * 2
+    asked = " ".join(words("part1", found)[0].split())
+    assert asked.startswith("The interviewer used your prefix_products_out on a W that requires "
+                            "grad. Your forward raised this error itself, before anything "
+                            "called backward. Explain this error")
+    assert "when the interviewer called backward" not in asked
 
 
 def test_numpy_part1_on_tensors_shows_the_same_error(grading, tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "ws", flavor="numpy", solved=("part1",))
     found = evidence(grading, workspace, "part1")["part1"]
-    assert found["question"] == "question"
+    assert found["question"] == ["question", "raised in forward and backward", "explain yours"]
     assert found["runs"][0]["line"].endswith("P[i] = P[i - 1] @ W[i]")
 
 
@@ -113,6 +141,26 @@ def test_a_broken_demonstration_is_unavailable_not_a_crash(grading, tmp_path: Pa
     assert found == {"status": "unavailable", "why": "still thinking"}
     answer = words("part3", found)[1]
     assert "O(N D^3)" in answer and "Live, on your code" not in answer
+
+
+SPINS = '''
+def prefix_products_backward(W, dP):
+    while True:
+        pass
+'''
+
+
+def test_a_demonstration_that_never_ends_is_stopped_like_a_check(grading,
+                                                                 tmp_path: Path) -> None:
+    """Its child is held to the check timeout in CPU time, as a check's is, and the follow-up
+    says so instead of hanging the round's end."""
+    workspace = make_workspace(tmp_path / "ws")
+    edit(workspace, "part3", SPINS)
+    found = grading.worker.follow_up(Request(
+        id="followup", root=str(workspace.root), round=workspace.round.id,
+        flavor=workspace.flavor, parts=["part3"], seed=1, timeout_s=1.0))["part3"]
+    assert found["status"] == "unavailable"
+    assert found["why"].startswith("did not finish within 1 s of CPU time"), found
 
 
 def test_part2_followup_is_torch_only() -> None:

@@ -26,10 +26,11 @@ from grader.coach.submissions import (
     stage,
 )
 from grader.engine.results import PartResult
+from grader.engine.rounds import get_round
 from grader.engine.workspace import Settings
 from grader.runner import GraderCrash, Worker
 
-from helpers import PREFIX, LentWorker, lend_pool, validate_document
+from helpers import PREFIX, LentWorker, lend_pool, run_grader, validate_document
 
 CONFIG = """\
 flavor = "torch"
@@ -88,8 +89,10 @@ def graded(grading, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     subs.mkdir()
     correct = reference_workspace(subs / "correct")
     # A candidate's own grader.toml must not change what is graded, or for how many points.
-    (correct / "grader.toml").write_text('flavor = "numpy"\nparts = ["part2"]\n'
+    (correct / "grader.toml").write_text('flavor = "torch"\nparts = ["part2"]\n'
                                          "[points]\npart2 = 1000\n")
+    # Code declared for numpy is not graded as the torch flavor the instructor pins.
+    (reference_workspace(subs / "other_flavor") / "grader.toml").write_text('flavor = "numpy"\n')
     # Nor may what the review scan flags: this line is never run, and costs nothing.
     flagged = correct / "exercises" / "part2_out_of_place.py"
     flagged.write_text(flagged.read_text() + "\nimport os as _os\n_unused = getattr(_os, 'fork')\n")
@@ -149,8 +152,8 @@ def test_json_shape_is_exactly_the_documented_one(graded: dict[str, Any]) -> Non
 
 def test_every_submission_gets_one_row_in_order(graded: dict[str, Any]) -> None:
     names = [Path(s["path"]).name for s in graded["document"]["submissions"]]
-    assert names == ["bad.zip", "correct", "missing_part2", "syntax_error", "traversal.zip",
-                     "wrong_order", "zipped.zip"]
+    assert names == ["bad.zip", "correct", "missing_part2", "other_flavor", "syntax_error",
+                     "traversal.zip", "wrong_order", "zipped.zip"]
 
 
 def test_the_review_scan_flags_and_changes_no_score(graded: dict[str, Any]) -> None:
@@ -217,15 +220,20 @@ def test_broken_submissions_get_their_own_clear_row(graded: dict[str, Any], name
 def test_csv_has_one_line_per_submission(graded: dict[str, Any]) -> None:
     lines = list(csv.DictReader(io.StringIO(graded["csv"])))
     by_name = {Path(line["path"]).name: line for line in lines}
-    assert len(lines) == 7
-    # Its grader.toml says numpy, the instructor's torch: graded as torch, and flagged.
-    assert by_name["correct"]["score"] == "100" and by_name["correct"]["status"] == "mismatch"
+    assert len(lines) == 8
+    assert by_name["correct"]["score"] == "100.0" and by_name["correct"]["status"] == "graded"
+    # Its grader.toml says numpy, the instructor's torch: not graded as the wrong flavor.
+    other = by_name["other_flavor"]
+    assert other["score"] == "0.0" and other["status"] == "mismatch"
     assert by_name["zipped.zip"]["status"] == "graded"
     assert by_name["bad.zip"]["status"] == "broken"
     assert "not a readable zip file" in by_name["bad.zip"]["notes"]
     assert by_name["missing_part2"]["notes"] == "missing part2_out_of_place.py"
-    assert "its grader.toml says numpy; graded as torch" in by_name["correct"]["notes"]
-    assert by_name["syntax_error"]["part1"] == "0" and by_name["syntax_error"]["part2"] == "40"
+    assert other["notes"] == (
+        "not graded: its grader.toml says numpy, and the coach's settings pin torch (their "
+        "`flavor` line; without it each submission is graded in its own flavor; or grade it "
+        "alone with --flavor numpy)")
+    assert by_name["syntax_error"]["part1"] == "0.0" and by_name["syntax_error"]["part2"] == "40.0"
     assert by_name["correct"]["flags"] == \
         f"part2_out_of_place.py:{graded['fork_line']} os.fork: starts or signals processes"
     assert by_name["zipped.zip"]["flags"] == by_name["bad.zip"]["flags"] == ""
@@ -547,8 +555,6 @@ def test_where_each_submission_picks_its_flavor_every_row_is_out_of_the_same_tot
     """An instructor's config that names no flavor lets each submission's grader.toml pick
     one; a flavor with fewer parts is no way to fewer points to earn: the parts it lacks count
     as not handed in, and every row's total is the instructor's."""
-    from grader.engine.rounds import get_round
-
     round_ = get_round("matmul-grad")
     config = batch.GradingConfig(Settings(round_, round_.flavors[0], enabled=enabled,
                                           flavor_given=False), seed=1, timeout_s=30.0)
@@ -558,3 +564,40 @@ def test_where_each_submission_picks_its_flavor_every_row_is_out_of_the_same_tot
     for part_id in absent:
         [stand_in] = row.part(part_id).checks  # type: ignore[union-attr]
         assert stand_in.message == f"{part_id} has no numpy flavor: it counts as not handed in"
+
+
+@pytest.mark.parametrize("declared", ["numpy", "matmul-grad"])
+def test_a_config_made_by_init_pins_its_flavor_and_says_so(tmp_path: Path, declared: str) -> None:
+    """A coach's grader.toml written by `grader init` names a flavor: the table says every
+    submission is graded in it, and a numpy workspace (or one that says it is for another
+    round) is not graded as a wrong torch submission but refused, saying why."""
+    coach = tmp_path / "coach"
+    assert run_grader("init", "--flavor", "torch", coach, cwd=tmp_path).returncode == 0
+    assert "# a coach's copy grades every submission in it" in \
+        (coach / "grader.toml").read_text()
+    flavor = "numpy" if declared == "numpy" else "torch"
+    ann = tmp_path / "subs" / "ann"
+    made = run_grader("init", "--flavor", flavor, ann, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    for part in PREFIX.parts_for(flavor):
+        shutil.copy(PREFIX.reference_file(part, flavor), ann / "exercises" / part.file)
+    if declared == "matmul-grad":
+        (ann / "grader.toml").write_text('round = "matmul-grad"\n')
+
+    done = run_grader("grade", ann.parent, "--config", coach / "grader.toml", "--json",
+                      "--no-sandbox", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["submissions"]
+    assert (row["status"], row["score"], row["max_score"]) == ("mismatch", 0.0, 100.0)
+    why = ("its grader.toml says numpy, and the coach's settings pin torch"
+           if declared == "numpy" else
+           "its grader.toml is for round matmul-grad, and this batch grades prefix-products")
+    (note,) = row["notes"]
+    assert note.startswith(f"not graded: {why}")
+    assert all(c["status"] == "error" for p in row["parts"] for c in p["checks"])
+
+    table = run_grader("grade", ann.parent, "--config", coach / "grader.toml",
+                       "--no-sandbox", cwd=tmp_path, env={"COLUMNS": "200"}).stdout
+    assert table.startswith(f"settings from {coach / 'grader.toml'}; every submission in torch "
+                            "(the settings pin it)\n")
+    assert f"not graded: {why}" in table

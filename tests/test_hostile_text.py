@@ -174,7 +174,7 @@ def assert_sound(written: dict[str, bytes], rows: int) -> None:
     json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no escaped lone surrogate either
     assert doc["submissions"][0]["score"] == doc["submissions"][0]["max_score"] == 40.0
     lines = list(csv.reader(io.StringIO(written["csv"].decode())))
-    assert len(lines) == rows + 1 and lines[1][:4] == ["subs/honest", "graded", "40", "40"]
+    assert len(lines) == rows + 1 and lines[1][:4] == ["subs/honest", "graded", "40.0", "40.0"]
     for line in lines[1:]:
         assert not any(cell.startswith(("=", "+", "-", "@", "\t")) for cell in line), line
     gradescope = json.loads(written["gradescope"])
@@ -412,7 +412,9 @@ FULL_MARKS = 35.0  # part1 (20) and part2 (15) at their default points
 
 def submissions(tmp: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """subs/ holding an honest workspace made by `grader init` with the references copied in,
-    and a hostile one in a folder whose name is not UTF-8; and the instructor's grader.toml."""
+    a hostile one in a folder whose name is not UTF-8, and the honest one again under a
+    grader.toml naming a hostile flavor (refused, its note bounded); and the instructor's
+    grader.toml."""
     root = tmp.mktemp("hostile-batch")
     subs = root / "subs"
     subs.mkdir()
@@ -425,7 +427,9 @@ def submissions(tmp: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     shutil.copytree(subs / "honest", hostile)
     (hostile / "exercises" / "part1_inplace.py").write_text(HOSTILE_PART1)
     (hostile / "exercises" / os.fsdecode(b"spy-\xfe\n.py")).write_text("import socket\n")
-    (hostile / "grader.toml").write_text('flavor = "torch\\u001b[2J' + "f" * 5000 + '"\n')
+    impostor = subs / "impostor"
+    shutil.copytree(subs / "honest", impostor)
+    (impostor / "grader.toml").write_text('flavor = "torch\\u001b[2J' + "f" * 5000 + '"\n')
     config = root / "grader.toml"
     config.write_text(GRADE_CONFIG)
     return subs, hostile, config
@@ -488,9 +492,7 @@ def assert_written(done: subprocess.CompletedProcess[str], out: Path, rows: int,
 
 def assert_hostile_row(row: dict[str, Any]) -> None:
     assert row["path"].endswith("hostile-\\xff\\xfe-\\u001b[2J-\\u202e-\\n-name")
-    assert row["status"] == "mismatch"  # its grader.toml names another flavor
-    assert any("its grader.toml says torch" in note and "more characters not shown" in note
-               for note in row["notes"])
+    assert row["status"] == "graded"
     [part1, part2] = row["parts"]
     assert part1["score"] == 0.0 and part2["score"] == part2["max_score"] == 15.0
     messages = [c["message"] for c in part1["checks"]]
@@ -498,6 +500,19 @@ def assert_hostile_row(row: dict[str, Any]) -> None:
     assert any("more characters not shown" in m for m in messages)
     assert all(len(m) < CHECK_MESSAGE_LIMIT + CHECK_OUTPUT_LIMIT + 200 for m in messages)
     assert any(f["file"] == "spy-\\xfe\\n.py" for f in row["flags"])
+
+
+def assert_impostor_row(row: dict[str, Any]) -> None:
+    """Its grader.toml names a flavor the round does not have: not graded, and the note that
+    says so quotes the flavor bounded and safe."""
+    assert row["path"].endswith("subs/impostor") and row["status"] == "mismatch"
+    assert row["score"] == 0.0 and row["max_score"] == FULL_MARKS
+    (note,) = row["notes"]
+    assert note.startswith("not graded: its grader.toml says flavor torch\\u001b[2Jfff")
+    assert "more characters not shown" in note and len(note) < 1000
+    checks = [c for p in row["parts"] for c in p["checks"]]
+    assert checks and all(c["status"] == "error" and c["message"].startswith(note)
+                          for c in checks)
 
 
 def assert_honest_row(row: dict[str, Any]) -> None:
@@ -508,12 +523,13 @@ def assert_honest_row(row: dict[str, Any]) -> None:
 
 def test_grade_writes_every_output_for_everyone_beside_a_hostile_submission(grading) -> None:  # type: ignore[no-untyped-def]
     ran = grading.once(graded_unsandboxed)
-    doc = assert_written(ran["done"], ran["out"], rows=2)
-    honest, hostile = sorted(doc["submissions"], key=lambda s: "hostile" in s["path"])
+    doc = assert_written(ran["done"], ran["out"], rows=3)
+    honest, hostile, impostor = doc["submissions"]  # in the order of their folders' names
     assert_honest_row(honest)
+    assert_impostor_row(impostor)
     assert_hostile_row(hostile)
     lines = list(csv.reader(io.StringIO((ran["out"] / "grades.csv").read_text())))
-    assert lines[1][:6] == [honest["path"], "graded", "35", "35", "20", "15"]
+    assert lines[1][:6] == [honest["path"], "graded", "35.0", "35.0", "20.0", "15.0"]
 
 
 def test_gradescope_and_every_other_output_at_once_for_a_hostile_submission(grading) -> None:  # type: ignore[no-untyped-def]
@@ -533,17 +549,18 @@ def test_gradescope_and_every_other_output_at_once_for_a_hostile_submission(grad
 @needs_sandbox
 def test_the_sandboxed_grade_writes_every_output_and_the_table_for_everyone_too(grading) -> None:  # type: ignore[no-untyped-def]
     ran = grading.once(graded_in_the_sandbox)
-    assert_written(ran["done"], ran["out"], rows=2, as_json=False)
+    assert_written(ran["done"], ran["out"], rows=3, as_json=False)
     table = ran["done"].stdout
     assert not any(c in table for c in CONTROL) and not any(c in table for c in BIDI)
     honest = next(line for line in table.splitlines() if "subs/honest" in line)
     assert "20.0" in honest and "15.0" in honest and "35.0" in honest and "graded" in honest
     assert "hostile-\\xff\\xfe-" in table and "mismatch" in table
-    assert "2 submissions (prefix-products round, torch flavor" in table
+    assert "3 submissions (prefix-products round, torch flavor" in table
     assert "1 with full marks" in table and "flagged for review" in table
     lines = list(csv.reader(io.StringIO((ran["out"] / "grades.csv").read_text())))
-    assert lines[1][1:6] == ["graded", "35", "35", "20", "15"]
-    assert lines[2][1:6] == ["mismatch", "15", "35", "0", "15"]
+    assert lines[1][1:6] == ["graded", "35.0", "35.0", "20.0", "15.0"]
+    assert lines[2][1:6] == ["graded", "15.0", "35.0", "0.0", "15.0"]
+    assert lines[3][1:6] == ["mismatch", "0.0", "35.0", "0.0", "0.0"]
 
 
 def test_data_that_a_walk_would_take_forever_over_is_refused_at_once() -> None:

@@ -59,8 +59,8 @@ def test_the_batch_summary_shows_points_totals_and_notes() -> None:
 def test_csv_scores_per_part() -> None:
     lines = batch_csv(ROWS, CONFIG.parts).splitlines()
     assert lines[0] == "path,status,score,max_score,part1,part2,notes,flags"
-    assert lines[3] == "subs/cy,graded,7.5,75,0,7.5,part1: could not import part1_inplace.py: " \
-        "SyntaxError,"
+    assert lines[3] == ("subs/cy,graded,7.5,75.0,0.0,7.5,part1: could not import "
+                        "part1_inplace.py: SyntaxError,")
 
 
 # A row whose every piece of text the candidate chose: the folder's name, a note naming a file
@@ -99,13 +99,13 @@ def test_csv_cells_that_would_run_as_formulas_are_quoted_but_scores_stay_numbers
     ] + [HOSTILE_ROW]
     lines = list(csv.reader(io.StringIO(batch_csv(rows, ["part1"]))))
     assert lines[1:5] == [
-        ["'=SUM(A1:A9)", "broken", "0", "60", "0", "'+1", ""],
-        ["'-1.5", "broken", "0", "60", "0", "'@cmd", ""],
-        ["'\tx", "broken", "0", "60", "0", "'-2", ""],
-        ["'=x", "broken", "0", "60", "0", "ok", ""],
+        ["'=SUM(A1:A9)", "broken", "0.0", "60.0", "0.0", "'+1", ""],
+        ["'-1.5", "broken", "0.0", "60.0", "0.0", "'@cmd", ""],
+        ["'\tx", "broken", "0.0", "60.0", "0.0", "'-2", ""],
+        ["'=x", "broken", "0.0", "60.0", "0.0", "ok", ""],
     ]
     assert lines[5] == [
-        "[link=http://evil]ann[/link]", "graded", "75", "75", "60",
+        "[link=http://evil]ann[/link]", "graded", "75.0", "75.0", "60.0",
         "'=HYPERLINK(\"http://evil\") is larger than 1 MiB",
         "part1_inplace.py:1 import subprocess: starts or signals processes; part1_inplace.py:2 "
         "__import__: runs or imports code chosen at run time; part1_inplace.py:2 os.fork: "

@@ -52,17 +52,19 @@ def flat(text: str) -> str:
     return " ".join(text.replace("│", " ").split())
 
 
-def test_the_root_cause_comes_last_just_above_the_score() -> None:
-    """On a terminal the last lines stay on screen: the first trouble's panel (its evidence,
-    its hint) is the last thing before the score, and each message is printed once."""
-    text = render(sample())
-    lines = text.splitlines()
-    assert text.index("part1 · In-place forward") < text.index("hint: ")
-    last_panel = max(i for i, line in enumerate(lines) if line.startswith("╭"))
-    assert "part2.correctness" in lines[last_panel]
-    assert "yours 0.5, expected 1.25" in flat("\n".join(lines[last_panel:]))
-    assert "hint: " + HINT in flat("\n".join(lines[last_panel:]))
+def test_failure_panels_run_in_part_order_and_within_a_part_in_check_order() -> None:
+    """Issue 24: the panels ran from the last part to the first. They follow the tables:
+    part1's first, each part's roots in check order, every message printed once."""
+    result = sample()
+    result.parts[0].checks[0].status = "failed"
+    result.parts[0].checks[0].message = "part1 evidence"
+    result.parts[1].checks[1].rank = 2  # ranked above part2.correctness, still shown after it
+    text = render(result)
+    titles = [line.split()[3] for line in text.splitlines() if line.startswith("╭")]
+    assert titles == ["part1.validation", "part2.correctness", "part2.empty"]
     assert text.count("yours 0.5, expected 1.25") == 1
+    # part1's only root is the likeliest mistake, but its panel is no longer the last on screen
+    assert text.splitlines()[-3] == "start with part1.validation"
     assert "--seed 5" in text
 
 
@@ -212,7 +214,7 @@ def test_the_part_list_and_hints_render_literally() -> None:
     report.render_part_list(console, workspace, {"part2": {"score": 15.0, "max_score": 15.0,
                                                            "full": True,
                                                            "when": "2024-01-01 10:00"}})
-    report.render_hint(console, PREFIX.part("part1"), 2)
+    report.render_hint(console, PREFIX.part("part1"), 2, "torch")
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "P[i] = W[0] @ ... @ W[i]" in text
     assert "15.0/15.0 full marks" in flat(text) and text.count("not checked yet") == 3

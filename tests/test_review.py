@@ -481,7 +481,7 @@ def test_the_csv_has_a_flags_column(flagged_batch: dict[str, Any]) -> None:
              for line in csv.DictReader(io.StringIO(flagged_batch["csv"]))}
     assert lines["spy"]["flags"] == \
         f"part1_inplace.py:{flagged_batch['line']} os.fork: starts or signals processes"
-    assert lines["plain"]["flags"] == "" and lines["spy"]["score"] == "20"
+    assert lines["plain"]["flags"] == "" and lines["spy"]["score"] == "20.0"
 
 
 @pytest.mark.parametrize("source", [

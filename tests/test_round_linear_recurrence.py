@@ -254,4 +254,4 @@ def test_the_cli_names_the_mistake(tmp_path: Path) -> None:
     assert "hint: the down-sweep reads a slot it has already overwritten" in shown
     # Its properties (inputs unchanged, work, no loop in a level) are worth the half of the
     # points of values it earned.
-    assert "Score 18.2/35.0 · 7 passed, 1 failed" in shown
+    assert "Score 18.25/35.0 · 7 passed, 1 failed" in shown

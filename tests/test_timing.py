@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from grader.engine.timing import CudaStopwatch, Stopwatch, TooSlow, measure, scan_flops, summarize
+from grader.engine.timing import (
+    CudaStopwatch,
+    Stopwatch,
+    TooSlow,
+    measure,
+    scan_flops,
+    spread_text,
+    summarize,
+)
 
 
 class FakeClock:
@@ -151,3 +159,15 @@ def test_cuda_stopwatch_flushes_then_reads_events_only_after_synchronising() -> 
     seconds = stopwatch.time_once(lambda: torch.log.append("work"))
     assert seconds == pytest.approx(2.5e-3)  # events report milliseconds
     assert torch.log == ["flush", "record", "work", "record", "sync", "elapsed"]
+
+
+@pytest.mark.parametrize(("q1", "q3", "median", "text"), [
+    (0.95, 1.05, 1.0, "±5%"),
+    (0.5, 1.5, 1.0, "±50%"),                      # the threshold itself is still a spread
+    (0.5, 1.52, 1.0, "too noisy to state a spread"),
+    (0.2, 11.66, 1.0, "too noisy to state a spread"),   # issue 24's "±573%"
+    (0.0, 0.0, 0.0, "too noisy to state a spread"),     # below the clock's resolution
+])
+def test_a_spread_is_stated_only_while_the_timings_agree(q1: float, q3: float, median: float,
+                                                           text: str) -> None:
+    assert spread_text({"q1": q1, "q3": q3, "median": median}) == text

@@ -286,3 +286,16 @@ def test_the_graded_path_runs_end_to_end_on_this_cpu(monkeypatch: pytest.MonkeyP
     assert "your scan takes" in timing.message and "x the reference scan's time" in timing.message
     if status == "failed":
         assert timing.hint and "one call" in timing.hint
+
+
+def test_a_figure_too_noisy_for_a_spread_says_so_instead_of_a_huge_percentage() -> None:
+    """Issue 24: "±573%" read as a measurement; past half the median the line says the timing
+    was too noisy, and a quiet figure keeps its spread."""
+    both = observation("cuda", 2.5)
+    noisy = both["yours"]["figures"]["your scan backward"]
+    noisy["q1"], noisy["q3"] = noisy["median"] * 0.2, noisy["median"] * 11.66
+    verdict = judge_timing(both)
+    lines = {line.split("  ")[1]: line for line in verdict.message.splitlines() if " ms " in line}
+    assert lines["your scan backward"].endswith("5.000 ms  too noisy to state a spread (n=20)")
+    assert lines["your scan forward"].endswith("2.500 ms  ±2% (n=20)   1181.1 GFLOP/s")
+    assert "573" not in verdict.message

@@ -184,13 +184,15 @@ def reset(workspace: Workspace, part_ids: Sequence[str] | None,
     return _apply(workspace, reset_target(workspace, part_ids), f"before reset of {what}", now)
 
 
-def write_part(workspace: Workspace, part_id: str, text: str,
+def write_part(workspace: Workspace, part_id: str, source: str,
                now: datetime | None = None) -> Outcome:
-    """Back up, then replace one part's exercise file with `text` (a notebook cell's code):
-    the same verified backup as reset, so a cell run over the file loses nothing."""
-    target = current_contents(workspace)
-    target[f"{EXERCISES_DIR}/{workspace.round.part(part_id).file}"] = text.encode()
-    return _apply(workspace, target, f"before writing {part_id} from a notebook cell", now)
+    """Make a part's exercise file hold `source` (a notebook cell's code), after a backup of
+    what it replaces when that differs: a cell run by mistake can always be undone with
+    `grader restore`."""
+    part = workspace.round.part(part_id)
+    target = dict(current_contents(workspace))
+    target[f"{EXERCISES_DIR}/{part.file}"] = source.encode()
+    return _apply(workspace, target, f"before a notebook cell wrote {part_id}", now)
 
 
 def restore(workspace: Workspace, backup: Backup, now: datetime | None = None) -> Outcome:

@@ -20,9 +20,10 @@ own code. A follow-up is a round's `followups/<part>.md`:
 The halves run in three places: the probe in a child that imported the candidate's part; the
 interpretation in the worker, where no candidate code ran (comparisons against the truth happen
 there), giving JSON-able *evidence*; the question and model answer here, in the CLI. Evidence
-may choose the question section (`question`) and the answer's pieces (`answer`: section names,
-or `topic:<name>` for a topic's explanation), fill placeholders (`values`), and list what the
-interviewer ran (`shown`). Nothing here imports torch or numpy.
+may choose the question section (`question`, or a list of sections to join) and the answer's
+pieces (`answer`: section names, or `topic:<name>` for a topic's explanation), fill
+placeholders (`values`), and list what the interviewer ran (`shown`). Nothing here imports
+torch or numpy.
 """
 
 from __future__ import annotations
@@ -115,7 +116,11 @@ def unavailable(why: str) -> Evidence:
 
 
 def question(followup: FollowUp, evidence: Evidence) -> str:
-    return followup.doc.text(evidence.get("question", QUESTION))
+    """The question section the evidence chose, or its sections joined, in order (where the
+    question states a fact of the demonstration, such as where the error was raised)."""
+    chosen = evidence.get("question", QUESTION)
+    names = [chosen] if isinstance(chosen, str) else chosen
+    return " ".join(followup.doc.text(name) for name in names)
 
 
 def _piece(followup: FollowUp, name: str) -> str:

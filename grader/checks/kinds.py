@@ -446,11 +446,14 @@ def dtype_device(spec: Spec) -> PlanFactory:
 
 
 def explain_error(round_: Round, message: str) -> tuple[str, str] | None:
-    """(what happened, what to do) for a torch error the round has a topic about."""
+    """(what happened, what to do) for a torch error the round has a topic about. The pointer
+    to the topic is added here, not written in its ## fix: `grader explain` shows that section
+    too, where telling the reader to run the command they ran would be noise."""
     topic = error_topic(round_, message)
     if topic is None:
         return None
-    return topic.text("what happened"), topic.text("fix")
+    return (topic.text("what happened"),
+            f"{topic.text('fix')} `grader explain {topic.name}` shows it live.")
 
 
 def judge_gradient(round_: Round, case: Case, obs: Observation, variable: str,

@@ -32,6 +32,7 @@ Loaded in the worker only (it imports numpy and the round's code); cached per ro
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -40,6 +41,7 @@ from typing import Any
 from grader.checks.base import OBSERVED, Check, Context
 from grader.checks.kinds import KINDS, OBSERVED_INSIDE, RANKS, VOID_MESSAGES, Spec
 from grader.checks.mistakes import Mistake, same_as
+from grader.engine.flavored import problems
 from grader.engine.rounds import ROUND_FILE, TABLE_KEYS, Round, RoundError, load_module
 
 CHECKS_FILE = "checks.toml"
@@ -99,6 +101,7 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
     flavors = tuple(entry.get("flavors", part.flavors))
     if set(flavors) - set(part.flavors):
         raise RoundError(f"{here}: flavors {list(flavors)} not all among {part_id}'s")
+    _check_flavored(entry, flavors, round_, here)
     needs = entry.get("needs")
     if needs is not None and needs not in NEEDS:
         raise RoundError(f"{here}: needs must be one of {', '.join(NEEDS)}")
@@ -141,10 +144,33 @@ def _table(round_: Round) -> tuple[Path, dict[str, Any]]:
     return path, data
 
 
+def _texts(value: Any) -> Iterator[str]:
+    """Every string in a table, however deep."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def _check_flavored(table: Any, flavors: Iterable[str], round_: Round, where: str) -> None:
+    """Text with flavored alternatives (grader.engine.flavored) gives one for each flavor it
+    can be shown in, and names no flavor the round lacks."""
+    for text in _texts(table):
+        wrong = problems(text, flavors, round_.flavors)
+        if wrong:
+            raise RoundError(f"{where}: {wrong[0]}")
+
+
 @cache
 def round_checks(round_: Round) -> tuple[Check, ...]:
     """Every check of a round, in run order; a malformed table raises RoundError."""
     path, data = _table(round_)
+    for name in ("mistakes", "catalogues", "defaults"):
+        _check_flavored(data.get(name, {}), round_.flavors, round_, f"{path} [{name}]")
     judge, helpers = load_module(round_, "checks"), load_module(round_, "probes")
     book = MistakeBook(data, judge, str(path))
     defaults = data.get("defaults", {})

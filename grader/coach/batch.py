@@ -3,8 +3,10 @@
 Every submission is staged (grader.coach.submissions), turned into a runner Request under the
 instructor's settings (never the candidate's own grader.toml: a candidate must not be able to
 change points, parts or the round), and graded by a WorkerPool. The flavor is the instructor's
-when their grader.toml names one (a submission that says otherwise gets the status "mismatch"),
-else each submission's own. A submission that cannot be staged still gets a full row: every
+when their grader.toml names one, else each submission's own. A submission whose grader.toml
+declares another round, or another flavor than the instructor's pins, is not graded at all
+(status "mismatch", the reason in its note): scored as the wrong one, correct numpy code would
+read as a failed torch submission. A submission that cannot be staged still gets a full row: every
 check of every enabled part reported as an error with the reason, scored by the same rule as a
 graded part, so the scores, the JSON and the Gradescope file all keep one shape.
 
@@ -238,14 +240,39 @@ def unrun_parts(config: GradingConfig, settings: Settings, message: str,
 
 
 def _first_line_of_trouble(part: PartResult) -> str | None:
-    """What stopped a part outright (an import error, a crash, a timeout), in one line."""
-    if not part.checks or any(c.status == "passed" for c in part.checks):
+    """Why a part scored low when something stopped it, in one line: what stopped it outright
+    (an import error, a crash, a timeout at its first check), else its first check that timed
+    out (the rest of the part was not run), as the cohort report's time-outs name it."""
+    if not part.checks:
         return None
     first = part.checks[0]
-    if first.status not in ("error", "timeout"):
+    hung = next((c for c in part.checks if c.status == "timeout"), None)
+    if first.status in ("error", "timeout") and not any(c.status == "passed"
+                                                         for c in part.checks):
+        said, message = part.id, first.message
+    elif hung is not None:
+        said, message = f"{part.id}: {hung.id} timed out", hung.message
+    else:
         return None
-    lines = [line.strip() for line in first.message.splitlines() if line.strip()]
-    return f"{part.id}: {' '.join(lines[:2])}"[:NOTE_WIDTH] if lines else None
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return f"{said}: {' '.join(lines[:2])}"[:NOTE_WIDTH] if lines else None
+
+
+def mismatch(staged: Staged, config: GradingConfig) -> str | None:
+    """Why a staged submission is for another round or flavor than it would be graded as, or
+    None. Its grader.toml is the candidate's word on what the code is written for."""
+    if staged.declared_round and staged.declared_round != config.round_id:
+        return (f"not graded: its grader.toml is for round {staged.declared_round}, and this "
+                f"batch grades {config.round_id}")
+    declared, settings = staged.declared_flavor, config.settings
+    if declared and declared not in settings.round.flavors:
+        return (f"not graded: its grader.toml says flavor {declared}, which {config.round_id} "
+                f"does not have ({', '.join(settings.round.flavors)})")
+    if declared and settings.flavor_given and declared != settings.flavor:
+        return (f"not graded: its grader.toml says {declared}, and the coach's settings pin "
+                f"{settings.flavor} (their `flavor` line; without it each submission is graded "
+                f"in its own flavor; or grade it alone with --flavor {declared})")
+    return None
 
 
 def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
@@ -253,14 +280,6 @@ def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
     settings = config.for_flavor(staged.declared_flavor)
     notes = list(staged.notes)
     status: RowStatus = "graded"
-    if staged.declared_round and staged.declared_round != config.round_id:
-        notes.append(f"its grader.toml is for round {staged.declared_round}; graded as "
-                     f"{config.round_id}")
-        status = "mismatch"
-    if staged.declared_flavor and staged.declared_flavor != settings.flavor:
-        notes.append(f"its grader.toml says {staged.declared_flavor}; graded as "
-                     f"{settings.flavor}")
-        status = "mismatch"
     round_ = settings.round
     bound_output(result.parts)
     missing_parts = {p.id for p in result.parts if round_.part(p.id).file in staged.missing}
@@ -378,7 +397,10 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
             if item.root:
                 flags[i], note = review_flags(item.root / EXERCISES_DIR)
                 staged[i] = replace(item, notes=(*item.notes, note)) if note else item
-        requests = {f"submission-{i}": i for i, item in enumerate(staged) if item.root}
+        refused = {i: why for i, item in enumerate(staged)
+                   if item.root and (why := mismatch(item, config))}
+        requests = {f"submission-{i}": i for i, item in enumerate(staged)
+                    if item.root and i not in refused}
         if requests and config.sandbox:
             ensure_usable()
         finished: dict[int, list[PartResult]] = {}
@@ -387,6 +409,10 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
             for index, item in enumerate(staged):
                 if item.root is None:
                     rows[index] = broken_row(item.source, config, item.problem or "cannot grade")
+                    listener.finished(index, rows[index])
+                elif index in refused:
+                    rows[index] = broken_row(item.source, config, refused[index], "mismatch",
+                                             flags=flags[index])
                     listener.finished(index, rows[index])
             batch = [config.request(rid, staged[i]) for rid, i in requests.items()]
             for event in pool.grade(batch):

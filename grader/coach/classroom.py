@@ -3,10 +3,10 @@
 The classroom reporter (classroom-resources/autograding-grading-reporter) reads each grading
 step's `result` output, base64-decodes it to `{"version": 1, "status", "max_score", "tests":
 [...]}` and adds up the tests' `score` against the top-level `max_score`: that sum is the grade
-Classroom records. So each hidden check is one test carrying its points, and the points are
-rounded to eighths of a point: every part still sums exactly, and since eighths are exact in
-binary floating point, so does the reporter's running total (a perfect submission reads
-100/100, not 99.99999999999999/100).
+Classroom records. So each hidden check is one test carrying its points, which are eighths of a
+point as everywhere (results.POINT_UNITS): every part sums exactly, and since eighths are exact
+in binary floating point, so does the reporter's running total (a perfect submission reads
+100/100, not 99.99999999999999/100), and each test shows what the scorecard shows.
 
 `status` is "pass", "fail" or "error" (the code crashed, could not be imported, or hung), at the
 top and per test, as the action reports them; a skip is never a pass. A check that cannot apply
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import base64
 import json
-import math
-from collections.abc import Sequence
 from typing import Literal, TypedDict
 
 from grader.engine.results import CheckResult, PartResult, RunResult, check_label, check_text
@@ -47,25 +45,6 @@ class ClassroomDocument(TypedDict):
     tests: list[ClassroomTest]
 
 
-UNITS = 8  # per point: scores are multiples of 1/8, which floats add up exactly
-
-
-def to_units(values: Sequence[float], total: float) -> list[float]:
-    """`values` rounded to eighths so that they add up to `total` rounded to eighths: each
-    gets its floor, and the eighths left over go to the largest remainders."""
-    scaled = [v * UNITS for v in values]
-    floors = [math.floor(c + 1e-6) for c in scaled]
-    left = round(total * UNITS) - sum(floors)
-    by_remainder = sorted(range(len(scaled)), key=lambda i: floors[i] - scaled[i])
-    for i in by_remainder[:max(0, left)]:
-        floors[i] += 1
-    return [f / UNITS for f in floors]
-
-
-def _in_units(value: float) -> float:
-    return math.floor(value * UNITS + 1e-6) / UNITS
-
-
 def test_status(check: CheckResult) -> ClassroomStatus:
     if check.status == "passed":
         return "pass"
@@ -73,20 +52,18 @@ def test_status(check: CheckResult) -> ClassroomStatus:
 
 
 def part_tests(result: RunResult, part: PartResult) -> list[ClassroomTest]:
-    """The tests of one part: its checks that apply here, their points in eighths."""
-    checks = [c for c in part.checks if not c.not_applicable]
-    maxima = to_units([c.max_score for c in checks], part.max_score)
+    """The tests of one part: its checks that apply here, with their points."""
     filename = f"exercises/{get_round(result.round).part(part.id).file}"
     return [{
         "name": check_label(part, check),
         "status": test_status(check),
-        "score": top if check.status == "passed" else min(top, _in_units(check.score)),
+        "score": check.score,
         "message": check_text(check),
         "test_code": f"grader check {part.id} --seed {result.seed}",
         "filename": filename,
         "line_no": 0,
         "duration": round(check.duration_s * 1000),
-    } for check, top in zip(checks, maxima, strict=True)]
+    } for check in part.checks if not check.not_applicable]
 
 
 def document(result: RunResult) -> ClassroomDocument:
@@ -96,7 +73,7 @@ def document(result: RunResult) -> ClassroomDocument:
     status: ClassroomStatus = ("pass" if result.all_passed else
                                "error" if "error" in statuses else "fail")
     return {"version": 1, "status": status,
-            "max_score": round(result.max_score * UNITS) / UNITS, "tests": tests}
+            "max_score": result.max_score, "tests": tests}
 
 
 def encode(doc: ClassroomDocument) -> str:

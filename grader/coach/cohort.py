@@ -26,7 +26,9 @@ from grader.engine import results
 from grader.engine.results import PRINTED_MARK, SCHEMA_VERSION, STATUSES, CheckDoc, Status
 from grader.engine.shapes import brief, shape_problem
 
-GRADED: tuple[RowStatus, ...] = ("graded", "mismatch")
+GRADED: tuple[RowStatus, ...] = ("graded",)
+"""The rows that were graded (a mismatch is a submission for another round or flavor, not
+graded)."""
 MESSAGE_WIDTH = 200
 
 
@@ -94,11 +96,13 @@ class Distribution:
 
 @dataclass
 class CheckRate:
-    """How one check went over the graded submissions it applied to."""
+    """How one check went over the graded submissions it applied to, and on how many it could
+    not apply on the grading machine (GPU timing without CUDA): not a check they failed."""
 
     id: str
     title: str
     statuses: dict[Status, int] = field(default_factory=lambda: dict.fromkeys(STATUSES, 0))
+    not_applicable: int = 0
 
     @property
     def applied(self) -> int:
@@ -209,8 +213,10 @@ def check_rates(submissions: Sequence[SubmissionDoc]) -> list[CheckRate]:
             continue
         for part in sub["parts"]:
             for check in part["checks"]:
-                if not not_applicable(check):
-                    rate = rates.setdefault(check["id"], CheckRate(check["id"], check["title"]))
+                rate = rates.setdefault(check["id"], CheckRate(check["id"], check["title"]))
+                if not_applicable(check):
+                    rate.not_applicable += 1
+                else:
                     rate.statuses[check["status"]] += 1
     return list(rates.values())
 

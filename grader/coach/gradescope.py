@@ -21,7 +21,7 @@ from typing import Any
 
 from grader.coach.batch import BatchListener, GradedRow
 from grader.coach.review import flags_line
-from grader.engine.results import HONESTY_NOTE, PartResult, check_label, check_text
+from grader.engine.results import HONESTY_NOTE, PartResult, check_label, check_text, points_of
 from grader.engine.safe_text import clean, valid_tree
 from grader.engine.state import write_json_atomic
 
@@ -72,8 +72,9 @@ def summary_text(row: GradedRow, files: Sequence[str]) -> str:
         return (f"This submission could not be graded: {clean(row.note)}\n"
                 f"Hand in the exercise files ({', '.join(files)}), a folder holding them, or "
                 "a zip of your workspace.")
-    lines = [f"Score {row.score:.1f}/{row.max_score:.1f}"]
-    lines += [f"  {p.id} {p.title}: {p.score:.1f}/{p.max_score:.1f}" for p in row.parts]
+    lines = [f"Score {points_of(row.score, row.max_score)}"]
+    lines += [f"  {p.id} {p.title}: {points_of(p.score, p.max_score)}"
+              for p in row.parts]
     for check in (c for p in row.parts for c in p.checks if c.not_applicable):
         first = check.message.partition("\n")[0]
         lines.append(f"Not graded on this machine: {check.id} ({clean(first)})")

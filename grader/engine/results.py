@@ -8,6 +8,8 @@ quote what a submission's code returned, and what a frame brought has been joine
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
@@ -35,13 +37,50 @@ TOO_BUSY = "the machine was too busy to judge {what}: re-run when it is quieter"
 """Said wherever a result holds undecided checks (the scorecard, a row's notes, Gradescope)."""
 
 
+POINT_UNITS = 8
+"""Points are kept and shown in eighths of a point, the one rule of every output (scorecard,
+JSON, CSV, GitHub Classroom, Gradescope, the cohort report): eighths are GitHub Classroom's
+granularity, and exact in binary floating point, so every sum of them is exact too. A part's
+checks are apportioned by largest remainder (scale_to_weight), so that the checks shown add up
+to the part shown, and the parts to the total."""
+
+
+def apportion(values: Sequence[float], total: float) -> list[float]:
+    """`values` in eighths that add up to `total` in eighths: each gets its floor, and the
+    eighths left over go to the largest remainders (the earliest first on a tie)."""
+    scaled = [v * POINT_UNITS for v in values]
+    floors = [math.floor(c + 1e-6) for c in scaled]
+    left = round(total * POINT_UNITS) - sum(floors)
+    by_remainder = sorted(range(len(scaled)), key=lambda i: floors[i] - scaled[i])
+    for i in by_remainder[:max(0, left)]:
+        floors[i] += 1
+    return [f / POINT_UNITS for f in floors]
+
+
+def in_eighths(points: float) -> bool:
+    """Whether a number of points is a whole number of eighths, as every weight must be."""
+    return math.isclose(points * POINT_UNITS, round(points * POINT_UNITS), abs_tol=1e-9)
+
+
+def points_text(points: float) -> str:
+    """Points as every text output shows them: exactly (they are eighths: 12.875, 0.5), with
+    at least one decimal (14.0)."""
+    text = f"{points:.3f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def points_of(score: float, max_score: float) -> str:
+    """"12.875/35.0": a score out of its maximum, in every text output."""
+    return f"{points_text(score)}/{points_text(max_score)}"
+
+
 def undecided_note(checks: list[CheckResult]) -> str:
     """One line naming a run's undecided checks and the points they hold back, or ""."""
     held = [c for c in checks if c.status == "undecided"]
     if not held:
         return ""
-    points = sum(c.max_score for c in held)
-    return TOO_BUSY.format(what=f"{', '.join(c.id for c in held)} ({points:.1f} points held "
+    points = points_text(sum(c.max_score for c in held))
+    return TOO_BUSY.format(what=f"{', '.join(c.id for c in held)} ({points} points held "
                                 "back, not lost)")
 
 
@@ -270,12 +309,27 @@ def scale_to_weight(results: list[CheckResult], weight: float) -> None:
     0, so its share goes to the checks that did run and a perfect part still scores its full
     weight; a check skipped because the code hid what it measures, or not run after a hang or
     a crash, keeps its share and earns nothing.
+
+    The shares are then put in eighths (POINT_UNITS): the maxima apportioned to add up to the
+    weight, a passed check earning its whole maximum, and the others the eighths that the
+    points they earned round to, apportioned by largest remainder, never a failed check's whole
+    maximum: what every output shows is what is kept, and it adds up.
     """
     total = sum(r.max_score for r in results)
     factor = weight / total if total else 0.0
-    for r in results:
-        r.score *= factor
-        r.max_score *= factor
+    maxima = apportion([r.max_score * factor for r in results], weight if total else 0.0)
+    tops = [round(m * POINT_UNITS) for m in maxima]
+    earned = [r.score * factor * POINT_UNITS for r in results]
+    units = [top if r.status == "passed" else min(math.floor(e + 1e-6), max(0, top - 1))
+             for r, top, e in zip(results, tops, earned, strict=True)]
+    others = [i for i, r in enumerate(results) if r.status != "passed"]
+    left = round(sum(earned[i] for i in others)) - sum(units[i] for i in others)
+    room = sorted((i for i in others if units[i] + 1 < tops[i]),
+                  key=lambda i: units[i] - earned[i])
+    for i in room[:max(0, left)]:
+        units[i] += 1
+    for r, top, unit in zip(results, tops, units, strict=True):
+        r.score, r.max_score = unit / POINT_UNITS, top / POINT_UNITS
 
 
 HONESTY_NOTE = "Hidden checks against the references: strong evidence, not proof. A skip is " \

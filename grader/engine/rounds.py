@@ -32,6 +32,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from grader.engine.flavored import problems
+from grader.engine.results import in_eighths
+
 DEFAULT_ROUND = "prefix-products"
 EXTRA_ROUNDS_ENV = "GRADER_ROUNDS_PATH"
 """Extra round folders (or folders of round folders), separated like PATH: a coach's own rounds,
@@ -198,13 +201,21 @@ def _parse_round(data: dict[str, Any], folder: Path, where: str) -> Round:
         file = _require(raw, "file", str, here)
         if not file.endswith(".py") or "/" in file:
             raise RoundError(f"{here}: file must be a .py file name, got {file!r}")
+        hints = _strings(raw.get("hints"), f"{here}.hints")
+        wrong = [problem for hint in hints for problem in problems(hint, part_flavors, flavors)]
+        if wrong:
+            raise RoundError(f"{here}.hints: {wrong[0]}")
         parts.append(Part(
             id=_require(raw, "id", str, here), title=_require(raw, "title", str, here),
             file=file, functions=_strings(raw.get("functions"), f"{here}.functions"),
             weight=float(_require(raw, "weight", (int, float), here)),
             budget_minutes=float(_require(raw, "budget", (int, float), here)),
-            hints=_strings(raw.get("hints"), f"{here}.hints"), flavors=part_flavors,
+            hints=hints, flavors=part_flavors,
         ))
+    uneven = [p.id for p in parts if not in_eighths(p.weight)]
+    if uneven:
+        raise RoundError(f"{where}: {uneven[0]}'s weight must be a multiple of 1/8: points "
+                         "are kept in eighths, so that every output adds up")
     ids = [p.id for p in parts]
     if len(set(ids)) != len(ids):
         raise RoundError(f"{where}: part ids repeat: {ids}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,21 @@ class TimingStats:
     def as_dict(self) -> dict[str, float]:
         return {"median": self.median, "q1": self.q1, "q3": self.q3, "min": self.minimum,
                 "max": self.maximum, "repeats": self.repeats, "outliers": self.outliers}
+
+
+NOISY_SPREAD = 0.5
+"""Past a half interquartile range of this fraction of the median, the timings disagree too much
+for a "±" to mean anything (a busy machine, or a call near the clock's resolution)."""
+
+
+def spread_text(stats: Mapping[str, float]) -> str:
+    """The "±5%" shown beside a median (`stats` as TimingStats.as_dict gives it), or, past
+    NOISY_SPREAD, a plain statement that the run was too noisy: a "±573%" reads as a measurement
+    when it is only noise. Every timing shown to a reader goes through here."""
+    half = (stats["q3"] - stats["q1"]) / 2
+    if stats["median"] <= 0 or half > NOISY_SPREAD * stats["median"]:
+        return "too noisy to state a spread"
+    return f"±{half / stats['median'] * 100:.0f}%"
 
 
 def summarize(samples: list[float]) -> TimingStats:

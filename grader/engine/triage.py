@@ -6,9 +6,10 @@ check that tripped over it. So the failures of a run are sorted into
 - parts that never ran (an import error or a hang at import: one trouble for the part),
 - troubles: a root failure and the failures it explains (a check whose `after` names a failed
   check follows from it; checks not run after a hang follow from the hang),
-ordered by importance: part order, then the root most likely to be the mistake (the values
-before the properties, both before validation), then the heaviest. Plain data; report.py
-draws it.
+in the order the candidate works: part order (part1 first), then the part's check order, so
+the panels read like the tables above them. Of these, `first` is the root most likely to be the
+mistake to fix first: in the earliest failing part, the values before the properties, both
+before validation, then the heaviest. Plain data; report.py draws it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,13 @@ class Triage:
 
     @property
     def first(self) -> Trouble | None:
-        return self.troubles[0] if self.troubles else None
+        """The root most likely to be the mistake (see the module's docstring); among equals,
+        the earliest in check order."""
+        if not self.troubles:
+            return None
+        part = self.troubles[0].part
+        return min((t for t in self.troubles if t.part is part),
+                   key=lambda t: (-t.root.rank, -t.root.max_score))
 
 
 def _untouched(part: PartResult) -> bool:
@@ -102,8 +109,7 @@ def triage(result: RunResult) -> Triage:
             continue
         roots, folded = _roots(part)
         follows_from.update(folded)
-        ranked = sorted(roots, key=lambda c: (-c.rank, -c.max_score, part.checks.index(c)))
         troubles += [Trouble(part, root, tuple(c for c in part.checks
                                                if folded.get(c.id) == root.id))
-                     for root in ranked]
+                     for root in roots]
     return Triage(untouched, tuple(troubles), follows_from)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader.engine.limits import DEFAULT_TIMEOUT_S
+from grader.engine.results import in_eighths
 from grader.engine.rounds import DEFAULT_ROUND, Part, Round, RoundError, get_round
 
 CONFIG_NAME = "grader.toml"
@@ -129,7 +130,7 @@ def config_text(round_: Round, flavor: str) -> str:
     lines = [
         "# grader workspace settings. Uncomment a line to change it.",
         f'round = "{round_.id}"',
-        f'flavor = "{flavor}"',
+        f'flavor = "{flavor}"'.ljust(50) + "# a coach's copy grades every submission in it",
         "",
         f"# timeout = {DEFAULT_TIMEOUT_S:g}" + " " * 36 + "# seconds each check may run",
         f"# parts = [{ids}]    # the parts graded by default",
@@ -265,8 +266,14 @@ def _per_part(config: dict[str, object], table: str, round_: Round,
     if unknown:
         raise WorkspaceError(f"{where}: [{table}] names unknown part(s) {', '.join(unknown)}; "
                              f"{round_.id}'s parts: {', '.join(round_.part_ids)}")
-    return {part: _positive_number(v, f"{where}: {table}.{part}", MOST[table])
-            for part, v in raw.items()}
+    values = {part: _positive_number(v, f"{where}: {table}.{part}", MOST[table])
+              for part, v in raw.items()}
+    uneven = [part for part, v in values.items() if table == "points" and not in_eighths(v)]
+    if uneven:
+        raise WorkspaceError(f"{where}: points.{uneven[0]} must be a multiple of 1/8, got "
+                             f"{raw[uneven[0]]!r}: points are kept in eighths (GitHub "
+                             "Classroom's granularity), so that every output adds up")
+    return values
 
 
 def _gradescope_visibility(config: dict[str, object], where: str) -> str:

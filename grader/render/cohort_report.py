@@ -20,7 +20,7 @@ from grader import REPORT_INSTALL, __version__
 from grader.coach.batch import BatchDoc, SubmissionDoc
 from grader.coach.cohort import Cohort, Distribution, cohort
 from grader.coach.review import flag_text
-from grader.engine.results import HONESTY_NOTE, PartDoc
+from grader.engine.results import HONESTY_NOTE, PartDoc, points_text
 from grader.engine.safe_text import clean, valid
 from grader.engine.state import write_bytes_atomic
 
@@ -135,6 +135,7 @@ def render_html(doc: BatchDoc) -> str:
                                      finalize=_shown)
     environment.filters["part_of"] = lambda check_id: check_id.split(".", 1)[0]
     environment.globals["flag_text"] = flag_text
+    environment.globals["points_text"] = points_text
     charts = {"total": Markup(histogram_svg(summary.total, "chart-total", (6.4, 2.6))),
               **{p.id: Markup(histogram_svg(p, f"chart-{p.id}", (3.2, 2.2)))
                  for p in summary.parts}}

@@ -22,10 +22,11 @@ from grader.candidate.backups import Backup, Change, Outcome
 from grader.coach.batch import BatchListener, GradedRow, GradingConfig, batch_document
 from grader.coach.review import flag_text, flags_line
 from grader.coach.selfcheck import SOURCES, SelfcheckReport
-from grader.engine.results import HONESTY_NOTE, CheckResult, PartResult
+from grader.engine.results import HONESTY_NOTE, CheckResult, PartResult, points_of, points_text
 from grader.engine.safe_text import clean, csv_cell, valid, valid_tree
 from grader.engine.safe_text import text as safe
 from grader.render.report import STATUS_STYLE, status_text
+from grader.render.tables import folding
 
 if TYPE_CHECKING:
     from grader.runner.sandbox import Support
@@ -72,7 +73,7 @@ def render_backups(console: Console, backups: Sequence[Backup], folder: Path) ->
             name.append("  (latest)", style="cyan")
         table.add_row(name, backup.created.replace("T", " "), backup.reason,
                       str(len(backup.digests)), work)
-    console.print(table)
+    console.print(folding(table))
     console.print(Text("Bring one back with `grader restore NAME` (default: the latest); the "
                        "current files are backed up first.", style="dim"))
 
@@ -81,7 +82,7 @@ def _cell(part: PartResult | None) -> Text:
     if part is None:
         return Text("-", style="dim")
     style = "green" if part.passed else "yellow" if part.score > 0 else "red"
-    return Text(f"{part.score:.1f}", style=style)
+    return Text(points_text(part.score), style=style)
 
 
 def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
@@ -90,14 +91,15 @@ def batch_table(rows: Sequence[GradedRow], config: GradingConfig) -> Table:
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("submission", overflow="fold")
     for part_id, weight in config.columns.items():
-        table.add_column(f"{part_id}\n/{weight:g}", justify="right", no_wrap=True)
-    table.add_column(f"total\n/{config.max_score:g}", justify="right", no_wrap=True)
+        table.add_column(f"{part_id}\n/{points_text(weight)}", justify="right", no_wrap=True)
+    table.add_column(f"total\n/{points_text(config.max_score)}", justify="right",
+                     no_wrap=True)
     table.add_column("status", no_wrap=True)
     for number, row in enumerate(rows, start=1):
         table.add_row(str(number), safe(row.path), *(_cell(row.part(p)) for p in config.columns),
-                      Text(f"{row.score:.1f}", style="bold"),
+                      Text(points_text(row.score), style="bold"),
                       Text(row.status, style=ROW_STYLE[row.status] or "green"))
-    return table
+    return folding(table)
 
 
 def _seed_words(config: GradingConfig) -> str:
@@ -109,7 +111,11 @@ def render_batch(console: Console, rows: Sequence[GradedRow], config: GradingCon
                  settings_from: Path | None) -> None:
     """Where the settings came from, the summary table, what went wrong where and what the
     review scan flagged, the counts, and the honesty note."""
-    console.print(Text(f"settings from {settings_from or 'the defaults'}", style="dim"))
+    settings = config.settings
+    flavors = (f"every submission in {settings.flavor} (the settings pin it)"
+               if settings.flavor_given else "each submission in its own flavor")
+    console.print(Text(f"settings from {settings_from or 'the defaults'}; {flavors}",
+                       style="dim"))
     console.print(batch_table(rows, config))
     for number, row in enumerate(rows, start=1):
         said = [(row.note, ROW_STYLE[row.status] or "yellow")] if row.notes else []
@@ -144,10 +150,11 @@ def batch_csv(rows: Sequence[GradedRow], part_ids: Sequence[str]) -> str:
     writer = csv.writer(buffer)
     writer.writerow(["path", "status", "score", "max_score", *part_ids, "notes", "flags"])
     for row in rows:
-        scores = [f"{p.score:.4g}" if (p := row.part(part_id)) else "" for part_id in part_ids]
+        scores = [points_text(p.score) if (p := row.part(part_id)) else ""
+                  for part_id in part_ids]
         flags = "; ".join(map(flag_text, row.flags or ()))
-        writer.writerow([csv_cell(row.path), row.status, f"{row.score:.4g}",
-                         f"{row.max_score:.4g}", *scores, csv_cell(row.note), csv_cell(flags)])
+        writer.writerow([csv_cell(row.path), row.status, points_text(row.score),
+                         points_text(row.max_score), *scores, csv_cell(row.note), csv_cell(flags)])
     return valid(buffer.getvalue())
 
 
@@ -205,8 +212,8 @@ def render_selfcheck(console: Console, report: SelfcheckReport) -> None:
         if not_applicable and source != "stubs":
             rule += f" ({not_applicable} cannot apply here)"
         table.add_row(round_id, flavor, source, str(len(checks)), str(passed),
-                      f"{result.score:.1f}/{result.max_score:.1f}", rule)
-    console.print(table)
+                      points_of(result.score, result.max_score), rule)
+    console.print(folding(table))
     if report.ok:
         console.print(Text("selfcheck passed: every round's data is whole, every stub fails "
                            "every check and every reference passes every check that can apply "
@@ -250,4 +257,4 @@ def render_sandbox(console: Console, found: Support) -> None:
                 "cap")
     table.add_row("limits", caps)
     table.add_row("lifetime", "killed with everything in it when its submission is graded")
-    console.print(table)
+    console.print(folding(table))

@@ -16,12 +16,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from grader.engine.flavored import for_flavor
 from grader.engine.results import (
     HONESTY_NOTE,
     CheckResult,
     ClockDoc,
     PartResult,
     RunResult,
+    points_of,
     undecided_note,
 )
 from grader.engine.rounds import Part, get_round
@@ -29,6 +31,7 @@ from grader.engine.safe_text import clean, valid_tree
 from grader.engine.safe_text import text as safe
 from grader.engine.triage import FAILING, Trouble, triage
 from grader.engine.workspace import Workspace
+from grader.render.tables import folding
 
 STATUS_STYLE: dict[str, tuple[str, str]] = {
     "passed": ("✓ passed", "green"),
@@ -45,10 +48,6 @@ OUTPUT_LINES = 12
 def status_text(status: str) -> Text:
     label, style = STATUS_STYLE[status]
     return Text(label, style=style)
-
-
-def _points(score: float, max_score: float) -> str:
-    return f"{score:.1f}/{max_score:.1f}"
 
 
 def _trim_output(output: str) -> str:
@@ -74,14 +73,11 @@ def check_details(check: CheckResult, follows: tuple[CheckResult, ...] = ()) -> 
     return Group(*body)
 
 
-WIDE = 100  # from this width on, a table row shows the check's title too
-
-
-def part_table(console: Console, part: PartResult, follows_from: dict[str, str]) -> Table:
-    """One line per check: status, check (its title too on a wide terminal), points. The
-    evidence and hints are in the panels below, once."""
+def part_table(part: PartResult, follows_from: dict[str, str]) -> Table:
+    """One row per check: status, check and its title (wrapped, never dropped, on a narrow
+    terminal), points. The evidence and hints are in the panels below, once."""
     table = Table(title=safe(f"{part.id} · {part.title}   "
-                             f"{_points(part.score, part.max_score)}"),
+                             f"{points_of(part.score, part.max_score)}"),
                   title_justify="left", title_style="bold", expand=True, show_edge=False,
                   show_header=False, box=None, padding=(0, 1))
     table.add_column("status", no_wrap=True, width=10)
@@ -89,12 +85,11 @@ def part_table(console: Console, part: PartResult, follows_from: dict[str, str])
     table.add_column("points", justify="right", no_wrap=True)
     for check in part.checks:
         label = safe(check.id, style="bold" if check.status in FAILING else "")
-        if console.width >= WIDE:
-            label.append(clean(f"  {check.title}"), style="dim")
+        label.append(clean(f"  {check.title}"), style="dim")
         if check.id in follows_from and check.status in FAILING:
             label.append(clean(f"  (follows from {follows_from[check.id]})"), style="dim")
-        table.add_row(status_text(check.status), label, _points(check.score, check.max_score))
-    return table
+        table.add_row(status_text(check.status), label, points_of(check.score, check.max_score))
+    return folding(table)
 
 
 def summary_line(result: RunResult) -> Text:
@@ -112,14 +107,14 @@ def summary_line(result: RunResult) -> Text:
         verdict = "not passing yet"
     else:
         verdict = "every graded check passed" if counts["skipped"] else "all checks passed"
-    return Text.assemble(("Score ", "bold"), (_points(result.score, result.max_score), style),
+    return Text.assemble(("Score ", "bold"), (points_of(result.score, result.max_score), style),
                          f"  ·  {pieces}  ·  ", (verdict, style))
 
 
 def _part_line(part: PartResult, state: str, style: str) -> Text:
     """One line for a part that has no checks to show: its heading, its points, its state."""
     return Text.assemble(
-        (clean(f"{part.id} · {part.title}   {_points(part.score, part.max_score)}"), "bold"),
+        (clean(f"{part.id} · {part.title}   {points_of(part.score, part.max_score)}"), "bold"),
         (f"   {state}", style),
     )
 
@@ -156,6 +151,17 @@ def trouble_panel(console: Console, trouble: Trouble) -> Panel:
                  title=title, title_align="left", border_style="red")
 
 
+def start_with_line(trouble: Trouble) -> Text:
+    """Where the last lines on screen point when the panels' order put the likeliest mistake
+    higher up: its check and its hint, just above the score."""
+    name = trouble.part.id if trouble.whole_part else trouble.root.id
+    line = Text.assemble(("start with ", "bold"), (clean(name), "bold"))
+    if trouble.root.hint:
+        line.append(": ")
+        line.append(clean(trouble.root.hint), style="cyan")
+    return line
+
+
 def figures_panel(check: CheckResult) -> Panel:
     """A check whose message is the point, not a failure: the figures of a passed or skipped
     check (part4.timing's table), or the measurements of one the machine was too busy to judge."""
@@ -166,8 +172,9 @@ def figures_panel(check: CheckResult) -> Panel:
 def render_scorecard(console: Console, result: RunResult) -> None:
     """The scorecard, laid out for a terminal, where the last lines stay on screen: one compact
     table per part (a stub part, or one that never ran, is one line), then any figures, then
-    the failures' panels, least important first, so that the root cause of the first failure,
-    its evidence and its hint, stand just above the score."""
+    the failures' panels in the tables' order (part1 first, each part's checks in order), so
+    the evidence reads in the order the candidate works through the round; where the likeliest
+    mistake's panel is not the last, one line names it and its hint just above the score."""
     found = triage(result)
     never_ran = {t.part.id: t for t in found.troubles if t.whole_part}
     heading = f" · {result.round} · {result.flavor} flavor · seed {result.seed} · hidden checks"
@@ -178,7 +185,7 @@ def render_scorecard(console: Console, result: RunResult) -> None:
         elif part.id in never_ran:
             console.print(never_ran_line(never_ran[part.id]))
         else:
-            console.print(part_table(console, part, found.follows_from))
+            console.print(part_table(part, found.follows_from))
     for part in result.parts:
         for check in part.checks:
             if (check.status in ("passed", "skipped") and "\n" in check.message
@@ -188,8 +195,10 @@ def render_scorecard(console: Console, result: RunResult) -> None:
     if found.untouched and (found.first is None or result.parts.index(found.untouched[0])
                             < result.parts.index(found.first.part)):
         panels.insert(0, start_here_panel(result.round, found.untouched[0]))
-    for panel in reversed(panels):
+    for panel in panels:
         console.print(panel)
+    if found.first is not None and found.first is not found.troubles[-1]:
+        console.print(start_with_line(found.first))
     console.print(summary_line(result))
     console.print(Text(HONESTY_NOTE, style="dim"))
 
@@ -226,20 +235,22 @@ def render_part_list(console: Console, workspace: Workspace,
         record = last.get(part.id)
         if record:
             state = "full marks" if record["full"] else "not passing yet"
-            shown = Text(f"{_points(float(record['score']), float(record['max_score']))} "
+            shown = Text(f"{points_of(float(record['score']), float(record['max_score']))} "
                          f"{state}", style="green" if record["full"] else "yellow")
             when = _short_when(str(record["when"]))
         else:
             shown, when = Text("not checked yet", style="dim"), ""
         table.add_row(part.id, part.title, f"{settings.budget_minutes(part):g} min", shown, when)
-    console.print(table)
+    console.print(folding(table))
 
 
-def render_hint(console: Console, part: Part, level: int) -> None:
-    """Hints 1..level of a part, the newest highlighted."""
+def render_hint(console: Console, part: Part, level: int, flavor: str) -> None:
+    """Hints 1..level of a part as a candidate in `flavor` reads them, the newest
+    highlighted."""
     for index in range(level):
         newest = index == level - 1
-        console.print(Panel(Text(part.hints[index], style="bold" if newest else "dim"),
+        console.print(Panel(Text(for_flavor(part.hints[index], flavor),
+                                 style="bold" if newest else "dim"),
                             title=f"{part.id} hint {index + 1}/{len(part.hints)}: "
                                   f"{part.hint_name(index)}",
                             title_align="left", border_style="cyan" if newest else "dim"))

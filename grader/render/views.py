@@ -23,9 +23,11 @@ from rich.text import Text
 from grader.candidate import grading, mock
 from grader.checks.followups import FollowUp, followup_for, model_answer
 from grader.engine.prose import Block, Document
+from grader.engine.results import points_of, points_text
 from grader.engine.rounds import Part, Round, get_round
 from grader.engine.safe_text import clean
 from grader.engine.workspace import Workspace
+from grader.render.tables import folding
 
 BUDGET_STYLE = {"within": "green", "close": "yellow", "over": "bold red"}
 
@@ -34,10 +36,6 @@ def fmt_clock(seconds: float) -> str:
     """mm:ss in whole seconds, rounded down; minutes go past 60 (a round is "75:00")."""
     minutes, secs = divmod(max(0, math.floor(seconds)), 60)
     return f"{minutes:02d}:{secs:02d}"
-
-
-def _points(score: float, max_score: float) -> str:
-    return f"{score:.1f}/{max_score:.1f}"
 
 
 def clock_line(round_: mock.MockRound, now: float) -> Text:
@@ -82,8 +80,8 @@ def round_table(round_: mock.MockRound, now: float) -> Table:
         table.add_column(name, justify="right", no_wrap=True)
     for row in mock.progress(round_, now):
         table.add_row(row.id, _state_text(row), _time_text(row), str(row.attempts),
-                      str(row.hints), _points(row.score, row.max_score))
-    return table
+                      str(row.hints), points_of(row.score, row.max_score))
+    return folding(table)
 
 
 def render_round(console: Console, round_: mock.MockRound, now: float) -> None:
@@ -132,9 +130,9 @@ def render_report(console: Console, ended: mock.Ended) -> None:
         console.print(Text("That round had already ended; here is its report again.",
                            style="dim"))
     console.print(round_table(report.round, report.round.ended_at or 0.0))
-    console.print(Text.assemble(("Score ", "bold"), _points(report.score, report.max_score),
+    console.print(Text.assemble(("Score ", "bold"), points_of(report.score, report.max_score),
                                 f"  ·  at the {fmt_clock(report.round.limit_s)} mark: "
-                                f"{report.score_at_limit:.1f}"))
+                                f"{points_text(report.score_at_limit)}"))
     for followup in report.round.followups:
         said = "skipped" if followup.skipped else "answered"
         console.print(Text(f"follow-up {followup.part}: {said}", style="dim"))
@@ -152,7 +150,7 @@ def _timeline(round_: mock.MockRound) -> list[tuple[float, str]]:
         if a.full and a.part not in seen:
             seen.add(a.part)
             note = " — first full pass"
-        events.append((a.at_s, f"{a.part} check: {_points(a.score, a.max_score)}{note}"
+        events.append((a.at_s, f"{a.part} check: {points_of(a.score, a.max_score)}{note}"
                                f"{' — overtime' if a.overtime else ''} (`{a.snapshot}`)"))
     events += [(h.at_s, f"hint {h.part} (level {h.level})") for h in round_.hints]
     events += [(s.at_s, f"solution {s.part}" + (" (forced, counted as a hint)" if s.forced
@@ -175,8 +173,8 @@ def report_markdown(report: mock.Report) -> str:
         f"- Round: {round_def.id} ({round_def.title}), session {round_.id}, started "
         f"{started}, {round_.minutes:g} minutes, {round_.flavor} flavor",
         f"- Elapsed: {fmt_clock(report.elapsed_s)}{over}",
-        f"- Score: {report.score:.1f} / {report.max_score:.1f} (at the time limit: "
-        f"{report.score_at_limit:.1f})", "",
+        f"- Score: {points_text(report.score)} / {points_text(report.max_score)} (at the time "
+        f"limit: {points_text(report.score_at_limit)})", "",
         "| part | passed at | time on part | budget | over budget | attempts | hints | score |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -188,7 +186,7 @@ def report_markdown(report: mock.Report) -> str:
         spent = fmt_clock(p.spent_s) if p.reached else "not reached"
         lines.append(f"| {p.id} {round_def.part(p.id).title} | {passed} | {spent} | "
                      f"{fmt_clock(p.budget_s)} | {'yes' if p.over_budget else 'no'} | "
-                     f"{p.attempts}{to_pass} | {p.hints} | {_points(p.score, p.max_score)} |")
+                     f"{p.attempts}{to_pass} | {p.hints} | {points_of(p.score, p.max_score)} |")
     lines += ["", "A part's time runs from the previous part's first pass (the start, for the "
               "first part) to its own first full pass.", "", "## Timeline", ""]
     lines += [f"- {fmt_clock(at)} {text}" for at, text in _timeline(round_)] or ["- (nothing)"]
@@ -280,7 +278,7 @@ def render_rounds(console: Console, rounds: Iterable[Round]) -> None:
     for round_ in rounds:
         table.add_row(Text(round_.id, style="bold"), Text(round_.title),
                       str(len(round_.parts)), f"{round_.minutes:g}", ", ".join(round_.flavors))
-    console.print(table)
+    console.print(folding(table))
 
 
 def render_solution(console: Console, part: Part, path: Path, forced: bool) -> None:
@@ -300,7 +298,7 @@ def render_topic_list(console: Console, round_: Round, topics: Iterable[Document
     table.add_column("what it explains")
     for topic in topics:
         table.add_row(topic.name, Text(topic.meta.get("summary", "")))
-    console.print(table)
+    console.print(folding(table))
 
 
 def render_topic(console: Console, topic: Document,

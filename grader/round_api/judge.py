@@ -32,6 +32,7 @@ from grader.checks.settle import settled, spread_out
 from grader.engine.prose import error_topic, fill, followups
 from grader.engine.references import load_reference_part
 from grader.engine.rounds import Round, load_module
+from grader.engine.timing import spread_text
 from grader.probes.api import Api
 from grader.probes.autograd import bound_gradcheck
 from grader.probes.backends import TorchBackend
@@ -43,6 +44,7 @@ __all__ = [
     "central_differences", "diagnose", "error_topic", "explain_error", "failed", "fill",
     "find_mismatch", "first_line", "followups", "format_raised", "judge_cases",
     "load_module", "load_reference_part", "matches", "mutant_diagnosis", "passed",
-    "raised_verdict", "settled", "skipped", "span", "spread_out", "tree_difference",
+    "raised_verdict", "settled", "skipped", "span", "spread_out", "spread_text",
+    "tree_difference",
     "tree_matches", "unavailable", "undecided",
 ]

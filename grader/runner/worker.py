@@ -32,6 +32,7 @@ from typing import Any, TextIO
 
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for
+from grader.engine.flavored import for_flavor
 from grader.engine.results import CheckResult, PartResult, Status, scale_to_weight, weigh_properties
 from grader.engine.rounds import Part, Round, get_round, load_module
 from grader.probes.autograd import autodiff_watch
@@ -217,9 +218,10 @@ class _Part:
         message = verdict.message + (ADVISORY if advisory and applies else "")
         if verdict.voids and final == "failed":
             self.voiding[check.id] = verdict.otherwise
+        hint = verdict.hint and for_flavor(verdict.hint, ctx.flavor)
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
-            message=message, hint=verdict.hint, duration_s=duration, output=output,
+            message=message, hint=hint, duration_s=duration, output=output,
             not_implemented=verdict.stub, after=list(check.after), rank=check.rank))
 
     def not_run(self, start: int, why: str, status: Status = "skipped",
@@ -648,40 +650,48 @@ def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> b
     return False
 
 
-def probe_once(request: Request, round_: Round, part: Part, plan: Plan,
-               spawn: Spawn) -> dict[str, Any]:
-    """Run one probe (and its baseline) in fresh children: its frame, with the baseline folded
-    in, or an error frame saying why none came (the import failed, the time ran out, the
-    process died)."""
-    grading = _Part(request, round_, part, [], [], [plan], spawn)
-    baseline = None
-    if plan.baseline is not None:
-        child = fork_spawner(round_)(grading.baseline_spec(0))
+def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: Spawn,
+               alive: Callable[[], None]) -> dict[str, Any]:
+    """Run one probe (and its baseline) in fresh children, waited for as a check's are (the
+    device's setup allowance, the part's idle allowance, progress heard by `alive`): its frame,
+    with the baseline folded in, or an error frame saying why none came (the import failed,
+    the time ran out, the process died)."""
+    grading = _Part(request, round_, part, [], [], [plan], spawn, alive)
+    limit = frame_timeout(request, plan, grading.ready)
+    with device_turn(grading.ready):
+        baseline = (_baseline_frame(grading, fork_spawner(round_), 0, None)
+                    if plan.baseline is not None else None)
         try:
-            baseline = next_frame(child, request.timeout_s)
-        except FrameTimeout:
-            baseline = None
-        child.end(kill=True)
-        baseline = baseline or dict(probe_frame("error", message="the reference did not run"))
-    try:
-        child = spawn(grading.spec(0, 1))
-    except ChildrenLost as lost:
-        return dict(probe_frame("error", message=str(lost)))
-    try:
-        hello = next_frame(child, request.timeout_s)
-        if hello is None or hello["kind"] == "import_error":
-            ended = child.end(kill=True)
-            return dict(probe_frame("error", message=hello["message"] if hello
-                                    else f"the process importing {part.file} {ended.how}"))
-        frame = next_frame(child, request.timeout_s)
-    except FrameTimeout:
-        child.end(kill=True)
-        return dict(probe_frame("error", message=f"did not finish within "
-                                f"{request.timeout_s:g} s"))
+            child = spawn(grading.spec(0, 1))
+        except ChildrenLost as lost:
+            return dict(probe_frame("error", message=str(lost)))
+        try:
+            hello = next_frame(child, request.timeout_s, grading.idle, alive)
+            if hello is None or hello["kind"] == "import_error":
+                ended = child.end(kill=True)
+                return dict(probe_frame("error", message=hello["message"] if hello
+                                        else f"the process importing {part.file} {ended.how}"))
+            frame = next_frame(child, limit, grading.idle, alive)
+        except FrameTimeout as exc:
+            child.end(kill=True)
+            return dict(probe_frame("error", message=timeout_words(exc, limit, grading.idle)))
     ended = child.end(kill=frame is None)
     if frame is None:
         return dict(probe_frame("error", message=f"the process running your code {ended.how}"))
     return _with_baseline(frame, baseline)
+
+
+def heartbeat(request: Request, emit: Emit) -> Callable[[], None]:
+    """A call that tells the CLI's watchdog the request is making progress (at most once a
+    second)."""
+    last = [0.0]
+
+    def alive() -> None:
+        if time.monotonic() - last[0] >= 1.0:
+            last[0] = time.monotonic()
+            emit({"type": "alive", "request": request.id})
+
+    return alive
 
 
 def handle_followups(request: Request, round_: Round, emit: Emit, spawn: Spawn) -> None:
@@ -690,13 +700,14 @@ def handle_followups(request: Request, round_: Round, emit: Emit, spawn: Spawn) 
     from grader.checks.followups import followup_for, plan_followup
 
     judge = load_module(round_, "checks")
+    alive = heartbeat(request, emit)
     for part_id in request.parts:
         followup = followup_for(round_, part_id, request.flavor)
         if followup is None:
             continue
         plan, interpret = plan_followup(followup, judge, request.seed
                                         if request.hidden_seed is None else request.hidden_seed)
-        frame = probe_once(request, round_, round_.part(part_id), plan, spawn)
+        frame = probe_once(request, round_, round_.part(part_id), plan, spawn, alive)
         try:
             evidence = interpret(frame)
         except Exception as exc:  # noqa: BLE001 - odd data from odd candidate code
@@ -717,14 +728,7 @@ def handle(request: Request, emit: Emit, children: Children) -> None:
 
 
 def grade_request(request: Request, round_: Round, emit: Emit, spawn: Spawn) -> None:
-    last = [0.0]
-
-    def alive() -> None:
-        """Tell the CLI's watchdog the request is making progress (at most once a second)."""
-        if time.monotonic() - last[0] >= 1.0:
-            last[0] = time.monotonic()
-            emit({"type": "alive", "request": request.id})
-
+    alive = heartbeat(request, emit)
     graded: list[PartResult] = []
     for part_id in request.parts:
         part = round_.part(part_id)

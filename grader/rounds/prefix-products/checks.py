@@ -34,6 +34,7 @@ from grader.round_api.judge import (
     settled,
     skipped,
     spread_out,
+    spread_text,
     tree_matches,
     undecided,
 )
@@ -688,8 +689,7 @@ def _figure_lines(obs: dict[str, Any], figures: dict[str, Any], budget_s: float)
         if stats is None:
             continue
         rate = f"   {flops / stats['median'] / 1e9:.1f} GFLOP/s" if "scan forward" in name else ""
-        spread = (stats["q3"] - stats["q1"]) / stats["median"] * 50 if stats["median"] else 0
-        lines.append(f"  {name:<30} {stats['median'] * 1e3:9.3f} ms  ±{spread:.0f}% "
+        lines.append(f"  {name:<30} {stats['median'] * 1e3:9.3f} ms  {spread_text(stats)} "
                      f"(n={stats['repeats']}){rate}")
     seq = figures.get("your sequential forward") or figures.get("reference sequential forward")
     scan = figures.get("your scan forward")
@@ -833,8 +833,9 @@ def interpret_part1(data: dict[str, Any]) -> dict[str, Any]:
     yours = [_annotate(r) for r in data["yours"]]
     textbook = [_annotate(r) for r in data["baseline"]]
     if any(r["error"] for r in yours):
-        runs, whose, question = yours, "your code", "question"
-        note = ""
+        runs, whose, note = yours, "your code", ""
+        stages = " and ".join(sorted({r["stage"] for r in yours if r["raised"]}, reverse=True))
+        question: str | list[str] = ["question", f"raised in {stages}", "explain yours"]
     else:
         yours_ran = not any(r["raised"] for r in yours)
         runs, whose = textbook, "the textbook loop"

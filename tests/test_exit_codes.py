@@ -1,0 +1,145 @@
+"""One rule for the exit status of every command, run as a user runs the grader: 0 success, 1
+checks failed or the operation failed, 2 a usage error (a path given that does not exist
+included), 130 on Ctrl-C with the one line "Interrupted." (no traceback, no "Aborted!")."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.candidate import backups
+from grader.engine.workspace import load_workspace
+
+from helpers import PREFIX, SESSION_ENV, run_grader, write_workspace
+
+MISSING = "/nonexistent/grader-exit-codes"
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    return write_workspace(tmp_path / "ws", "torch", start="stubs")
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "--workspace", MISSING],
+    ["list", "--workspace", MISSING],
+    ["hint", "part1", "--workspace", MISSING],
+    ["reset", "--all", "--yes", "--workspace", MISSING],
+    ["backups", "--workspace", MISSING],
+    ["restore", "--yes", "--workspace", MISSING],
+    ["mock", "status", "--workspace", MISSING],
+    ["grade", f"{MISSING}/x"],
+    ["report", f"{MISSING}/results.json"],
+])
+def test_a_path_that_does_not_exist_is_a_usage_error_everywhere(args: list[str],
+                                                                 tmp_path: Path) -> None:
+    done = run_grader(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "does not exist" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_failed_checks_and_failed_operations_exit_1(workspace: Path) -> None:
+    stubs = run_grader("check", "part1", "--no-sandbox", "--seed", "1", "--workspace",
+                       workspace, cwd=workspace)
+    assert stubs.returncode == 1, stubs.stderr
+    no_backup = run_grader("restore", "20990101", "--yes", "--workspace", workspace,
+                           cwd=workspace)
+    assert no_backup.returncode == 1
+    assert no_backup.stderr.startswith("Error: no backups in")
+
+
+@pytest.mark.parametrize("command", [["reset", "part1"], ["restore"]])
+def test_reset_and_restore_both_refuse_without_a_terminal_unless_yes(command: list[str],
+                                                                     workspace: Path) -> None:
+    target = workspace / "exercises" / PREFIX.part("part1").file
+    target.write_text("# earlier work\n")
+    assert run_grader("reset", "part1", "--yes", cwd=workspace).returncode == 0
+    target.write_text("# my work\n")
+    refused = run_grader(*command, cwd=workspace)
+    assert refused.returncode == 1
+    assert "no terminal to confirm on, so nothing was changed; pass --yes" in refused.stderr
+    assert target.read_text() == "# my work\n"
+    assert len(backups.list_backups(load_workspace(workspace))) == 1
+    done = run_grader(*command, "--yes", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert target.read_text() != "# my work\n"
+
+
+def on_a_terminal(args: list[str], cwd: Path, wait_for: bytes,
+                  timeout: float = 120) -> tuple[int, str]:
+    """Run the grader on a pseudo-terminal, press Ctrl-C once `wait_for` has been shown, and
+    return the exit status and everything it wrote. Ctrl-C is pressed again each second until
+    the grader ends, as a person would: a signal that lands between Python's check for one and
+    the terminal read that `input()` starts is only seen at the next one."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the grader, as typed at a shell
+        os.chdir(cwd)
+        os.execve(sys.executable, [sys.executable, "-m", "grader", *args],
+                  {**SESSION_ENV, "TERM": "xterm"})
+    shown, pressed, deadline = b"", 0.0, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal: it has ended
+                break
+            if not chunk:
+                break
+            shown += chunk
+        if wait_for in shown and time.monotonic() - pressed > 1:
+            os.write(fd, b"\x03")  # the terminal turns it into SIGINT for the whole group
+            pressed = time.monotonic()
+    else:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), shown.decode(errors="replace")
+
+
+def test_ctrl_c_at_a_question_is_interrupted_and_130(workspace: Path) -> None:
+    target = workspace / "exercises" / PREFIX.part("part1").file
+    target.write_text("# my work\n")
+    code, shown = on_a_terminal(["reset", "part1"], workspace, b"[y/N]")
+    assert code == 130, shown
+    assert shown.rstrip().endswith("Interrupted.")
+    assert "Aborted" not in shown and "Traceback" not in shown
+    assert target.read_text() == "# my work\n"
+
+
+def test_ctrl_c_while_grading_is_interrupted_and_130(workspace: Path) -> None:
+    """Ctrl-C while a check runs the candidate's code (here, code that never returns)."""
+    (workspace / "exercises" / PREFIX.part("part2").file).write_text(
+        "def prefix_products(W):\n    while True:\n        pass\n")
+    code, shown = on_a_terminal(["check", "part2", "--no-sandbox", "--timeout", "60"],
+                                workspace, b"grading")
+    assert code == 130, shown
+    assert shown.rstrip().endswith("Interrupted.")
+    assert "Aborted" not in shown and "Traceback" not in shown
+
+
+def test_the_interrupted_command_leaves_no_process_behind(workspace: Path) -> None:
+    """The same Ctrl-C as a shell sends it to the command alone (`kill -INT`), not to its
+    group: the grader still stops its children and says so in one line."""
+    (workspace / "exercises" / PREFIX.part("part2").file).write_text(
+        "def prefix_products(W):\n    while True:\n        pass\n")
+    process = subprocess.Popen([sys.executable, "-m", "grader", "check", "part2", "--no-sandbox",
+                                "--timeout", "60", "--format", "json"], cwd=workspace,
+                               env=SESSION_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    time.sleep(8)  # torch imported, the child started and spinning
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "Interrupted."
+    assert "Traceback" not in stderr
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)  # no process of its group is left
