@@ -82,6 +82,27 @@ def test_reset_one_part_keeps_the_others_and_their_progress(workspace: Workspace
     assert tree(workspace) == before
 
 
+def test_write_part_backs_up_what_it_replaces_and_touches_nothing_else(
+        workspace: Workspace) -> None:
+    """A notebook cell (`%%part part1`) run over the candidate's file: only that file changes,
+    progress stays, and the backup brings back the bytes it replaced (CRLF and all)."""
+    candidate_work(workspace)
+    before = tree(workspace)
+    cell = "def prefix_products_out(W, P):\n    return P  # caf\u00e9\n"
+
+    outcome = backups.write_part(workspace, "part1", cell, NOW)
+
+    after = tree(workspace)
+    assert after == {**before, "exercises/part1_inplace.py": cell.encode()}
+    assert [c.rel for c in outcome.changes] == ["exercises/part1_inplace.py"]
+    assert outcome.backup is not None and outcome.backup.reason == (
+        "before a notebook cell wrote part1")
+    assert backups.read_backup(outcome.backup) == before
+    assert backups.write_part(workspace, "part1", cell, NOW).backup is None
+    backups.restore(workspace, outcome.backup, NOW)
+    assert tree(workspace) == before
+
+
 def test_nothing_to_change_takes_no_backup(workspace: Workspace) -> None:
     outcome = backups.reset(workspace, None, NOW)
     assert outcome.backup is None and outcome.changes == ()
