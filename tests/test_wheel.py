@@ -137,10 +137,10 @@ def test_metadata_is_what_a_registry_page_shows(product: Installed) -> None:
     assert license_text.startswith("MIT License\n\nCopyright (c) the grader authors\n")
     assert metadata.get_all("Classifier") == sorted(PROJECT["classifiers"])
     assert "Framework :: Jupyter" in PROJECT["classifiers"]
-    assert sorted(metadata.get_all("Provides-Extra")) == ["notebook", "report", "test"]
+    assert sorted(metadata.get_all("Provides-Extra")) == ["cluster", "notebook", "report", "test"]
     assert metadata["Requires-Python"] == ">=3.11"
     assert metadata.get_payload().startswith("# ")  # README.md is the long description
-    assert metadata.get_all("Project-URL") is None  # none is invented; see the report
+    assert metadata.get_all("Project-URL") is None  # the project has no public address yet
 
 
 def test_installed_grader_lists_every_round(product: Installed) -> None:
