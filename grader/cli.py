@@ -25,6 +25,7 @@ from rich.console import Console
 
 from grader import REPORT_INSTALL, __version__
 from grader.candidate import mock
+from grader.engine.bundle import BundleError
 from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from grader.engine.results import points_of
 from grader.engine.rounds import DEFAULT_ROUND, Round, RoundError, installed
@@ -927,18 +928,19 @@ def sandbox() -> None:
 def main() -> None:
     """The console script: a file the command cannot read or write (a folder where a file
     should be, no permission, a full disk), or a round that cannot be loaded (a coach's round
-    on GRADER_ROUNDS_PATH with a mistake in it), is one line and exit status 1, not a
-    traceback."""
+    on GRADER_ROUNDS_PATH with a mistake in it), or an install without its references, is one
+    line and exit status 1, not a traceback."""
     try:
         cli(prog_name="grader")
-    except (OSError, RoundError) as exc:
+    except (OSError, RoundError, BundleError) as exc:
         click.echo(error_line(exc), err=True)
         raise SystemExit(1) from None
 
 
-def error_line(exc: OSError | RoundError) -> str:
-    """A file the grader cannot use, or a round it cannot load, in one line."""
-    if isinstance(exc, RoundError):
+def error_line(exc: OSError | RoundError | BundleError) -> str:
+    """A file the grader cannot use, a round it cannot load, or a folder the install lacks, in
+    one line."""
+    if isinstance(exc, RoundError | BundleError):
         return f"Error: {one_line(str(exc))}"
     where = f" ({exc.filename})" if exc.filename else ""
     return f"Error: {exc.strerror or exc}{where}"

@@ -179,3 +179,20 @@ def test_installed_check_grades_the_bundled_reference(product: Installed) -> Non
     assert shown.returncode == 0, shown.stdout + shown.stderr
     doc = json.loads(shown.stdout)
     assert doc["score"] == doc["max_score"] == pytest.approx(part.weight)
+
+
+def test_an_install_without_its_references_says_so_in_one_line(product: Installed) -> None:
+    """A wheel that lost its references (the force-include gone) fails with one clear line, not
+    a traceback: the installed package is copied without _bundled/ and run from there."""
+    (site_packages,) = product.venv.glob("lib/python3*/site-packages")
+    broken = product.home / "broken"
+    shutil.copytree(site_packages / "grader", broken / "grader",
+                    ignore=shutil.ignore_patterns("_bundled"))
+    folder = product.home / "ws-broken"
+    assert product.grader("init", folder, "--round", "matmul-grad").returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
+    done = run_owned([str(product.venv / "bin" / "python"), "-m", "grader", "solution", "part1",
+                      "--force"], cwd=folder, env={**env, "PYTHONPATH": str(broken)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == ("Error: grader is installed without its reference/ folder; "
+                           "reinstall it\n")

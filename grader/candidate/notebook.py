@@ -27,6 +27,7 @@ from typing import Any
 import click
 
 from grader.candidate.backups import write_part
+from grader.engine.bundle import BundleError
 from grader.engine.rounds import DEFAULT_ROUND, Round, RoundError
 from grader.engine.workspace import (
     CONFIG_NAME,
@@ -108,7 +109,7 @@ def run_command(args: Sequence[str]) -> int:
         return 130
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
-    except (OSError, RoundError) as exc:
+    except (OSError, RoundError, BundleError) as exc:
         click.echo(error_line(exc), err=True)
         return 1
     return code if isinstance(code, int) else 0
