@@ -612,8 +612,10 @@ def autograd_free_answer(case: Case, value: Any, truth: Any, name: str) -> Verdi
 def no_autograd(spec: Spec) -> PlanFactory:
     """A hand-written backward never runs autograd's engine; with `truth`, the watched call
     also gives the right answer (read by `read`, named `name`), so that code cannot behave
-    one way when watched and another everywhere else."""
+    one way when watched and another everywhere else. With `call`, a helper builds the
+    function's arguments (a forward's cache) before the count starts."""
     maker, function, args = spec.maker("case"), spec.text("function", None), spec.names("args")
+    call = spec.helper("call")
     run, hint, read = spec.helper("run"), spec.text("hint"), spec.helper("read")
     truth, name = spec.maker("truth", None), spec.text("name", "the result")
 
@@ -629,8 +631,8 @@ def no_autograd(spec: Spec) -> PlanFactory:
             return wrong or passed()
 
         return Plan("autograd_runs", {"function": function, "case": case.data(),
-                                      "args": args, "run": run, "read": read}, judge,
-                    forkless=True)
+                                      "args": args, "run": run, "read": read, "call": call},
+                    judge, forkless=True)
 
     return plan
 
@@ -683,6 +685,102 @@ def finite_differences(spec: Spec) -> PlanFactory:
             return passed(f"all {value.size} entries of d{wrt} agree with central differences")
 
         return Plan("call_each", {**call, "cases": [case.data()]}, judge)
+
+    return plan
+
+
+# --- runs compared with the reference's ---------------------------------------------------------
+
+
+def _flat(tree: dict[str, Any]) -> dict[str, Any]:
+    """Observations one level deep, so that a message names the field of a nested entry:
+    changed['encoder.0.weight'], params['head.0.bias'][1]."""
+    flat = {}
+    for field, value in tree.items():
+        if isinstance(value, dict):
+            flat.update({f"{field}[{key!r}]": inner for key, inner in value.items()})
+        else:
+            flat[field] = value
+    return flat
+
+
+def _over(actual: dict[str, Any], limits: dict[str, float]) -> str | None:
+    for field, limit in limits.items():
+        if actual[field] > limit:
+            return f"{field}: {actual[field]:g} (at most {limit:g})"
+    return None
+
+
+def compare_runs(spec: Spec) -> PlanFactory:
+    """Each case's run (the probes.py helper its extra's `run` names: a piece of code driven
+    end to end, observed as a table of plain data) on the candidate's code against `truth`, the
+    same run on the reference; `fields` are the observations compared (default all), `at_most`
+    those that pass at or under a limit instead. A case whose extra says `malformed` must raise
+    ValueError (`validation_hint` otherwise), judged once every valid case matched."""
+    maker, truth, mistakes = spec.maker("cases"), spec.maker("truth"), spec.mistakes()
+    fields = spec.value("fields", None)
+    limits: dict[str, float] = spec.value("at_most", {})
+    hint, validation_hint = spec.text("hint"), spec.text("validation_hint", VALIDATION_HINT)
+
+    def select(tree: dict[str, Any], names: Sequence[str] | None) -> dict[str, Any]:
+        return {k: tree[k] for k in names} if names is not None else tree
+
+    def differential(ctx: Context, wrong: Sequence[tuple[Case, Any]],
+                     named: bool) -> Diagnosis | None:
+        """The reference's mutants, run as the first wrong case was; after a listed mistake's
+        hint where one named it."""
+        case, value = wrong[0]
+        raised = value.get("raised") if isinstance(value, dict) and list(value) == ["raised"] \
+            else None
+        same_run = [(c, v) for c, v in wrong if c.extra.get("run") == case.extra.get("run")]
+        found = mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor,
+                                  {"function": None, "run": case.extra.get("run")},
+                                  [(case, None)] if raised else same_run, "the result", raised)
+        return replace(found, keep_hint=named) if found is not None else None
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+        valid = [c for c in cases if not c.extra.get("malformed")]
+        for case in valid:  # now, in the judge: a child forked after it inherits its imports
+            truth(case)
+
+        def judge(observed: list[Observation]) -> Verdict:
+            wrong: list[tuple[Case, Any]] = []
+            first: tuple[str, str | None] | None = None
+            for case, run in zip(cases, observed, strict=True):
+                if case.extra.get("malformed"):
+                    continue
+                if run["raised"] is not None:
+                    wrong.append((case, {"raised": run["raised"]}))
+                    known = explain_error(spec.round, run["raised"]["message"])
+                    first = first or (f"{case.describe()}: raised {format_raised(run['raised'])}",
+                                      known[1] if known else hint)
+                    continue
+                actual = select(run["value"], fields)
+                compared = [k for k in actual if k not in limits]
+                difference = _over(actual, limits) or tree_difference(
+                    _flat(select(actual, compared)), _flat(select(truth(case), compared)),
+                    case.dtype, "the result")
+                if difference:
+                    wrong.append((case, run["value"]))
+                    first = first or (f"{case.describe()}: {difference} ({ctx.reproduce()})",
+                                      None)
+            if first is not None:
+                named = diagnose(wrong, mistakes)
+                verdict = failed(first[0], hint=named or first[1] or hint)
+                return replace(verdict, diagnosis=differential(ctx, wrong, named is not None))
+            for case, run in zip(cases, observed, strict=True):
+                if case.extra.get("malformed") and (
+                        run["raised"] is None or "ValueError" not in run["raised"]["bases"]):
+                    what = "returned normally" if run["raised"] is None else \
+                        f"raised {format_raised(run['raised'])}"
+                    return failed(f"{case.label}: {what}; expected ValueError",
+                                  hint=validation_hint)
+            checked = len(cases) - len(valid)
+            rejected = f"; ValueError for all {checked} malformed inputs" if checked else ""
+            return passed(f"{len(valid)} cases matched ({span(valid)}){rejected}")
+
+        return Plan("run_each", {"cases": [c.data() for c in cases]}, judge)
 
     return plan
 
@@ -1491,6 +1589,7 @@ submission can forge those for itself, so in graded modes they advise and earn n
 KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "validation": validation,
     "correctness": correctness,
+    "compare_runs": compare_runs,
     "inputs_unchanged": inputs_unchanged,
     "fresh_result": fresh_result,
     "dtype_device": dtype_device,

@@ -99,6 +99,13 @@ def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: s
 
 
 @probe
+def run_each(api: Api, cases: Sequence[CaseData]) -> list[Observation]:
+    """Every case through the run (a probes.py helper `run(api, case)`) its extra names, valid
+    and malformed cases alike (the compare_runs kind)."""
+    return [api.helper(case["extra"]["run"])(api, case) for case in cases]
+
+
+@probe
 def raises_each(api: Api, function: str, cases: Sequence[CaseData], call: str | None = None,
                 args: Sequence[str] = ()) -> list[Observation]:
     """For each (malformed) case: what the call raised, or None."""
@@ -212,17 +219,19 @@ def _needs_grad(count: int) -> list[bool]:
 
 @probe
 def autograd_runs(api: Api, function: str | None, case: CaseData, args: Sequence[str] = (),
-                  run: str | None = None, read: str | None = None) -> Observation:
-    """How many times autograd's engine ran inside the candidate's function (or during a run
-    helper's whole call sequence), and what the watched call gave ("value": read by the
-    `read` helper, else as a tree of arrays; None where it cannot be read), so that the judge
-    can hold the watched run to the same answer as every other."""
+                  run: str | None = None, read: str | None = None,
+                  call: str | None = None) -> Observation:
+    """How many times autograd's engine ran inside the candidate's function (on the inputs
+    `args`, or on what the `call` helper builds, a forward's cache say, outside the count), or
+    during a run helper's whole call sequence, and what the watched call gave ("value": read by
+    the `read` helper, else as a tree of arrays; None where it cannot be read), so that the
+    judge can hold the watched run to the same answer as every other."""
     if run:
         helper = api.helper(run)
         obs, _, runs = count_autograd_runs(api, lambda: helper(api, case))
         return {"raised": obs["raised"] if obs else None, "runs": runs,
                 "value": obs.get("value") if obs else None}
-    built = native_args(api, case, args)
+    built = build_args(api, case, call, args)
     value, raised, runs = count_autograd_runs(api, api.function(function or ""), *built)
     return {"raised": as_dict(raised), "runs": runs,
             "value": None if raised else _readable(api, built, value, read)}

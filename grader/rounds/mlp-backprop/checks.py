@@ -19,9 +19,6 @@ from grader.round_api.judge import (
     Context,
     Plan,
     Verdict,
-    autograd_free_answer,
-    autograd_not_judged,
-    autograd_used,
     central_differences,
     failed,
     find_mismatch,
@@ -577,24 +574,6 @@ def keeps_dtype(ctx: Context, params: dict[str, str]) -> Plan:
         return passed(f"every result stays {case.dtype}")
 
     return Plan("round:" + params["run"], {"case": case.data()}, judge)
-
-
-def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
-    """A hand-written computation never runs autograd's engine (the probe counts its runs),
-    and, watched, gives the truth (`truth`, read by `read`): what it gives where it is
-    watched is the only answer known to come without autograd."""
-    case = _case_maker(params["case"])(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["runs"]:
-            return autograd_used(case, obs["runs"], params["hint"])
-        if obs["raised"]:
-            return autograd_not_judged(case, obs["raised"])
-        truth = globals()[params["truth"]](case)
-        return autograd_free_answer(case, obs["value"], truth, params["name"]) or passed()
-
-    return Plan("round:autograd_runs", {"run": params["run"], "read": params["read"],
-                                        "case": case.data()}, judge, forkless=True)
 
 
 def gradients_of(case: Case) -> Tree:
