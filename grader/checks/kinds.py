@@ -785,6 +785,44 @@ def compare_runs(spec: Spec) -> PlanFactory:
     return plan
 
 
+# --- two runs of the candidate that must agree --------------------------------------------------
+
+
+def runs_agree(spec: Spec) -> PlanFactory:
+    """Two runs of the candidate's own code on one case, under conditions that must not change
+    the answer (a backward called twice on one cache, the caller's arrays refilled in between),
+    give the same result: compared with each other, not with a truth, so that code wrong for
+    another reason is the correctness checks' to name. `run` (probes.py, the plan's probe)
+    returns {"raised", "first", "second"}; `options` go to it as keyword arguments;
+    `condition` says what the second run changed, `failure` words a difference."""
+    maker, run, options = spec.maker("case"), spec.helper("run"), spec.value("options", {})
+    if run is None:
+        raise RoundError(f"{spec.where}: missing run")
+    if not isinstance(options, dict) or "case" in options:
+        raise RoundError(f"{spec.where}: options must be a table of the run's other arguments")
+    condition, failure = spec.text("condition", None), spec.text("failure")
+    name, agreed, hint = spec.text("name", "the second run"), spec.text("passed"), spec.text("hint")
+    if "{difference}" not in failure:
+        raise RoundError(f"{spec.where}: failure must say where the {{difference}} goes")
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+        where = case.describe() + (f", {condition}" if condition else "")
+
+        def judge(obs: Observation) -> Verdict:
+            if obs["raised"]:
+                return raised_verdict(where, obs["raised"])
+            with np.errstate(all="ignore"):
+                difference = tree_difference(obs["second"], obs["first"], case.dtype, name)
+            if difference:
+                return failed(failure.format(where=where, difference=difference), hint=hint)
+            return passed(agreed)
+
+        return Plan(f"round:{run}", {**options, "case": case.data()}, judge)
+
+    return plan
+
+
 # --- complexity by op count, and by CPU time measured outside the child --------------------
 
 MEASURES = {"flops": "matmul flops", "operations": "array operations",
@@ -1590,6 +1628,7 @@ KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "validation": validation,
     "correctness": correctness,
     "compare_runs": compare_runs,
+    "runs_agree": runs_agree,
     "inputs_unchanged": inputs_unchanged,
     "fresh_result": fresh_result,
     "dtype_device": dtype_device,

@@ -680,23 +680,6 @@ def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
                               "cases": [case.data()]}, judge)
 
 
-def cache_reuse(ctx: Context, params: dict[str, str]) -> Plan:
-    """The same cache twice gives the same gradients (the backward does not write into it)."""
-    case = one_network(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        first, second = obs["first"], obs["second"]
-        if not tree_matches(second, first, case.dtype):
-            difference = tree_difference(second, first, case.dtype, "the second call")
-            return failed(f"{case.describe()}: the second mlp_backward on the same cache "
-                          f"differs from the first: {difference}", hint=params["hint"])
-        return passed("the same cache gave the same gradients twice")
-
-    return Plan("round:backward_twice", {"case": case.data()}, judge)
-
-
 def sgd_fresh(ctx: Context, params: dict[str, str]) -> Plan:
     """sgd_step returns a new dict of new arrays; the caller's dict and arrays are as before."""
     case = one_sgd(ctx.rng())

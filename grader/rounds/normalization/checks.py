@@ -937,46 +937,6 @@ def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
                               "cases": [case.data()]}, judge)
 
 
-def cache_reuse(ctx: Context, params: dict[str, Any]) -> Plan:
-    """The same cache twice gives the same gradients (the backward does not write into it)."""
-    maker = {"layernorm": one_layernorm, "batchnorm": one_training}[params["norm"]]
-    case = maker(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        first, second = obs["first"], obs["second"]
-        if not tree_matches(second, first, case.dtype):
-            difference = tree_difference(second, first, case.dtype, "the second call")
-            return failed(f"{case.describe()}: the second backward on the same cache differs "
-                          f"from the first: {difference}", hint=params["hint"])
-        return passed("the same cache gave the same gradients twice")
-
-    return Plan("round:backward_twice", {"norm": params["norm"], "case": case.data()}, judge)
-
-
-def cache_survives_refill(ctx: Context, params: dict[str, Any]) -> Plan:
-    """The backward gives the same gradients when the caller refilled x, gamma and beta (and
-    the running statistics) in place between the forward and the backward: the cache owns
-    what it needs. Compared with the candidate's own gradients without the refill, so that a
-    backward wrong for another reason is the correctness checks' to name."""
-    maker = {"layernorm": one_layernorm, "batchnorm": one_training}[params["norm"]]
-    case = maker(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        where = f"{case.describe()}, the forward's arrays refilled with NaN before the backward"
-        if obs["raised"]:
-            return raised_verdict(where, obs["raised"])
-        difference = tree_difference(obs["refilled"], obs["plain"], case.dtype,
-                                     "the gradients")
-        if difference:
-            return failed(f"{where}, compared with your gradients without the refill: "
-                          f"{difference}", hint=params["hint"])
-        return passed("the gradients did not change when the caller refilled its arrays")
-
-    return Plan("round:refilled", {"norm": params["norm"], "case": case.data()}, judge)
-
-
 # --- the interviewer's follow-ups ---------------------------------------------------------------
 
 FOLLOWUP_SEED = 23

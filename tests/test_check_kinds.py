@@ -1,0 +1,214 @@
+"""The check kinds that rounds share, each on a tiny round written for it (the tiny-sum round
+with rows of that kind added): `grader check` on candidate code right, wrong in a known way and
+hostile, with exact verdicts; and the table errors a malformed row of the kind raises at load.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from tiny_round import ROUND_ID, write_tiny_round
+
+import grader.runner
+from grader.checks.table import round_checks
+from grader.cli import cli
+from grader.engine.rounds import EXTRA_ROUNDS_ENV, Round, RoundError
+from grader.runner import Worker
+
+from helpers import LentWorker
+
+KIND_CHECKS = '''
+[[check]]
+id = "part1.runs"
+kind = "compare_runs"
+title = "Each run's total equals the reference's; a matrix raises"
+points = 2
+cases = "runs"
+truth = "run_truth"
+fields = ["total", "size"]
+at_most = { size = 6 }
+mistakes = ["drops-first"]
+hint = "Add every entry of x."
+validation_hint = "x must be a vector: raise ValueError for anything else."
+
+[[check]]
+id = "part1.twice"
+kind = "runs_agree"
+title = "The same x gives the same total twice"
+points = 1
+case = "one_vector"
+run = "twice"
+options = { function = "total" }
+condition = "x passed again"
+failure = "{where}: the second total differs from the first: {difference}"
+name = "the second total"
+passed = "the same total twice"
+hint = "Read x, never write it."
+
+[mistakes.drops-first]
+match = "drops_first"
+hint = "the first entry is left out: start the sum at x[0]."
+'''
+
+KIND_JUDGE = '''
+
+def runs(rng):
+    valid = [Case({"x": rng.standard_normal(n)}, (("N", n),), extra={"run": "sum_run"})
+             for n in (1, 3, 6)]
+    matrix = Case({"x": rng.standard_normal((2, 2))}, (("N", 4),), label="x is a matrix",
+                  extra={"run": "sum_run", "malformed": True})
+    return valid + [matrix]
+
+
+def run_truth(case):
+    return {"total": np.asarray(case["x"].sum()), "size": case["x"].size}
+
+
+def drops_first(case, actual):
+    return isinstance(actual, dict) and "total" in actual and bool(
+        np.isclose(actual["total"], case["x"][1:].sum()))
+'''
+
+KIND_PROBES = '''
+
+def sum_run(api, case):
+    """total(x), and how many entries x has, as the run's table."""
+    x = api.backend.native(__import__("numpy").asarray(case["inputs"]["x"]))
+    value, raised = api.call(api.function("total"), x)
+    if raised is not None:
+        return {"value": None, "raised": raised.as_dict()}
+    return {"value": {"total": api.backend.to_numpy(value, "total's result"),
+                      "size": int(x.size)}, "raised": None}
+
+
+def twice(api, case, function):
+    """`function` called twice on one native x."""
+    x = api.backend.native(__import__("numpy").asarray(case["inputs"]["x"]))
+    found = []
+    for _ in range(2):
+        value, raised = api.call(api.function(function), x)
+        if raised is not None:
+            return {"raised": raised.as_dict()}
+        found.append(api.backend.to_numpy(value, "total's result"))
+    return {"raised": None, "first": found[0], "second": found[1]}
+'''
+
+
+def write_kinds_round(folder: Path) -> Path:
+    root = write_tiny_round(folder)
+    for name, added in (("checks.toml", KIND_CHECKS), ("checks.py", KIND_JUDGE),
+                        ("probes.py", KIND_PROBES)):
+        (root / name).write_text((root / name).read_text() + added)
+    return root
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliRunner]:
+    folder = tmp_path_factory.mktemp("kinds-rounds")
+    write_kinds_round(folder)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(EXTRA_ROUNDS_ENV, str(folder))
+        with Worker() as worker:
+            patch.setattr(grader.runner, "Worker", lambda **_: LentWorker(worker))
+            yield CliRunner(env={"COLUMNS": "120"})
+
+
+def checked(runner: CliRunner, workspace: Path, body: str) -> dict[str, dict[str, Any]]:
+    """`grader check --json` on total(x) written as `body`: each check's result by id."""
+    if not workspace.exists():
+        made = runner.invoke(cli, ["init", "--round", ROUND_ID, str(workspace)])
+        assert made.exit_code == 0, made.output
+    (workspace / "exercises" / "part1_sum.py").write_text(
+        "import numpy as np\n\n\ndef total(x):\n" + body)
+    result = runner.invoke(cli, ["check", "--json", "--workspace", str(workspace)],
+                           catch_exceptions=False)
+    assert "Traceback" not in result.output
+    doc = json.loads(result.stdout)
+    return {c["id"]: c for part in doc["parts"] for c in part["checks"]}
+
+
+RIGHT = ("    if np.ndim(x) != 1:\n        raise ValueError('x must be a vector')\n"
+         "    return x.sum()\n")
+
+
+def test_right_code_written_unusually_passes_both(runner: CliRunner, tmp_path: Path) -> None:
+    unusual = ("    if len(np.shape(x)) - 1:\n        raise ValueError('not a vector')\n"
+               "    return np.add.reduce(x[::-1])\n")
+    for body in (RIGHT, unusual):
+        found = checked(runner, tmp_path / "ws", body)
+        assert found["part1.runs"]["status"] == "passed", found["part1.runs"]
+        assert found["part1.runs"]["message"] == (
+            "3 cases matched (N from 1 to 6, float64); ValueError for all 1 malformed inputs")
+        assert found["part1.twice"]["status"] == "passed"
+        assert found["part1.twice"]["message"] == "the same total twice"
+
+
+def test_compare_runs_names_the_known_mistake(runner: CliRunner, tmp_path: Path) -> None:
+    found = checked(runner, tmp_path / "ws", RIGHT.replace("x.sum()", "x[1:].sum()"))["part1.runs"]
+    assert found["status"] == "failed"
+    assert found["message"].startswith("N=1, float64: total")
+    assert found["hint"] == "the first entry is left out: start the sum at x[0]."
+
+
+def test_compare_runs_wants_malformed_input_rejected(runner: CliRunner, tmp_path: Path) -> None:
+    found = checked(runner, tmp_path / "ws", "    return x.sum()\n")["part1.runs"]
+    assert found["status"] == "failed"
+    assert found["message"] == "x is a matrix: returned normally; expected ValueError"
+    assert found["hint"] == "x must be a vector: raise ValueError for anything else."
+
+
+def test_compare_runs_at_most_and_a_raise_on_valid_input(runner: CliRunner,
+                                                       tmp_path: Path) -> None:
+    raising = checked(runner, tmp_path / "ws", "    raise KeyError('no')\n")["part1.runs"]
+    assert raising["status"] == "failed"
+    assert raising["message"].startswith("N=1, float64: raised KeyError: 'no'")
+
+
+def test_hostile_results_fail_without_a_traceback(runner: CliRunner, tmp_path: Path) -> None:
+    body = ("    class Sly:\n        def __array__(self, *a, **k):\n"
+            "            raise RuntimeError('gotcha')\n"
+            "        def __eq__(self, other):\n            return True\n"
+            "    if np.ndim(x) != 1:\n        raise ValueError('no')\n    return Sly()\n")
+    found = checked(runner, tmp_path / "ws", body)
+    assert found["part1.runs"]["status"] == "failed"
+    assert found["part1.twice"]["status"] == "failed"
+    assert "total's result" in found["part1.runs"]["message"]
+
+
+def test_runs_agree_catches_code_that_writes_into_its_input(runner: CliRunner,
+                                                            tmp_path: Path) -> None:
+    body = RIGHT.replace("    return x.sum()\n", "    x *= 2\n    return x.sum() / 2\n")
+    found = checked(runner, tmp_path / "ws", body)
+    twice = found["part1.twice"]
+    assert twice["status"] == "failed"
+    assert twice["message"].startswith("N=4, float64, x passed again: the second total "
+                                       "differs from the first: the second total")
+    assert twice["hint"] == "Read x, never write it."
+    assert found["part1.runs"]["status"] == "passed"
+
+
+@pytest.mark.parametrize(("old", "new", "error"), [
+    ('failure = "{where}: the second total differs from the first: {difference}"',
+     'failure = "they differ"', r"part1.twice: failure must say where the \{difference\} goes"),
+    ('options = { function = "total" }', 'options = "total"',
+     "part1.twice: options must be a table of the run's other arguments"),
+    ('run = "twice"', 'run = "thrice"', "part1.twice: run = 'thrice': probes.py has no such"),
+    ('truth = "run_truth"', 'truth = "nope"', "part1.runs: truth = 'nope': checks.py has no"),
+    ('at_most = { size = 6 }', 'at_most = { size = 6 }\ncolour = 1',
+     r"part1.runs: unknown key\(s\) colour"),
+    ('hint = "Add every entry of x."\nvalidation', 'validation',
+     "part1.runs: missing hint"),
+])
+def test_table_errors_name_the_check(tmp_path: Path, old: str, new: str, error: str) -> None:
+    root = write_kinds_round(tmp_path)
+    checks = root / "checks.toml"
+    text = checks.read_text()
+    assert old in text
+    checks.write_text(text.replace(old, new))
+    with pytest.raises(RoundError, match=error):
+        round_checks(Round.load(root))
