@@ -50,6 +50,29 @@ name = "the second total"
 passed = "the same total twice"
 hint = "Read x, never write it."
 
+[[check]]
+id = "part1.gradient"
+kind = "finite_differences"
+title = "Nudging each entry of x by 1 moves the total by 1"
+points = 1
+run = "total_grads"
+case = "one_vector"
+loss = "scaled_sum"
+loss_name = "sum(x)"
+wrt = ["x"]
+hints = { x = "Every entry counts once in the total." }
+
+[[check]]
+id = "part1.dtype"
+kind = "keeps_dtype"
+title = "The total keeps x's dtype"
+points = 1
+function = "total"
+cases = "vectors"
+args = ["x"]
+name = "the total"
+hint = "Sum in x's own dtype: a float64 accumulator promotes a float32 x."
+
 [mistakes.drops-first]
 match = "drops_first"
 hint = "the first entry is left out: start the sum at x[0]."
@@ -69,6 +92,10 @@ def run_truth(case):
     return {"total": np.asarray(case["x"].sum()), "size": case["x"].size}
 
 
+def scaled_sum(inputs, case):
+    return float(inputs["x"].sum() * case.extra.get("scale", 1.0))
+
+
 def drops_first(case, actual):
     return isinstance(actual, dict) and "total" in actual and bool(
         np.isclose(actual["total"], case["x"][1:].sum()))
@@ -84,6 +111,23 @@ def sum_run(api, case):
         return {"value": None, "raised": raised.as_dict()}
     return {"value": {"total": api.backend.to_numpy(value, "total's result"),
                       "size": int(x.size)}, "raised": None}
+
+
+def total_grads(api, case):
+    """dx by nudging each entry of x by 1 (exact for a sum): the total's gradient."""
+    np = __import__("numpy")
+    x = np.asarray(case["inputs"]["x"], dtype=np.float64)
+    fn = api.function("total")
+    totals = []
+    for i in range(-1, x.size):
+        nudged = x.copy()
+        if i >= 0:
+            nudged[i] += 1.0
+        value, raised = api.call(fn, api.backend.native(nudged))
+        if raised is not None:
+            return {"value": None, "raised": raised.as_dict()}
+        totals.append(float(api.backend.to_numpy(value, "total's result")))
+    return {"value": {"dx": np.array(totals[1:]) - totals[0]}, "raised": None}
 
 
 def twice(api, case, function):
@@ -146,6 +190,10 @@ def test_right_code_written_unusually_passes_both(runner: CliRunner, tmp_path: P
             "3 cases matched (N from 1 to 6, float64); ValueError for all 1 malformed inputs")
         assert found["part1.twice"]["status"] == "passed"
         assert found["part1.twice"]["message"] == "the same total twice"
+        assert found["part1.gradient"]["status"] == "passed"
+        assert found["part1.gradient"]["message"] == "dx agree with central differences"
+        assert found["part1.dtype"]["message"] == ("every result keeps the inputs' dtype "
+                                                   "(float64 and float32)")
 
 
 def test_compare_runs_names_the_known_mistake(runner: CliRunner, tmp_path: Path) -> None:
@@ -153,6 +201,15 @@ def test_compare_runs_names_the_known_mistake(runner: CliRunner, tmp_path: Path)
     assert found["status"] == "failed"
     assert found["message"].startswith("N=1, float64: total")
     assert found["hint"] == "the first entry is left out: start the sum at x[0]."
+
+
+def test_finite_differences_over_a_list_of_inputs(runner: CliRunner, tmp_path: Path) -> None:
+    found = checked(runner, tmp_path / "ws", RIGHT.replace("x.sum()", "x[1:].sum()"))
+    gradient = found["part1.gradient"]
+    assert gradient["status"] == "failed"
+    assert gradient["message"].startswith("N=4, float64, loss sum(x), eps 1e-06: dL/dx[0] by "
+                                          "finite differences is 1, yours is 0")
+    assert gradient["hint"] == "Every entry counts once in the total."
 
 
 def test_compare_runs_wants_malformed_input_rejected(runner: CliRunner, tmp_path: Path) -> None:
@@ -180,6 +237,14 @@ def test_hostile_results_fail_without_a_traceback(runner: CliRunner, tmp_path: P
     assert "total's result" in found["part1.runs"]["message"]
 
 
+def test_keeps_dtype_names_the_promoted_result(runner: CliRunner, tmp_path: Path) -> None:
+    body = RIGHT.replace("x.sum()", "np.float64(x.sum())")
+    found = checked(runner, tmp_path / "ws", body)["part1.dtype"]
+    assert found["status"] == "failed"
+    assert found["message"] == "N=1, float32: the total is float64"
+    assert found["hint"] == "Sum in x's own dtype: a float64 accumulator promotes a float32 x."
+
+
 def test_runs_agree_catches_code_that_writes_into_its_input(runner: CliRunner,
                                                             tmp_path: Path) -> None:
     body = RIGHT.replace("    return x.sum()\n", "    x *= 2\n    return x.sum() / 2\n")
@@ -203,12 +268,30 @@ def test_runs_agree_catches_code_that_writes_into_its_input(runner: CliRunner,
      r"part1.runs: unknown key\(s\) colour"),
     ('hint = "Add every entry of x."\nvalidation', 'validation',
      "part1.runs: missing hint"),
+    ('hints = { x = ', 'hints = { y = ', "part1.gradient: hints name inputs not in wrt: y"),
+    ('wrt = ["x"]', 'wrt = ["x"]\nforward = { entry = "total" }',
+     "part1.gradient: forward must be a table of entry, truth and says"),
+    ('wrt = ["x"]', 'wrt = ["x"]\nforward = { entry = "total", truth = "nope", says = "no" }',
+     "part1.gradient: forward.truth = 'nope': checks.py has no such function"),
+    ('name = "the total"', 'name = "the total"\nfields = "total"',
+     "part1.dtype: fields must be a list of strings"),
+    ('name = "the total"', 'name = "the total"\nrun = "nope"',
+     "part1.dtype: run = 'nope': probes.py has no such function"),
+    ('loss = "scaled_sum"', 'loss = "truth"', None),
+    ('loss = "scaled_sum"', 'loss = "three_arguments"',
+     r"part1.gradient: three_arguments must take \(inputs\) or \(inputs, case\)"),
 ])
-def test_table_errors_name_the_check(tmp_path: Path, old: str, new: str, error: str) -> None:
+def test_table_errors_name_the_check(tmp_path: Path, old: str, new: str,
+                                     error: str | None) -> None:
     root = write_kinds_round(tmp_path)
     checks = root / "checks.toml"
     text = checks.read_text()
     assert old in text
     checks.write_text(text.replace(old, new))
+    judge = root / "checks.py"
+    judge.write_text(judge.read_text() + "\n\ndef three_arguments(a, b, c):\n    return 0.0\n")
+    if error is None:  # a loss of one argument is as good as one of two
+        assert round_checks(Round.load(root))
+        return
     with pytest.raises(RoundError, match=error):
         round_checks(Round.load(root))

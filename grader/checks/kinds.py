@@ -10,6 +10,7 @@ special are `kind = "custom"` rows naming a plan function of the round's checks.
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -442,6 +443,41 @@ def dtype_device(spec: Spec) -> PlanFactory:
     return plan
 
 
+def keeps_dtype(spec: Spec) -> PlanFactory:
+    """Every array of the result keeps the case's dtype (float32 in, float32 out), in every
+    case: for results that are several arrays (a table of gradients, read by `read` or made by
+    `run`), where `dtype_device`, which compares one result with the first input, cannot look.
+    `fields` are the entries judged (default all); a lone array is named `name`."""
+    call, maker, fields = spec.call(), spec.case_maker(), spec.value("fields", None)
+    name, hint = spec.text("name", "the result"), spec.text("hint")
+    if fields is not None:
+        spec.names("fields")
+
+    def dtypes(value: Any) -> dict[str, str]:
+        if not isinstance(value, dict):
+            return {name: str(np.asarray(value).dtype)}
+        return {k: str(np.asarray(v).dtype) for k, v in value.items()
+                if fields is None or k in fields}
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+
+        def judge(rows: list[Observation]) -> Verdict:
+            for case, row in zip(cases, rows, strict=False):
+                if row["raised"]:
+                    return raised_verdict(case.describe(), row["raised"])
+                wrong = [f"{k} is {dtype}" for k, dtype in dtypes(row["value"]).items()
+                         if dtype != case.dtype]
+                if wrong:
+                    return failed(f"{case.describe()}: {' and '.join(wrong)}", hint=hint)
+            kept = " and ".join(dict.fromkeys(c.dtype for c in cases))
+            return passed(f"every result keeps the inputs' dtype ({kept})")
+
+        return Plan("call_each", {**call, "cases": [c.data() for c in cases]}, judge)
+
+    return plan
+
+
 # --- autograd: through the candidate's forward, gradcheck, no autograd inside ------------------
 
 
@@ -655,38 +691,99 @@ def central_differences(loss: Callable[[dict[str, np.ndarray]], float],
 
 
 def finite_differences(spec: Spec) -> PlanFactory:
-    """The candidate's gradient against central differences of the round's loss, float64."""
+    """The candidate's gradient against central differences of the round's loss, float64.
+
+    `wrt` names one input, whose gradient the call returns; or a list of inputs, checked in
+    order (the simplest first: a wrong one there explains the rest), whose gradients are the
+    entries d<name> of the table the call returns, each with its own hint in `hints`. The loss
+    is `loss(inputs)`, or `loss(inputs, case)` where it needs the case's settings. With
+    `forward` ({entry, truth, says}), the result's `entry` is the candidate's own forward output
+    (a backward graded on the cache that forward made): a wrong one is said first, and the
+    gradients are not compared."""
     call, maker, loss = spec.call(), spec.maker("case"), spec.maker("loss")
-    wrt, loss_name = spec.text("wrt"), spec.text("loss_name")
-    eps = spec.number("eps", 1e-6)
+    takes_case = _parameters(loss, spec) == 2
+    wrt = spec.value("wrt")
+    several = isinstance(wrt, list)
+    names = spec.names("wrt") if several else [spec.text("wrt")]
+    loss_name, eps = spec.text("loss_name"), spec.number("eps", 1e-6)
     tolerance = tuple(spec.value("tolerance", [1e-5, 1e-6]))
     mistakes, hint = spec.mistakes(), spec.text("hint", FINITE_DIFFERENCES_HINT)
+    hints, shape_hint = spec.value("hints", {}), spec.text("shape_hint", None)
+    stages, forward = spec.value("stages", {}), spec.value("forward", None)
+    if set(hints) - set(names):
+        raise RoundError(f"{spec.where}: hints name inputs not in wrt: "
+                         f"{', '.join(sorted(set(hints) - set(names)))}")
+    if forward is not None and (not isinstance(forward, dict)
+                                or set(forward) != {"entry", "truth", "says"}):
+        raise RoundError(f"{spec.where}: forward must be a table of entry, truth and says")
+    own_forward = None if forward is None else (
+        str(forward["entry"]), _function(spec, forward["truth"], "forward.truth"),
+        str(forward["says"]))
 
     def plan(ctx: Context) -> Plan:
         (case,) = _cases(maker, ctx)
-        recipe = hint.format(wrt=wrt, part=ctx.part_id)
+        of_inputs = (lambda inputs: loss(inputs, case)) if takes_case else loss
 
         def judge(observed: list[Observation]) -> Verdict:
             obs = observed[0]
             if obs["raised"]:
-                return raised_verdict(case.describe(), obs["raised"])
-            numeric = central_differences(loss, case.inputs, wrt, eps)
-            value = np.asarray(obs["value"])
-            if value.shape != numeric.shape:
-                return failed(f"{case.describe()}: d{wrt} has shape {value.shape}")
-            mismatch = find_mismatch(value, numeric, "float64", tolerance)
-            if mismatch:
-                i = ", ".join(map(str, mismatch.index))
-                return failed(
-                    f"{case.describe()}, loss {loss_name}, eps {eps:g}: dL/d{wrt}[{i}] by finite "
-                    f"differences is {mismatch.expected:.6g}, yours is {mismatch.yours:.6g} "
-                    f"(max abs error {mismatch.max_abs:.3g}; seed {ctx.seed})",
-                    hint=diagnose([(case, value)], mistakes) or recipe)
-            return passed(f"all {value.size} entries of d{wrt} agree with central differences")
+                verdict = raised_verdict(case.describe(), obs["raised"])
+                stage = stages.get(obs.get("stage", ""))
+                return failed(stage["prefix"] + verdict.message, hint=stage["hint"]) \
+                    if stage else verdict
+            if own_forward is not None:
+                entry, forward_truth, says = own_forward
+                wrong = tree_difference(obs["value"].get(entry), forward_truth(case), "float64",
+                                        entry)
+                if wrong:
+                    return failed(f"{case.describe()}: {says} ({wrong}), so its cache "
+                                  "is suspect and the gradients were not compared",
+                                  hint=stages.get("forward", {}).get("hint"))
+            for name in names:
+                numeric = central_differences(of_inputs, case.inputs, name, eps)
+                value = obs["value"].get("d" + name) if several else obs["value"]
+                if np.shape(value) != numeric.shape:
+                    return failed(f"{case.describe()}: d{name} has shape {np.shape(value)}, "
+                                  f"{name} has {numeric.shape}", hint=shape_hint)
+                mismatch = find_mismatch(np.asarray(value), numeric, "float64", tolerance)
+                if mismatch:
+                    i = ", ".join(map(str, mismatch.index))
+                    return failed(
+                        f"{case.describe()}, loss {loss_name}, eps {eps:g}: dL/d{name}[{i}] by "
+                        f"finite differences is {mismatch.expected:.6g}, yours is "
+                        f"{mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; seed "
+                        f"{ctx.seed})", hint=hints.get(name) or diagnose(
+                            [(case, value)], mistakes) or hint.format(wrt=name, part=ctx.part_id))
+            if several:
+                return passed(f"{_listed(['d' + n for n in names])} agree with central "
+                              "differences")
+            return passed(f"all {np.size(value)} entries of d{names[0]} agree with central "
+                          "differences")
 
         return Plan("call_each", {**call, "cases": [case.data()]}, judge)
 
     return plan
+
+
+def _listed(words: Sequence[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return " and ".join(filter(None, [", ".join(words[:-1]), words[-1]]))
+
+
+def _function(spec: Spec, name: Any, key: str) -> Callable[..., Any]:
+    """A function of the round's checks.py named inside a table of the row (`key` says where)."""
+    found = getattr(spec.judge, str(name), None)
+    if not callable(found):
+        raise RoundError(f"{spec.where}: {key} = {name!r}: checks.py has no such function")
+    return cast(Callable[..., Any], found)
+
+
+def _parameters(fn: Callable[..., Any], spec: Spec) -> int:
+    """How many arguments a round's function takes: 1 or 2 where the kind allows either."""
+    count = len(inspect.signature(fn).parameters)
+    if count not in (1, 2):
+        raise RoundError(f"{spec.where}: {fn.__name__} must take (inputs) or (inputs, case)")
+    return count
 
 
 # --- runs compared with the reference's ---------------------------------------------------------
@@ -1632,6 +1729,7 @@ KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "inputs_unchanged": inputs_unchanged,
     "fresh_result": fresh_result,
     "dtype_device": dtype_device,
+    "keeps_dtype": keeps_dtype,
     "autograd": autograd,
     "gradcheck": gradcheck,
     "no_autograd": no_autograd,

@@ -137,6 +137,15 @@ def one_broadcast(rng: np.random.Generator) -> Case:
     return make_case(rng, *BROADCAST)
 
 
+def dtype_plain(rng: np.random.Generator) -> list[Case]:
+    """One 2-D case in each dtype: the gradients must come back in it."""
+    return [make_case(rng, (3, 4), (4, 2), dtype) for dtype in DTYPES]
+
+
+def dtype_broadcast(rng: np.random.Generator) -> list[Case]:
+    return [make_case(rng, *BROADCAST, dtype) for dtype in DTYPES]
+
+
 def growing_batch(rng: np.random.Generator) -> list[Case]:
     """A (S, 1, M, K) with B (2, K, N): an (S, 2) batch, with B's gradient summed over the S
     axis it lacks, so a loop over the batch or in that reduction grows with S."""
@@ -328,27 +337,7 @@ def wrong_axes(case: Case, actual: dict[str, Any]) -> bool:
 # --- special judges -----------------------------------------------------------------------------
 
 
-DTYPE_SHAPES = {"part1": ((3, 4), (4, 2)), "part2": BROADCAST}
 SEE_GRADIENTS = "See part3.gradients for the evidence."
-
-
-def keeps_dtype(ctx: Context, params: dict[str, Any]) -> Plan:
-    """dA and dB come back in the inputs' dtype, for float32 and float64 inputs."""
-    rng = ctx.rng()
-    cases = [make_case(rng, *DTYPE_SHAPES[ctx.part_id], dtype) for dtype in DTYPES]
-
-    def judge(rows: list[dict[str, Any]]) -> Verdict:
-        for case, row in zip(cases, rows, strict=False):
-            if row["raised"]:
-                return raised_verdict(case.describe(), row["raised"])
-            wrong = [f"{name} is {dtype}" for name, dtype in row["dtypes"].items()
-                     if dtype != case.dtype]
-            if wrong:
-                return failed(f"{case.describe()}: {' and '.join(wrong)}", hint=params["hint"])
-        return passed(f"dA and dB keep the dtype ({' and '.join(DTYPES)})")
-
-    return Plan("round:dtypes", {"function": params["function"],
-                                 "cases": [c.data() for c in cases]}, judge)
 
 
 def function_api(ctx: Context, params: dict[str, str]) -> Plan:

@@ -37,21 +37,6 @@ def read_db(api: Api, args: tuple[Any, ...], value: Any) -> np.ndarray:
     return api.backend.to_numpy(_pair(value)[1], "dB")
 
 
-def dtypes(api: Api, function: str, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The dtypes of dA and dB, per case."""
-    rows: list[dict[str, Any]] = []
-    for case in cases:
-        inputs = case["inputs"]
-        value, raised = api.call(api.function(function),
-                                 *(api.backend.native(inputs[n]) for n in ("A", "B", "dC")))
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        rows.append({"raised": None, "dtypes": {
-            name: str(api.backend.to_numpy(x, name).dtype)
-            for name, x in zip(("dA", "dB"), _pair(value), strict=True)}})
-    return rows
-
-
 # --- Part 3: autograd through the candidate's Function -----------------------------------------
 
 

@@ -19,9 +19,7 @@ from grader.round_api.judge import (
     Context,
     Plan,
     Verdict,
-    central_differences,
     failed,
-    find_mismatch,
     passed,
     raised_verdict,
     tree_difference,
@@ -553,29 +551,6 @@ def cache_owns_memory(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:cache_aliases", {"case": case.data()}, judge)
 
 
-def _case_maker(name: str) -> Callable[[np.random.Generator], Case]:
-    maker = globals().get(name)
-    if not callable(maker):
-        raise LookupError(f"checks.py has no case maker {name!r}")
-    return maker
-
-
-def keeps_dtype(ctx: Context, params: dict[str, str]) -> Plan:
-    """float32 in, float32 out: the named results keep the inputs' dtype."""
-    case = _case_maker(params["case"])(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        promoted = {k: v for k, v in obs["dtypes"].items() if v != case.dtype}
-        if promoted:
-            listed = ", ".join(f"{k} is {v}" for k, v in promoted.items())
-            return failed(f"{case.describe()} inputs: {listed}", hint=params["hint"])
-        return passed(f"every result stays {case.dtype}")
-
-    return Plan("round:" + params["run"], {"case": case.data()}, judge)
-
-
 def gradients_of(case: Case) -> Tree:
     """The backward's truth without the forward's logits: the gradients alone."""
     return {k: v for k, v in backward_of(case).items() if k != "logits"}
@@ -631,53 +606,11 @@ def stability(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:extreme_losses", {"cases": [c.data() for c in cases]}, judge)
 
 
-FD_ORDER = ("W2", "b2", "W1", "b1")  # output layer first: an error there spreads downwards
-
-
-def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
-    """Every parameter's gradient against central differences of sum(logits * dlogits), in
-    float64; the first parameter that disagrees (output layer first) names where to look."""
-    case = one_network(ctx.rng())
-    eps = float(params["eps"])
-    tolerance = tuple(params["tolerance"])
-    forward = params["stages"]["forward"]  # the table's default, as the correctness checks read
-
-    def loss(inputs: dict[str, np.ndarray]) -> float:
-        net = forward64({n: inputs[n] for n in PARAMS}, inputs["X"])
-        return float(np.sum(net["logits"] * inputs["dlogits"]))
-
-    def judge(observed: list[dict[str, Any]]) -> Verdict:
-        obs = observed[0]
-        if obs["raised"]:
-            verdict = raised_verdict(case.describe(), obs["raised"])
-            if obs.get("stage") != "forward":
-                return verdict
-            return failed(forward["prefix"] + verdict.message, hint=forward["hint"])
-        wrong_forward = tree_difference(obs["value"]["logits"], logits_of(case), "float64",
-                                        "logits")
-        if wrong_forward:
-            return failed(f"{case.describe()}: your mlp_forward (Part 1) gives wrong logits "
-                          f"({wrong_forward}), so its cache "
-                          "is suspect and the gradients were not compared",
-                          hint=forward["hint"])
-        for name in FD_ORDER:
-            numeric = central_differences(loss, case.inputs, name, eps)
-            value = obs["value"].get("d" + name)
-            if np.shape(value) != numeric.shape:
-                return failed(f"{case.describe()}: d{name} has shape {np.shape(value)}, "
-                              f"{name} has {numeric.shape}", hint=params["shape_hint"])
-            mismatch = find_mismatch(value, numeric, "float64", tolerance)
-            if mismatch:
-                index = ", ".join(map(str, mismatch.index))
-                return failed(
-                    f"{case.describe()}, loss sum(logits * dlogits), eps {eps:g}: "
-                    f"dL/d{name}[{index}] by finite differences is {mismatch.expected:.6g}, "
-                    f"yours is {mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; "
-                    f"seed {ctx.seed})", hint=params["hints"][name])
-        return passed("dW1, db1, dW2 and db2 agree with central differences")
-
-    return Plan("call_each", {"function": None, "run": "backward_run",
-                              "cases": [case.data()]}, judge)
+def backward_loss(inputs: dict[str, np.ndarray]) -> float:
+    """sum(logits * dlogits) as a function of the case's arrays: its gradient with respect to
+    each parameter is what mlp_backward returns for that dlogits (the finite differences)."""
+    net = forward64({n: inputs[n] for n in PARAMS}, inputs["X"])
+    return float(np.sum(net["logits"] * inputs["dlogits"]))
 
 
 def sgd_fresh(ctx: Context, params: dict[str, str]) -> Plan:

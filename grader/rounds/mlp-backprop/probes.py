@@ -231,28 +231,6 @@ def cache_aliases(api: Api, case: dict[str, Any]) -> Observation:
     return {"raised": None, "leaves": len(leaves), "shared": [s for s in shared if s["with"]]}
 
 
-def _dtypes(api: Api, tree: dict[str, Any]) -> dict[str, str]:
-    return {k: api.backend.dtype_name(v) for k, v in tree.items()}
-
-
-def loss_dtypes(api: Api, case: dict[str, Any]) -> Observation:
-    arrays = natives(api, case)
-    value, raised = api.call(api.function("softmax_cross_entropy"), arrays["logits"],
-                             arrays["y"])
-    if raised:
-        return {"raised": raised.as_dict()}
-    return {"raised": None, "dtypes": _dtypes(api, {"dlogits": pair(
-        value, "softmax_cross_entropy", "loss, dlogits")[1]})}
-
-
-def backward_dtypes(api: Api, case: dict[str, Any]) -> Observation:
-    obs = backward_run(api, case)
-    if obs["raised"]:
-        return {"raised": obs["raised"]}
-    return {"raised": None, "dtypes": {k: str(v.dtype) for k, v in obs["value"].items()
-                                       if k in GRADS}}
-
-
 def extreme_losses(api: Api, cases: list[dict[str, Any]]) -> list[Observation]:
     """The loss on logits of +-1e4, with numpy's overflow, divide and invalid warnings
     recorded (underflow to 0 is expected and not a warning)."""
