@@ -73,6 +73,20 @@ args = ["x"]
 name = "the total"
 hint = "Sum in x's own dtype: a float64 accumulator promotes a float32 x."
 
+[[check]]
+id = "part1.function"
+kind = "autograd_function"
+title = "total goes through Total.apply, a torch 2 style autograd.Function"
+points = 1
+flavors = ["torch"]
+case = "one_vector"
+class = "Total"
+function = "total"
+args = ["x"]
+not_function_hint = "Define `class Total(torch.autograd.Function)`."
+bypass_hint = "total must return Total.apply(x)."
+old_style_hint = "Give Total a setup_context of its own."
+
 [mistakes.drops-first]
 match = "drops_first"
 hint = "the first entry is left out: start the sum at x[0]."
@@ -162,13 +176,17 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliRunner]:
             yield CliRunner(env={"COLUMNS": "120"})
 
 
-def checked(runner: CliRunner, workspace: Path, body: str) -> dict[str, dict[str, Any]]:
-    """`grader check --json` on total(x) written as `body`: each check's result by id."""
+def checked(runner: CliRunner, workspace: Path, body: str, flavor: str = "numpy",
+            head: str = "") -> dict[str, dict[str, Any]]:
+    """`grader check --json` on total(x) written as `body` (after `head`, in the module): each
+    check's result by id."""
     if not workspace.exists():
-        made = runner.invoke(cli, ["init", "--round", ROUND_ID, str(workspace)])
+        made = runner.invoke(cli, ["init", "--round", ROUND_ID, "--flavor", flavor,
+                                   str(workspace)])
         assert made.exit_code == 0, made.output
     (workspace / "exercises" / "part1_sum.py").write_text(
-        "import numpy as np\n\n\ndef total(x):\n" + body)
+        "import numpy as np\n" + ("import torch\n" if flavor == "torch" else "") + head
+        + "\n\ndef total(x):\n" + body)
     result = runner.invoke(cli, ["check", "--json", "--workspace", str(workspace)],
                            catch_exceptions=False)
     assert "Traceback" not in result.output
@@ -245,6 +263,57 @@ def test_keeps_dtype_names_the_promoted_result(runner: CliRunner, tmp_path: Path
     assert found["hint"] == "Sum in x's own dtype: a float64 accumulator promotes a float32 x."
 
 
+FUNCTION = """
+class Total(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x.sum()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * torch.ones_like(x)
+"""
+OLD_STYLE = """
+class Total(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.sum()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+"""
+
+
+@pytest.mark.parametrize(("head", "body", "status", "message", "hint"), [
+    (FUNCTION, "    return Total.apply(x)\n", "passed", "total(x).grad_fn is TotalBackward",
+     None),
+    (FUNCTION, "    return x.sum()\n", "failed",
+     "total(x).grad_fn is SumBackward0, not Total's backward node",
+     "total must return Total.apply(x)."),
+    (OLD_STYLE, "    return Total.apply(x)\n", "failed",
+     "Total has no setup_context of its own: forward(ctx, ...) is the old style",
+     "Give Total a setup_context of its own."),
+    ("class Total:\n    pass\n", "    return x.sum()\n", "failed",
+     "Total is a class that does not subclass torch.autograd.Function",
+     "Define `class Total(torch.autograd.Function)`."),
+    ("Total = 'not a class'\n", "    return x.sum()\n", "failed", None, None),
+])
+def test_autograd_function(runner: CliRunner, tmp_path: Path, head: str, body: str,
+                           status: str, message: str | None, hint: str | None) -> None:
+    found = checked(runner, tmp_path / "ws", body, "torch", head)["part1.function"]
+    assert found["status"] == status, found
+    if message is not None:
+        assert found["message"] == message and found.get("hint") == hint
+    else:  # what is not a class at all is named, without a traceback
+        assert "Total" in found["message"]
+
+
 def test_runs_agree_catches_code_that_writes_into_its_input(runner: CliRunner,
                                                             tmp_path: Path) -> None:
     body = RIGHT.replace("    return x.sum()\n", "    x *= 2\n    return x.sum() / 2\n")
@@ -277,6 +346,10 @@ def test_runs_agree_catches_code_that_writes_into_its_input(runner: CliRunner,
      "part1.dtype: fields must be a list of strings"),
     ('name = "the total"', 'name = "the total"\nrun = "nope"',
      "part1.dtype: run = 'nope': probes.py has no such function"),
+    ('args = ["x"]\nnot_function_hint', 'args = ["x"]\nwrt = ["y"]\nnot_function_hint',
+     "part1.function: wrt names inputs not in args"),
+    ('bypass_hint = "total must return Total.apply(x)."\n', '',
+     "part1.function: missing bypass_hint"),
     ('loss = "scaled_sum"', 'loss = "truth"', None),
     ('loss = "scaled_sum"', 'loss = "three_arguments"',
      r"part1.gradient: three_arguments must take \(inputs\) or \(inputs, case\)"),

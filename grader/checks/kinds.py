@@ -605,6 +605,47 @@ def gradcheck(spec: Spec) -> PlanFactory:
     return plan
 
 
+def autograd_function(spec: Spec) -> PlanFactory:
+    """`class` is a torch.autograd.Function (with `old_style_hint`, one with a setup_context of
+    its own: the torch 2 style) and `function(*args)` goes through it: its result's node is the
+    Function's backward node. Without a Function that the result goes through, the gradients
+    are autograd's own, so a failure here voids (Verdict.voids) the checks of the backward
+    (evidence against them: a process could forge this check's pass, worth nothing graded,
+    never its failure)."""
+    maker, cls, function = spec.maker("case"), spec.text("class"), spec.text("function")
+    args = spec.names("args")
+    wrt = spec.names("wrt", args)
+    not_function_hint, bypass_hint = spec.text("not_function_hint"), spec.text("bypass_hint")
+    old_style_hint = spec.text("old_style_hint", None)
+    if set(wrt) - set(args):
+        raise RoundError(f"{spec.where}: wrt names inputs not in args")
+    called = f"{function}({', '.join(args)})"
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+
+        def judge(obs: Observation) -> Verdict:
+            if not obs["is_function"]:
+                return replace(failed(f"{cls} is a {obs['kind']} that does not subclass "
+                                      "torch.autograd.Function", hint=not_function_hint),
+                               voids=True)
+            if not obs["setup_context"]:
+                return failed(f"{cls} has no setup_context of its own: forward(ctx, ...) is the "
+                              "old style", hint=old_style_hint)
+            if obs["raised"]:
+                return raised_verdict(case.describe(), obs["raised"])
+            if not obs["through"]:
+                return replace(failed(f"{called}.grad_fn is {obs['grad_fn']}, not {cls}'s "
+                                      "backward node", hint=bypass_hint), voids=True)
+            return passed(f"{called}.grad_fn is {obs['grad_fn']}")
+
+        return Plan("function_node", {"cls": cls, "function": function, "case": case.data(),
+                                      "args": args, "wrt": wrt,
+                                      "setup_context": old_style_hint is not None}, judge)
+
+    return plan
+
+
 def autograd_used(case: Case, runs: int, hint: str) -> Verdict:
     """A no-autograd check's failure, which voids (Verdict.voids): the probe's count of
     autograd's engine runs, or 1 for a differentiation it saw without the engine (see
@@ -1732,6 +1773,7 @@ KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "keeps_dtype": keeps_dtype,
     "autograd": autograd,
     "gradcheck": gradcheck,
+    "autograd_function": autograd_function,
     "no_autograd": no_autograd,
     "finite_differences": finite_differences,
     "complexity": complexity,

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from grader.probes.api import Api, as_dict
-from grader.probes.autograd import count_autograd_runs, gradient_through, run_gradcheck
+from grader.probes.autograd import count_autograd_runs, gradient_through, leaf, run_gradcheck
 from grader.probes.backends import CandidateFault
 
 Observation = dict[str, Any]
@@ -191,6 +191,33 @@ def autograd_through(api: Api, function: str, case: CaseData, args: Sequence[str
     """torch autograd through the candidate's forward (see autograd.gradient_through)."""
     inputs = [np.asarray(case["inputs"][n]) for n in args]
     return gradient_through(api, api.function(function), inputs, case["inputs"][upstream], wrt)
+
+
+@probe
+def function_node(api: Api, cls: str, function: str, case: CaseData, args: Sequence[str],
+                  wrt: Sequence[str], setup_context: bool) -> Observation:
+    """Is `cls` a torch.autograd.Function (with a setup_context of its own, where asked), and
+    is the node of `function(*args)`'s result (the inputs `wrt` leaves requiring grad) its
+    backward node?"""
+    import torch
+
+    found: Any = api.function(cls)
+    is_function = isinstance(found, type) and issubclass(found, torch.autograd.Function)
+    observed: Observation = {
+        "is_function": is_function, "raised": None,
+        "kind": "class" if isinstance(found, type) else type(found).__name__,
+        "setup_context": not setup_context or (
+            is_function and found.setup_context is not torch.autograd.Function.setup_context)}
+    if not is_function or not observed["setup_context"]:
+        return observed
+    inputs = [leaf(case["inputs"][n]) if n in wrt else torch.from_numpy(
+        np.array(case["inputs"][n], copy=True)) for n in args]
+    value, raised = api.call(api.function(function), *inputs)
+    node = None if raised else getattr(
+        api.backend.to_tensor(value, f"{function}({', '.join(args)})"), "grad_fn", None)
+    observed.update(raised=as_dict(raised), grad_fn=type(node).__name__,
+                    through=isinstance(node, found._backward_cls))
+    return observed
 
 
 @probe

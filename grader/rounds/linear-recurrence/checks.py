@@ -9,7 +9,6 @@ through that same loop (float64), so neither leans on the hand-written backward.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -392,26 +391,6 @@ def not_flipped_back(case: Case) -> dict[str, np.ndarray]:
 # --- Part 4: the candidate's autograd.Function ---------------------------------------------------
 
 SEE_GRADIENTS = "See part4.gradients for the entries that are wrong, and the mistake named there."
-
-
-def function_api(ctx: Context, params: dict[str, str]) -> Plan:
-    """LinearRecurrence is an autograd.Function, and linear_recurrence_scan goes through it."""
-    case = one_6x3(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if not obs["is_function"]:
-            return replace(failed(f"LinearRecurrence is a {obs['kind']} that does not subclass "
-                                  "torch.autograd.Function", hint=params["not_function_hint"]),
-                           voids=True)
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        if not obs["through"]:
-            return replace(failed(f"linear_recurrence_scan(a, b, h0).grad_fn is "
-                                  f"{obs['grad_fn']}, not LinearRecurrence's backward node",
-                                  hint=params["bypass_hint"]), voids=True)
-        return passed(f"linear_recurrence_scan(a, b, h0).grad_fn is {obs['grad_fn']}")
-
-    return Plan("round:function_api", {"case": case.data()}, judge)
 
 
 def gradcheck_all(ctx: Context, params: dict[str, str]) -> Plan:

@@ -135,23 +135,6 @@ def forward_backward(api: Api, natives: dict[str, Any]) -> Raised | None:
     return api.call(lambda: h.backward(natives["dh"]))[1]
 
 
-def function_api(api: Api, case: dict[str, Any]) -> dict[str, Any]:
-    """Is LinearRecurrence an autograd.Function, and does the result come from it?"""
-    import torch
-
-    cls: Any = api.function("LinearRecurrence")
-    is_function = isinstance(cls, type) and issubclass(cls, torch.autograd.Function)
-    observed: dict[str, Any] = {"is_function": is_function, "raised": None,
-                                "kind": "class" if isinstance(cls, type) else type(cls).__name__}
-    if not is_function:
-        return observed
-    h, raised = _through(api, _leaves(case, "a", "b", "h0"))
-    node = getattr(h, "grad_fn", None)
-    observed.update(raised=as_dict(raised), grad_fn=type(node).__name__,
-                    through=isinstance(node, cls._backward_cls))
-    return observed
-
-
 def gradcheck_all(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     """gradcheck over a, b and h0 (all requiring grad), and autograd's gradients on the case."""
     inputs = [case["inputs"][n] for n in ("a", "b", "h0")]

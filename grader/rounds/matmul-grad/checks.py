@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -338,31 +337,6 @@ def wrong_axes(case: Case, actual: dict[str, Any]) -> bool:
 
 
 SEE_GRADIENTS = "See part3.gradients for the evidence."
-
-
-def function_api(ctx: Context, params: dict[str, str]) -> Plan:
-    """MatMul is an autograd.Function in the torch 2 style, and matmul goes through it."""
-    case = make_case(ctx.rng(), (2, 3), (3, 4))
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        # Without a Function that matmul goes through, the gradients are autograd's own:
-        # evidence against them (a process could only forge this check's pass, worth nothing
-        # graded, never its failure).
-        if not obs["is_function"]:
-            return replace(failed(f"MatMul is a {obs['kind']} that does not subclass "
-                                  "torch.autograd.Function",
-                                  hint=params["not_function_hint"]), voids=True)
-        if not obs["setup_context"]:
-            return failed("MatMul has no setup_context of its own: forward(ctx, ...) is the "
-                          "old style", hint=params["old_style_hint"])
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        if not obs["through"]:
-            return replace(failed(f"matmul(A, B).grad_fn is {obs['grad_fn']}, not MatMul's "
-                                  "backward node", hint=params["bypass_hint"]), voids=True)
-        return passed(f"matmul(A, B).grad_fn is {obs['grad_fn']}")
-
-    return Plan("round:function_api", {"case": case.data()}, judge)
 
 
 def gradcheck_both(ctx: Context, params: dict[str, str]) -> Plan:

@@ -89,27 +89,6 @@ def forward_backward(api: Api, natives: dict[str, Any]) -> Raised | None:
     return api.call(lambda: C.backward(natives["dC"]))[1]
 
 
-def function_api(api: Api, case: dict[str, Any]) -> dict[str, Any]:
-    """Is MatMul a torch 2 style autograd.Function, and does matmul's result come from it?"""
-    import torch
-
-    MatMul: Any = api.function("MatMul")
-    is_function = isinstance(MatMul, type) and issubclass(MatMul, torch.autograd.Function)
-    observed: dict[str, Any] = {
-        "is_function": is_function, "raised": None,
-        "kind": "class" if isinstance(MatMul, type) else type(MatMul).__name__,
-        "setup_context": is_function and MatMul.setup_context is not
-        torch.autograd.Function.setup_context}
-    if not observed["setup_context"]:
-        return observed
-    A, B, _ = _leaves(case, "A")
-    C, raised = _product(api, A, B)
-    node = getattr(C, "grad_fn", None)
-    observed.update(raised=as_dict(raised), grad_fn=type(node).__name__,
-                    through=isinstance(node, MatMul._backward_cls))
-    return observed
-
-
 def gradcheck_both(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     """gradcheck of matmul with A and B requiring grad, and autograd's gradients on the case."""
     inputs = [case["inputs"]["A"], case["inputs"]["B"]]
