@@ -87,6 +87,21 @@ not_function_hint = "Define `class Total(torch.autograd.Function)`."
 bypass_hint = "total must return Total.apply(x)."
 old_style_hint = "Give Total a setup_context of its own."
 
+[[check]]
+id = "part1.gradcheck"
+kind = "gradcheck"
+title = "gradcheck passes with x requiring grad"
+points = 1
+flavors = ["torch"]
+case = "one_vector"
+function = "total"
+inputs = ["x"]
+grads = "total_autograd"
+gradients = "ones_of"
+through = "your total"
+hint = "Your backward disagrees with finite differences of your forward."
+wrong_hint = "See part1.runs."
+
 [mistakes.drops-first]
 match = "drops_first"
 hint = "the first entry is left out: start the sum at x[0]."
@@ -108,6 +123,10 @@ def run_truth(case):
 
 def scaled_sum(inputs, case):
     return float(inputs["x"].sum() * case.extra.get("scale", 1.0))
+
+
+def ones_of(case):
+    return {"dx": np.ones_like(case["x"])}
 
 
 def drops_first(case, actual):
@@ -142,6 +161,16 @@ def total_grads(api, case):
             return {"value": None, "raised": raised.as_dict()}
         totals.append(float(api.backend.to_numpy(value, "total's result")))
     return {"value": {"dx": np.array(totals[1:]) - totals[0]}, "raised": None}
+
+
+def total_autograd(api, case):
+    """x.grad after total(x).backward(), x a float64 leaf."""
+    import torch
+    x = torch.tensor(case["inputs"]["x"], dtype=torch.float64, requires_grad=True)
+    value, raised = api.call(lambda: api.function("total")(x).backward())
+    if raised is not None:
+        return {"value": None, "raised": raised.as_dict()}
+    return {"value": {"dx": x.grad.numpy().copy()}, "raised": None}
 
 
 def twice(api, case, function):
@@ -314,6 +343,22 @@ def test_autograd_function(runner: CliRunner, tmp_path: Path, head: str, body: s
         assert "Total" in found["message"]
 
 
+@pytest.mark.parametrize(("backward", "status", "message", "hint"), [
+    ("g * torch.ones_like(x)", "passed", "gradcheck passed (float64, slow mode, x requiring grad)",
+     None),
+    ("2 * g * torch.ones_like(x)", "failed", "N=4, float64: gradcheck raised GradcheckError",
+     "Your backward disagrees with finite differences of your forward."),
+])
+def test_gradcheck_with_every_input_requiring_grad(runner: CliRunner, tmp_path: Path,
+                                                   backward: str, status: str, message: str,
+                                                   hint: str | None) -> None:
+    head = FUNCTION.replace("g * torch.ones_like(x)", backward)
+    found = checked(runner, tmp_path / "ws", "    return Total.apply(x)\n", "torch",
+                    head)["part1.gradcheck"]
+    assert found["status"] == status, found
+    assert found["message"].startswith(message) and found.get("hint") == hint
+
+
 def test_runs_agree_catches_code_that_writes_into_its_input(runner: CliRunner,
                                                             tmp_path: Path) -> None:
     body = RIGHT.replace("    return x.sum()\n", "    x *= 2\n    return x.sum() / 2\n")
@@ -350,6 +395,9 @@ def test_runs_agree_catches_code_that_writes_into_its_input(runner: CliRunner,
      "part1.function: wrt names inputs not in args"),
     ('bypass_hint = "total must return Total.apply(x)."\n', '',
      "part1.function: missing bypass_hint"),
+    ('grads = "total_autograd"', 'grads = "nope"',
+     "part1.gradcheck: grads = 'nope': probes.py has no such function"),
+    ('through = "your total"\n', '', "part1.gradcheck: missing through"),
     ('loss = "scaled_sum"', 'loss = "truth"', None),
     ('loss = "scaled_sum"', 'loss = "three_arguments"',
      r"part1.gradient: three_arguments must take \(inputs\) or \(inputs, case\)"),

@@ -551,9 +551,11 @@ def gradcheck(spec: Spec) -> PlanFactory:
     the judge then checks autograd's gradient through it; with `make` (a helper that builds a
     torch function around the candidate's hand-written backward), the judge then checks that
     backward's result on the same case (call: function/args/run), so a patched gradcheck proves
-    nothing."""
+    nothing. A third, with `grads`, is gradcheck_every's."""
     from grader.probes.autograd import bound_gradcheck
 
+    if "grads" in spec.table:
+        return gradcheck_every(spec)
     maker, inputs, make = spec.maker("case"), spec.names("inputs"), spec.helper("make")
     if make is None:
         through = _through(spec)
@@ -642,6 +644,46 @@ def autograd_function(spec: Spec) -> PlanFactory:
         return Plan("function_node", {"cls": cls, "function": function, "case": case.data(),
                                       "args": args, "wrt": wrt,
                                       "setup_context": old_style_hint is not None}, judge)
+
+    return plan
+
+
+def gradcheck_every(spec: Spec) -> PlanFactory:
+    """gradcheck of the candidate's `function` (one that goes through their autograd.Function)
+    with every input of `inputs` requiring grad, then the judge's own look at autograd's
+    gradients through it on the same case (`grads`, a probes.py helper `grads(api, case) ->
+    {"value", "raised"}`, against `gradients`), so a patched gradcheck proves nothing. `hint`
+    reads gradcheck's mismatch (which input is which); `wrong_hint` points at the check that
+    shows the wrong gradients; `through` words what they went through."""
+    from grader.probes.autograd import bound_gradcheck
+
+    maker, inputs, function = spec.maker("case"), spec.names("inputs"), spec.text("function")
+    grads, truth = spec.helper("grads"), spec.maker("gradients")
+    hint, wrong_hint, through = spec.text("hint"), spec.text("wrong_hint"), spec.text("through")
+
+    def plan(ctx: Context) -> Plan:
+        bound_gradcheck()  # bound here, in the judge, before any candidate import
+        (case,) = _cases(maker, ctx)
+
+        def judge(obs: Observation) -> Verdict:
+            result = obs["gradcheck"]
+            if not result["ok"]:
+                raised = result["raised"]
+                known = explain_error(spec.round, raised["message"])
+                where = f"\n  at {raised['where']}" if raised["where"] else ""
+                return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
+                              f"{first_line(raised['message'])}{where}",
+                              hint=known[1] if known else hint)
+            found = obs["grads"]
+            if found["raised"] or tree_difference(found["value"], truth(case), "float64",
+                                                  "the gradients"):
+                return failed("gradcheck reported success, but autograd's gradients through "
+                              f"{through} on the same input are wrong", hint=wrong_hint)
+            return passed(f"gradcheck passed (float64, slow mode, {_listed(inputs)} requiring "
+                          "grad)")
+
+        return Plan("gradcheck", {"make": None, "function": function, "case": case.data(),
+                                  "inputs": inputs, "grads": grads}, judge)
 
     return plan
 

@@ -223,14 +223,19 @@ def function_node(api: Api, cls: str, function: str, case: CaseData, args: Seque
 @probe
 def gradcheck(api: Api, make: str | None, function: str | None, case: CaseData,
               inputs: Sequence[str], gradient: Mapping[str, Any] | None = None,
-              through: Mapping[str, Any] | None = None) -> Observation:
+              through: Mapping[str, Any] | None = None, grads: str | None = None
+              ) -> Observation:
     """gradcheck of a torch function of the case's `inputs`: the candidate's own `function`, or
     the one the helper `make(api, case)` builds around their code; and, for the judge's own
     cross-check, the candidate's gradient on the same case (`gradient`: one_call's arguments)
-    or autograd's gradient through their forward (`through`: autograd_through's arguments)."""
+    or autograd's gradient through their forward (`through`: autograd_through's arguments), or
+    autograd's gradients of every input, all requiring grad (`grads`, a helper)."""
     fn = api.helper(make)(api, case) if make else api.function(function or "")
     result: Observation = {"gradcheck": run_gradcheck(
-        api, fn, [np.asarray(case["inputs"][n]) for n in inputs], _needs_grad(len(inputs)))}
+        api, fn, [np.asarray(case["inputs"][n]) for n in inputs],
+        None if grads else _needs_grad(len(inputs)))}
+    if grads is not None:
+        result["grads"] = api.helper(grads)(api, case)
     if gradient is not None:
         result["value"] = one_call(api, case=case, **gradient)
     if through is not None:

@@ -21,9 +21,7 @@ from grader.round_api.judge import (
     Plan,
     Round,
     Verdict,
-    explain_error,
     failed,
-    first_line,
     load_reference_part,
     matches,
     passed,
@@ -390,34 +388,6 @@ def not_flipped_back(case: Case) -> dict[str, np.ndarray]:
 
 # --- Part 4: the candidate's autograd.Function ---------------------------------------------------
 
-SEE_GRADIENTS = "See part4.gradients for the entries that are wrong, and the mistake named there."
-
-
-def gradcheck_all(ctx: Context, params: dict[str, str]) -> Plan:
-    """gradcheck with a, b and h0 all requiring grad, then the judge's own look at autograd's
-    gradients through the Function on the same case (a patched gradcheck proves nothing)."""
-    from grader.round_api.judge import bound_gradcheck
-
-    bound_gradcheck()  # bound here, in the judge, before any candidate import
-    case = one_5x2(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        result = obs["gradcheck"]
-        if not result["ok"]:
-            raised = result["raised"]
-            known = explain_error(ROUND, raised["message"])
-            where = f"\n  at {raised['where']}" if raised["where"] else ""
-            return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
-                          f"{first_line(raised['message'])}{where}",
-                          hint=known[1] if known else params["hint"])
-        grads = obs["grads"]
-        if grads["raised"] or tree_difference(grads["value"], gradients_of(case), "float64",
-                                              "the gradients"):
-            return failed("gradcheck reported success, but autograd's gradients through your "
-                          "Function on the same input are wrong", hint=SEE_GRADIENTS)
-        return passed("gradcheck passed (float64, slow mode, a, b and h0 requiring grad)")
-
-    return Plan("round:gradcheck_all", {"case": case.data()}, judge)
 
 
 SAVED_LIMIT = 3
@@ -474,7 +444,7 @@ def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
                           "nobody asked for", hint=params["none_hint"])
         difference = tree_difference(row["value"], truth["d" + name], "float64", "d" + name)
         if difference:
-            return failed(f"{where}: {difference}", hint=SEE_GRADIENTS)
+            return failed(f"{where}: {difference}", hint=params["wrong_hint"])
         return None
 
     def judge(rows: list[dict[str, Any]]) -> Verdict:

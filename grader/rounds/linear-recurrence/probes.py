@@ -18,7 +18,6 @@ from grader.round_api.probes import (
     as_dict,
     leaf,
     numpy_depth,
-    run_gradcheck,
     torch_depth,
 )
 
@@ -133,13 +132,6 @@ def forward_backward(api: Api, natives: dict[str, Any]) -> Raised | None:
     if raised:
         return raised
     return api.call(lambda: h.backward(natives["dh"]))[1]
-
-
-def gradcheck_all(api: Api, case: dict[str, Any]) -> dict[str, Any]:
-    """gradcheck over a, b and h0 (all requiring grad), and autograd's gradients on the case."""
-    inputs = [case["inputs"][n] for n in ("a", "b", "h0")]
-    return {"gradcheck": run_gradcheck(api, api.function("linear_recurrence_scan"), inputs),
-            "grads": autograd_grads(api, case)}
 
 
 def _saved(api: Api, fn: Any, t: dict[str, Any]) -> dict[str, Any]:

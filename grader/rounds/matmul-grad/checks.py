@@ -23,7 +23,6 @@ from grader.round_api.judge import (
     Verdict,
     explain_error,
     failed,
-    first_line,
     format_raised,
     load_reference_part,
     matches,
@@ -336,35 +335,6 @@ def wrong_axes(case: Case, actual: dict[str, Any]) -> bool:
 # --- special judges -----------------------------------------------------------------------------
 
 
-SEE_GRADIENTS = "See part3.gradients for the evidence."
-
-
-def gradcheck_both(ctx: Context, params: dict[str, str]) -> Plan:
-    """gradcheck with A and B both requiring grad, then the judge's own look at autograd's
-    gradients through matmul on the same case (a patched gradcheck proves nothing)."""
-    from grader.round_api.judge import bound_gradcheck
-
-    bound_gradcheck()  # bound here, in the judge, before any candidate import
-    case = one_broadcast(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        result = obs["gradcheck"]
-        if not result["ok"]:
-            raised = result["raised"]
-            known = explain_error(ROUND, raised["message"])
-            where = f"\n  at {raised['where']}" if raised["where"] else ""
-            return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
-                          f"{first_line(raised['message'])}{where}",
-                          hint=known[1] if known else params["hint"])
-        grads = obs["grads"]
-        if grads["raised"] or tree_difference(grads["value"], gradients(case), "float64",
-                                              "the gradients"):
-            return failed("gradcheck reported success, but autograd's gradients through your "
-                          "matmul on the same input are wrong",
-                          hint=SEE_GRADIENTS)
-        return passed("gradcheck passed (float64, slow mode, A and B requiring grad)")
-
-    return Plan("round:gradcheck_both", {"case": case.data()}, judge)
 
 
 SAVED_LABELS = {"A": "A itself", "B": "B itself", "A copy": "a copy of A",
@@ -431,7 +401,7 @@ def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
         if difference:
             shape = np.shape(row["value"]) != truth["d" + name].shape
             return failed(f"{where}: {difference}",
-                          hint=params["shape_hint"] if shape else SEE_GRADIENTS)
+                          hint=params["shape_hint"] if shape else params["wrong_hint"])
         return None
 
     def judge(rows: list[dict[str, Any]]) -> Verdict:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.round_api.probes import Api, CandidateFault, Raised, as_dict, leaf, run_gradcheck
+from grader.round_api.probes import Api, CandidateFault, Raised, as_dict, leaf
 
 # --- readers: the pair (dA, dB) ----------------------------------------------------------------
 
@@ -87,13 +87,6 @@ def forward_backward(api: Api, natives: dict[str, Any]) -> Raised | None:
     if raised:
         return raised
     return api.call(lambda: C.backward(natives["dC"]))[1]
-
-
-def gradcheck_both(api: Api, case: dict[str, Any]) -> dict[str, Any]:
-    """gradcheck of matmul with A and B requiring grad, and autograd's gradients on the case."""
-    inputs = [case["inputs"]["A"], case["inputs"]["B"]]
-    return {"gradcheck": run_gradcheck(api, api.function("matmul"), inputs),
-            "grads": autograd_grads(api, case)}
 
 
 def saved_tensors(api: Api, case: dict[str, Any]) -> dict[str, Any]:
