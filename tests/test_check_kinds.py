@@ -102,6 +102,23 @@ through = "your total"
 hint = "Your backward disagrees with finite differences of your forward."
 wrong_hint = "See part1.runs."
 
+[[check]]
+id = "part1.needs"
+kind = "needs_input_grad"
+title = "Total's backward returns dx, computed without a matmul"
+points = 1
+flavors = ["torch"]
+case = "with_upstream"
+function = "total"
+args = ["x"]
+upstream = "g"
+gradients = "ones_of"
+none_hint = "None where no gradient is needed."
+arity_hint = "One entry per input of forward: (dx,)."
+wrong_hint = "See part1.gradcheck."
+flops = "no_flops"
+computed_hint = "dx needs no matmul."
+
 [mistakes.drops-first]
 match = "drops_first"
 hint = "the first entry is left out: start the sum at x[0]."
@@ -127,6 +144,14 @@ def scaled_sum(inputs, case):
 
 def ones_of(case):
     return {"dx": np.ones_like(case["x"])}
+
+
+def with_upstream(rng):
+    return Case({"x": rng.standard_normal(4), "g": np.asarray(1.0)}, (("N", 4),))
+
+
+def no_flops(case):
+    return 0
 
 
 def drops_first(case, actual):
@@ -343,18 +368,33 @@ def test_autograd_function(runner: CliRunner, tmp_path: Path, head: str, body: s
         assert "Total" in found["message"]
 
 
-@pytest.mark.parametrize(("backward", "status", "message", "hint"), [
-    ("g * torch.ones_like(x)", "passed", "gradcheck passed (float64, slow mode, x requiring grad)",
-     None),
-    ("2 * g * torch.ones_like(x)", "failed", "N=4, float64: gradcheck raised GradcheckError",
+ONLY_X = "N=4, float64, only x requiring grad: "
+
+
+@pytest.mark.parametrize(("check", "backward", "status", "message", "hint"), [
+    ("gradcheck", "g * torch.ones_like(x)", "passed",
+     "gradcheck passed (float64, slow mode, x requiring grad)", None),
+    ("gradcheck", "2 * g * torch.ones_like(x)", "failed",
+     "N=4, float64: gradcheck raised GradcheckError",
      "Your backward disagrees with finite differences of your forward."),
+    ("needs", "g * torch.ones_like(x)", "passed",
+     "with one input requiring grad, backward returned its gradient alone (None for the others)",
+     None),
+    ("needs", "(g * torch.ones_like(x), None)", "failed",
+     ONLY_X + "backward returned a tuple, not one entry per input of forward",
+     "One entry per input of forward: (dx,)."),
+    ("needs", "g * torch.ones_like(x) + 0 * (x @ x)", "failed",
+     ONLY_X + "backward did 8 matmul flops; one gradient takes 0", "dx needs no matmul."),
+    ("needs", "2 * g * torch.ones_like(x)", "failed", ONLY_X + "first wrong entry dx[0]",
+     "See part1.gradcheck."),
 ])
-def test_gradcheck_with_every_input_requiring_grad(runner: CliRunner, tmp_path: Path,
-                                                   backward: str, status: str, message: str,
-                                                   hint: str | None) -> None:
+def test_the_backward_of_a_function(runner: CliRunner, tmp_path: Path, check: str,
+                                    backward: str, status: str, message: str,
+                                    hint: str | None) -> None:
+    """gradcheck with every input requiring grad, and needs_input_grad calling the node."""
     head = FUNCTION.replace("g * torch.ones_like(x)", backward)
     found = checked(runner, tmp_path / "ws", "    return Total.apply(x)\n", "torch",
-                    head)["part1.gradcheck"]
+                    head)[f"part1.{check}"]
     assert found["status"] == status, found
     assert found["message"].startswith(message) and found.get("hint") == hint
 
@@ -398,6 +438,11 @@ def test_runs_agree_catches_code_that_writes_into_its_input(runner: CliRunner,
     ('grads = "total_autograd"', 'grads = "nope"',
      "part1.gradcheck: grads = 'nope': probes.py has no such function"),
     ('through = "your total"\n', '', "part1.gradcheck: missing through"),
+    ('flops = "no_flops"\ncomputed_hint = "dx needs no matmul."\n', '',
+     None),
+    ('computed_hint = "dx needs no matmul."\n', '', "part1.needs: missing computed_hint"),
+    ('flops = "no_flops"\ncomputed_hint = "dx needs no matmul."\n',
+     'computed_hint = "dx needs no matmul."\n', r"part1.needs: unknown key\(s\) computed_hint"),
     ('loss = "scaled_sum"', 'loss = "truth"', None),
     ('loss = "scaled_sum"', 'loss = "three_arguments"',
      r"part1.gradient: three_arguments must take \(inputs\) or \(inputs, case\)"),

@@ -688,6 +688,61 @@ def gradcheck_every(spec: Spec) -> PlanFactory:
     return plan
 
 
+def needs_input_grad(spec: Spec) -> PlanFactory:
+    """The backward of the candidate's autograd.Function honours ctx.needs_input_grad: its node
+    (of `function(*args)`'s result), called with `upstream` and one input requiring grad at a
+    time, returns one entry per input, None for every other, and the right gradient (the
+    entry d<name> of `gradients`); with `flops` (checks.py: case -> one gradient's matmul
+    flops), it also computes no more than `flop_slack` times that."""
+    maker, function, args = spec.maker("case"), spec.text("function"), spec.names("args")
+    upstream, truth = spec.text("upstream"), spec.maker("gradients")
+    none_hint, arity_hint = spec.text("none_hint"), spec.text("arity_hint")
+    wrong_hint, shape_hint = spec.text("wrong_hint"), spec.text("shape_hint", None)
+    flops = spec.maker("flops", None)
+    slack = spec.number("flop_slack", 1.5) if flops else 0.0
+    computed_hint = spec.text("computed_hint") if flops else None
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+        gradients = truth(case)
+
+        def one(row: Observation, name: str, index: int) -> Verdict | None:
+            where = f"{case.describe()}, only {name} requiring grad"
+            if row["raised"]:
+                return raised_verdict(where, row["raised"])
+            if row["returned"] is None:
+                return failed(f"{where}: backward returned a {row['kind']}, not one entry per "
+                              "input of forward", hint=arity_hint)
+            extra = [f"d{other} ({row['returned'][i]})" for i, other in enumerate(args)
+                     if i != index and row["returned"][i] is not None]
+            if extra:
+                return failed(f"{where}: backward also returned {' and '.join(extra)}, which "
+                              "nobody asked for", hint=none_hint)
+            if flops and row["flops"] > slack * flops(case):
+                return failed(f"{where}: backward did {row['flops']} matmul flops; one gradient "
+                              f"takes {flops(case)}", hint=computed_hint)
+            expected = gradients["d" + name]
+            difference = tree_difference(row["value"], expected, "float64", "d" + name)
+            if difference:
+                shape = shape_hint and np.shape(row["value"]) != np.shape(expected)
+                return failed(f"{where}: {difference}", hint=shape_hint if shape else wrong_hint)
+            return None
+
+        def judge(rows: list[Observation]) -> Verdict:
+            for index, (name, row) in enumerate(zip(args, rows, strict=False)):
+                verdict = one(row, name, index)
+                if verdict:
+                    return verdict
+            return passed("with one input requiring grad, backward returned its gradient "
+                          "alone (None for the others)")
+
+        return Plan("backward_alone", {"function": function, "case": case.data(),
+                                       "args": args, "upstream": upstream,
+                                       "count_flops": flops is not None}, judge)
+
+    return plan
+
+
 def autograd_used(case: Case, runs: int, hint: str) -> Verdict:
     """A no-autograd check's failure, which voids (Verdict.voids): the probe's count of
     autograd's engine runs, or 1 for a differentiation it saw without the engine (see
@@ -1816,6 +1871,7 @@ KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "autograd": autograd,
     "gradcheck": gradcheck,
     "autograd_function": autograd_function,
+    "needs_input_grad": needs_input_grad,
     "no_autograd": no_autograd,
     "finite_differences": finite_differences,
     "complexity": complexity,

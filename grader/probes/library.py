@@ -221,6 +221,47 @@ def function_node(api: Api, cls: str, function: str, case: CaseData, args: Seque
 
 
 @probe
+def backward_alone(api: Api, function: str, case: CaseData, args: Sequence[str],
+                   upstream: str, count_flops: bool) -> list[Observation]:
+    """The backward node of `function(*args)`'s result called itself (node.apply(upstream):
+    the very call autograd makes, with the real ctx), with one input of `args` requiring grad
+    at a time: what it returned, the gradient asked for and, where asked, the matmul flops it
+    did."""
+    import torch
+
+    called = f"{function}({', '.join(args)})"
+    rows: list[Observation] = []
+    for index, name in enumerate(args):
+        inputs = [leaf(case["inputs"][n]) if n == name else torch.from_numpy(
+            np.array(case["inputs"][n], copy=True)) for n in args]
+        value, raised = api.call(api.function(function), *inputs)
+        if raised:
+            return rows + [{"raised": raised.as_dict()}]
+        node = api.backend.to_tensor(value, called).grad_fn
+        if not hasattr(node, "_forward_cls"):
+            raise CandidateFault(f"{called} did not go through a custom autograd.Function")
+        grad = torch.from_numpy(np.array(case["inputs"][upstream], copy=True))
+        counted, raised = api.call(lambda n=node, g=grad: api.backend.count_matmul_flops(
+            n.apply, g) if count_flops else (n.apply(g), 0))
+        if raised:
+            return rows + [{"raised": raised.as_dict()}]
+        returned, flops = counted
+        if len(args) == 1 and not isinstance(returned, tuple | list):
+            returned = (returned,)  # a Function of one input may return its gradient bare
+        whole = isinstance(returned, tuple | list) and len(returned) == len(args)
+        wanted = returned[index] if whole else None
+        rows.append({"raised": None, "kind": type(returned).__name__, "flops": int(flops),
+                     "returned": [_described(x) for x in returned] if whole else None,
+                     "value": api.backend.to_numpy(wanted, "the gradient")
+                     if wanted is not None else None})
+    return rows
+
+
+def _described(x: Any) -> str | None:
+    return None if x is None else f"{type(x).__name__} of shape {tuple(getattr(x, 'shape', ()))}"
+
+
+@probe
 def gradcheck(api: Api, make: str | None, function: str | None, case: CaseData,
               inputs: Sequence[str], gradient: Mapping[str, Any] | None = None,
               through: Mapping[str, Any] | None = None, grads: str | None = None

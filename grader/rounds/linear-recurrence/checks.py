@@ -26,7 +26,6 @@ from grader.round_api.judge import (
     matches,
     passed,
     raised_verdict,
-    tree_difference,
     tree_matches,
 )
 
@@ -421,41 +420,6 @@ def saves_little(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:saved_tensors", {"case": case.data()}, judge)
 
 
-NEEDS = (("a", 0), ("b", 1), ("h0", 2))
-
-
-def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
-    """The Function's backward node, called with only one input requiring grad (each in turn):
-    None for the other two, and the right gradient for the one asked for."""
-    case = one_6x3(ctx.rng())
-    truth = gradients_of(case)
-
-    def one(row: dict[str, Any], name: str, index: int) -> Verdict | None:
-        where = f"{case.describe()}, only {name} requiring grad"
-        if row["raised"]:
-            return raised_verdict(where, row["raised"])
-        if row["returned"] is None:
-            return failed(f"{where}: backward returned a {row['kind']}, not one entry per "
-                          "input of forward", hint=params["arity_hint"])
-        extra = [f"d{other} ({row['returned'][i]})" for other, i in NEEDS
-                 if i != index and row["returned"][i] is not None]
-        if extra:
-            return failed(f"{where}: backward also returned {' and '.join(extra)}, which "
-                          "nobody asked for", hint=params["none_hint"])
-        difference = tree_difference(row["value"], truth["d" + name], "float64", "d" + name)
-        if difference:
-            return failed(f"{where}: {difference}", hint=params["wrong_hint"])
-        return None
-
-    def judge(rows: list[dict[str, Any]]) -> Verdict:
-        for (name, index), row in zip(NEEDS, rows, strict=False):
-            verdict = one(row, name, index)
-            if verdict:
-                return verdict
-        return passed("with one input requiring grad, backward returned its gradient alone "
-                      "(None for the other two)")
-
-    return Plan("round:needs_input_grad", {"case": case.data()}, judge)
 
 
 # --- the interviewer's follow-ups ----------------------------------------------------------------

@@ -182,32 +182,6 @@ def saved_tensors(api: Api, case: dict[str, Any]) -> dict[str, Any]:
             "stashed": stashed}
 
 
-def _describe(x: Any) -> str | None:
-    return None if x is None else f"{type(x).__name__} of shape {tuple(getattr(x, 'shape', ()))}"
-
-
-def needs_input_grad(api: Api, case: dict[str, Any]) -> list[dict[str, Any]]:
-    """Call the Function's backward node itself (h.grad_fn.apply(dh): the call autograd makes,
-    with the real ctx) with only a, then only b, then only h0 requiring grad."""
-    rows: list[dict[str, Any]] = []
-    for index, name in enumerate(("a", "b", "h0")):
-        t = _leaves(case, name)
-        h, raised = _through(api, t)
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        node = _node(h)
-        returned, raised = api.call(node.apply, t["dh"])
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        triple = isinstance(returned, tuple | list) and len(returned) == 3
-        wanted = returned[index] if triple else None
-        rows.append({"raised": None, "kind": type(returned).__name__,
-                     "returned": [_describe(x) for x in returned] if triple else None,
-                     "value": api.backend.to_numpy(wanted, "the gradient")
-                     if wanted is not None else None})
-    return rows
-
-
 # --- the interviewer's follow-up demonstrations -------------------------------------------------
 
 

@@ -367,51 +367,12 @@ def saves_inputs(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:saved_tensors", {"case": case.data()}, judge)
 
 
-NEEDS = (("A", 0), ("B", 1))
 
 
-def _single_gradient_flops(case: Case) -> int:
+def one_gradient_flops(case: Case) -> int:
     """One gradient's matmul: 2 x batch x M x K x N multiply-adds."""
     batch = int(np.prod(case["dC"].shape[:-2]))
     return 2 * batch * case.dim("M") * case.dim("K") * case.dim("N")
-
-
-def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
-    """MatMul's backward node, called with only A (then only B) requiring grad: it returns
-    None for the other, computes one matmul's worth of flops, and the right gradient."""
-    case = one_broadcast(ctx.rng())
-    truth = gradients(case)
-    limit = params["flop_slack"] * _single_gradient_flops(case)
-
-    def one(row: dict[str, Any], name: str, index: int) -> Verdict | None:
-        other = "dB" if index == 0 else "dA"
-        where = f"{case.describe()}, only {name} requiring grad"
-        if row["raised"]:
-            return raised_verdict(where, row["raised"])
-        if row["returned"] is None:
-            return failed(f"{where}: backward returned a {row['kind']}, not one entry per "
-                          "input", hint=params["arity_hint"])
-        if row["returned"][1 - index] is not None:
-            return failed(f"{where}: backward returned a {row['returned'][1 - index]} for "
-                          f"{other}, which nobody asked for", hint=params["none_hint"])
-        if row["flops"] > limit:
-            return failed(f"{where}: backward did {row['flops']} matmul flops; one gradient "
-                          f"takes {_single_gradient_flops(case)}", hint=params["computed_hint"])
-        difference = tree_difference(row["value"], truth["d" + name], "float64", "d" + name)
-        if difference:
-            shape = np.shape(row["value"]) != truth["d" + name].shape
-            return failed(f"{where}: {difference}",
-                          hint=params["shape_hint"] if shape else params["wrong_hint"])
-        return None
-
-    def judge(rows: list[dict[str, Any]]) -> Verdict:
-        for (name, index), row in zip(NEEDS, rows, strict=True):
-            verdict = one(row, name, index)
-            if verdict:
-                return verdict
-        return passed("only the gradient asked for was computed and returned, the other None")
-
-    return Plan("round:needs_input_grad", {"case": case.data()}, judge)
 
 
 def second_derivatives(case: Case) -> dict[str, np.ndarray]:

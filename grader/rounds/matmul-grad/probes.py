@@ -124,35 +124,6 @@ def saved_tensors(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     return {"raised": None, "saved": [label(t) for t in packed], "stashed": stashed}
 
 
-def _describe(x: Any) -> str | None:
-    return None if x is None else f"{type(x).__name__} of shape {tuple(getattr(x, 'shape', ()))}"
-
-
-def needs_input_grad(api: Api, case: dict[str, Any]) -> list[dict[str, Any]]:
-    """Call MatMul's backward node itself (C.grad_fn.apply(dC): the very call autograd makes,
-    with the real ctx) with only A, then only B, requiring grad: what it returned and the
-    matmul flops it did."""
-    rows: list[dict[str, Any]] = []
-    for index, name in enumerate(("A", "B")):
-        A, B, dC = _leaves(case, name)
-        C, raised = _product(api, A, B)
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        node = _function_node(C)
-        counted, raised = api.call(lambda n=node, g=dC: api.backend.count_matmul_flops(
-            n.apply, g))
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        returned, flops = counted
-        pair = isinstance(returned, tuple | list) and len(returned) == 2
-        wanted = returned[index] if pair else None
-        rows.append({"raised": None, "kind": type(returned).__name__, "flops": int(flops),
-                     "returned": [_describe(x) for x in returned] if pair else None,
-                     "value": api.backend.to_numpy(wanted, "the gradient")
-                     if wanted is not None else None})
-    return rows
-
-
 def double_backward(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     """First-order gradients with create_graph, then L2 = sum(dA * vA) + sum(dB * vB) +
     sum(C * W) backpropagated with .backward(): unlike autograd.grad, it runs every node,
