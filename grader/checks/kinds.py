@@ -10,6 +10,7 @@ special are `kind = "custom"` rows naming a plan function of the round's checks.
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -442,6 +443,41 @@ def dtype_device(spec: Spec) -> PlanFactory:
     return plan
 
 
+def keeps_dtype(spec: Spec) -> PlanFactory:
+    """Every array of the result keeps the case's dtype (float32 in, float32 out), in every
+    case: for results that are several arrays (a table of gradients, read by `read` or made by
+    `run`), where `dtype_device`, which compares one result with the first input, cannot look.
+    `fields` are the entries judged (default all); a lone array is named `name`."""
+    call, maker, fields = spec.call(), spec.case_maker(), spec.value("fields", None)
+    name, hint = spec.text("name", "the result"), spec.text("hint")
+    if fields is not None:
+        spec.names("fields")
+
+    def dtypes(value: Any) -> dict[str, str]:
+        if not isinstance(value, dict):
+            return {name: str(np.asarray(value).dtype)}
+        return {k: str(np.asarray(v).dtype) for k, v in value.items()
+                if fields is None or k in fields}
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+
+        def judge(rows: list[Observation]) -> Verdict:
+            for case, row in zip(cases, rows, strict=False):
+                if row["raised"]:
+                    return raised_verdict(case.describe(), row["raised"])
+                wrong = [f"{k} is {dtype}" for k, dtype in dtypes(row["value"]).items()
+                         if dtype != case.dtype]
+                if wrong:
+                    return failed(f"{case.describe()}: {' and '.join(wrong)}", hint=hint)
+            kept = " and ".join(dict.fromkeys(c.dtype for c in cases))
+            return passed(f"every result keeps the inputs' dtype ({kept})")
+
+        return Plan("call_each", {**call, "cases": [c.data() for c in cases]}, judge)
+
+    return plan
+
+
 # --- autograd: through the candidate's forward, gradcheck, no autograd inside ------------------
 
 
@@ -515,9 +551,11 @@ def gradcheck(spec: Spec) -> PlanFactory:
     the judge then checks autograd's gradient through it; with `make` (a helper that builds a
     torch function around the candidate's hand-written backward), the judge then checks that
     backward's result on the same case (call: function/args/run), so a patched gradcheck proves
-    nothing."""
+    nothing. A third, with `grads`, is gradcheck_every's."""
     from grader.probes.autograd import bound_gradcheck
 
+    if "grads" in spec.table:
+        return gradcheck_every(spec)
     maker, inputs, make = spec.maker("case"), spec.names("inputs"), spec.helper("make")
     if make is None:
         through = _through(spec)
@@ -569,6 +607,142 @@ def gradcheck(spec: Spec) -> PlanFactory:
     return plan
 
 
+def autograd_function(spec: Spec) -> PlanFactory:
+    """`class` is a torch.autograd.Function (with `old_style_hint`, one with a setup_context of
+    its own: the torch 2 style) and `function(*args)` goes through it: its result's node is the
+    Function's backward node. Without a Function that the result goes through, the gradients
+    are autograd's own, so a failure here voids (Verdict.voids) the checks of the backward
+    (evidence against them: a process could forge this check's pass, worth nothing graded,
+    never its failure)."""
+    maker, cls, function = spec.maker("case"), spec.text("class"), spec.text("function")
+    args = spec.names("args")
+    wrt = spec.names("wrt", args)
+    not_function_hint, bypass_hint = spec.text("not_function_hint"), spec.text("bypass_hint")
+    old_style_hint = spec.text("old_style_hint", None)
+    if set(wrt) - set(args):
+        raise RoundError(f"{spec.where}: wrt names inputs not in args")
+    called = f"{function}({', '.join(args)})"
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+
+        def judge(obs: Observation) -> Verdict:
+            if not obs["is_function"]:
+                return replace(failed(f"{cls} is a {obs['kind']} that does not subclass "
+                                      "torch.autograd.Function", hint=not_function_hint),
+                               voids=True)
+            if not obs["setup_context"]:
+                return failed(f"{cls} has no setup_context of its own: forward(ctx, ...) is the "
+                              "old style", hint=old_style_hint)
+            if obs["raised"]:
+                return raised_verdict(case.describe(), obs["raised"])
+            if not obs["through"]:
+                return replace(failed(f"{called}.grad_fn is {obs['grad_fn']}, not {cls}'s "
+                                      "backward node", hint=bypass_hint), voids=True)
+            return passed(f"{called}.grad_fn is {obs['grad_fn']}")
+
+        return Plan("function_node", {"cls": cls, "function": function, "case": case.data(),
+                                      "args": args, "wrt": wrt,
+                                      "setup_context": old_style_hint is not None}, judge)
+
+    return plan
+
+
+def gradcheck_every(spec: Spec) -> PlanFactory:
+    """gradcheck of the candidate's `function` (one that goes through their autograd.Function)
+    with every input of `inputs` requiring grad, then the judge's own look at autograd's
+    gradients through it on the same case (`grads`, a probes.py helper `grads(api, case) ->
+    {"value", "raised"}`, against `gradients`), so a patched gradcheck proves nothing. `hint`
+    reads gradcheck's mismatch (which input is which); `wrong_hint` points at the check that
+    shows the wrong gradients; `through` words what they went through."""
+    from grader.probes.autograd import bound_gradcheck
+
+    maker, inputs, function = spec.maker("case"), spec.names("inputs"), spec.text("function")
+    grads, truth = spec.helper("grads"), spec.maker("gradients")
+    hint, wrong_hint, through = spec.text("hint"), spec.text("wrong_hint"), spec.text("through")
+
+    def plan(ctx: Context) -> Plan:
+        bound_gradcheck()  # bound here, in the judge, before any candidate import
+        (case,) = _cases(maker, ctx)
+
+        def judge(obs: Observation) -> Verdict:
+            result = obs["gradcheck"]
+            if not result["ok"]:
+                raised = result["raised"]
+                known = explain_error(spec.round, raised["message"])
+                where = f"\n  at {raised['where']}" if raised["where"] else ""
+                return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
+                              f"{first_line(raised['message'])}{where}",
+                              hint=known[1] if known else hint)
+            found = obs["grads"]
+            if found["raised"] or tree_difference(found["value"], truth(case), "float64",
+                                                  "the gradients"):
+                return failed("gradcheck reported success, but autograd's gradients through "
+                              f"{through} on the same input are wrong", hint=wrong_hint)
+            return passed(f"gradcheck passed (float64, slow mode, {_listed(inputs)} requiring "
+                          "grad)")
+
+        return Plan("gradcheck", {"make": None, "function": function, "case": case.data(),
+                                  "inputs": inputs, "grads": grads}, judge)
+
+    return plan
+
+
+def needs_input_grad(spec: Spec) -> PlanFactory:
+    """The backward of the candidate's autograd.Function honours ctx.needs_input_grad: its node
+    (of `function(*args)`'s result), called with `upstream` and one input requiring grad at a
+    time, returns one entry per input, None for every other, and the right gradient (the
+    entry d<name> of `gradients`); with `flops` (checks.py: case -> one gradient's matmul
+    flops), it also computes no more than `flop_slack` times that."""
+    maker, function, args = spec.maker("case"), spec.text("function"), spec.names("args")
+    upstream, truth = spec.text("upstream"), spec.maker("gradients")
+    none_hint, arity_hint = spec.text("none_hint"), spec.text("arity_hint")
+    wrong_hint, shape_hint = spec.text("wrong_hint"), spec.text("shape_hint", None)
+    flops = spec.maker("flops", None)
+    slack = spec.number("flop_slack", 1.5) if flops else 0.0
+    computed_hint = spec.text("computed_hint") if flops else None
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+        gradients = truth(case)
+
+        def one(row: Observation, name: str, index: int) -> Verdict | None:
+            where = f"{case.describe()}, only {name} requiring grad"
+            if row["raised"]:
+                return raised_verdict(where, row["raised"])
+            if row["returned"] is None:
+                return failed(f"{where}: backward returned a {row['kind']}, not one entry per "
+                              "input of forward", hint=arity_hint)
+            extra = [f"d{other} ({row['returned'][i]})" for i, other in enumerate(args)
+                     if i != index and row["returned"][i] is not None]
+            if extra:
+                return failed(f"{where}: backward also returned {' and '.join(extra)}, which "
+                              "nobody asked for", hint=none_hint)
+            if flops and row["flops"] > slack * flops(case):
+                return failed(f"{where}: backward did {row['flops']} matmul flops; one gradient "
+                              f"takes {flops(case)}", hint=computed_hint)
+            expected = gradients["d" + name]
+            difference = tree_difference(row["value"], expected, "float64", "d" + name)
+            if difference:
+                shape = shape_hint and np.shape(row["value"]) != np.shape(expected)
+                return failed(f"{where}: {difference}", hint=shape_hint if shape else wrong_hint)
+            return None
+
+        def judge(rows: list[Observation]) -> Verdict:
+            for index, (name, row) in enumerate(zip(args, rows, strict=False)):
+                verdict = one(row, name, index)
+                if verdict:
+                    return verdict
+            return passed("with one input requiring grad, backward returned its gradient "
+                          "alone (None for the others)")
+
+        return Plan("backward_alone", {"function": function, "case": case.data(),
+                                       "args": args, "upstream": upstream,
+                                       "count_flops": flops is not None}, judge)
+
+    return plan
+
+
 def autograd_used(case: Case, runs: int, hint: str) -> Verdict:
     """A no-autograd check's failure, which voids (Verdict.voids): the probe's count of
     autograd's engine runs, or 1 for a differentiation it saw without the engine (see
@@ -612,8 +786,10 @@ def autograd_free_answer(case: Case, value: Any, truth: Any, name: str) -> Verdi
 def no_autograd(spec: Spec) -> PlanFactory:
     """A hand-written backward never runs autograd's engine; with `truth`, the watched call
     also gives the right answer (read by `read`, named `name`), so that code cannot behave
-    one way when watched and another everywhere else."""
+    one way when watched and another everywhere else. With `call`, a helper builds the
+    function's arguments (a forward's cache) before the count starts."""
     maker, function, args = spec.maker("case"), spec.text("function", None), spec.names("args")
+    call = spec.helper("call")
     run, hint, read = spec.helper("run"), spec.text("hint"), spec.helper("read")
     truth, name = spec.maker("truth", None), spec.text("name", "the result")
 
@@ -629,8 +805,8 @@ def no_autograd(spec: Spec) -> PlanFactory:
             return wrong or passed()
 
         return Plan("autograd_runs", {"function": function, "case": case.data(),
-                                      "args": args, "run": run, "read": read}, judge,
-                    forkless=True)
+                                      "args": args, "run": run, "read": read, "call": call},
+                    judge, forkless=True)
 
     return plan
 
@@ -653,36 +829,231 @@ def central_differences(loss: Callable[[dict[str, np.ndarray]], float],
 
 
 def finite_differences(spec: Spec) -> PlanFactory:
-    """The candidate's gradient against central differences of the round's loss, float64."""
+    """The candidate's gradient against central differences of the round's loss, float64.
+
+    `wrt` names one input, whose gradient the call returns; or a list of inputs, checked in
+    order (the simplest first: a wrong one there explains the rest), whose gradients are the
+    entries d<name> of the table the call returns, each with its own hint in `hints`. The loss
+    is `loss(inputs)`, or `loss(inputs, case)` where it needs the case's settings. With
+    `forward` ({entry, truth, says}), the result's `entry` is the candidate's own forward output
+    (a backward graded on the cache that forward made): a wrong one is said first, and the
+    gradients are not compared."""
     call, maker, loss = spec.call(), spec.maker("case"), spec.maker("loss")
-    wrt, loss_name = spec.text("wrt"), spec.text("loss_name")
-    eps = spec.number("eps", 1e-6)
+    takes_case = _parameters(loss, spec) == 2
+    wrt = spec.value("wrt")
+    several = isinstance(wrt, list)
+    names = spec.names("wrt") if several else [spec.text("wrt")]
+    loss_name, eps = spec.text("loss_name"), spec.number("eps", 1e-6)
     tolerance = tuple(spec.value("tolerance", [1e-5, 1e-6]))
     mistakes, hint = spec.mistakes(), spec.text("hint", FINITE_DIFFERENCES_HINT)
+    hints, shape_hint = spec.value("hints", {}), spec.text("shape_hint", None)
+    stages, forward = spec.value("stages", {}), spec.value("forward", None)
+    if set(hints) - set(names):
+        raise RoundError(f"{spec.where}: hints name inputs not in wrt: "
+                         f"{', '.join(sorted(set(hints) - set(names)))}")
+    if forward is not None and (not isinstance(forward, dict)
+                                or set(forward) != {"entry", "truth", "says"}):
+        raise RoundError(f"{spec.where}: forward must be a table of entry, truth and says")
+    own_forward = None if forward is None else (
+        str(forward["entry"]), _function(spec, forward["truth"], "forward.truth"),
+        str(forward["says"]))
 
     def plan(ctx: Context) -> Plan:
         (case,) = _cases(maker, ctx)
-        recipe = hint.format(wrt=wrt, part=ctx.part_id)
+        of_inputs = (lambda inputs: loss(inputs, case)) if takes_case else loss
 
         def judge(observed: list[Observation]) -> Verdict:
             obs = observed[0]
             if obs["raised"]:
-                return raised_verdict(case.describe(), obs["raised"])
-            numeric = central_differences(loss, case.inputs, wrt, eps)
-            value = np.asarray(obs["value"])
-            if value.shape != numeric.shape:
-                return failed(f"{case.describe()}: d{wrt} has shape {value.shape}")
-            mismatch = find_mismatch(value, numeric, "float64", tolerance)
-            if mismatch:
-                i = ", ".join(map(str, mismatch.index))
-                return failed(
-                    f"{case.describe()}, loss {loss_name}, eps {eps:g}: dL/d{wrt}[{i}] by finite "
-                    f"differences is {mismatch.expected:.6g}, yours is {mismatch.yours:.6g} "
-                    f"(max abs error {mismatch.max_abs:.3g}; seed {ctx.seed})",
-                    hint=diagnose([(case, value)], mistakes) or recipe)
-            return passed(f"all {value.size} entries of d{wrt} agree with central differences")
+                verdict = raised_verdict(case.describe(), obs["raised"])
+                stage = stages.get(obs.get("stage", ""))
+                return failed(stage["prefix"] + verdict.message, hint=stage["hint"]) \
+                    if stage else verdict
+            if own_forward is not None:
+                entry, forward_truth, says = own_forward
+                wrong = tree_difference(obs["value"].get(entry), forward_truth(case), "float64",
+                                        entry)
+                if wrong:
+                    return failed(f"{case.describe()}: {says} ({wrong}), so its cache "
+                                  "is suspect and the gradients were not compared",
+                                  hint=stages.get("forward", {}).get("hint"))
+            for name in names:
+                numeric = central_differences(of_inputs, case.inputs, name, eps)
+                value = obs["value"].get("d" + name) if several else obs["value"]
+                if np.shape(value) != numeric.shape:
+                    return failed(f"{case.describe()}: d{name} has shape {np.shape(value)}, "
+                                  f"{name} has {numeric.shape}", hint=shape_hint)
+                mismatch = find_mismatch(np.asarray(value), numeric, "float64", tolerance)
+                if mismatch:
+                    i = ", ".join(map(str, mismatch.index))
+                    return failed(
+                        f"{case.describe()}, loss {loss_name}, eps {eps:g}: dL/d{name}[{i}] by "
+                        f"finite differences is {mismatch.expected:.6g}, yours is "
+                        f"{mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; seed "
+                        f"{ctx.seed})", hint=hints.get(name) or diagnose(
+                            [(case, value)], mistakes) or hint.format(wrt=name, part=ctx.part_id))
+            if several:
+                return passed(f"{_listed(['d' + n for n in names])} agree with central "
+                              "differences")
+            return passed(f"all {np.size(value)} entries of d{names[0]} agree with central "
+                          "differences")
 
         return Plan("call_each", {**call, "cases": [case.data()]}, judge)
+
+    return plan
+
+
+def _listed(words: Sequence[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return " and ".join(filter(None, [", ".join(words[:-1]), words[-1]]))
+
+
+def _function(spec: Spec, name: Any, key: str) -> Callable[..., Any]:
+    """A function of the round's checks.py named inside a table of the row (`key` says where)."""
+    found = getattr(spec.judge, str(name), None)
+    if not callable(found):
+        raise RoundError(f"{spec.where}: {key} = {name!r}: checks.py has no such function")
+    return cast(Callable[..., Any], found)
+
+
+def _parameters(fn: Callable[..., Any], spec: Spec) -> int:
+    """How many arguments a round's function takes: 1 or 2 where the kind allows either."""
+    count = len(inspect.signature(fn).parameters)
+    if count not in (1, 2):
+        raise RoundError(f"{spec.where}: {fn.__name__} must take (inputs) or (inputs, case)")
+    return count
+
+
+# --- runs compared with the reference's ---------------------------------------------------------
+
+
+def _flat(tree: dict[str, Any]) -> dict[str, Any]:
+    """Observations one level deep, so that a message names the field of a nested entry:
+    changed['encoder.0.weight'], params['head.0.bias'][1]."""
+    flat = {}
+    for field, value in tree.items():
+        if isinstance(value, dict):
+            flat.update({f"{field}[{key!r}]": inner for key, inner in value.items()})
+        else:
+            flat[field] = value
+    return flat
+
+
+def _over(actual: dict[str, Any], limits: dict[str, float]) -> str | None:
+    for field, limit in limits.items():
+        if actual[field] > limit:
+            return f"{field}: {actual[field]:g} (at most {limit:g})"
+    return None
+
+
+def compare_runs(spec: Spec) -> PlanFactory:
+    """Each case's run (the probes.py helper its extra's `run` names: a piece of code driven
+    end to end, observed as a table of plain data) on the candidate's code against `truth`, the
+    same run on the reference; `fields` are the observations compared (default all), `at_most`
+    those that pass at or under a limit instead. A case whose extra says `malformed` must raise
+    ValueError (`validation_hint` otherwise), judged once every valid case matched."""
+    maker, truth, mistakes = spec.maker("cases"), spec.maker("truth"), spec.mistakes()
+    fields = spec.value("fields", None)
+    limits: dict[str, float] = spec.value("at_most", {})
+    hint, validation_hint = spec.text("hint"), spec.text("validation_hint", VALIDATION_HINT)
+
+    def select(tree: dict[str, Any], names: Sequence[str] | None) -> dict[str, Any]:
+        return {k: tree[k] for k in names} if names is not None else tree
+
+    def differential(ctx: Context, wrong: Sequence[tuple[Case, Any]],
+                     named: bool) -> Diagnosis | None:
+        """The reference's mutants, run as the first wrong case was; after a listed mistake's
+        hint where one named it."""
+        case, value = wrong[0]
+        raised = value.get("raised") if isinstance(value, dict) and list(value) == ["raised"] \
+            else None
+        same_run = [(c, v) for c, v in wrong if c.extra.get("run") == case.extra.get("run")]
+        found = mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor,
+                                  {"function": None, "run": case.extra.get("run")},
+                                  [(case, None)] if raised else same_run, "the result", raised)
+        return replace(found, keep_hint=named) if found is not None else None
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+        valid = [c for c in cases if not c.extra.get("malformed")]
+        for case in valid:  # now, in the judge: a child forked after it inherits its imports
+            truth(case)
+
+        def judge(observed: list[Observation]) -> Verdict:
+            wrong: list[tuple[Case, Any]] = []
+            first: tuple[str, str | None] | None = None
+            for case, run in zip(cases, observed, strict=True):
+                if case.extra.get("malformed"):
+                    continue
+                if run["raised"] is not None:
+                    wrong.append((case, {"raised": run["raised"]}))
+                    known = explain_error(spec.round, run["raised"]["message"])
+                    first = first or (f"{case.describe()}: raised {format_raised(run['raised'])}",
+                                      known[1] if known else hint)
+                    continue
+                actual = select(run["value"], fields)
+                compared = [k for k in actual if k not in limits]
+                difference = _over(actual, limits) or tree_difference(
+                    _flat(select(actual, compared)), _flat(select(truth(case), compared)),
+                    case.dtype, "the result")
+                if difference:
+                    wrong.append((case, run["value"]))
+                    first = first or (f"{case.describe()}: {difference} ({ctx.reproduce()})",
+                                      None)
+            if first is not None:
+                named = diagnose(wrong, mistakes)
+                verdict = failed(first[0], hint=named or first[1] or hint)
+                return replace(verdict, diagnosis=differential(ctx, wrong, named is not None))
+            for case, run in zip(cases, observed, strict=True):
+                if case.extra.get("malformed") and (
+                        run["raised"] is None or "ValueError" not in run["raised"]["bases"]):
+                    what = "returned normally" if run["raised"] is None else \
+                        f"raised {format_raised(run['raised'])}"
+                    return failed(f"{case.label}: {what}; expected ValueError",
+                                  hint=validation_hint)
+            checked = len(cases) - len(valid)
+            rejected = f"; ValueError for all {checked} malformed inputs" if checked else ""
+            return passed(f"{len(valid)} cases matched ({span(valid)}){rejected}")
+
+        return Plan("run_each", {"cases": [c.data() for c in cases]}, judge)
+
+    return plan
+
+
+# --- two runs of the candidate that must agree --------------------------------------------------
+
+
+def runs_agree(spec: Spec) -> PlanFactory:
+    """Two runs of the candidate's own code on one case, under conditions that must not change
+    the answer (a backward called twice on one cache, the caller's arrays refilled in between),
+    give the same result: compared with each other, not with a truth, so that code wrong for
+    another reason is the correctness checks' to name. `run` (probes.py, the plan's probe)
+    returns {"raised", "first", "second"}; `options` go to it as keyword arguments;
+    `condition` says what the second run changed, `failure` words a difference."""
+    maker, run, options = spec.maker("case"), spec.helper("run"), spec.value("options", {})
+    if run is None:
+        raise RoundError(f"{spec.where}: missing run")
+    if not isinstance(options, dict) or "case" in options:
+        raise RoundError(f"{spec.where}: options must be a table of the run's other arguments")
+    condition, failure = spec.text("condition", None), spec.text("failure")
+    name, agreed, hint = spec.text("name", "the second run"), spec.text("passed"), spec.text("hint")
+    if "{difference}" not in failure:
+        raise RoundError(f"{spec.where}: failure must say where the {{difference}} goes")
+
+    def plan(ctx: Context) -> Plan:
+        (case,) = _cases(maker, ctx)
+        where = case.describe() + (f", {condition}" if condition else "")
+
+        def judge(obs: Observation) -> Verdict:
+            if obs["raised"]:
+                return raised_verdict(where, obs["raised"])
+            with np.errstate(all="ignore"):
+                difference = tree_difference(obs["second"], obs["first"], case.dtype, name)
+            if difference:
+                return failed(failure.format(where=where, difference=difference), hint=hint)
+            return passed(agreed)
+
+        return Plan(f"round:{run}", {**options, "case": case.data()}, judge)
 
     return plan
 
@@ -1491,11 +1862,16 @@ submission can forge those for itself, so in graded modes they advise and earn n
 KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "validation": validation,
     "correctness": correctness,
+    "compare_runs": compare_runs,
+    "runs_agree": runs_agree,
     "inputs_unchanged": inputs_unchanged,
     "fresh_result": fresh_result,
     "dtype_device": dtype_device,
+    "keeps_dtype": keeps_dtype,
     "autograd": autograd,
     "gradcheck": gradcheck,
+    "autograd_function": autograd_function,
+    "needs_input_grad": needs_input_grad,
     "no_autograd": no_autograd,
     "finite_differences": finite_differences,
     "complexity": complexity,

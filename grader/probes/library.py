@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from grader.probes.api import Api, as_dict
-from grader.probes.autograd import count_autograd_runs, gradient_through, run_gradcheck
+from grader.probes.autograd import count_autograd_runs, gradient_through, leaf, run_gradcheck
 from grader.probes.backends import CandidateFault
 
 Observation = dict[str, Any]
@@ -96,6 +96,13 @@ def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: s
         if observed[-1]["raised"] is not None:
             break
     return observed
+
+
+@probe
+def run_each(api: Api, cases: Sequence[CaseData]) -> list[Observation]:
+    """Every case through the run (a probes.py helper `run(api, case)`) its extra names, valid
+    and malformed cases alike (the compare_runs kind)."""
+    return [api.helper(case["extra"]["run"])(api, case) for case in cases]
 
 
 @probe
@@ -187,16 +194,89 @@ def autograd_through(api: Api, function: str, case: CaseData, args: Sequence[str
 
 
 @probe
+def function_node(api: Api, cls: str, function: str, case: CaseData, args: Sequence[str],
+                  wrt: Sequence[str], setup_context: bool) -> Observation:
+    """Is `cls` a torch.autograd.Function (with a setup_context of its own, where asked), and
+    is the node of `function(*args)`'s result (the inputs `wrt` leaves requiring grad) its
+    backward node?"""
+    import torch
+
+    found: Any = api.function(cls)
+    is_function = isinstance(found, type) and issubclass(found, torch.autograd.Function)
+    observed: Observation = {
+        "is_function": is_function, "raised": None,
+        "kind": "class" if isinstance(found, type) else type(found).__name__,
+        "setup_context": not setup_context or (
+            is_function and found.setup_context is not torch.autograd.Function.setup_context)}
+    if not is_function or not observed["setup_context"]:
+        return observed
+    inputs = [leaf(case["inputs"][n]) if n in wrt else torch.from_numpy(
+        np.array(case["inputs"][n], copy=True)) for n in args]
+    value, raised = api.call(api.function(function), *inputs)
+    node = None if raised else getattr(
+        api.backend.to_tensor(value, f"{function}({', '.join(args)})"), "grad_fn", None)
+    observed.update(raised=as_dict(raised), grad_fn=type(node).__name__,
+                    through=isinstance(node, found._backward_cls))
+    return observed
+
+
+@probe
+def backward_alone(api: Api, function: str, case: CaseData, args: Sequence[str],
+                   upstream: str, count_flops: bool) -> list[Observation]:
+    """The backward node of `function(*args)`'s result called itself (node.apply(upstream):
+    the very call autograd makes, with the real ctx), with one input of `args` requiring grad
+    at a time: what it returned, the gradient asked for and, where asked, the matmul flops it
+    did."""
+    import torch
+
+    called = f"{function}({', '.join(args)})"
+    rows: list[Observation] = []
+    for index, name in enumerate(args):
+        inputs = [leaf(case["inputs"][n]) if n == name else torch.from_numpy(
+            np.array(case["inputs"][n], copy=True)) for n in args]
+        value, raised = api.call(api.function(function), *inputs)
+        if raised:
+            return rows + [{"raised": raised.as_dict()}]
+        node = api.backend.to_tensor(value, called).grad_fn
+        if not hasattr(node, "_forward_cls"):
+            raise CandidateFault(f"{called} did not go through a custom autograd.Function")
+        grad = torch.from_numpy(np.array(case["inputs"][upstream], copy=True))
+        counted, raised = api.call(lambda n=node, g=grad: api.backend.count_matmul_flops(
+            n.apply, g) if count_flops else (n.apply(g), 0))
+        if raised:
+            return rows + [{"raised": raised.as_dict()}]
+        returned, flops = counted
+        if len(args) == 1 and not isinstance(returned, tuple | list):
+            returned = (returned,)  # a Function of one input may return its gradient bare
+        whole = isinstance(returned, tuple | list) and len(returned) == len(args)
+        wanted = returned[index] if whole else None
+        rows.append({"raised": None, "kind": type(returned).__name__, "flops": int(flops),
+                     "returned": [_described(x) for x in returned] if whole else None,
+                     "value": api.backend.to_numpy(wanted, "the gradient")
+                     if wanted is not None else None})
+    return rows
+
+
+def _described(x: Any) -> str | None:
+    return None if x is None else f"{type(x).__name__} of shape {tuple(getattr(x, 'shape', ()))}"
+
+
+@probe
 def gradcheck(api: Api, make: str | None, function: str | None, case: CaseData,
               inputs: Sequence[str], gradient: Mapping[str, Any] | None = None,
-              through: Mapping[str, Any] | None = None) -> Observation:
+              through: Mapping[str, Any] | None = None, grads: str | None = None
+              ) -> Observation:
     """gradcheck of a torch function of the case's `inputs`: the candidate's own `function`, or
     the one the helper `make(api, case)` builds around their code; and, for the judge's own
     cross-check, the candidate's gradient on the same case (`gradient`: one_call's arguments)
-    or autograd's gradient through their forward (`through`: autograd_through's arguments)."""
+    or autograd's gradient through their forward (`through`: autograd_through's arguments), or
+    autograd's gradients of every input, all requiring grad (`grads`, a helper)."""
     fn = api.helper(make)(api, case) if make else api.function(function or "")
     result: Observation = {"gradcheck": run_gradcheck(
-        api, fn, [np.asarray(case["inputs"][n]) for n in inputs], _needs_grad(len(inputs)))}
+        api, fn, [np.asarray(case["inputs"][n]) for n in inputs],
+        None if grads else _needs_grad(len(inputs)))}
+    if grads is not None:
+        result["grads"] = api.helper(grads)(api, case)
     if gradient is not None:
         result["value"] = one_call(api, case=case, **gradient)
     if through is not None:
@@ -212,17 +292,19 @@ def _needs_grad(count: int) -> list[bool]:
 
 @probe
 def autograd_runs(api: Api, function: str | None, case: CaseData, args: Sequence[str] = (),
-                  run: str | None = None, read: str | None = None) -> Observation:
-    """How many times autograd's engine ran inside the candidate's function (or during a run
-    helper's whole call sequence), and what the watched call gave ("value": read by the
-    `read` helper, else as a tree of arrays; None where it cannot be read), so that the judge
-    can hold the watched run to the same answer as every other."""
+                  run: str | None = None, read: str | None = None,
+                  call: str | None = None) -> Observation:
+    """How many times autograd's engine ran inside the candidate's function (on the inputs
+    `args`, or on what the `call` helper builds, a forward's cache say, outside the count), or
+    during a run helper's whole call sequence, and what the watched call gave ("value": read by
+    the `read` helper, else as a tree of arrays; None where it cannot be read), so that the
+    judge can hold the watched run to the same answer as every other."""
     if run:
         helper = api.helper(run)
         obs, _, runs = count_autograd_runs(api, lambda: helper(api, case))
         return {"raised": obs["raised"] if obs else None, "runs": runs,
                 "value": obs.get("value") if obs else None}
-    built = native_args(api, case, args)
+    built = build_args(api, case, call, args)
     value, raised, runs = count_autograd_runs(api, api.function(function or ""), *built)
     return {"raised": as_dict(raised), "runs": runs,
             "value": None if raised else _readable(api, built, value, read)}

@@ -16,9 +16,6 @@ from grader.checks.cases import Case, span
 from grader.checks.compare import find_mismatch, matches, tree_difference, tree_matches
 from grader.checks.followups import unavailable
 from grader.checks.kinds import (
-    autograd_free_answer,
-    autograd_not_judged,
-    autograd_used,
     central_differences,
     explain_error,
     first_line,
@@ -39,8 +36,7 @@ from grader.probes.backends import TorchBackend
 
 __all__ = [
     "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake", "Plan", "Round",
-    "TorchBackend", "Verdict", "autograd_free_answer", "autograd_not_judged", "autograd_used",
-    "bound_gradcheck",
+    "TorchBackend", "Verdict", "bound_gradcheck",
     "central_differences", "diagnose", "error_topic", "explain_error", "failed", "fill",
     "find_mismatch", "first_line", "followups", "format_raised", "judge_cases",
     "load_module", "load_reference_part", "matches", "mutant_diagnosis", "passed",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -25,26 +24,13 @@ import torch
 from grader.round_api.judge import (
     Api,
     Case,
-    Context,
-    Diagnosis,
-    Mistake,
-    Plan,
     Round,
     TorchBackend,
-    Verdict,
-    diagnose,
     error_topic,
-    explain_error,
-    failed,
     fill,
     followups,
-    format_raised,
     load_module,
     load_reference_part,
-    mutant_diagnosis,
-    passed,
-    span,
-    tree_difference,
     tree_matches,
 )
 
@@ -532,102 +518,7 @@ def trainable_list_wrong(case: Case, actual: Tree) -> bool:
     return _observed(actual, key) is not None and _observed(actual, key) != truth(case)[key]
 
 
-# --- the judges ---------------------------------------------------------------------------------
-
-
-def _select(tree: Tree, fields: Sequence[str] | None) -> Tree:
-    return {k: tree[k] for k in fields} if fields is not None else tree
-
-
-def _flat(tree: dict[str, Any]) -> dict[str, Any]:
-    """Observations one level deep, so that a message names the field of a nested entry:
-    changed['encoder.0.weight'], params['head.0.bias'][1]."""
-    flat = {}
-    for field, value in tree.items():
-        if isinstance(value, dict):
-            flat.update({f"{field}[{key!r}]": inner for key, inner in value.items()})
-        else:
-            flat[field] = value
-    return flat
-
-
-def _over(actual: Tree, limits: dict[str, float]) -> str | None:
-    for field, limit in limits.items():
-        if actual[field] > limit:
-            return f"{field}: {actual[field]:g} (at most {limit:g})"
-    return None
-
-
-def _raised_hint(raised: dict[str, Any], fallback: str) -> str:
-    known = explain_error(ROUND, raised["message"])
-    return known[1] if known else fallback
-
-
-def _mutants(ctx: Context, wrong: Sequence[tuple[Case, Tree]],
-             named: bool) -> Diagnosis | None:
-    """The reference's mutants, run as the first wrong case was, for the runner to name the
-    slip whose runs are the candidate's (or raise as theirs did); after a listed mistake's
-    hint where one named it."""
-    case, value = wrong[0]
-    raised = value.get("raised") if isinstance(value, dict) and list(value) == ["raised"] \
-        else None
-    same_run = [(c, v) for c, v in wrong if c.extra.get("run") == case.extra.get("run")]
-    found = mutant_diagnosis(ROUND, ctx.part_id, ctx.flavor,
-                              {"function": None, "run": case.extra.get("run")},
-                              [(case, None)] if raised else same_run, "the result", raised)
-    return replace(found, keep_hint=named) if found is not None else None
-
-
-def compare_runs(ctx: Context, params: dict[str, Any]) -> Plan:
-    """Every case's run on the candidate's code against the same run on the reference.
-
-    params: `cases` (a maker here), `fields` (the observations compared; default all),
-    `at_most` (fields that pass at or under a limit instead of equalling the reference's),
-    `mistakes` (the known wrong fixes to name), `hint` (when none explains the failure) and
-    `validation_hint` (for a malformed case, marked in its extra, that did not raise
-    ValueError)."""
-    cases = globals()[params["cases"]](ctx.rng())
-    fields, limits = params.get("fields"), params.get("at_most", {})
-    mistakes: tuple[Mistake, ...] = tuple(params.get("mistakes") or ())
-    valid = [c for c in cases if not c.extra.get("malformed")]
-    for case in valid:  # now, in the judge: a child forked after it inherits torch's imports
-        truth(case)
-
-    def judge(observed: list[dict[str, Any]]) -> Verdict:
-        wrong: list[tuple[Case, Tree]] = []
-        first: tuple[str, str | None] | None = None
-        for case, run in zip(cases, observed, strict=True):
-            if case.extra.get("malformed"):
-                continue
-            if run["raised"] is not None:
-                wrong.append((case, {"raised": run["raised"]}))
-                first = first or (f"{case.describe()}: raised {format_raised(run['raised'])}",
-                                  _raised_hint(run["raised"], params["hint"]))
-                continue
-            actual = _select(run["value"], fields)
-            compared = [k for k in actual if k not in limits]
-            difference = _over(actual, limits) or tree_difference(
-                _flat(_select(actual, compared)), _flat(_select(truth(case), compared)),
-                case.dtype, "the result")
-            if difference:
-                wrong.append((case, run["value"]))
-                first = first or (f"{case.describe()}: {difference} ({ctx.reproduce()})", None)
-        if first is not None:
-            named = diagnose(wrong, mistakes)
-            verdict = failed(first[0], hint=named or first[1] or params["hint"])
-            return replace(verdict, diagnosis=_mutants(ctx, wrong, named is not None))
-        for case, run in zip(cases, observed, strict=True):
-            if case.extra.get("malformed") and (
-                    run["raised"] is None or "ValueError" not in run["raised"]["bases"]):
-                what = "returned normally" if run["raised"] is None else \
-                    f"raised {format_raised(run['raised'])}"
-                return failed(f"{case.label}: {what}; expected ValueError",
-                              hint=params["validation_hint"])
-        checked = len(cases) - len(valid)
-        rejected = f"; ValueError for all {checked} malformed inputs" if checked else ""
-        return passed(f"{len(valid)} cases matched ({span(valid)}){rejected}")
-
-    return Plan("round:each", {"cases": [c.data() for c in cases]}, judge)
+# --- the finite differences' loss ----------------------------------------------------------------
 
 
 def heads_loss(inputs: dict[str, np.ndarray]) -> float:

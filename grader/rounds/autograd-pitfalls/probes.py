@@ -140,11 +140,6 @@ def outcome(api: Api, fn: Callable[..., Any], *args: Any) -> tuple[Any, Run | No
 # --- the runs: each calls the candidate's functions on one case ---------------------------------
 
 
-def each(api: Api, cases: list[Case]) -> list[Run]:
-    """Every case through the run its `extra` names (valid and malformed cases alike)."""
-    return [api.helper(case["extra"]["run"])(api, case) for case in cases]
-
-
 def run_train(api: Api, case: Case) -> Run:
     """Part 1: train the case's model; its parameters and losses afterwards."""
     extra = case["extra"]

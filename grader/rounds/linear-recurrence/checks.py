@@ -9,7 +9,6 @@ through that same loop (float64), so neither leans on the hand-written backward.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,14 +21,11 @@ from grader.round_api.judge import (
     Plan,
     Round,
     Verdict,
-    explain_error,
     failed,
-    first_line,
     load_reference_part,
     matches,
     passed,
     raised_verdict,
-    tree_difference,
     tree_matches,
 )
 
@@ -391,54 +387,6 @@ def not_flipped_back(case: Case) -> dict[str, np.ndarray]:
 
 # --- Part 4: the candidate's autograd.Function ---------------------------------------------------
 
-SEE_GRADIENTS = "See part4.gradients for the entries that are wrong, and the mistake named there."
-
-
-def function_api(ctx: Context, params: dict[str, str]) -> Plan:
-    """LinearRecurrence is an autograd.Function, and linear_recurrence_scan goes through it."""
-    case = one_6x3(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if not obs["is_function"]:
-            return replace(failed(f"LinearRecurrence is a {obs['kind']} that does not subclass "
-                                  "torch.autograd.Function", hint=params["not_function_hint"]),
-                           voids=True)
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        if not obs["through"]:
-            return replace(failed(f"linear_recurrence_scan(a, b, h0).grad_fn is "
-                                  f"{obs['grad_fn']}, not LinearRecurrence's backward node",
-                                  hint=params["bypass_hint"]), voids=True)
-        return passed(f"linear_recurrence_scan(a, b, h0).grad_fn is {obs['grad_fn']}")
-
-    return Plan("round:function_api", {"case": case.data()}, judge)
-
-
-def gradcheck_all(ctx: Context, params: dict[str, str]) -> Plan:
-    """gradcheck with a, b and h0 all requiring grad, then the judge's own look at autograd's
-    gradients through the Function on the same case (a patched gradcheck proves nothing)."""
-    from grader.round_api.judge import bound_gradcheck
-
-    bound_gradcheck()  # bound here, in the judge, before any candidate import
-    case = one_5x2(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        result = obs["gradcheck"]
-        if not result["ok"]:
-            raised = result["raised"]
-            known = explain_error(ROUND, raised["message"])
-            where = f"\n  at {raised['where']}" if raised["where"] else ""
-            return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
-                          f"{first_line(raised['message'])}{where}",
-                          hint=known[1] if known else params["hint"])
-        grads = obs["grads"]
-        if grads["raised"] or tree_difference(grads["value"], gradients_of(case), "float64",
-                                              "the gradients"):
-            return failed("gradcheck reported success, but autograd's gradients through your "
-                          "Function on the same input are wrong", hint=SEE_GRADIENTS)
-        return passed("gradcheck passed (float64, slow mode, a, b and h0 requiring grad)")
-
-    return Plan("round:gradcheck_all", {"case": case.data()}, judge)
 
 
 SAVED_LIMIT = 3
@@ -472,41 +420,6 @@ def saves_little(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:saved_tensors", {"case": case.data()}, judge)
 
 
-NEEDS = (("a", 0), ("b", 1), ("h0", 2))
-
-
-def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
-    """The Function's backward node, called with only one input requiring grad (each in turn):
-    None for the other two, and the right gradient for the one asked for."""
-    case = one_6x3(ctx.rng())
-    truth = gradients_of(case)
-
-    def one(row: dict[str, Any], name: str, index: int) -> Verdict | None:
-        where = f"{case.describe()}, only {name} requiring grad"
-        if row["raised"]:
-            return raised_verdict(where, row["raised"])
-        if row["returned"] is None:
-            return failed(f"{where}: backward returned a {row['kind']}, not one entry per "
-                          "input of forward", hint=params["arity_hint"])
-        extra = [f"d{other} ({row['returned'][i]})" for other, i in NEEDS
-                 if i != index and row["returned"][i] is not None]
-        if extra:
-            return failed(f"{where}: backward also returned {' and '.join(extra)}, which "
-                          "nobody asked for", hint=params["none_hint"])
-        difference = tree_difference(row["value"], truth["d" + name], "float64", "d" + name)
-        if difference:
-            return failed(f"{where}: {difference}", hint=SEE_GRADIENTS)
-        return None
-
-    def judge(rows: list[dict[str, Any]]) -> Verdict:
-        for (name, index), row in zip(NEEDS, rows, strict=False):
-            verdict = one(row, name, index)
-            if verdict:
-                return verdict
-        return passed("with one input requiring grad, backward returned its gradient alone "
-                      "(None for the other two)")
-
-    return Plan("round:needs_input_grad", {"case": case.data()}, judge)
 
 
 # --- the interviewer's follow-ups ----------------------------------------------------------------

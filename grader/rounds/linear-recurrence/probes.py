@@ -18,7 +18,6 @@ from grader.round_api.probes import (
     as_dict,
     leaf,
     numpy_depth,
-    run_gradcheck,
     torch_depth,
 )
 
@@ -135,30 +134,6 @@ def forward_backward(api: Api, natives: dict[str, Any]) -> Raised | None:
     return api.call(lambda: h.backward(natives["dh"]))[1]
 
 
-def function_api(api: Api, case: dict[str, Any]) -> dict[str, Any]:
-    """Is LinearRecurrence an autograd.Function, and does the result come from it?"""
-    import torch
-
-    cls: Any = api.function("LinearRecurrence")
-    is_function = isinstance(cls, type) and issubclass(cls, torch.autograd.Function)
-    observed: dict[str, Any] = {"is_function": is_function, "raised": None,
-                                "kind": "class" if isinstance(cls, type) else type(cls).__name__}
-    if not is_function:
-        return observed
-    h, raised = _through(api, _leaves(case, "a", "b", "h0"))
-    node = getattr(h, "grad_fn", None)
-    observed.update(raised=as_dict(raised), grad_fn=type(node).__name__,
-                    through=isinstance(node, cls._backward_cls))
-    return observed
-
-
-def gradcheck_all(api: Api, case: dict[str, Any]) -> dict[str, Any]:
-    """gradcheck over a, b and h0 (all requiring grad), and autograd's gradients on the case."""
-    inputs = [case["inputs"][n] for n in ("a", "b", "h0")]
-    return {"gradcheck": run_gradcheck(api, api.function("linear_recurrence_scan"), inputs),
-            "grads": autograd_grads(api, case)}
-
-
 def _saved(api: Api, fn: Any, t: dict[str, Any]) -> dict[str, Any]:
     """What autograd saved for backward while fn ran (saved-tensor hooks)."""
     import torch
@@ -205,32 +180,6 @@ def saved_tensors(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     stashed = sorted(k for k, v in vars(node).items() if holds_tensor(v) and k != "to_save")
     return {"raised": None, "shapes": seen["shapes"], "numbers": seen["numbers"],
             "stashed": stashed}
-
-
-def _describe(x: Any) -> str | None:
-    return None if x is None else f"{type(x).__name__} of shape {tuple(getattr(x, 'shape', ()))}"
-
-
-def needs_input_grad(api: Api, case: dict[str, Any]) -> list[dict[str, Any]]:
-    """Call the Function's backward node itself (h.grad_fn.apply(dh): the call autograd makes,
-    with the real ctx) with only a, then only b, then only h0 requiring grad."""
-    rows: list[dict[str, Any]] = []
-    for index, name in enumerate(("a", "b", "h0")):
-        t = _leaves(case, name)
-        h, raised = _through(api, t)
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        node = _node(h)
-        returned, raised = api.call(node.apply, t["dh"])
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        triple = isinstance(returned, tuple | list) and len(returned) == 3
-        wanted = returned[index] if triple else None
-        rows.append({"raised": None, "kind": type(returned).__name__,
-                     "returned": [_describe(x) for x in returned] if triple else None,
-                     "value": api.backend.to_numpy(wanted, "the gradient")
-                     if wanted is not None else None})
-    return rows
 
 
 # --- the interviewer's follow-up demonstrations -------------------------------------------------

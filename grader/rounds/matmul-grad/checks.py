@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ from grader.round_api.judge import (
     Verdict,
     explain_error,
     failed,
-    first_line,
     format_raised,
     load_reference_part,
     matches,
@@ -135,6 +133,15 @@ def one_plain(rng: np.random.Generator) -> Case:
 
 def one_broadcast(rng: np.random.Generator) -> Case:
     return make_case(rng, *BROADCAST)
+
+
+def dtype_plain(rng: np.random.Generator) -> list[Case]:
+    """One 2-D case in each dtype: the gradients must come back in it."""
+    return [make_case(rng, (3, 4), (4, 2), dtype) for dtype in DTYPES]
+
+
+def dtype_broadcast(rng: np.random.Generator) -> list[Case]:
+    return [make_case(rng, *BROADCAST, dtype) for dtype in DTYPES]
 
 
 def growing_batch(rng: np.random.Generator) -> list[Case]:
@@ -328,80 +335,6 @@ def wrong_axes(case: Case, actual: dict[str, Any]) -> bool:
 # --- special judges -----------------------------------------------------------------------------
 
 
-DTYPE_SHAPES = {"part1": ((3, 4), (4, 2)), "part2": BROADCAST}
-SEE_GRADIENTS = "See part3.gradients for the evidence."
-
-
-def keeps_dtype(ctx: Context, params: dict[str, Any]) -> Plan:
-    """dA and dB come back in the inputs' dtype, for float32 and float64 inputs."""
-    rng = ctx.rng()
-    cases = [make_case(rng, *DTYPE_SHAPES[ctx.part_id], dtype) for dtype in DTYPES]
-
-    def judge(rows: list[dict[str, Any]]) -> Verdict:
-        for case, row in zip(cases, rows, strict=False):
-            if row["raised"]:
-                return raised_verdict(case.describe(), row["raised"])
-            wrong = [f"{name} is {dtype}" for name, dtype in row["dtypes"].items()
-                     if dtype != case.dtype]
-            if wrong:
-                return failed(f"{case.describe()}: {' and '.join(wrong)}", hint=params["hint"])
-        return passed(f"dA and dB keep the dtype ({' and '.join(DTYPES)})")
-
-    return Plan("round:dtypes", {"function": params["function"],
-                                 "cases": [c.data() for c in cases]}, judge)
-
-
-def function_api(ctx: Context, params: dict[str, str]) -> Plan:
-    """MatMul is an autograd.Function in the torch 2 style, and matmul goes through it."""
-    case = make_case(ctx.rng(), (2, 3), (3, 4))
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        # Without a Function that matmul goes through, the gradients are autograd's own:
-        # evidence against them (a process could only forge this check's pass, worth nothing
-        # graded, never its failure).
-        if not obs["is_function"]:
-            return replace(failed(f"MatMul is a {obs['kind']} that does not subclass "
-                                  "torch.autograd.Function",
-                                  hint=params["not_function_hint"]), voids=True)
-        if not obs["setup_context"]:
-            return failed("MatMul has no setup_context of its own: forward(ctx, ...) is the "
-                          "old style", hint=params["old_style_hint"])
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        if not obs["through"]:
-            return replace(failed(f"matmul(A, B).grad_fn is {obs['grad_fn']}, not MatMul's "
-                                  "backward node", hint=params["bypass_hint"]), voids=True)
-        return passed(f"matmul(A, B).grad_fn is {obs['grad_fn']}")
-
-    return Plan("round:function_api", {"case": case.data()}, judge)
-
-
-def gradcheck_both(ctx: Context, params: dict[str, str]) -> Plan:
-    """gradcheck with A and B both requiring grad, then the judge's own look at autograd's
-    gradients through matmul on the same case (a patched gradcheck proves nothing)."""
-    from grader.round_api.judge import bound_gradcheck
-
-    bound_gradcheck()  # bound here, in the judge, before any candidate import
-    case = one_broadcast(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        result = obs["gradcheck"]
-        if not result["ok"]:
-            raised = result["raised"]
-            known = explain_error(ROUND, raised["message"])
-            where = f"\n  at {raised['where']}" if raised["where"] else ""
-            return failed(f"{case.describe()}: gradcheck raised {raised['type']}: "
-                          f"{first_line(raised['message'])}{where}",
-                          hint=known[1] if known else params["hint"])
-        grads = obs["grads"]
-        if grads["raised"] or tree_difference(grads["value"], gradients(case), "float64",
-                                              "the gradients"):
-            return failed("gradcheck reported success, but autograd's gradients through your "
-                          "matmul on the same input are wrong",
-                          hint=SEE_GRADIENTS)
-        return passed("gradcheck passed (float64, slow mode, A and B requiring grad)")
-
-    return Plan("round:gradcheck_both", {"case": case.data()}, judge)
 
 
 SAVED_LABELS = {"A": "A itself", "B": "B itself", "A copy": "a copy of A",
@@ -434,51 +367,12 @@ def saves_inputs(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:saved_tensors", {"case": case.data()}, judge)
 
 
-NEEDS = (("A", 0), ("B", 1))
 
 
-def _single_gradient_flops(case: Case) -> int:
+def one_gradient_flops(case: Case) -> int:
     """One gradient's matmul: 2 x batch x M x K x N multiply-adds."""
     batch = int(np.prod(case["dC"].shape[:-2]))
     return 2 * batch * case.dim("M") * case.dim("K") * case.dim("N")
-
-
-def needs_input_grad(ctx: Context, params: dict[str, Any]) -> Plan:
-    """MatMul's backward node, called with only A (then only B) requiring grad: it returns
-    None for the other, computes one matmul's worth of flops, and the right gradient."""
-    case = one_broadcast(ctx.rng())
-    truth = gradients(case)
-    limit = params["flop_slack"] * _single_gradient_flops(case)
-
-    def one(row: dict[str, Any], name: str, index: int) -> Verdict | None:
-        other = "dB" if index == 0 else "dA"
-        where = f"{case.describe()}, only {name} requiring grad"
-        if row["raised"]:
-            return raised_verdict(where, row["raised"])
-        if row["returned"] is None:
-            return failed(f"{where}: backward returned a {row['kind']}, not one entry per "
-                          "input", hint=params["arity_hint"])
-        if row["returned"][1 - index] is not None:
-            return failed(f"{where}: backward returned a {row['returned'][1 - index]} for "
-                          f"{other}, which nobody asked for", hint=params["none_hint"])
-        if row["flops"] > limit:
-            return failed(f"{where}: backward did {row['flops']} matmul flops; one gradient "
-                          f"takes {_single_gradient_flops(case)}", hint=params["computed_hint"])
-        difference = tree_difference(row["value"], truth["d" + name], "float64", "d" + name)
-        if difference:
-            shape = np.shape(row["value"]) != truth["d" + name].shape
-            return failed(f"{where}: {difference}",
-                          hint=params["shape_hint"] if shape else SEE_GRADIENTS)
-        return None
-
-    def judge(rows: list[dict[str, Any]]) -> Verdict:
-        for (name, index), row in zip(NEEDS, rows, strict=True):
-            verdict = one(row, name, index)
-            if verdict:
-                return verdict
-        return passed("only the gradient asked for was computed and returned, the other None")
-
-    return Plan("round:needs_input_grad", {"case": case.data()}, judge)
 
 
 def second_derivatives(case: Case) -> dict[str, np.ndarray]:

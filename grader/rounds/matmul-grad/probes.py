@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.round_api.probes import Api, CandidateFault, Raised, as_dict, leaf, run_gradcheck
+from grader.round_api.probes import Api, CandidateFault, Raised, as_dict, leaf
 
 # --- readers: the pair (dA, dB) ----------------------------------------------------------------
 
@@ -35,21 +35,6 @@ def read_da(api: Api, args: tuple[Any, ...], value: Any) -> np.ndarray:
 
 def read_db(api: Api, args: tuple[Any, ...], value: Any) -> np.ndarray:
     return api.backend.to_numpy(_pair(value)[1], "dB")
-
-
-def dtypes(api: Api, function: str, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The dtypes of dA and dB, per case."""
-    rows: list[dict[str, Any]] = []
-    for case in cases:
-        inputs = case["inputs"]
-        value, raised = api.call(api.function(function),
-                                 *(api.backend.native(inputs[n]) for n in ("A", "B", "dC")))
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        rows.append({"raised": None, "dtypes": {
-            name: str(api.backend.to_numpy(x, name).dtype)
-            for name, x in zip(("dA", "dB"), _pair(value), strict=True)}})
-    return rows
 
 
 # --- Part 3: autograd through the candidate's Function -----------------------------------------
@@ -104,34 +89,6 @@ def forward_backward(api: Api, natives: dict[str, Any]) -> Raised | None:
     return api.call(lambda: C.backward(natives["dC"]))[1]
 
 
-def function_api(api: Api, case: dict[str, Any]) -> dict[str, Any]:
-    """Is MatMul a torch 2 style autograd.Function, and does matmul's result come from it?"""
-    import torch
-
-    MatMul: Any = api.function("MatMul")
-    is_function = isinstance(MatMul, type) and issubclass(MatMul, torch.autograd.Function)
-    observed: dict[str, Any] = {
-        "is_function": is_function, "raised": None,
-        "kind": "class" if isinstance(MatMul, type) else type(MatMul).__name__,
-        "setup_context": is_function and MatMul.setup_context is not
-        torch.autograd.Function.setup_context}
-    if not observed["setup_context"]:
-        return observed
-    A, B, _ = _leaves(case, "A")
-    C, raised = _product(api, A, B)
-    node = getattr(C, "grad_fn", None)
-    observed.update(raised=as_dict(raised), grad_fn=type(node).__name__,
-                    through=isinstance(node, MatMul._backward_cls))
-    return observed
-
-
-def gradcheck_both(api: Api, case: dict[str, Any]) -> dict[str, Any]:
-    """gradcheck of matmul with A and B requiring grad, and autograd's gradients on the case."""
-    inputs = [case["inputs"]["A"], case["inputs"]["B"]]
-    return {"gradcheck": run_gradcheck(api, api.function("matmul"), inputs),
-            "grads": autograd_grads(api, case)}
-
-
 def saved_tensors(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     """What the Function saved for backward (saved-tensor hooks see save_for_backward), and
     which tensors it kept as plain ctx attributes instead."""
@@ -165,35 +122,6 @@ def saved_tensors(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     node = _function_node(C)
     stashed = sorted(k for k, v in vars(node).items() if holds_tensor(v) and k != "to_save")
     return {"raised": None, "saved": [label(t) for t in packed], "stashed": stashed}
-
-
-def _describe(x: Any) -> str | None:
-    return None if x is None else f"{type(x).__name__} of shape {tuple(getattr(x, 'shape', ()))}"
-
-
-def needs_input_grad(api: Api, case: dict[str, Any]) -> list[dict[str, Any]]:
-    """Call MatMul's backward node itself (C.grad_fn.apply(dC): the very call autograd makes,
-    with the real ctx) with only A, then only B, requiring grad: what it returned and the
-    matmul flops it did."""
-    rows: list[dict[str, Any]] = []
-    for index, name in enumerate(("A", "B")):
-        A, B, dC = _leaves(case, name)
-        C, raised = _product(api, A, B)
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        node = _function_node(C)
-        counted, raised = api.call(lambda n=node, g=dC: api.backend.count_matmul_flops(
-            n.apply, g))
-        if raised:
-            return rows + [{"raised": raised.as_dict()}]
-        returned, flops = counted
-        pair = isinstance(returned, tuple | list) and len(returned) == 2
-        wanted = returned[index] if pair else None
-        rows.append({"raised": None, "kind": type(returned).__name__, "flops": int(flops),
-                     "returned": [_describe(x) for x in returned] if pair else None,
-                     "value": api.backend.to_numpy(wanted, "the gradient")
-                     if wanted is not None else None})
-    return rows
 
 
 def double_backward(api: Api, case: dict[str, Any]) -> dict[str, Any]:

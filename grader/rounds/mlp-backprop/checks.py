@@ -19,12 +19,7 @@ from grader.round_api.judge import (
     Context,
     Plan,
     Verdict,
-    autograd_free_answer,
-    autograd_not_judged,
-    autograd_used,
-    central_differences,
     failed,
-    find_mismatch,
     passed,
     raised_verdict,
     tree_difference,
@@ -556,47 +551,6 @@ def cache_owns_memory(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:cache_aliases", {"case": case.data()}, judge)
 
 
-def _case_maker(name: str) -> Callable[[np.random.Generator], Case]:
-    maker = globals().get(name)
-    if not callable(maker):
-        raise LookupError(f"checks.py has no case maker {name!r}")
-    return maker
-
-
-def keeps_dtype(ctx: Context, params: dict[str, str]) -> Plan:
-    """float32 in, float32 out: the named results keep the inputs' dtype."""
-    case = _case_maker(params["case"])(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        promoted = {k: v for k, v in obs["dtypes"].items() if v != case.dtype}
-        if promoted:
-            listed = ", ".join(f"{k} is {v}" for k, v in promoted.items())
-            return failed(f"{case.describe()} inputs: {listed}", hint=params["hint"])
-        return passed(f"every result stays {case.dtype}")
-
-    return Plan("round:" + params["run"], {"case": case.data()}, judge)
-
-
-def autograd_free(ctx: Context, params: dict[str, str]) -> Plan:
-    """A hand-written computation never runs autograd's engine (the probe counts its runs),
-    and, watched, gives the truth (`truth`, read by `read`): what it gives where it is
-    watched is the only answer known to come without autograd."""
-    case = _case_maker(params["case"])(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["runs"]:
-            return autograd_used(case, obs["runs"], params["hint"])
-        if obs["raised"]:
-            return autograd_not_judged(case, obs["raised"])
-        truth = globals()[params["truth"]](case)
-        return autograd_free_answer(case, obs["value"], truth, params["name"]) or passed()
-
-    return Plan("round:autograd_runs", {"run": params["run"], "read": params["read"],
-                                        "case": case.data()}, judge, forkless=True)
-
-
 def gradients_of(case: Case) -> Tree:
     """The backward's truth without the forward's logits: the gradients alone."""
     return {k: v for k, v in backward_of(case).items() if k != "logits"}
@@ -652,70 +606,11 @@ def stability(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:extreme_losses", {"cases": [c.data() for c in cases]}, judge)
 
 
-FD_ORDER = ("W2", "b2", "W1", "b1")  # output layer first: an error there spreads downwards
-
-
-def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
-    """Every parameter's gradient against central differences of sum(logits * dlogits), in
-    float64; the first parameter that disagrees (output layer first) names where to look."""
-    case = one_network(ctx.rng())
-    eps = float(params["eps"])
-    tolerance = tuple(params["tolerance"])
-    forward = params["stages"]["forward"]  # the table's default, as the correctness checks read
-
-    def loss(inputs: dict[str, np.ndarray]) -> float:
-        net = forward64({n: inputs[n] for n in PARAMS}, inputs["X"])
-        return float(np.sum(net["logits"] * inputs["dlogits"]))
-
-    def judge(observed: list[dict[str, Any]]) -> Verdict:
-        obs = observed[0]
-        if obs["raised"]:
-            verdict = raised_verdict(case.describe(), obs["raised"])
-            if obs.get("stage") != "forward":
-                return verdict
-            return failed(forward["prefix"] + verdict.message, hint=forward["hint"])
-        wrong_forward = tree_difference(obs["value"]["logits"], logits_of(case), "float64",
-                                        "logits")
-        if wrong_forward:
-            return failed(f"{case.describe()}: your mlp_forward (Part 1) gives wrong logits "
-                          f"({wrong_forward}), so its cache "
-                          "is suspect and the gradients were not compared",
-                          hint=forward["hint"])
-        for name in FD_ORDER:
-            numeric = central_differences(loss, case.inputs, name, eps)
-            value = obs["value"].get("d" + name)
-            if np.shape(value) != numeric.shape:
-                return failed(f"{case.describe()}: d{name} has shape {np.shape(value)}, "
-                              f"{name} has {numeric.shape}", hint=params["shape_hint"])
-            mismatch = find_mismatch(value, numeric, "float64", tolerance)
-            if mismatch:
-                index = ", ".join(map(str, mismatch.index))
-                return failed(
-                    f"{case.describe()}, loss sum(logits * dlogits), eps {eps:g}: "
-                    f"dL/d{name}[{index}] by finite differences is {mismatch.expected:.6g}, "
-                    f"yours is {mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; "
-                    f"seed {ctx.seed})", hint=params["hints"][name])
-        return passed("dW1, db1, dW2 and db2 agree with central differences")
-
-    return Plan("call_each", {"function": None, "run": "backward_run",
-                              "cases": [case.data()]}, judge)
-
-
-def cache_reuse(ctx: Context, params: dict[str, str]) -> Plan:
-    """The same cache twice gives the same gradients (the backward does not write into it)."""
-    case = one_network(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        first, second = obs["first"], obs["second"]
-        if not tree_matches(second, first, case.dtype):
-            difference = tree_difference(second, first, case.dtype, "the second call")
-            return failed(f"{case.describe()}: the second mlp_backward on the same cache "
-                          f"differs from the first: {difference}", hint=params["hint"])
-        return passed("the same cache gave the same gradients twice")
-
-    return Plan("round:backward_twice", {"case": case.data()}, judge)
+def backward_loss(inputs: dict[str, np.ndarray]) -> float:
+    """sum(logits * dlogits) as a function of the case's arrays: its gradient with respect to
+    each parameter is what mlp_backward returns for that dlogits (the finite differences)."""
+    net = forward64({n: inputs[n] for n in PARAMS}, inputs["X"])
+    return float(np.sum(net["logits"] * inputs["dlogits"]))
 
 
 def sgd_fresh(ctx: Context, params: dict[str, str]) -> Plan:

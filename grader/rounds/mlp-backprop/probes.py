@@ -14,12 +14,12 @@ the candidate to fix Part 1 first.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from grader.round_api.probes import Api, CandidateFault, Raised, as_dict, count_autograd_runs
+from grader.round_api.probes import Api, CandidateFault, Raised
 
 PARAMS = ("W1", "b1", "W2", "b2")
 GRADS = tuple("d" + name for name in PARAMS)
@@ -229,51 +229,6 @@ def cache_aliases(api: Api, case: dict[str, Any]) -> Observation:
     shared = [{"path": path, "with": [name for name, x in inputs.items() if _shares(api, a, x)]}
               for path, a in leaves]
     return {"raised": None, "leaves": len(leaves), "shared": [s for s in shared if s["with"]]}
-
-
-def _dtypes(api: Api, tree: dict[str, Any]) -> dict[str, str]:
-    return {k: api.backend.dtype_name(v) for k, v in tree.items()}
-
-
-def loss_dtypes(api: Api, case: dict[str, Any]) -> Observation:
-    arrays = natives(api, case)
-    value, raised = api.call(api.function("softmax_cross_entropy"), arrays["logits"],
-                             arrays["y"])
-    if raised:
-        return {"raised": raised.as_dict()}
-    return {"raised": None, "dtypes": _dtypes(api, {"dlogits": pair(
-        value, "softmax_cross_entropy", "loss, dlogits")[1]})}
-
-
-def backward_dtypes(api: Api, case: dict[str, Any]) -> Observation:
-    obs = backward_run(api, case)
-    if obs["raised"]:
-        return {"raised": obs["raised"]}
-    return {"raised": None, "dtypes": {k: str(v.dtype) for k, v in obs["value"].items()
-                                       if k in GRADS}}
-
-
-def backward_autograd(api: Api, case: dict[str, Any]) -> tuple[Callable[..., Any],
-                                                              tuple[Any, ...]]:
-    """The backward and its arguments (the candidate's own cache), to count autograd in."""
-    return api.function("mlp_backward"), backward_call(api, case)
-
-
-def train_autograd(api: Api, case: dict[str, Any]) -> tuple[Callable[..., Any],
-                                                           tuple[Any, ...]]:
-    return api.function("train"), train_call(api, case)
-
-
-def autograd_runs(api: Api, run: str, read: str, case: dict[str, Any]) -> Observation:
-    """The runs of autograd's engine in the call `run` makes, and what that call gave, read by
-    the helper `read` (None where it cannot be read)."""
-    fn, args = api.helper(run)(api, case)
-    value, raised, runs = count_autograd_runs(api, fn, *args)
-    try:
-        seen = None if raised else api.helper(read)(api, args, value)
-    except CandidateFault:
-        seen = None
-    return {"raised": as_dict(raised), "runs": runs, "value": seen}
 
 
 def extreme_losses(api: Api, cases: list[dict[str, Any]]) -> list[Observation]:

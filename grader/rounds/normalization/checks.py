@@ -20,13 +20,10 @@ from grader.round_api.judge import (
     Mistake,
     Plan,
     Verdict,
-    central_differences,
     diagnose,
     failed,
-    find_mismatch,
     passed,
     raised_verdict,
-    tree_difference,
     tree_matches,
 )
 
@@ -868,113 +865,29 @@ def sequence_not_threaded(case: Case, actual: Any) -> bool:
     return tree_matches(actual.get("running_means"), np.array(means), case.dtype)
 
 
-# --- special judges: finite differences of every backward ----------------------------------
+# --- the finite differences' losses of every backward --------------------------------------
 
 
-def _layer_loss(inputs: dict[str, np.ndarray], case: Case) -> float:
+def layer_loss(inputs: dict[str, np.ndarray], case: Case) -> float:
+    """sum(y * dy) through the layer norm (the finite differences' loss)."""
     y = layer_forward64(inputs["x"], inputs["gamma"], inputs["beta"], case.extra["eps"])
     return float(np.sum(y * inputs["dy"]))
 
 
-def _batch_loss(inputs: dict[str, np.ndarray], case: Case) -> float:
+def batch_loss(inputs: dict[str, np.ndarray], case: Case) -> float:
+    """sum(y * dy) through torch's own batch norm, in the case's mode and settings."""
     x = np.asarray(inputs["x"], np.float64)
     with_inputs = Case({**case.inputs, **inputs}, case.dims, case.dtype, extra=case.extra)
     y = _batch_norm(_t(x), with_inputs).numpy()
     return float(np.sum(y * inputs["dy"]))
 
 
-NORMS: dict[str, tuple[Callable[[np.random.Generator], Case],
-                       Callable[[dict[str, np.ndarray], Case], float],
-                       Callable[[Case], np.ndarray]]] = {
-    "layernorm": (one_sequence, _layer_loss, lambda c: layernorm_backward_of(c)["y"]),
-    "batchnorm": (one_training, _batch_loss, lambda c: batchnorm_backward_of(c)["y"]),
-}
-FD_ORDER = ("dbeta", "dgamma", "dx")  # the simplest first: a wrong dbeta explains the rest
+def layer_y_of(case: Case) -> np.ndarray:
+    return np.asarray(layernorm_backward_of(case)["y"])
 
 
-def backward_finite_differences(ctx: Context, params: dict[str, Any]) -> Plan:
-    """dx, dgamma and dbeta against central differences of sum(y * dy) through torch's own
-    forward (float64); the first that disagrees (dbeta, then dgamma, then dx) names where to
-    look."""
-    maker, loss_of, y_of = NORMS[params["norm"]]
-    case = maker(ctx.rng())
-    eps = float(params["eps"])
-    tolerance = tuple(params["tolerance"])
-    forward = params["stages"]["forward"]
-
-    def loss(inputs: dict[str, np.ndarray]) -> float:
-        return loss_of(inputs, case)
-
-    def judge(observed: list[dict[str, Any]]) -> Verdict:
-        obs = observed[0]
-        if obs["raised"]:
-            verdict = raised_verdict(case.describe(), obs["raised"])
-            if obs.get("stage") != "forward":
-                return verdict
-            return failed(forward["prefix"] + verdict.message, hint=forward["hint"])
-        wrong_forward = tree_difference(obs["value"]["y"], y_of(case), "float64", "y")
-        if wrong_forward:
-            return failed(f"{case.describe()}: your forward gives a wrong y ({wrong_forward}), "
-                          "so its cache is suspect and the gradients were not compared",
-                          hint=forward["hint"])
-        for name in FD_ORDER:
-            numeric = central_differences(loss, case.inputs, name[1:], eps)
-            value = obs["value"].get(name)
-            if np.shape(value) != numeric.shape:
-                return failed(f"{case.describe()}: {name} has shape {np.shape(value)}, "
-                              f"{name[1:]} has {numeric.shape}", hint=params["shape_hint"])
-            mismatch = find_mismatch(value, numeric, "float64", tolerance)
-            if mismatch:
-                index = ", ".join(map(str, mismatch.index))
-                return failed(
-                    f"{case.describe()}, loss sum(y * dy), eps {eps:g}: dL/{name}[{index}] by "
-                    f"finite differences is {mismatch.expected:.6g}, yours is "
-                    f"{mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; "
-                    f"seed {ctx.seed})", hint=params["hints"][name])
-        return passed("dx, dgamma and dbeta agree with central differences")
-
-    return Plan("call_each", {"function": None, "run": params["run"],
-                              "cases": [case.data()]}, judge)
-
-
-def cache_reuse(ctx: Context, params: dict[str, Any]) -> Plan:
-    """The same cache twice gives the same gradients (the backward does not write into it)."""
-    maker = {"layernorm": one_layernorm, "batchnorm": one_training}[params["norm"]]
-    case = maker(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        if obs["raised"]:
-            return raised_verdict(case.describe(), obs["raised"])
-        first, second = obs["first"], obs["second"]
-        if not tree_matches(second, first, case.dtype):
-            difference = tree_difference(second, first, case.dtype, "the second call")
-            return failed(f"{case.describe()}: the second backward on the same cache differs "
-                          f"from the first: {difference}", hint=params["hint"])
-        return passed("the same cache gave the same gradients twice")
-
-    return Plan("round:backward_twice", {"norm": params["norm"], "case": case.data()}, judge)
-
-
-def cache_survives_refill(ctx: Context, params: dict[str, Any]) -> Plan:
-    """The backward gives the same gradients when the caller refilled x, gamma and beta (and
-    the running statistics) in place between the forward and the backward: the cache owns
-    what it needs. Compared with the candidate's own gradients without the refill, so that a
-    backward wrong for another reason is the correctness checks' to name."""
-    maker = {"layernorm": one_layernorm, "batchnorm": one_training}[params["norm"]]
-    case = maker(ctx.rng())
-
-    def judge(obs: dict[str, Any]) -> Verdict:
-        where = f"{case.describe()}, the forward's arrays refilled with NaN before the backward"
-        if obs["raised"]:
-            return raised_verdict(where, obs["raised"])
-        difference = tree_difference(obs["refilled"], obs["plain"], case.dtype,
-                                     "the gradients")
-        if difference:
-            return failed(f"{where}, compared with your gradients without the refill: "
-                          f"{difference}", hint=params["hint"])
-        return passed("the gradients did not change when the caller refilled its arrays")
-
-    return Plan("round:refilled", {"norm": params["norm"], "case": case.data()}, judge)
+def batch_y_of(case: Case) -> np.ndarray:
+    return np.asarray(batchnorm_backward_of(case)["y"])
 
 
 # --- the interviewer's follow-ups ---------------------------------------------------------------

@@ -301,7 +301,7 @@ def refilled(api: Api, norm: str, case: dict[str, Any]) -> Observation:
         if raised is not None:
             return {"raised": raised.as_dict()}
         found.append(read_gradients(api, grads, backward))
-    return {"raised": None, "plain": found[0], "refilled": found[1]}
+    return {"raised": None, "first": found[0], "second": found[1]}
 
 
 # --- the interviewer's follow-up demonstrations -------------------------------------------------
