@@ -889,8 +889,8 @@ def finite_differences(spec: Spec) -> PlanFactory:
                     return failed(
                         f"{case.describe()}, loss {loss_name}, eps {eps:g}: dL/d{name}[{i}] by "
                         f"finite differences is {mismatch.expected:.6g}, yours is "
-                        f"{mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; seed "
-                        f"{ctx.seed})", hint=hints.get(name) or diagnose(
+                        f"{mismatch.yours:.6g} (max abs error {mismatch.max_abs:.3g}; "
+                        f"seed {ctx.seed})", hint=hints.get(name) or diagnose(
                             [(case, value)], mistakes) or hint.format(wrt=name, part=ctx.part_id))
             if several:
                 return passed(f"{_listed(['d' + n for n in names])} agree with central "

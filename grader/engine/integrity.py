@@ -94,6 +94,10 @@ JUDGE_IMPORTS = (
     "numpy", "numpy.libs", "torch", "torch.libs", "torchgen", "functorch", "sympy", "mpmath",
     "typing_extensions",
     "nvidia", "triton", "sitecustomize", "usercustomize",
+    # a cluster's judge runs inside Dask's worker process (grader/coach/cluster_worker.py)
+    "distributed", "dask", "cloudpickle", "tornado", "msgpack", "toolz", "tlz", "tblib", "zict",
+    "sortedcontainers", "psutil", "yaml", "locket", "packaging", "importlib_metadata", "zipp",
+    "jinja2", "markupsafe", "colorama", "lazy_importer",
 )
 SKIPPED_FOLDERS = frozenset({"include", "test", "tests"})
 SKIPPED_SUFFIXES = (".h", ".hpp", ".cuh", ".pyi",

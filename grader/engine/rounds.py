@@ -21,6 +21,7 @@ package), or in the round folder's own `reference/<flavor>/`.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import re
@@ -280,7 +281,11 @@ def get_round(round_id: str) -> Round:
 
 
 def module_name(round_: Round, name: str) -> str:
-    return "grader_round_" + re.sub(r"\W", "_", round_.id) + "_" + name
+    """The module's name in sys.modules: its round's id and its folder's, so that two folders
+    holding a round of the same id (a coach's edited copy beside the installed one) never share
+    a module."""
+    folder = hashlib.sha256(str(round_.folder.resolve()).encode()).hexdigest()[:12]
+    return "grader_round_" + re.sub(r"\W", "_", round_.id) + f"_{folder}_{name}"
 
 
 OPTIONAL_MODULES = ("probes",)
