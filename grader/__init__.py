@@ -8,8 +8,8 @@ the rounds' folders, results, limits and the grader's integrity: it knows no rou
 `rounds` (the rounds themselves, each a folder of data), `probes` (what runs beside
 candidate code, in its process), `runner` (the only code that starts
 candidate processes), `candidate` (check, watch, mock, hints, explain), `coach` (batch
-grading, Gradescope, Classroom, review), `render` (scorecards and reports) and `cli` (thin
-click commands).
+grading, Gradescope, Classroom, review), `render` (scorecards and reports), `cli` (thin
+click commands) and `jupyter` (the same commands as IPython magics).
 """
 
 __version__ = "0.1.0"
@@ -21,7 +21,7 @@ REPORT_INSTALL = f'pip install "{DISTRIBUTION}[report]"'
 
 def load_ipython_extension(ipython: object) -> None:
     """`%load_ext grader` in Jupyter or Colab: the %%part and %grader magics
-    (grader.candidate.notebook)."""
-    from grader.candidate.notebook import load
+    (grader.jupyter)."""
+    from grader.jupyter import load
 
     load(ipython)

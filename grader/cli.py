@@ -467,14 +467,15 @@ def explain(topic: str | None, no_demo: bool, round_id: str | None,
 @workspace_option
 @seed_option
 def watch(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None) -> None:
-    from grader.candidate import watch as watching
+    from grader.render import watch_screen
 
     workspace = resolve_workspace(workspace_dir)
     request = build_request(workspace, parts, seed, None, DEFAULT_MEMORY_MB)
     out = console()
     try:
         with grader_files_guarded() as verify:
-            watching.run_watch(workspace, request, out, now, terminal_ask(out), verify=verify)
+            watch_screen.run_watch(workspace, request, out, now, terminal_ask(out),
+                                   verify=verify)
     except KeyboardInterrupt:
         out.print("Stopped watching.")
 

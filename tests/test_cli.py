@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from grader.cli import cli
+from grader.engine.rounds import ROUNDS_DIR
 from grader.runner import Request
 
 from helpers import PREFIX, REPO, run_grader, solution, validate_run_json, write_workspace
@@ -239,7 +240,16 @@ def test_init_writes_a_workspace_of_the_chosen_flavor(runner: CliRunner, tmp_pat
     for part in PREFIX.parts:
         stub = (tmp_path / "fresh" / "exercises" / part.file).read_text()
         assert "import numpy as np" in stub and "NotImplementedError" in stub
-    assert (tmp_path / "fresh" / "exercises" / "__init__.py").is_file()
+    assert (tmp_path / "fresh" / "exercises" / "__init__.py").read_text() == (
+        '"""The exercises of the prefix-products round (numpy): Prefix matrix products with '
+        'hand-written\nautograd.\n\nFill in part1_inplace.py, part2_out_of_place.py, '
+        'part3_backward.py, part4_scan.py.\n"""\n')
+
+
+def test_no_round_ships_a_package_named_after_a_library() -> None:
+    """A stub folder named numpy or torch holding an __init__.py reads, to every tool that
+    resolves imports, as the library itself: the workspace's __init__.py is the engine's."""
+    assert sorted(ROUNDS_DIR.rglob("__init__.py")) == []
 
 
 def test_init_refuses_to_overwrite(runner: CliRunner, tmp_path: Path) -> None:

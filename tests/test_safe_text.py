@@ -15,7 +15,6 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from grader.candidate import watch
 from grader.cli import cli
 from grader.engine.safe_text import (
     clean,
@@ -27,7 +26,7 @@ from grader.engine.safe_text import (
     valid_tree,
 )
 from grader.engine.workspace import load_workspace
-from grader.render import views
+from grader.render import views, watch_screen
 
 from helpers import LentWorker, lend_pool, matches_golden, write_workspace
 
@@ -155,8 +154,9 @@ def test_the_watch_view_shows_a_changed_file_name_as_written(grading, hostile: P
     console = Console(file=StringIO(), width=100, color_system=None)
     workspace = load_workspace(hostile)
     request = grading.request(hostile, "torch", ["part1"], seed=3)
-    session = watch.WatchSession(workspace, request, lambda: LentWorker(grading.worker),
-                                 console, lambda: 0.0, None)
+    session = watch_screen.WatchSession(workspace, request,
+                                        lambda: LentWorker(grading.worker), console,
+                                        lambda: 0.0, None)
     session.on_change([str(hostile / "exercises" / SPY_NAME)])
     session.close()
     shown = console.file.getvalue()  # type: ignore[attr-defined]

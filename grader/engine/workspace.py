@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -118,11 +119,22 @@ class Workspace:
 
 
 def pristine_files(round_: Round, flavor: str) -> dict[str, str]:
-    """Every file of a fresh exercises/ folder, relative name -> text, from the round's stubs."""
+    """Every file of a fresh exercises/ folder, relative name -> text: the round's stubs, and
+    the package's __init__.py, written here from the round's data (a round ships no package of
+    its own named `numpy` or `torch`, which tools would take for the libraries)."""
     folder = round_.stubs_dir(flavor)
     if not folder.is_dir():
         raise WorkspaceError(f"round {round_.id} has no {flavor} stubs (looked in {folder})")
-    return {p.name: p.read_text() for p in sorted(folder.glob("*.py"))}
+    stubs = {p.name: p.read_text() for p in sorted(folder.glob("*.py"))}
+    return {"__init__.py": package_text(round_, flavor), **stubs}
+
+
+def package_text(round_: Round, flavor: str) -> str:
+    """The exercises/ package's docstring: which round, which flavor, which files to fill in."""
+    files = ", ".join(part.file for part in round_.parts_for(flavor))
+    about = textwrap.fill(f'"""The exercises of the {round_.id} round ({flavor}): '
+                          f"{round_.title}.", width=96)
+    return f'{about}\n\n{textwrap.fill(f"Fill in {files}.", width=96)}\n"""\n'
 
 
 def config_text(round_: Round, flavor: str) -> str:

@@ -1,1 +1,0 @@
-"""The exercises of the linear-recurrence round (numpy flavor): fill in the part files."""

@@ -1,1 +1,0 @@
-"""The exercises of the matmul-grad round (numpy flavor): fill in the two part files."""

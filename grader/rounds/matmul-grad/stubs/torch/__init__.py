@@ -1,1 +1,0 @@
-"""The exercises of the matmul-grad round (torch flavor): fill in the three part files."""

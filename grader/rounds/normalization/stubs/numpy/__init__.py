@@ -1,1 +1,0 @@
-"""The exercises of the normalization round (numpy flavor): fill in the three part files."""

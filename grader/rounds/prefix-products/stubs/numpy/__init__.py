@@ -1,1 +1,0 @@
-"""The exercises of the prefix-products round (numpy flavor): fill in the four part files."""
