@@ -221,8 +221,8 @@ def test_the_part_list_and_hints_render_literally() -> None:
     assert "hint 1/3: nudge" in text and "hint 2/3: approach" in text and "3/3" not in text
 
 
-BUSY = ("the machine was too busy to judge this: its measurements still disagreed after 5 "
-        "rounds; re-run when it is quieter\nyours grows 2.1x faster than the reference's")
+BUSY = ("the machine was too busy to judge this (its measurements still disagreed after 5 "
+        "rounds): re-run when it is quieter\nyours grows 2.1x faster than the reference's")
 
 
 def test_an_undecided_check_shows_its_measurements_and_the_points_it_holds_back() -> None:

@@ -270,8 +270,8 @@ def test_an_undecided_measurement_gets_more_rounds_then_says_the_machine_was_too
     assert result.max_score == 10.0  # the part's weight, held whatever the status
     assert result.score == (10.0 if status == "passed" else 0.0)
     if status == "undecided":
-        assert result.message == ("the machine was too busy to judge this: its measurements "
-                                  "still disagreed after 4 rounds; re-run when it is quieter\n"
+        assert result.message == ("the machine was too busy to judge this (its measurements "
+                                  "still disagreed after 4 rounds): re-run when it is quieter\n"
                                   "rounds disagree")
 
 

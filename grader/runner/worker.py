@@ -33,7 +33,14 @@ from typing import Any, TextIO
 from grader.checks.base import Check, Context, Plan, Verdict, skipped
 from grader.checks.table import checks_for
 from grader.engine.flavored import for_flavor
-from grader.engine.results import CheckResult, PartResult, Status, scale_to_weight, weigh_properties
+from grader.engine.results import (
+    TOO_BUSY,
+    CheckResult,
+    PartResult,
+    Status,
+    scale_to_weight,
+    weigh_properties,
+)
 from grader.engine.rounds import Part, Round, get_round, load_module
 from grader.probes.autograd import autodiff_watch
 from grader.runner import strays
@@ -541,10 +548,6 @@ def _collect(grading: _Part, child: Child, index: int, stop: int,
     return index
 
 
-TOO_BUSY = ("the machine was too busy to judge this: its measurements still disagreed after "
-            "{rounds} rounds; re-run when it is quieter")
-
-
 def _measure(grading: _Part, index: int) -> int:
     """Take plan `index`'s measurement round by round (see Measured): each run in a fresh child
     whose CPU time the kernel reports here, the baseline's run of the same entry just before
@@ -583,7 +586,8 @@ def _measure(grading: _Part, index: int) -> int:
         if verdict.status != "undecided":
             break
     if verdict.status == "undecided":
-        too_busy = TOO_BUSY.format(rounds=len(taken.yours))
+        too_busy = TOO_BUSY.format(what=f"this (its measurements still disagreed after "
+                                        f"{len(taken.yours)} rounds)")
         verdict = Verdict("undecided", f"{too_busy}\n{verdict.message}".rstrip("\n"))
     grading.result(index, verdict, taken.duration, taken.output, status)
     return index + 1
