@@ -738,6 +738,9 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
                            timeout_s=settings.timeout(timeout_s), memory_mb=memory_mb,
                            sandbox=not no_sandbox)
     address = cluster_address or settings.cluster_address
+    if address and given("jobs"):
+        raise click.UsageError(f"--jobs sets how many grade here side by side; on the cluster "
+                               f"at {address} its workers' threads do: drop --jobs")
     graders = cluster_graders(address, config, err) if address else None
     listeners: list[BatchListener] = []
     if gradescope_file:
@@ -766,6 +769,13 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     else:
         instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
+
+
+def given(parameter: str) -> bool:
+    """Whether the current command's `parameter` was written on the command line (not its
+    default, nor the environment's)."""
+    source = click.get_current_context().get_parameter_source(parameter)
+    return source is click.core.ParameterSource.COMMANDLINE
 
 
 class ClusterFailure(click.ClickException):

@@ -342,6 +342,21 @@ def test_no_scheduler_there_is_a_clear_error(tmp_path: Path, address: str, says:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("where", ["--cluster", "settings"])
+def test_jobs_on_a_cluster_is_a_usage_error(tmp_path: Path, where: str) -> None:
+    """--jobs sets local processes; on a cluster it would be silently ignored."""
+    root = write_class(tmp_path, ("honest_correct",))
+    address = ["--cluster", "tcp://127.0.0.1:9"] if where == "--cluster" else []
+    if where == "settings":
+        with (root / "coach.toml").open("a") as settings:
+            settings.write('\n[cluster]\naddress = "tcp://127.0.0.1:9"\n')
+    done = grade(root, *address, "--jobs", "3")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.endswith("Error: --jobs sets how many grade here side by side; on the "
+                                "cluster at tcp://127.0.0.1:9 its workers' threads do: drop "
+                                "--jobs\n"), done.stderr
+
+
 @pytest.mark.parametrize("message", [
     "part1.correctness passed", None, {}, {"request": "submission-0", "part": "part1"},
     {"request": "submission-0", "part": "part1", "check": ["part1.correctness"]},
