@@ -35,23 +35,33 @@ class Mismatch:
 
 
 def close_mask(actual: np.ndarray, expected: np.ndarray, dtype: str,
-               tolerance: tuple[float, float] | None = None) -> np.ndarray:
-    """Elementwise closeness, NaN never close; expected is computed in float64.
+               tolerance: tuple[float, float] | None = None,
+               alike: bool = False) -> np.ndarray:
+    """Elementwise closeness; expected is computed in float64.
 
+    Against the truth a NaN or an infinity is never close. With `alike` (two computations
+    compared with each other: a run and its repeat, a result and what a slip computes) an
+    entry that is not finite in `expected` is close where `actual` holds the same: NaN for
+    NaN, an infinity of the same sign; code that makes a NaN makes it each time.
     `tolerance` (rtol, atol) overrides the dtype's, e.g. for finite-difference estimates.
     """
     rtol, atol = tolerance or TOLERANCES.get(dtype, TOLERANCES["float32"])
-    scale = max(1.0, float(np.max(np.abs(expected))) if expected.size else 1.0)
+    finite = np.isfinite(expected)
+    scale = max(1.0, float(np.max(np.abs(expected[finite]))) if finite.any() else 1.0)
     a = actual.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         ok = np.abs(a - expected) <= atol * scale + rtol * np.abs(expected)
-    return np.asarray(ok & np.isfinite(a), dtype=bool)
+    ok &= np.isfinite(a)
+    if alike:
+        ok |= ~finite & ((np.isnan(a) & np.isnan(expected)) | (a == expected))
+    return np.asarray(ok, dtype=bool)
 
 
 def find_mismatch(actual: np.ndarray, expected: np.ndarray, dtype: str,
-                  tolerance: tuple[float, float] | None = None) -> Mismatch | None:
+                  tolerance: tuple[float, float] | None = None,
+                  alike: bool = False) -> Mismatch | None:
     """None when actual matches expected (same shape assumed); else the evidence."""
-    ok = close_mask(actual, expected, dtype, tolerance)
+    ok = close_mask(actual, expected, dtype, tolerance, alike)
     if ok.all():
         return None
     bad = np.argwhere(~ok)
@@ -60,9 +70,12 @@ def find_mismatch(actual: np.ndarray, expected: np.ndarray, dtype: str,
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         diff = np.abs(a - expected)
         rel = diff / np.maximum(np.abs(expected), np.finfo(np.float64).tiny)
-    finite = np.isfinite(diff)
-    max_abs = float(diff.max()) if finite.all() else float("inf")
-    max_rel = float(rel.max()) if finite.all() else float("inf")
+    # An entry that is not finite but matches (alike) is no error; one that does not match
+    # is an infinite one.
+    counted = ~ok | np.isfinite(diff)
+    finite = np.isfinite(diff[counted])
+    max_abs = float(diff[counted].max()) if finite.all() else float("inf")
+    max_rel = float(rel[counted].max()) if finite.all() else float("inf")
     return Mismatch(first, float(a[first]), float(expected[first]), max_abs, max_rel)
 
 
@@ -75,8 +88,10 @@ def _is_number(x: Any) -> bool:
 
 
 def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
-                    tolerance: tuple[float, float] | None = None) -> str | None:
-    """None when a result matches the truth; else what differs first, in words.
+                    tolerance: tuple[float, float] | None = None,
+                    alike: bool = False) -> str | None:
+    """None when a result matches the truth (or, with `alike`, another computation: see
+    close_mask); else what differs first, in words.
 
     Results may be arrays, numbers, or lists and dicts of them (a tuple of gradients, a dict
     of parameters); `name` names the whole, and each piece is named below it (dW1, P[0, 1])."""
@@ -87,7 +102,7 @@ def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
         if missing:
             return f"{name} has no key(s) {', '.join(missing)}"
         for key in expected:
-            found = tree_difference(actual[key], expected[key], dtype, key, tolerance)
+            found = tree_difference(actual[key], expected[key], dtype, key, tolerance, alike)
             if found:
                 return found
         return None
@@ -95,7 +110,7 @@ def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
         if not isinstance(actual, list | tuple) or len(actual) != len(expected):
             return f"{name} should be a sequence of {len(expected)} items"
         for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
-            found = tree_difference(a, e, dtype, f"{name}[{index}]", tolerance)
+            found = tree_difference(a, e, dtype, f"{name}[{index}]", tolerance, alike)
             if found:
                 return found
         return None
@@ -108,7 +123,7 @@ def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
     expected = np.asarray(expected, dtype=np.float64)
     if actual.shape != expected.shape:
         return f"{name} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
-    mismatch = find_mismatch(actual, expected, dtype, tolerance)
+    mismatch = find_mismatch(actual, expected, dtype, tolerance, alike)
     if mismatch is None:
         return None
     if actual.ndim == 0:
@@ -117,6 +132,6 @@ def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
 
 
 def tree_matches(actual: Any, expected: Any, dtype: str,
-                 tolerance: tuple[float, float] | None = None) -> bool:
+                 tolerance: tuple[float, float] | None = None, alike: bool = False) -> bool:
     with np.errstate(all="ignore"):
-        return tree_difference(actual, expected, dtype, "result", tolerance) is None
+        return tree_difference(actual, expected, dtype, "result", tolerance, alike) is None

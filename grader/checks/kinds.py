@@ -1048,7 +1048,8 @@ def runs_agree(spec: Spec) -> PlanFactory:
             if obs["raised"]:
                 return raised_verdict(where, obs["raised"])
             with np.errstate(all="ignore"):
-                difference = tree_difference(obs["second"], obs["first"], case.dtype, name)
+                difference = tree_difference(obs["second"], obs["first"], case.dtype, name,
+                                             alike=True)
             if difference:
                 return failed(failure.format(where=where, difference=difference), hint=hint)
             return passed(agreed)

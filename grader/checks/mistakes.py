@@ -29,7 +29,7 @@ def same_as(output: Callable[[Case], Any]) -> Reproduces:
     """A matcher: the candidate's result equals what this slip computes on the same case."""
 
     def reproduces(case: Case, actual: Any) -> bool:
-        return tree_matches(actual, output(case), case.dtype)
+        return tree_matches(actual, output(case), case.dtype, alike=True)
 
     return reproduces
 
