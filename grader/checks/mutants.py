@@ -4,9 +4,8 @@ A candidate's wrong answer is usually the right code with one slip in it. So ins
 of known mistakes, the judge makes every one-slip variant (a mutant) of the reference part's
 source, with a library of mutation operators over its syntax tree (swap a product's operands,
 add or drop a transpose, shift an index or a loop bound by one, overwrite instead of
-accumulate, flip a sign, take a difference or a quotient the other way round, drop a factor or
-an elementwise function, reduce over another axis, run a loop the other way, swap two steps,
-drop a step, read another variable, ...). A baseline child (no candidate code)
+accumulate, flip a sign, drop a factor, reduce over another axis, run a loop the other way,
+swap two steps, drop a step, read another variable, ...). A baseline child (no candidate code)
 runs each mutant on the failing cases; the first whose outputs equal the candidate's names the
 slip, in a sentence from mutations.toml that shows the statement as the slip makes it and as
 the reference has it. A candidate whose code raised on valid input is matched with the mutant
@@ -227,9 +226,8 @@ def _as_load(node: ast.expr) -> ast.expr:
 
 
 def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """A sign flipped (`+` for `-` and back, a negation dropped); a difference taken the other
-    way round (`mean - x`); a product for a quotient (and back) by a variable, or a quotient
-    upside down (`std / x`); a constant factor dropped or doubled. `x + 1` and `x - 1` are an
+    """A sign flipped (`+` for `-` and back, a negation dropped); a product for a quotient (and
+    back) by a variable; a constant factor dropped or doubled. `x + 1` and `x - 1` are an
     index's arithmetic, which off_by_one shifts instead."""
     if isinstance(node, ast.BinOp) and not (isinstance(node.right, ast.Constant)
                                             and isinstance(node.op, ast.Add | ast.Sub)):
@@ -237,13 +235,9 @@ def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             yield Edit("flip_sign", ast.BinOp(node.left, ast.Sub(), node.right))
         elif isinstance(node.op, ast.Sub):
             yield Edit("flip_sign", ast.BinOp(node.left, ast.Add(), node.right))
-            if not isinstance(node.left, ast.Constant):
-                yield Edit("reversed_difference", ast.BinOp(node.right, ast.Sub(), node.left))
         if isinstance(node.op, ast.Mult | ast.Div) and not isinstance(node.right, ast.Constant):
             inverse = ast.Div() if isinstance(node.op, ast.Mult) else ast.Mult()
             yield Edit("inverted_operator", ast.BinOp(node.left, inverse, node.right))
-            if isinstance(node.op, ast.Div) and not isinstance(node.left, ast.Constant):
-                yield Edit("upside_down", ast.BinOp(node.right, ast.Div(), node.left))
         if isinstance(node.op, ast.Mult | ast.Div):
             for kept, factor in ((node.left, node.right), (node.right, node.left)):
                 if isinstance(factor, ast.Constant) and isinstance(factor.value, int | float) \
@@ -313,31 +307,6 @@ def siblings(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                             node.args, node.keywords))
 
 
-ELEMENTWISE = ("sqrt", "rsqrt", "exp", "log", "abs", "square", "tanh", "sigmoid", "relu",
-               "reciprocal")
-"""Functions applied entry by entry whose call a hurried hand leaves out (`var + eps` where
-`np.sqrt(var + eps)` was meant)."""
-
-
-def dropped_calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """An elementwise function left out: its argument in place of the call (`np.sqrt(v)`,
-    `torch.exp(z)`, `x.abs()`)."""
-    if not (isinstance(node, ast.Call) and not node.keywords):
-        return
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    if name not in ELEMENTWISE:
-        return
-    if len(node.args) == 1:
-        yield Edit("dropped_call", node.args[0])
-    elif not node.args and isinstance(func, ast.Attribute) \
-            and not isinstance(func.value, ast.Name | ast.Attribute):
-        yield Edit("dropped_call", func.value)  # (v + eps).sqrt()
-    elif not node.args and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-            and func.value.id in scope.names:
-        yield Edit("dropped_call", func.value)  # v.sqrt(), v a variable of the function
-
-
 def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A strict comparison made inclusive, or the other way round."""
     swaps = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
@@ -384,14 +353,13 @@ def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
-                                   comparisons, reductions, siblings, dropped_calls, arithmetic,
-                                   unpacking, names)
+                                   comparisons, reductions, siblings, arithmetic, unpacking,
+                                   names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
             "shift_bound", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
-            "drop_keepdims", "sibling_function", "dropped_call", "swap_unpacking", "flip_sign",
-            "reversed_difference", "drop_factor", "double_factor", "inverted_operator",
-            "upside_down", "swap_steps", "drop_step", "unentered_with",
+            "drop_keepdims", "sibling_function", "swap_unpacking", "flip_sign", "drop_factor",
+            "double_factor", "inverted_operator", "swap_steps", "drop_step", "unentered_with",
             "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
