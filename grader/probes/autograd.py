@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -164,17 +164,25 @@ def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any) -> tuple[A
     back in place of the spy and hides from every torch function mode)."""
     watch_type: Any = autodiff_watch()
     with watch_type.profile() as recorded:
+        with watch_type.mark(WATCH_MARK):
+            pass
         with spying_on_the_engine() as spy, watch_type() as watch:
             value, raised = api.call(fn, *args)
-        # A backward by hand never stops the profiler; one that did hid what it ran.
-        stopped = not watch_type.profiling()
-    evaluated = stopped or any(e.name.startswith(ENGINE_EVENT)
-                               for e in recorded.function_events)
+        with watch_type.mark(WATCH_MARK):
+            pass
+    names = [e.name for e in recorded.function_events]
+    # A backward by hand never stops the profiler; one that did (or stopped it and started
+    # another) hid what it ran, and lost the mark made before the call or the one after it.
+    stopped = names.count(WATCH_MARK) != 2
+    evaluated = stopped or any(name.startswith(ENGINE_EVENT) for name in names)
     return value, raised, spy.calls or int(watch.seen) or int(evaluated)
 
 
 ENGINE_EVENT = "autograd::engine::evaluate_function"
 """The profiler's name for autograd's engine running one node of a backward."""
+WATCH_MARK = "grader::autograd_watch"
+"""The range the watch records before and after the call, to tell that the profiler recorded
+all along."""
 
 
 @cache
@@ -187,9 +195,14 @@ def autodiff_watch() -> type:
     what it calls is torch's own."""
     import torch
     import torch.autograd.forward_ad as forward_ad
+    from torch._C._profiler import _ExperimentalConfig
     from torch.overrides import TorchFunctionMode
 
     unpack_dual: Callable[..., Any] = forward_ad.unpack_dual
+    try:
+        every_thread = _ExperimentalConfig(profile_all_threads=True)
+    except TypeError:  # a torch older than the option: the profiler sees the caller's thread
+        every_thread = _ExperimentalConfig()
 
     def differentiable(value: Any) -> bool:
         if isinstance(value, (tuple, list)):
@@ -204,9 +217,13 @@ def autodiff_watch() -> type:
     class Watch(TorchFunctionMode):
         seen = False
         # The profiler too, bound now, before any candidate code can replace it (its output,
-        # kineto's lines on stderr, goes where a child's stderr goes: nowhere).
-        profile = torch.autograd.profiler.profile
-        profiling = torch.autograd._profiler_enabled  # type: ignore[attr-defined]
+        # kineto's lines on stderr, goes where a child's stderr goes: nowhere). It watches
+        # every thread of the process: a torch function mode is the calling thread's alone,
+        # and so by default is the profiler, so a backward run on another thread (one started
+        # for it, or a pool's, started at import) would otherwise be out of every sight.
+        profile = staticmethod(partial(
+            torch.autograd.profiler.profile, experimental_config=every_thread))
+        mark = torch.autograd.profiler.record_function
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (),
                                kwargs: Any = None) -> Any:
