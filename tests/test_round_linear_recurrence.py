@@ -154,6 +154,34 @@ def test_element_depth_tells_the_scan_from_the_loop(flavor: str) -> None:
     assert _depth(flavor, _hillis_steele, 64) - _depth(flavor, _hillis_steele, 8) <= 4
 
 
+def _laundered(how: str) -> Any:
+    """The loop run on numbers taken out of the arrays, then one product by ones inside them,
+    so that a chain of one is all the probe would see."""
+    def scan(a: Any, b: Any, h0: Any) -> Any:
+        taken = {"tolist": lambda x: x.tolist(),
+                 "item": lambda x: [v.item() for v in x.reshape(-1)],
+                 "float": lambda x: [float(v) for v in x.reshape(-1)]}[how]
+        a_, b_ = np.asarray(taken(a), dtype=float).reshape(a.shape), \
+            np.asarray(taken(b), dtype=float).reshape(b.shape)
+        h, out = np.asarray(taken(h0), dtype=float).reshape(h0.shape), []
+        for t in range(a_.shape[0]):
+            h = a_[t] * h + b_[t]
+            out.append(h)
+        made = np.stack(out)
+        return a * 0 + (made if isinstance(a, np.ndarray) else a.new_tensor(made)) * (a * 0 + 1)
+    return scan
+
+
+@pytest.mark.parametrize("how", ["tolist", "item", "float"])
+@pytest.mark.parametrize("flavor", ["numpy", "torch"])
+def test_numbers_taken_out_of_the_arrays_leave_no_depth_to_measure(flavor: str,
+                                                                   how: str) -> None:
+    """Whatever is computed on numbers that left the arrays is out of sight: the depth is 0
+    (not measured), not the one product made back inside them."""
+    assert _depth(flavor, _laundered(how), 64) == _depth(flavor, _laundered(how), 8) == 0
+    assert _depth(flavor, _hillis_steele, 8) > 0
+
+
 @pytest.mark.parametrize("flavor", ["numpy", "torch"])
 def test_products_tell_blelloch_from_hillis_steele(flavor: str) -> None:
     backend = make_backend(flavor)

@@ -1633,10 +1633,11 @@ def depth(spec: Spec) -> PlanFactory:
                               hint=hint)
             if high == 0:
                 # A chain of none: the products were made where the probe cannot follow them
-                # (Python numbers, lists, calls it does not see), so nothing was measured.
-                return skipped(summary + ": no product was seen, so the depth was not "
-                               "measured (were the inputs converted, e.g. with .tolist() or "
-                               "np.asarray?)")
+                # (Python numbers, lists, calls it does not see), or numbers left the arrays
+                # (depth's SlotDepths.escaped), so nothing was measured.
+                return skipped(summary + ": no product was seen, or numbers left the arrays "
+                               "(.tolist(), .item(), .numpy(), float()), so the depth was not "
+                               "measured: keep the scan in array operations")
             return passed(summary + f" (O(log {size}) levels)")
 
         return Plan("chain_depth", {"cases": [c.data() for c in cases], "run": run,

@@ -40,11 +40,16 @@ def batch_shape(shape: tuple[int, ...], core: int) -> tuple[int, ...]:
 
 
 class SlotDepths:
-    """Depth per (buffer, element offset of a slot): a matrix (core 2) or an element (core 0)."""
+    """Depth per (buffer, element offset of a slot): a matrix (core 2) or an element (core 0).
+
+    `escaped`: numbers left the watched arrays while the block ran (`.tolist()`, `.item()`,
+    `.numpy()`, `float(x)`): what was computed on them afterwards, in Python or in arrays made
+    anew from them, is out of sight, so no depth measured then says anything."""
 
     def __init__(self, core: int = 2) -> None:
         self.table: dict[int, dict[int, int]] = {}
         self.core = core
+        self.escaped = False
 
     def offsets(self, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
         """The element offsets of a view's slots, shaped like its slot axes."""
@@ -105,6 +110,7 @@ def _torch_mode(torch: Any, core: int) -> type:
                      T.__imul__, T.mul, T.mul_, T.multiply, T.multiply_, T.addcmul,
                      T.addcmul_}
     reversed_products = {T.__rmatmul__}
+    escapes = {T.numpy, T.tolist, T.item, T.__array__, T.__float__, T.__int__, T.__complex__}
     with_bias = {torch.addmm, torch.baddbmm, T.addmm, T.baddbmm, T.addmm_, T.baddbmm_}
     writes = {T.__setitem__, T.copy_}
 
@@ -146,6 +152,9 @@ def _torch_mode(torch: Any, core: int) -> type:
 
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
+            if func in escapes and args and isinstance(args[0], torch.Tensor) \
+                    and (args[0].is_floating_point() or args[0].is_complex()):
+                self.depths.escaped = True
             tensors = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
             ins = [self.depth(t) for t in tensors if t.numel()]
             out = func(*args, **kwargs)
@@ -201,7 +210,8 @@ def _in_place(name: str) -> bool:
 @contextmanager
 def torch_depth(unit: str = "matrix") -> Iterator[Callable[[Any], int]]:
     """Track depths while the block runs; yields `depth(result)`: the deepest slot of every
-    tensor in a result (a tensor, or tuples and lists holding them). `unit`: see UNITS."""
+    tensor in a result (a tensor, or tuples and lists holding them), 0 (nothing measured) once
+    numbers left the tensors (SlotDepths.escaped). `unit`: see UNITS."""
     import torch
 
     mode = _torch_mode(torch, UNITS[unit])()
@@ -209,6 +219,8 @@ def torch_depth(unit: str = "matrix") -> Iterator[Callable[[Any], int]]:
     def depth(result: Any) -> int:
         from torch.utils._pytree import tree_flatten
 
+        if mode.depths.escaped:
+            return 0
         return _overall([mode.depth(t) for t in tree_flatten(result)[0]
                          if isinstance(t, torch.Tensor) and t.numel()])
 
@@ -294,6 +306,9 @@ class _DepthArray(np.ndarray):
 
     def __getitem__(self, index: Any) -> Any:
         result = super().__getitem__(index)
+        if not isinstance(result, np.ndarray):  # one number, out of the arrays
+            self._escape()
+            return result
         current = self.current
         if current is not None and current.core == 0 and isinstance(result, np.ndarray) \
                 and result.size and not np.may_share_memory(result, self):
@@ -323,6 +338,26 @@ class _DepthArray(np.ndarray):
     def dot(self, b: Any, out: Any = None) -> Any:
         return np.dot(self, b, out=out)
 
+    def _escape(self) -> None:
+        if self.current is not None and self.dtype.kind in "fc":
+            self.current.escaped = True
+
+    def tolist(self) -> Any:
+        self._escape()
+        return self.view(np.ndarray).tolist()
+
+    def item(self, *args: Any) -> Any:
+        self._escape()
+        return self.view(np.ndarray).item(*args)
+
+    def __float__(self) -> float:
+        self._escape()
+        return float(self.view(np.ndarray))
+
+    def __int__(self) -> int:
+        self._escape()
+        return int(self.view(np.ndarray))
+
 
 def _as_tuple(result: Any) -> tuple[Any, ...]:
     return result if isinstance(result, tuple) else (result,)
@@ -340,7 +375,7 @@ def numpy_depth(unit: str = "matrix"
     """Track depths while the block runs; yields (wrap an input array, depth of a result).
     `unit`: see UNITS."""
     previous = _DepthArray.current
-    _DepthArray.current = SlotDepths(UNITS[unit])
+    _DepthArray.current = slots = SlotDepths(UNITS[unit])
     originals = {name: getattr(np, name) for name in ("asarray", "array", "ascontiguousarray")}
     # Element by element, a buffer made from nothing (np.ones((T, D)), then filled) is watched
     # too: a loop writing h[t] = state into np.zeros((T, D)) is seen as the chain it is.
@@ -363,6 +398,8 @@ def numpy_depth(unit: str = "matrix"
         return lambda *args, **kwargs: original(*args, **kwargs).view(_DepthArray)
 
     def depth(result: Any) -> int:
+        if slots.escaped:
+            return 0
         return _overall([_DepthArray.depth(a) for a in _flat(result) if isinstance(a, np.ndarray)])
 
     for name in originals:
