@@ -74,6 +74,35 @@ def test_each_operator_makes_the_slip_it_names() -> None:
     assert not any(op == "other_variable" and "i." in after for op, after in made)
 
 
+def test_the_operators_for_half_a_formula_make_the_slips_they_name() -> None:
+    source = ("def f(a, b, s, h, n, scale, lr, p):\n"
+              "    d = (a - b - h * s) / scale\n"
+              "    var = s * (n / (n - 1))\n"
+              "    error = np.max(np.abs(a - b) / np.sqrt(scale))\n"
+              "    worst = max(a, key=len)\n"
+              "    before = h[:-1]\n"
+              "    p -= lr * s\n"
+              "    return d, var\n")
+    missing = {
+        ("drop_term", "d = (a - b) / scale"), ("drop_operand", "d = a - b - h * s"),
+        ("drop_operand", "var = s"), ("reverse_difference", "d = (b - a - h * s) / scale"),
+        ("reverse_ratio", "var = s * ((n - 1) / n)"),
+        ("drop_call", "error = np.max((a - b) / np.sqrt(scale))"),
+        ("drop_call", "error = np.max(np.abs(a - b) / scale)"),
+        ("opposite_extreme", "error = np.min(np.abs(a - b) / np.sqrt(scale))"),
+        ("opposite_extreme", "worst = min(a, key=len)"), ("other_end", "before = h[1:]"),
+        ("flip_sign", "p += lr * s"), ("flip_sign", "return (-d, var)"),
+        ("swap_results", "return (var, d)"),
+    } - {(m.operator, m.after) for m in mutants.mutants(source)}
+    assert not missing
+    # Index arithmetic is off_by_one's: no term of `i + 1` is dropped, no `1 - i` made.
+    indexed = {(m.operator, m.after) for m in mutants.mutants(
+        "def g(x, i):\n    return x[i + 1] - x[i - 1]\n")}
+    assert {(op, after) for op, after in indexed
+            if op in ("drop_term", "reverse_difference")} == {
+        ("drop_term", "return x[i + 1]"), ("reverse_difference", "return x[i - 1] - x[i + 1]")}
+
+
 def _case() -> Case:
     return Case({"x": np.zeros(3)}, (("N", 3),))
 
@@ -158,6 +187,18 @@ E = np.arange(1.0, 13.0).reshape(3, 2, 2)
 ])
 def test_what_holds_of_a_wrong_array(actual: np.ndarray, said: str) -> None:
     assert symptoms.describe(actual, E, "float64", "dW") == said
+
+
+def test_a_factor_that_is_one_of_the_cases_sizes_is_said_to_be_one() -> None:
+    dims = (("M", 3), ("N", 5), ("K", 1))
+    assert symptoms.describe(E / 5, E, "float64", "dA", dims) == (
+        "your dA is the expected values times 0.2, as if divided by N (5 in this case).")
+    assert symptoms.describe(3 * E, E, "float64", "dA", dims) == (
+        "your dA is the expected values times 3 (a factor 3 too many), as if multiplied by M "
+        "(3 in this case).")
+    # A size of 1 is no factor, and a factor that is no size says nothing more.
+    assert symptoms.describe(E / 7, E, "float64", "dA", dims) == (
+        "your dA is the expected values times 0.1429.")
 
 
 def test_what_holds_of_a_wrong_tree_says_which_pieces_are_right() -> None:

@@ -320,7 +320,7 @@ def _known(cases: Sequence[Case], observed: Sequence[Observation],
     facts = []
     if wrong:
         case, actual = wrong[0]
-        facts.append(symptoms.describe(actual, truth(case), case.dtype, name))
+        facts.append(symptoms.describe(actual, truth(case), case.dtype, name, case.dims))
     ran = [(c, o) for c, o in zip(cases, observed, strict=False) if o["raised"] is None]
     bad = {id(c) for c, _ in wrong}
     facts.append(symptoms.where_wrong([c for c, _ in ran], [id(c) not in bad for c, _ in ran]))
@@ -729,6 +729,10 @@ def needs_input_grad(spec: Spec) -> PlanFactory:
             return None
 
         def judge(rows: list[Observation]) -> Verdict:
+            crossed = _gated_by_another(args, rows)
+            if crossed:
+                return failed(f"{case.describe()}, one input requiring grad at a time: "
+                              f"{crossed}", hint=f"Your {crossed}.")
             for index, (name, row) in enumerate(zip(args, rows, strict=False)):
                 verdict = one(row, name, index)
                 if verdict:
@@ -741,6 +745,24 @@ def needs_input_grad(spec: Spec) -> PlanFactory:
                                        "count_flops": flops is not None}, judge)
 
     return plan
+
+
+def _gated_by_another(args: Sequence[str], rows: Sequence[Observation]) -> str | None:
+    """The gradient that comes back exactly when another input alone requires grad, and not
+    when its own does (`dB ... if ctx.needs_input_grad[0]`, or the flags unpacked in the wrong
+    order), said as such; None when every row returned a tuple and none is so crossed. `rows[k]`
+    is the backward with only args[k] requiring grad."""
+    if len(rows) != len(args) or any(r["raised"] or r["returned"] is None for r in rows):
+        return None
+    for j, name in enumerate(args):
+        when = [k for k, row in enumerate(rows) if row["returned"][j] is not None]
+        if when and j not in when:
+            other = when[0]
+            return (f"d{name} comes back when only {args[other]} requires grad, and not when "
+                    f"{name} does: its condition reads {args[other]}'s flag "
+                    f"(ctx.needs_input_grad[{other}]) where it should read its own "
+                    f"(ctx.needs_input_grad[{j}])")
+    return None
 
 
 def autograd_used(case: Case, runs: int, hint: str) -> Verdict:

@@ -167,7 +167,8 @@ def _index_like(node: ast.AST) -> bool:
 
 
 def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """An index, a slice bound or a range bound one too high or too low."""
+    """An index, a slice bound or a range bound one too high or too low; a slice taken from
+    the other end."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -176,6 +177,9 @@ def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 for by in (-1, 1):
                     yield Edit("shift_index", _with_part(node, position, _shifted(part, by)))
             elif isinstance(part, ast.Slice):
+                other = _other_end(part)
+                if other is not None:
+                    yield Edit("other_end", _with_part(node, position, other))
                 for bound in ("lower", "upper"):
                     value = getattr(part, bound)
                     if value is None:
@@ -191,6 +195,21 @@ def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 args = list(node.args)
                 args[position] = _shifted(args[position], by)
                 yield Edit("shift_bound", ast.Call(node.func, args, []))
+
+
+def _other_end(part: ast.Slice) -> ast.Slice | None:
+    """`x[1:]` for `x[:-1]` and back: as many slots, from the other end (the states after each
+    step for the states before it)."""
+    if part.step is not None or (part.lower is None) == (part.upper is None):
+        return None
+    if part.lower is not None:
+        return ast.Slice(None, ast.UnaryOp(ast.USub(), part.lower), None)
+    bound = part.upper
+    if isinstance(bound, ast.UnaryOp) and isinstance(bound.op, ast.USub):
+        return ast.Slice(bound.operand, None, None)
+    if isinstance(bound, ast.Constant) and isinstance(bound.value, int) and bound.value < 0:
+        return ast.Slice(ast.Constant(-bound.value), None, None)
+    return None
 
 
 def _with_part(node: ast.Subscript, position: int, part: ast.expr) -> ast.Subscript:
@@ -253,6 +272,78 @@ def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
             and not isinstance(node.operand, ast.Constant):
         yield Edit("flip_sign", node.operand)
+    elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Sub):
+        flipped = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+        yield Edit("flip_sign", ast.AugAssign(node.target, flipped, node.value))
+
+
+def left_out(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Half of a formula forgotten: a term of a sum (`a - b - c` written `a - b`), a factor or
+    a divisor that is a variable (`dx / std` written `dx`; a constant one is drop_factor's), a
+    difference or a ratio the wrong way round (`minus - plus`, `(n - 1) / n`). Index
+    arithmetic (`i + 1`) is off_by_one's."""
+    if not isinstance(node, ast.BinOp) or isinstance(node.right, ast.Constant):
+        return
+    if isinstance(node.op, ast.Add | ast.Sub):
+        yield Edit("drop_term", node.left)
+        if isinstance(node.op, ast.Add):
+            yield Edit("drop_term", node.right)
+        elif not isinstance(node.left, ast.Constant):
+            yield Edit("reverse_difference", ast.BinOp(node.right, ast.Sub(), node.left))
+    elif isinstance(node.op, ast.Mult | ast.Div) and not isinstance(node.left, ast.Constant):
+        yield Edit("drop_operand", node.left)
+        if isinstance(node.op, ast.Mult):
+            yield Edit("drop_operand", node.right)
+        else:
+            yield Edit("reverse_ratio", ast.BinOp(node.right, ast.Div(), node.left))
+
+
+UNARY = ("sqrt", "abs", "exp", "log", "relu", "tanh", "sigmoid", "square", "rsqrt",
+         "maximum", "minimum", "clamp", "clip")
+"""Functions of one array (a clamp's bound aside) whose call a hurried hand leaves out:
+`std = variance` for `std = np.sqrt(variance)`, `a - b` for `np.abs(a - b)`."""
+EXTREMES = {"max": "min", "min": "max", "maximum": "minimum", "minimum": "maximum",
+            "amax": "amin", "amin": "amax", "argmax": "argmin", "argmin": "argmax",
+            "nanmax": "nanmin", "nanmin": "nanmax"}
+
+
+def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A function of UNARY left out (`np.sqrt(x)`, `math.sqrt(x)`, `x.sqrt()`, `abs(x)` and
+    `np.maximum(x, 0)` all become `x`); the smallest taken for the largest and back (`np.min`
+    for `np.max`, `min(...)` for `max(...)`, `torch.minimum` for `torch.maximum`)."""
+    if not isinstance(node, ast.Call):
+        return
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+    if called in UNARY or called == "abs":
+        if node.args and not isinstance(node.args[0], ast.Starred):
+            yield Edit("drop_call", node.args[0])
+        elif not node.args and isinstance(func, ast.Attribute):
+            yield Edit("drop_call", func.value)
+    if called in EXTREMES:
+        other = ast.Attribute(func.value, EXTREMES[called], ast.Load()) \
+            if isinstance(func, ast.Attribute) else ast.Name(EXTREMES[called], ast.Load())
+        yield Edit("opposite_extreme", ast.Call(other, node.args, node.keywords))
+
+
+def results(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A returned result negated, and two results returned in each other's places (`return
+    dB, dA`)."""
+    if not isinstance(node, ast.Return) or node.value is None:
+        return
+    value = node.value
+    elements = value.elts if isinstance(value, ast.Tuple) else [value]
+    for i, element in enumerate(elements):
+        if isinstance(element, ast.Constant | ast.Dict | ast.List | ast.Tuple):
+            continue
+        negated = [*elements[:i], ast.UnaryOp(ast.USub(), element), *elements[i + 1:]]
+        yield Edit("flip_sign", ast.Return(ast.Tuple(negated, ast.Load())
+                                           if isinstance(value, ast.Tuple) else negated[0]))
+    for i in range(len(elements) - 1):
+        if ast.dump(elements[i]) != ast.dump(elements[i + 1]):
+            swapped = [*elements[:i], elements[i + 1], elements[i], *elements[i + 2:]]
+            yield Edit("swap_results", ast.Return(ast.Tuple(swapped, ast.Load())))
 
 
 REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin", "logsumexp", "softmax",
@@ -353,14 +444,15 @@ def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
-                                   comparisons, reductions, siblings, arithmetic, unpacking,
-                                   names)
+                                   comparisons, reductions, siblings, arithmetic, left_out,
+                                   calls, results, unpacking, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
-            "shift_bound", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
-            "drop_keepdims", "sibling_function", "swap_unpacking", "flip_sign", "drop_factor",
-            "double_factor", "inverted_operator", "swap_steps", "drop_step", "unentered_with",
-            "other_variable")
+            "shift_bound", "other_end", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis",
+            "every_axis", "drop_keepdims", "sibling_function", "opposite_extreme", "swap_unpacking",
+            "swap_results", "flip_sign", "drop_factor", "double_factor", "inverted_operator",
+            "reverse_difference", "reverse_ratio", "drop_call", "drop_term", "drop_operand",
+            "swap_steps", "drop_step", "unentered_with", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 

@@ -45,9 +45,10 @@ def _leaves(tree: Any, name: str) -> list[tuple[str, Any]]:
     return [(name, tree)]
 
 
-def describe(actual: Any, expected: Any, dtype: str, name: str) -> str | None:
-    """One sentence of what holds of a wrong result on one case, or None when nothing simple
-    does (or the shapes differ: that is said already)."""
+def describe(actual: Any, expected: Any, dtype: str, name: str,
+             dims: Sequence[tuple[str, int]] = ()) -> str | None:
+    """One sentence of what holds of a wrong result on one case (whose sizes are `dims`), or
+    None when nothing simple does (or the shapes differ: that is said already)."""
     pairs = list(zip(_leaves(actual, name), _leaves(expected, name), strict=False))
     if len(pairs) != len(_leaves(expected, name)):
         return None
@@ -60,7 +61,7 @@ def describe(actual: Any, expected: Any, dtype: str, name: str) -> str | None:
             wrong.append((label, a, e))
     if not wrong:
         return None
-    said = [_one(label, a, e, dtype) for label, a, e in wrong]
+    said = [_one(label, a, e, dtype, dims) for label, a, e in wrong]
     facts = [s for s in said if s]
     if len(pairs) > 1:
         right = [label for (label, _), _ in pairs if label not in {w[0] for w in wrong}]
@@ -75,7 +76,8 @@ def _names(labels: Sequence[str]) -> str:
     return ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else labels[0]
 
 
-def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
+def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str,
+         dims: Sequence[tuple[str, int]]) -> str | None:
     """What holds of one wrong array."""
     finite = np.isfinite(e)
     bad = finite & ~np.isfinite(a)
@@ -88,7 +90,8 @@ def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
             return f"your {label} equals {words}"
     scale = _scale(a, e)
     if scale is not None and tree_matches(a, scale * e, dtype):
-        return f"your {label} is the expected values times {_factor(scale)}"
+        return f"your {label} is the expected values times {_factor(scale)}" \
+            + _sized(scale, dims)
     return _precision(label, a, e, dtype) or _shifted(label, a, e, dtype) \
         or _partly(label, a, e, dtype)
 
@@ -126,6 +129,17 @@ def _factor(c: float) -> str:
         if abs(c - 1.0 / whole) < 1e-6:
             return f"1/{whole} (a factor {whole} missing)"
     return f"{c:.4g}"
+
+
+def _sized(c: float, dims: Sequence[tuple[str, int]]) -> str:
+    """Which of the case's sizes the factor is (or is one over): a sum divided by its count,
+    or a mean where a sum belongs, is off by a size, not by a constant; a second case with
+    other sizes tells the two apart."""
+    for size, words in ((1.0 / c, "divided by"), (c, "multiplied by")):
+        names = [name for name, value in dims if value > 1 and abs(size - value) < 1e-6 * value]
+        if names:
+            return f", as if {words} {' or '.join(names)} ({round(size)} in this case)"
+    return ""
 
 
 def _shifted(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
