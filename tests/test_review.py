@@ -407,7 +407,9 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
     } | {("tests/solutions/matmul-grad/part1_hides_from_the_watch/torch/"
           "part1_matmul_backward.py", line, "torch-internals") for line in (13, 14, 16, 20)} | {
         ("tests/solutions/matmul-grad/part1_stops_the_profiler/torch/part1_matmul_backward.py",
-         line, "torch-internals") for line in (13, 14, 16, 17, 21)}
+         line, "torch-internals") for line in (13, 14, 16, 17, 21)} | {
+        ("tests/solutions/matmul-grad/part1_restarts_the_profiler/torch/"
+         "part1_matmul_backward.py", line, "torch-internals") for line in (13, 14, 15, 17, 21)}
 
 
 @pytest.mark.parametrize(("source", "construct"), [
