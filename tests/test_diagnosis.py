@@ -209,6 +209,22 @@ def test_what_holds_of_a_wrong_tree_says_which_pieces_are_right() -> None:
         "2 too many); your db1 is the expected values times 2 (a factor 2 too many).")
 
 
+def test_a_factor_equal_to_several_sizes_is_told_apart_by_the_other_wrong_cases() -> None:
+    """N = M = K = 3 in the first case: the second, where only N is 5, names N alone; without
+    it, or where the others cannot tell, every size that fits stays named."""
+    first = [("M", 3), ("K", 3), ("N", 3)]
+    second = (E / 5, E, [("M", 2), ("K", 4), ("N", 5)])
+    said = symptoms.describe({"dA": E / 3}, {"dA": E}, "float64", "grads", first,
+                             [({"dA": second[0]}, {"dA": second[1]}, second[2])])
+    assert said == "your dA is the expected values times 1/3 (a factor 3 missing), as if " \
+        "divided by N (3 in this case)."
+    alone = symptoms.describe({"dA": E / 3}, {"dA": E}, "float64", "grads", first)
+    assert alone is not None and alone.endswith("as if divided by M or K or N (3 in this case).")
+    unlike = symptoms.describe({"dA": E / 3}, {"dA": E}, "float64", "grads", first,
+                               [({"dA": E * 7}, {"dA": E}, second[2])])
+    assert unlike == alone
+
+
 def test_nothing_simple_holds_of_a_result_unlike_the_truth() -> None:
     rng = np.random.default_rng(0)
     assert symptoms.describe(rng.standard_normal((1, 3, 3)), rng.standard_normal((1, 3, 3)),

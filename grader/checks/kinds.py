@@ -320,7 +320,9 @@ def _known(cases: Sequence[Case], observed: Sequence[Observation],
     facts = []
     if wrong:
         case, actual = wrong[0]
-        facts.append(symptoms.describe(actual, truth(case), case.dtype, name, case.dims))
+        others = [(a, truth(c), c.dims) for c, a in wrong[1:4]]
+        facts.append(symptoms.describe(actual, truth(case), case.dtype, name, case.dims,
+                                       others))
     ran = [(c, o) for c, o in zip(cases, observed, strict=False) if o["raised"] is None]
     bad = {id(c) for c, _ in wrong}
     facts.append(symptoms.where_wrong([c for c, _ in ran], [id(c) not in bad for c, _ in ran]))

@@ -45,10 +45,16 @@ def _leaves(tree: Any, name: str) -> list[tuple[str, Any]]:
     return [(name, tree)]
 
 
-def describe(actual: Any, expected: Any, dtype: str, name: str,
-             dims: Sequence[tuple[str, int]] = ()) -> str | None:
+Sizes = Sequence[tuple[str, int]]
+"""A case's sizes by name (Case.dims)."""
+
+
+def describe(actual: Any, expected: Any, dtype: str, name: str, dims: Sizes = (),
+             others: Sequence[tuple[Any, Any, Sizes]] = ()) -> str | None:
     """One sentence of what holds of a wrong result on one case (whose sizes are `dims`), or
-    None when nothing simple does (or the shapes differ: that is said already)."""
+    None when nothing simple does (or the shapes differ: that is said already). `others`, the
+    other wrong cases (result, truth, sizes), tell apart sizes that are equal in this one (a
+    factor of 3 where N, M and K are all 3)."""
     pairs = list(zip(_leaves(actual, name), _leaves(expected, name), strict=False))
     if len(pairs) != len(_leaves(expected, name)):
         return None
@@ -61,7 +67,10 @@ def describe(actual: Any, expected: Any, dtype: str, name: str,
             wrong.append((label, a, e))
     if not wrong:
         return None
-    said = [_one(label, a, e, dtype, dims) for label, a, e in wrong]
+    elsewhere = [(dict(_leaves(a, name)), dict(_leaves(e, name)), d) for a, e, d in others]
+    said = [_one(label, a, e, dtype, dims,
+                 [(o[label], t[label], d) for o, t, d in elsewhere if label in o and label in t])
+            for label, a, e in wrong]
     facts = [s for s in said if s]
     if len(pairs) > 1:
         right = [label for (label, _), _ in pairs if label not in {w[0] for w in wrong}]
@@ -76,9 +85,9 @@ def _names(labels: Sequence[str]) -> str:
     return ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else labels[0]
 
 
-def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str,
-         dims: Sequence[tuple[str, int]]) -> str | None:
-    """What holds of one wrong array."""
+def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str, dims: Sizes,
+         others: Sequence[tuple[Any, Any, Sizes]] = ()) -> str | None:
+    """What holds of one wrong array (`others`: the same array in other wrong cases)."""
     finite = np.isfinite(e)
     bad = finite & ~np.isfinite(a)
     if bad.any():
@@ -91,7 +100,7 @@ def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str,
     scale = _scale(a, e)
     if scale is not None and tree_matches(a, scale * e, dtype):
         return f"your {label} is the expected values times {_factor(scale)}" \
-            + _sized(scale, dims)
+            + _sized(scale, dims, others)
     return _precision(label, a, e, dtype) or _shifted(label, a, e, dtype) \
         or _partly(label, a, e, dtype)
 
@@ -131,12 +140,23 @@ def _factor(c: float) -> str:
     return f"{c:.4g}"
 
 
-def _sized(c: float, dims: Sequence[tuple[str, int]]) -> str:
+def _sized(c: float, dims: Sizes, others: Sequence[tuple[Any, Any, Sizes]] = ()) -> str:
     """Which of the case's sizes the factor is (or is one over): a sum divided by its count,
-    or a mean where a sum belongs, is off by a size, not by a constant; a second case with
-    other sizes tells the two apart."""
-    for size, words in ((1.0 / c, "divided by"), (c, "multiplied by")):
+    or a mean where a sum belongs, is off by a size, not by a constant. Where several sizes of
+    this case are equal, the other wrong cases keep those whose size is the factor there too."""
+    for size, words, inverse in ((1.0 / c, "divided by", True), (c, "multiplied by", False)):
         names = [name for name, value in dims if value > 1 and abs(size - value) < 1e-6 * value]
+        for actual, expected, sizes in others:
+            if len(names) < 2:
+                break
+            a, e = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+            there = _scale(a, e) if a.shape == e.shape else None
+            if there is None:
+                continue
+            factor, by_name = (1.0 / there if inverse else there), dict(sizes)
+            kept = [n for n in names if n in by_name
+                    and abs(factor - by_name[n]) < 1e-6 * by_name[n]]
+            names = kept or names
         if names:
             return f", as if {words} {' or '.join(names)} ({round(size)} in this case)"
     return ""
