@@ -139,8 +139,9 @@ def _depth(flavor: str, fn: Any, t: int) -> int:
     if flavor == "torch":
         import torch
 
+        tensors = [torch.from_numpy(x) for x in arrays]
         with torch_depth("element") as depth:
-            return depth(fn(*(torch.from_numpy(x) for x in arrays)))
+            return depth(fn(*tensors))
     with numpy_depth("element") as (wrap, depth):
         return depth(fn(*(wrap(x) for x in arrays)))
 
@@ -180,6 +181,35 @@ def test_numbers_taken_out_of_the_arrays_leave_no_depth_to_measure(flavor: str,
     (not measured), not the one product made back inside them."""
     assert _depth(flavor, _laundered(how), 64) == _depth(flavor, _laundered(how), 8) == 0
     assert _depth(flavor, _hillis_steele, 8) > 0
+
+
+@pytest.mark.parametrize("how", ["dlpack", "storage bytes", "from_numpy"])
+def test_numbers_back_in_from_outside_the_tensors_leave_no_depth_to_measure(how: str) -> None:
+    """However the numbers left (a dlpack capsule, the storage's bytes, numpy's view), the loop
+    run on them is out of sight, and they come back in through a way the probe notes."""
+    import torch
+
+    def taken(x: Any) -> np.ndarray:
+        if how == "dlpack":
+            return np.from_dlpack(x.detach())
+        if how == "storage bytes":
+            return np.frombuffer(bytes(x.untyped_storage()), dtype=np.float64).reshape(x.shape)
+        return np.from_dlpack(x.detach()).copy()
+
+    def scan(a: Any, b: Any, h0: Any) -> Any:
+        a_, b_, h = taken(a), taken(b), taken(h0)
+        out = []
+        for t in range(a_.shape[0]):
+            h = a_[t] * h + b_[t]
+            out.append(h)
+        if how == "from_numpy":
+            made = torch.from_numpy(np.stack(out))
+        else:
+            made = torch.as_tensor(np.stack(out))
+        return made * (a * 0 + 1)
+
+    assert _depth("torch", scan, 64) == _depth("torch", scan, 8) == 0
+    assert torch.from_numpy.__name__ == "from_numpy"  # put back after the block
 
 
 @pytest.mark.parametrize("flavor", ["numpy", "torch"])

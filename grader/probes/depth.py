@@ -111,6 +111,9 @@ def _torch_mode(torch: Any, core: int) -> type:
                      T.addcmul_}
     reversed_products = {T.__rmatmul__}
     escapes = {T.numpy, T.tolist, T.item, T.__array__, T.__float__, T.__int__, T.__complex__}
+    # Numbers coming back in from outside the tensors: whatever way they left (an escape
+    # above, a dlpack capsule, the storage's bytes), what was done to them out there is unseen.
+    from_data = {torch.tensor, torch.as_tensor, torch.asarray, T.new_tensor}
     with_bias = {torch.addmm, torch.baddbmm, T.addmm, T.baddbmm, T.addmm_, T.baddbmm_}
     writes = {T.__setitem__, T.copy_}
 
@@ -154,6 +157,10 @@ def _torch_mode(torch: Any, core: int) -> type:
             kwargs = kwargs or {}
             if func in escapes and args and isinstance(args[0], torch.Tensor) \
                     and (args[0].is_floating_point() or args[0].is_complex()):
+                self.depths.escaped = True
+            data = args[1] if func is T.new_tensor and len(args) > 1 else \
+                args[0] if func in from_data and args else None
+            if _outside_numbers(data):
                 self.depths.escaped = True
             tensors = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
             ins = [self.depth(t) for t in tensors if t.numel()]
@@ -207,6 +214,16 @@ def _in_place(name: str) -> bool:
         name.startswith("__i") and name.endswith("__") and name != "__index__")
 
 
+def _outside_numbers(data: Any) -> bool:
+    """Floating-point numbers held outside the tensors: a numpy array, or anything that hands
+    its buffer over (`__dlpack__`, `__array_interface__`), not a tensor and not a constant."""
+    if data is None or type(data).__module__.startswith("torch"):
+        return False
+    if isinstance(data, np.ndarray):
+        return data.dtype.kind in "fc"
+    return hasattr(data, "__dlpack__") or hasattr(data, "__array_interface__")
+
+
 @contextmanager
 def torch_depth(unit: str = "matrix") -> Iterator[Callable[[Any], int]]:
     """Track depths while the block runs; yields `depth(result)`: the deepest slot of every
@@ -224,8 +241,25 @@ def torch_depth(unit: str = "matrix") -> Iterator[Callable[[Any], int]]:
         return _overall([mode.depth(t) for t in tree_flatten(result)[0]
                          if isinstance(t, torch.Tensor) and t.numel()])
 
-    with mode:
-        yield depth
+    # Made from a buffer without a torch function a mode sees: noted on the way in.
+    makers = {name: getattr(torch, name) for name in ("from_numpy", "from_dlpack", "frombuffer")}
+
+    def noted(make: Callable[..., Any]) -> Callable[..., Any]:
+        def made(*args: Any, **kwargs: Any) -> Any:
+            result = make(*args, **kwargs)
+            if result.is_floating_point() or result.is_complex():
+                mode.depths.escaped = True
+            return result
+        return made
+
+    for name, make in makers.items():
+        setattr(torch, name, noted(make))
+    try:
+        with mode:
+            yield depth
+    finally:
+        for name, make in makers.items():
+            setattr(torch, name, make)
 
 
 # --- numpy --------------------------------------------------------------------------------------
