@@ -13,6 +13,7 @@ import json
 import math
 import os
 import random
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -941,11 +942,23 @@ def main() -> None:
     should be, no permission, a full disk), or a round that cannot be loaded (a coach's round
     on GRADER_ROUNDS_PATH with a mistake in it), or an install without its references, is one
     line and exit status 1, not a traceback."""
+    signal.signal(signal.SIGINT, interrupt_once)
     try:
         cli(prog_name="grader")
     except (OSError, RoundError, BundleError) as exc:
         click.echo(error_line(exc), err=True)
         raise SystemExit(1) from None
+
+
+def interrupt_once(signum: int, frame: object) -> None:
+    """Ctrl-C stops a command once. The first press raises KeyboardInterrupt, which the
+    command's `with` blocks clean up after (its workers stopped, its files put back) and
+    GraderGroup turns into "Interrupted." and 130. Further presses are ignored from then on: a
+    person pressing again while that clean-up runs (slow on a busy machine) would otherwise cut
+    it short, leave a worker behind, or land in click's own handling and read "Aborted!", exit 1.
+    Every clean-up on that path is bounded (a worker gets seconds to stop, then is killed)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def error_line(exc: OSError | RoundError | BundleError) -> str:

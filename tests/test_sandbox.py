@@ -280,6 +280,37 @@ def test_a_sandbox_shows_only_the_candidate_side_of_the_grader(round_id: str, ar
 
 
 @needs_sandbox
+def test_folders_that_pth_files_add_are_there_and_the_checkout_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An environment whose packages sit behind a .pth line (a venv reaching another's
+    site-packages, here under /tmp, which the sandbox covers with its own tmpfs) imports them in
+    the sandbox too; a .pth line naming the folder that holds the grader (an editable
+    install's) does not uncover the checkout; comments, `import` lines and missing folders are
+    read as `site` reads them."""
+    from grader.engine.rounds import get_round
+
+    site_folder, packages = tmp_path / "site-packages", tmp_path / "elsewhere" / "lib"
+    site_folder.mkdir()
+    packages.mkdir(parents=True)
+    (packages / "behind_a_pth.py").write_text("ANSWER = 42\n")
+    source = Path(grader.__file__).resolve().parent.parent
+    (site_folder / "outer.pth").write_text(
+        f"# a comment\nimport os\n../elsewhere/lib\n{tmp_path / 'missing'}\n{source}\n")
+    monkeypatch.setattr(sandbox, "_site_folders",
+                        lambda: {*sandbox.site.getsitepackages(), str(site_folder)})
+    script = ("import os, site, sys\n"
+              "site.addsitedir(sys.argv[1])\n"
+              "import behind_a_pth\n"
+              "print(behind_a_pth.ANSWER, os.path.exists(os.path.join(sys.argv[2], 'tests')))\n")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    done = in_a_sandbox(get_round("prefix-products"), workspace, script, str(site_folder),
+                        str(source))
+    assert done.stdout.split() == ["42", "False"]
+    assert sandbox._pth_folders({str(site_folder)}) == {str(packages.resolve())}
+
+
+@needs_sandbox
 def test_every_writable_place_in_a_sandbox_is_capped(tmp_path: Path) -> None:
     """/tmp and /dev/shm hold TMP_MB each, no more: a submission cannot fill the machine's
     memory through a tmpfs (the cgroup's memory cap aside)."""

@@ -107,7 +107,14 @@ class Worker:
         )
         strays.own(self.process.pid)
         self._lines = _Lines(self.process.stdout.fileno())  # type: ignore[union-attr]
-        self.cuda = bool(self._expect("ready", STARTUP_SILENCE_S).get("cuda"))
+        try:
+            self.cuda = bool(self._expect("ready", STARTUP_SILENCE_S).get("cuda"))
+        except BaseException:
+            # Nobody holds this worker yet, so no `with` will close it: a Ctrl-C (or a crash)
+            # while it imports torch must not leave it running.
+            self.kill()
+            self.close()
+            raise
 
     def _events(self, silence_s: float) -> Iterable[Event]:
         """The worker's events, until it stops (GraderCrash); a worker silent for silence_s

@@ -256,7 +256,8 @@ def _own_cgroups() -> dict[str, str]:
 
 def _python_roots() -> list[Path]:
     """The folders the interpreter and its installed packages live in, outermost only."""
-    paths = {sys.base_prefix, sys.prefix, sys.exec_prefix, *_site_folders()}
+    sites = _site_folders()
+    paths = {sys.base_prefix, sys.prefix, sys.exec_prefix, *sites, *_pth_folders(sites)}
     roots: list[Path] = []
     for path in sorted({Path(p).resolve() for p in paths if Path(p).exists()}, key=str):
         if not any(path.is_relative_to(root) for root in [*roots, Path("/usr")]):
@@ -270,6 +271,31 @@ def _site_folders() -> set[str]:
     if site.ENABLE_USER_SITE:
         folders.add(site.getusersitepackages())
     return folders
+
+
+def _pth_folders(sites: set[str]) -> set[str]:
+    """The folders that the site folders' .pth files add to sys.path, as `site` reads them (a
+    line that is not a comment nor an `import` names a folder, relative to the .pth's own). A
+    venv that reaches another environment's packages does it so, and the interpreter in the
+    sandbox reads the same files: without these folders bound, numpy or torch would be missing
+    there, or hidden by the sandbox's /tmp when the environment lies under /tmp. The grader's
+    own source folder (an editable install's line) is left out: the sandbox shows the grader
+    file by file (candidate_files), never its checkout."""
+    source = Path(grader.__file__).resolve().parent.parent
+    found: set[str] = set()
+    for site_folder in sites:
+        for pth in sorted(Path(site_folder).glob("*.pth")):
+            try:
+                lines = pth.read_text(errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in (line.strip() for line in lines):
+                if not line or line.startswith(("#", "import ", "import\t")):
+                    continue
+                folder = (Path(site_folder) / line).resolve()
+                if folder.is_dir() and not source.is_relative_to(folder):
+                    found.add(str(folder))
+    return found
 
 
 def _reference_folders() -> set[Path]:
