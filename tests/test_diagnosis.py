@@ -344,3 +344,61 @@ def test_a_warm_worker_asks_each_diagnosis_job_once_and_only_keeps_answers(monke
     assert [f["kind"] for f in frames] == ["error"] + ["observation"] * 5
     assert [f.get("data") for f in frames] == [None, [None, OUT_OF_TIME], [1], [1], [2], [2]]
     assert asked == [job, job, job, other]
+
+
+@pytest.mark.parametrize("count", [0, 1, 15, 16, 17, 48, 49, 71, 400, 1000])
+def test_the_stages_cover_every_mutant_once_likeliest_first(count: int) -> None:
+    bounds = mutants.stage_bounds(count)
+    covered = [i for start, end in bounds for i in range(start, end)]
+    assert covered == list(range(count))
+    assert all(end - start <= mutants.FIRST_STAGE * 2 ** k
+               for k, (start, end) in enumerate(bounds))
+
+
+def test_a_staged_diagnosis_names_what_the_whole_search_names_and_stops_there(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutants run in stages until one names the slip: the name is the one the first
+    match over every mutant gives, and no later stage runs. The CPU budget is shared by the
+    stages in proportion to their mutants."""
+    from grader.checks.base import Verdict
+    from grader.probes.library import MUTANTS_CPU_S
+    from grader.runner import worker
+
+    round_ = get_round("linear-recurrence")
+    rng = np.random.default_rng(3)
+    case = Case({"a": rng.standard_normal((4, 2)), "b": rng.standard_normal((4, 2)),
+                 "h0": rng.standard_normal(2)}, (("T", 4),))
+    found = mutants.mutants((round_.reference_dir("numpy")
+                             / round_.part("part1").file).read_text())
+    diagnosis = mutants.diagnosis(round_, "part1", "numpy", {"function": "recurrence_loop"},
+                                  [(case, np.zeros(3))], "h")
+    assert diagnosis is not None
+    assert len(found) > 3 * mutants.FIRST_STAGE
+    assert [len(s["sources"]) for s in diagnosis.stages] == [
+        end - start for start, end in mutants.stage_bounds(len(found))]
+    assert sum(s["budget_s"] for s in diagnosis.stages) == pytest.approx(MUTANTS_CPU_S)
+    # The candidate's result is that of the 20th mutant (and of no earlier one): the second
+    # stage names it, and the third never runs.
+    target = mutants.FIRST_STAGE + 3
+    outputs: list[object] = [[{"value": np.full(3, float(i)), "raised": None}]
+                             for i in range(len(found))]
+    wrong = [(case, np.full(3, float(target)))]
+    diagnosis = mutants.diagnosis(round_, "part1", "numpy", {"function": "recurrence_loop"},
+                                  wrong, "h")
+    assert diagnosis is not None
+    asked: list[int] = []
+
+    def frame(grading: object, index: int, spec: dict[str, object],
+              lasting: object) -> dict[str, object]:
+        stage = len(asked)
+        asked.append(stage)
+        start, end = mutants.stage_bounds(len(found))[stage]
+        return {"kind": "observation", "data": outputs[start:end]}
+
+    monkeypatch.setattr(worker, "_diagnosis_frame", frame)
+    grading = SimpleNamespace(reference_spec=lambda index, probe, args, timed: args)
+    named = worker._diagnosed(grading, 0, Verdict("failed", hint="old",  # type: ignore[arg-type]
+                                                  diagnosis=diagnosis))
+    assert named.hint == mutants.describe(found[target], "h")
+    assert named.hint == diagnosis.name([outputs])
+    assert asked == [0, 1]

@@ -27,16 +27,19 @@ Need = Literal["cuda"]
 @dataclass(frozen=True)
 class Diagnosis:
     """A second look a failing verdict asks for when it could not name the mistake: `probe`
-    and `args` run in a child that holds no candidate code (the reference's mutants, say), and
-    `name` turns that probe's observation into the hint that names the slip, or None (the
-    verdict's own hint stands). `keep_hint`: the verdict's hint already names a known mistake
-    (a class of slips); the sentence that names the statement goes after it, not in its
-    place. `lasting`: whether an observation of the probe is the same on any machine, so that
-    a worker may keep it for the same job (one that ran out of time is not)."""
+    runs in a child that holds no candidate code (the reference's mutants, say), once per
+    stage, with that stage's `stages` arguments, and `name` turns the observations of the
+    stages run so far (in order) into the hint that names the slip, or None (the verdict's own
+    hint stands). Stages run in order until `name` finds a name: a long search (hundreds of
+    mutants) puts its likeliest part first and stops at its first answer, never changing
+    which answer that is. `keep_hint`: the verdict's hint already names a known mistake (a
+    class of slips); the sentence that names the statement goes after it, not in its place.
+    `lasting`: whether a stage's observation is the same on any machine, so that a worker may
+    keep it for the same job (one that ran out of time is not)."""
 
     probe: str
-    args: dict[str, Any]
-    name: Callable[[Any], str | None]
+    stages: tuple[dict[str, Any], ...]
+    name: Callable[[list[Any]], str | None]
     keep_hint: bool = False
     lasting: Callable[[Any], bool] = lambda observation: True
 

@@ -517,7 +517,8 @@ MUTANT_FLOOR_S = 0.05
 """The least CPU time a mutant is given, well above the timer's resolution and the cost of
 loading its module."""
 MUTANTS_CPU_S = 4.0
-"""CPU seconds all the mutants may spend: those not run by then count as not run (the
+"""CPU seconds all the mutants of a diagnosis may spend, shared among its stages by their
+number of mutants (mutant_calls' `budget_s`): those not run by then count as not run (the
 diagnosis is a hint's worth, never a check's timeout)."""
 
 
@@ -536,7 +537,8 @@ class _MutantOverran(BaseException):
 def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                  function: str | None, cases: Sequence[CaseData], call: str | None = None,
                  args: Sequence[str] = (), read: str | None = None, run: str | None = None,
-                 returns: str = "array") -> list[list[dict[str, Any]] | str | None]:
+                 returns: str = "array", budget_s: float = MUTANTS_CPU_S
+                 ) -> list[list[dict[str, Any]] | str | None]:
     """Each mutated source of the reference's part module (grader.checks.mutants), run on the
     cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
     "raised": the exception's type name}; None for a mutant that would not load, OUT_OF_TIME
@@ -558,9 +560,10 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
         one_call(base, function, case, call, args, read, run, returns)
     allowed = min(MUTANT_CPU_S, max(MUTANT_FLOOR_S,
                                     MUTANT_SLOWDOWN * (time.process_time() - began)))
+    began = time.process_time()
     results: list[list[dict[str, Any]] | str | None] = []
     for source in sources:
-        if time.process_time() - began > MUTANTS_CPU_S:
+        if time.process_time() - began > budget_s:
             results.append(OUT_OF_TIME)
             continue
         module = ModuleType(base.module.__name__)

@@ -428,14 +428,22 @@ def _diagnosis_frame(grading: _Part, index: int, spec: ChildSpec,
 
 
 def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
-    """The verdict, its hint naming the mistake where its diagnosis probe (run in a child with
-    no candidate code, like a baseline) finds one; as it was where the probe finds none, fails
-    or runs out of time."""
+    """The verdict, its hint naming the mistake where its diagnosis probe (each stage run in a
+    child with no candidate code, like a baseline, until one names it) finds one; as it was
+    where the probe finds none, fails or runs out of time."""
     diagnosis = verdict.diagnosis
     assert diagnosis is not None
-    frame = _diagnosis_frame(grading, index, grading.reference_spec(
-        index, diagnosis.probe, diagnosis.args, False), diagnosis.lasting)
-    named = diagnosis.name(frame["data"]) if frame["kind"] == "observation" else None
+    observations: list[Any] = []
+    named = None
+    for args in diagnosis.stages:
+        frame = _diagnosis_frame(grading, index, grading.reference_spec(
+            index, diagnosis.probe, args, False), diagnosis.lasting)
+        if frame["kind"] != "observation":
+            break
+        observations.append(frame["data"])
+        named = diagnosis.name(observations)
+        if named:
+            break
     if named and diagnosis.keep_hint and verdict.hint:
         named = f"{verdict.hint} {named}"
     return replace(verdict, hint=named or verdict.hint, diagnosis=None)
