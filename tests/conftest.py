@@ -23,7 +23,7 @@ from click.testing import CliRunner
 # Ask NVML whether CUDA is there, so that no test process initialises CUDA before it forks.
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
-from grader.checks.table import measured_checks, round_checks  # noqa: E402
+from grader.checks.table import round_checks  # noqa: E402
 from grader.engine.secret import SECRET_ENV
 
 # An instructor's secret in the developer's environment would change every seed a test pins.
@@ -39,6 +39,7 @@ from helpers import (
     Job,
     LentWorker,
     Solution,
+    measured_in,
     write_workspace,
 )
 
@@ -83,8 +84,7 @@ class Grading:
         """A solution folder graded in one flavor, once per test process. Checks that cannot
         apply on this machine (GPU timing) are not run unless the folder pins one in this
         flavor: their CPU figures are information. Nor are checks measured in timed rounds,
-        unless the folder pins one or claims full marks: rounds of timed runs would prove
-        nothing the folder asserts, and they are most of the matrix's time."""
+        unless the folder needs them (helpers.measured_in)."""
         key = (solution.key, flavor)
         if key not in self._graded:
             root = write_workspace(self._tmp.mktemp(f"{solution.name}-{flavor}"), flavor,
@@ -95,8 +95,7 @@ class Grading:
                 root, flavor, solution.parts, round_id=solution.round.id,
                 timeout_s=solution.timeout_s, memory_mb=solution.memory_mb,
                 informational=bool(pinned & machine_bound),
-                measured=solution.full_marks or bool(pinned & measured_checks(solution.round,
-                                                                             flavor)))
+                measured=bool(measured_in(solution, flavor)))
         return self._graded[key]
 
     def once(self, job: Job) -> object:

@@ -25,6 +25,7 @@ that flavor only and take precedence.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import shutil
@@ -130,6 +131,29 @@ class Solution:
         found = {p.name: p for p in sorted(self.folder.glob("*.py"))}
         found.update({p.name: p for p in sorted((self.folder / flavor).glob("*.py"))})
         return found
+
+
+@functools.cache
+def _measured(round_id: str, flavor: str) -> frozenset[str]:
+    """measured_checks, once per round and flavor: it makes every check's plan, and collecting
+    the known solutions asks for it hundreds of times."""
+    from grader.checks.table import measured_checks
+
+    return measured_checks(get_round(round_id), flavor)
+
+
+def measured_in(solution: Solution, flavor: str) -> frozenset[str]:
+    """The checks measured in timed rounds (CPU-time growth) that grading the folder runs: those
+    of its parts that it pins, or all of them where it claims full marks. Rounds of timed runs
+    prove nothing else a folder asserts, and they are most of the matrix's time: a folder
+    without any is graded without them, in the quick tier; one with them is in the slow tier."""
+    from grader.checks.table import checks_for
+
+    ran = {c.id for part in solution.parts for c in checks_for(solution.round, part, flavor)}
+    measured = _measured(solution.round.id, flavor) & ran
+    if solution.full_marks:
+        return measured
+    return measured & {e.check for e in solution.expect if flavor in e.flavors}
 
 
 def load_solution(folder: Path) -> Solution:

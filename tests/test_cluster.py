@@ -162,6 +162,7 @@ def expected(name: str) -> dict[str, Any]:
     return found
 
 
+@pytest.mark.slow
 def test_the_cluster_grades_a_class_as_a_local_batch_does(cluster: Cluster,
                                                           tmp_path: Path) -> None:
     root = write_class(tmp_path)
@@ -180,6 +181,7 @@ def test_the_cluster_grades_a_class_as_a_local_batch_does(cluster: Cluster,
     assert SECRET not in remote.stdout + remote.stderr
 
 
+@pytest.mark.slow
 def test_the_secret_is_in_no_task(cluster: Cluster, tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """What the coach submits (key, function, arguments) never holds the secret, nor the
@@ -236,6 +238,7 @@ def kill_a_grading_worker(cluster: Cluster, root: Path, env: dict[str, str]
     return batch.returncode, stdout, stderr
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
                                                          tmp_path: Path) -> None:
     """One of the two workers is killed while it grades: its submission is graded again on
@@ -256,6 +259,7 @@ def test_a_worker_that_dies_mid_submission_loses_nothing(cluster: Cluster,
     assert re.search("[12] running, 1 failed", stderr) and f"{SLOW}: part1." in stderr, stderr
 
 
+@pytest.mark.slow
 def test_when_no_worker_is_left_the_rest_get_error_rows(tmp_path: Path) -> None:
     """The only worker dies and none comes back: once `grader.abandon-after` (Dask's
     configuration; 1 s here) has passed, each submission not graded gets an `error` row saying
@@ -276,6 +280,7 @@ def test_when_no_worker_is_left_the_rest_get_error_rows(tmp_path: Path) -> None:
     assert empty["status"] == "broken"
 
 
+@pytest.mark.slow
 def test_workers_that_may_not_grade_say_why(tmp_path: Path) -> None:
     """A worker whose installed grader differs from the coach's (here: one round's data file
     changed) takes no task, nor does one that cannot make a sandbox (no bubblewrap on its
@@ -330,7 +335,8 @@ def test_a_class_with_nothing_to_grade_needs_no_cluster(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("address", "says"), [
-    ("tcp://127.0.0.1:9", "cannot reach a Dask scheduler at tcp://127.0.0.1:9"),
+    pytest.param("tcp://127.0.0.1:9", "cannot reach a Dask scheduler at tcp://127.0.0.1:9",
+                 marks=pytest.mark.slow),  # waits out the 10 s connect timeout
     ("carrier-pigeon://loft", "'carrier-pigeon://loft' is not a Dask scheduler's address"),
     ("tcp://", "'tcp://' is not a Dask scheduler's address"),
 ])

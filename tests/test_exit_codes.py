@@ -105,6 +105,7 @@ def on_a_terminal(args: list[str], cwd: Path, wait_for: bytes,
     return os.waitstatus_to_exitcode(status), shown.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_a_question_is_interrupted_and_130(workspace: Path) -> None:
     target = workspace / "exercises" / PREFIX.part("part1").file
     target.write_text("# my work\n")
@@ -115,6 +116,7 @@ def test_ctrl_c_at_a_question_is_interrupted_and_130(workspace: Path) -> None:
     assert target.read_text() == "# my work\n"
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_grading_is_interrupted_and_130(workspace: Path) -> None:
     """Ctrl-C while a check runs the candidate's code (here, code that never returns)."""
     (workspace / "exercises" / PREFIX.part("part2").file).write_text(
@@ -126,6 +128,7 @@ def test_ctrl_c_while_grading_is_interrupted_and_130(workspace: Path) -> None:
     assert "Aborted" not in shown and "Traceback" not in shown
 
 
+@pytest.mark.slow
 def test_the_interrupted_command_leaves_no_process_behind(workspace: Path) -> None:
     """The same Ctrl-C as a shell sends it to the command alone (`kill -INT`), not to its
     group: the grader still stops its children and says so in one line."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from helpers import run_grader, write_workspace
 
 VALIDATES_THEN_HANGS = '''"""Right on a handful of matrices, and never returns on more."""
@@ -24,6 +26,7 @@ def prefix_products(W):
 '''
 
 
+@pytest.mark.slow
 def test_the_table_names_the_check_that_timed_out_after_others_passed(tmp_path: Path) -> None:
     root = write_workspace(tmp_path / "subs" / "ann", "numpy", "stubs")
     (root / "exercises" / "part2_out_of_place.py").write_text(VALIDATES_THEN_HANGS)

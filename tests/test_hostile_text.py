@@ -521,6 +521,7 @@ def assert_honest_row(row: dict[str, Any]) -> None:
     assert {c["status"] for p in row["parts"] for c in p["checks"]} == {"passed"}
 
 
+@pytest.mark.slow
 def test_grade_writes_every_output_for_everyone_beside_a_hostile_submission(grading) -> None:  # type: ignore[no-untyped-def]
     ran = grading.once(graded_unsandboxed)
     doc = assert_written(ran["done"], ran["out"], rows=3)
@@ -532,6 +533,7 @@ def test_grade_writes_every_output_for_everyone_beside_a_hostile_submission(grad
     assert lines[1][:6] == [honest["path"], "graded", "35.0", "35.0", "20.0", "15.0"]
 
 
+@pytest.mark.slow
 def test_gradescope_and_every_other_output_at_once_for_a_hostile_submission(grading) -> None:  # type: ignore[no-untyped-def]
     ran = grading.once(graded_for_gradescope)
     doc = assert_written(ran["done"], ran["out"], rows=1)
@@ -546,6 +548,7 @@ def test_gradescope_and_every_other_output_at_once_for_a_hostile_submission(grad
         assert not any(c in said for c in CONTROL) and not any(c in said for c in BIDI)
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_sandboxed_grade_writes_every_output_and_the_table_for_everyone_too(grading) -> None:  # type: ignore[no-untyped-def]
     ran = grading.once(graded_in_the_sandbox)

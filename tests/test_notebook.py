@@ -23,7 +23,7 @@ from grader.engine.workspace import load_workspace  # noqa: E402
 
 from helpers import PREFIX, REPO, run_grader, solution  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("notebook")
+pytestmark = [pytest.mark.xdist_group("notebook"), pytest.mark.slow]  # a Jupyter kernel
 
 KILLS_ITS_PROCESS = "import os\nos._exit(3)\n"
 

@@ -154,6 +154,7 @@ def test_selfcheck_runs_on_the_new_round(tiny_worker: Worker, tmp_path: Path,
     assert "selfcheck passed" in checked.output
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_grade_runs_on_the_new_round_in_the_sandbox(grading, runner: CliRunner,  # type: ignore[no-untyped-def]
                                                     tmp_path: Path) -> None:
@@ -268,6 +269,7 @@ def truth(case):
 }
 
 
+@pytest.mark.slow
 def test_the_smallest_round_is_four_files(tmp_path: Path) -> None:
     """Its table in round.toml, its truth, a stub and a reference: no checks.toml, no
     probes.py, no __init__.py. selfcheck passes it; a workspace's check grades the stub 0

@@ -135,6 +135,7 @@ def batch(grading) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     return grading.once(adversary_batch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_each_adversary_gets_its_verdict(batch: dict[str, Any], name: str) -> None:
     expect = tomllib.loads((ADVERSARIES / name / "expect.toml").read_text())
@@ -149,6 +150,7 @@ def test_each_adversary_gets_its_verdict(batch: dict[str, Any], name: str) -> No
         assert any(expect["says"] in c["message"] for c in checks.values())
 
 
+@pytest.mark.slow
 def test_every_attacker_is_flagged_for_review_and_no_classmate_is(
         batch: dict[str, Any]) -> None:
     """Every attack but idling, which takes no construct beyond Python's own (a sleep)."""
@@ -157,17 +159,20 @@ def test_every_attacker_is_flagged_for_review_and_no_classmate_is(
                        if not name.startswith("honest_") and name != "idle_instead_of_working"}
 
 
+@pytest.mark.slow
 def test_the_batch_was_sandboxed_and_nothing_outlives_it(batch: dict[str, Any]) -> None:
     assert batch["doc"]["sandboxed"] is True
     assert batch["lingering"] == []
 
 
+@pytest.mark.slow
 def test_no_file_outside_a_sandbox_changed(batch: dict[str, Any]) -> None:
     """The grader, its references and every submission's own files, whatever
     deface_everything tried."""
     assert batch["changed"] == []
 
 
+@pytest.mark.slow
 def test_neither_the_secret_nor_a_connection_got_out(batch: dict[str, Any]) -> None:
     assert SECRET not in batch["output"] and SECRET not in batch["csv"]
     assert batch["connections"] == 0
@@ -175,6 +180,7 @@ def test_neither_the_secret_nor_a_connection_got_out(batch: dict[str, Any]) -> N
     assert "no connection to 127.0.0.1" in printed  # the spy did try
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_check_sandbox_grades_the_same_as_check(grading) -> None:  # type: ignore[no-untyped-def]
     root, boxed = grading.once(checked_in_the_sandbox)

@@ -9,6 +9,7 @@ tests, one per (solution, flavor).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -16,10 +17,18 @@ from grader.checks.table import checks_for
 from grader.engine.results import STATUSES
 from grader.engine.rounds import installed
 
-from helpers import Solution, all_solutions, checks_by_id
+from helpers import Solution, all_solutions, checks_by_id, measured_in
 
 SOLUTIONS = all_solutions()
-CASES = [pytest.param(s, f, id=f"{s.key}[{f}]") for s in SOLUTIONS for f in s.flavors]
+
+
+def case(solution: Solution, flavor: str) -> Any:
+    """One (solution, flavor), in the slow tier where grading it times CPU-time rounds."""
+    return pytest.param(solution, flavor, id=f"{solution.key}[{flavor}]",
+                        marks=[pytest.mark.slow] if measured_in(solution, flavor) else [])
+
+
+CASES = [case(s, f) for s in SOLUTIONS for f in s.flavors]
 
 
 def test_every_round_has_known_solutions() -> None:
@@ -85,7 +94,7 @@ def on_one_screen(result, width: int = 80, rows: int = 24) -> str:  # type: igno
     return " ".join(" ".join(last).replace("│", " ").replace("╭", " ").replace("╰", " ").split())
 
 
-NAMED = [pytest.param(s, f, id=f"{s.key}[{f}]") for s in SOLUTIONS for f in s.flavors
+NAMED = [case(s, f) for s in SOLUTIONS for f in s.flavors
          if len(s.parts) == 1 and any(e.hint and e.status == "failed" and f in e.flavors
                                       for e in s.expect)]
 

@@ -34,8 +34,9 @@ from grader.engine.workspace import pristine_files
 
 from helpers import PREFIX, REPO, run_owned
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("build") is None,
-                                reason="needs `build` (the test extra)")
+pytestmark = [pytest.mark.skipif(importlib.util.find_spec("build") is None,
+                                 reason="needs `build` (the test extra)"),
+              pytest.mark.slow]  # a wheel and an sdist built, installed in a venv of their own
 
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 SHIPPED = ("grader", "reference")
