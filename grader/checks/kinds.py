@@ -1758,6 +1758,51 @@ def denies(sentence: str, concepts: Sequence[str], before: re.Pattern[str] = DEN
     return False
 
 
+NEGATION = re.compile(r"\bnot\b(?!\s+(?:only|just)\b)|\bno\b(?!\s+(?:longer|matter)\b)|"
+                      r"\b(?:never|none|nobody|nothing|neither|nor|cannot|hardly|barely)\b|"
+                      r"n't\b|\bfail(?:s|ed|ing)?\s+to\b", re.I)
+"""A word that turns a clause into its opposite ("never", "no tensor", "can't", "fails to"); not
+a change of state or a widening ("no longer matches", "not only")."""
+DENIED_FRAME = re.compile(
+    r"\b(?:false|untrue|wrong|incorrect|a myth|not true|not the case|nonsense)\s+"
+    r"(?:that|to say)\b|\b(?:not|n't)\s+(?:think|believe)\b|\bdoubt\b", re.I)
+"""A frame that denies whatever the sentence says after it ("it is false that ...", "I do
+not think ...")."""
+CLAUSE_BREAK = re.compile(
+    r"[,;:()]|\s[-\u2013\u2014]\s|\b(?:and|but|so|because|since|although|though|while|"
+    r"whereas|when|whenever|before|after|until|unless|if|which|where|then|otherwise|yet)\b",
+    re.I)
+"""Where one clause of a sentence ends and the next begins: a negation governs its own."""
+
+
+def _negated_clause(sentence: str, start: int, end: int, clauses: bool) -> bool:
+    """Whether the words at [start, end) stand after a frame that denies what follows it, or
+    (with `clauses`) in a clause that a negation turns round."""
+    if DENIED_FRAME.search(sentence[:start]):
+        return True
+    if not clauses:
+        return False
+    breaks = [m for m in CLAUSE_BREAK.finditer(sentence)]
+    begin = max((m.end() for m in breaks if m.end() <= start), default=0)
+    stop = min((m.start() for m in breaks if m.start() >= end), default=len(sentence))
+    return bool(NEGATION.search(sentence[begin:start] + " " + sentence[end:stop]))
+
+
+def turns_round(sentence: str, concepts: Sequence[str], clauses: bool = True) -> bool:
+    """Whether the sentence says a claim's concepts only to deny it: it names every concept,
+    and one of them stands only after a frame that denies what follows ("it is false that
+    ...", "I doubt ...") or, with `clauses` (a positive claim), only in clauses that a
+    negation turns round ("in-place writes never bump the version counter", "no tensor is
+    saved for backward"). A concept also said plainly in another clause of the sentence is
+    said: an answer may well set a rule beside the fact ("no later write may change them, but
+    ours overwrite the saved P[i-1]")."""
+    if not states(sentence, concepts):
+        return False
+    return any(all(_negated_clause(sentence, m.start(), m.end(), clauses)
+                   for m in re.finditer(concept, sentence, re.I))
+               for concept in concepts)
+
+
 @dataclass(frozen=True)
 class Misconception:
     """A claim an explanation must not make (checks.toml `misconceptions`): `says`, regexes
@@ -1809,8 +1854,14 @@ def explanation(spec: Spec) -> PlanFactory:
     if any(None in concepts for _, concepts in raw):
         raise RoundError(f"{spec.where}: every idea needs concepts (or a pattern)")
     ideas = [(str(idea), [str(c) for c in concepts]) for idea, concepts in raw]
-    # A warning ("not through .data") is stated with a negation: no negation denies it.
+    # A warning ("not through .data") is stated with a negation: no negation denies it. A
+    # negative fact ("it does not overwrite it", or one marked `negative`: "the adapter never
+    # got a gradient") is denied by a negation of its own words or a denying frame, not by
+    # any negation in its clauses (turns_round).
     warnings = {str(i["idea"]) for i in spec.value("ideas") if i.get("warning") is True}
+    positive = {str(i["idea"]) for i in spec.value("ideas")
+                if i.get("negative") is not True and not NEGATION.search(str(i["idea"]))
+                and not re.search(r"\bwithout\b", str(i["idea"]), re.I)}
     wrong = [Misconception.read(m, [idea for idea, _ in ideas], spec.where)
              for m in spec.value("misconceptions", [])]
 
@@ -1831,9 +1882,14 @@ def explanation(spec: Spec) -> PlanFactory:
                 and says_enough(s, [concepts for _, concepts in ideas])]
         believed = [m for m in wrong if any(m.stated(s) for s in said)]
         lost = {m.loses for m in believed if m.loses}
+        def denied_in(sentence: str, idea: str, concepts: Sequence[str]) -> bool:
+            return denies(sentence, concepts) or turns_round(sentence, concepts,
+                                                             clauses=idea in positive)
+
         denied = [idea for idea, concepts in ideas if idea not in warnings
-                  and any(denies(s, concepts) for s in said)
-                  and not any(states(s, concepts) and not denies(s, concepts) for s in said)]
+                  and any(denied_in(s, idea, concepts) for s in said)
+                  and not any(states(s, concepts) and not denied_in(s, idea, concepts)
+                              for s in said)]
         missed = [idea for idea, concepts in ideas
                   if idea in lost or idea in denied
                   or not any(states(s, concepts) for s in said)]
