@@ -1763,6 +1763,15 @@ NEGATION = re.compile(r"\bnot\b(?!\s+(?:only|just)\b)|\bno\b(?!\s+(?:longer|matt
                       r"n't\b|\bfail(?:s|ed|ing)?\s+to\b", re.I)
 """A word that turns a clause into its opposite ("never", "no tensor", "can't", "fails to"); not
 a change of state or a widening ("no longer matches", "not only")."""
+UNDOING = re.compile(r"\bwithout\b|\b(?:escap|stop|prevent)\w*", re.I)
+"""Words that turn a negation back: a clause with one of them and a negation says the claim
+("you cannot write in place without bumping the counter", "nothing stops the write from
+overwriting it", "no in-place write escapes the counter")."""
+NEGATIVE_IDEA = re.compile(NEGATION.pattern + r"|\bwithout\b|\b(?:refus|gone|fre(?:e|es|ed)\b|"
+                           r"rais|starv|los[et])\w*", re.I)
+"""An idea's own words that make it a negative fact, said as readily with a negation as
+without ("autograd refuses the write": "won't let you write"; "its buffers are gone, so it
+raises": "can't go back through the trunk")."""
 DENIED_FRAME = re.compile(
     r"\b(?:false|untrue|wrong|incorrect|a myth|not true|not the case|nonsense)\s+"
     r"(?:that|to say)\b|\b(?:not|n't)\s+(?:think|believe)\b|\bdoubt\b", re.I)
@@ -1777,7 +1786,8 @@ CLAUSE_BREAK = re.compile(
 
 def _negated_clause(sentence: str, start: int, end: int, clauses: bool) -> bool:
     """Whether the words at [start, end) stand after a frame that denies what follows it, or
-    (with `clauses`) in a clause that a negation turns round."""
+    (with `clauses`) in a clause that a negation turns round: an odd number of negations and
+    of words that undo one (UNDOING)."""
     if DENIED_FRAME.search(sentence[:start]):
         return True
     if not clauses:
@@ -1785,7 +1795,8 @@ def _negated_clause(sentence: str, start: int, end: int, clauses: bool) -> bool:
     breaks = [m for m in CLAUSE_BREAK.finditer(sentence)]
     begin = max((m.end() for m in breaks if m.end() <= start), default=0)
     stop = min((m.start() for m in breaks if m.start() >= end), default=len(sentence))
-    return bool(NEGATION.search(sentence[begin:start] + " " + sentence[end:stop]))
+    clause = sentence[begin:start] + " " + sentence[end:stop]
+    return (len(NEGATION.findall(clause)) + len(UNDOING.findall(clause))) % 2 == 1
 
 
 def turns_round(sentence: str, concepts: Sequence[str], clauses: bool = True) -> bool:
@@ -1855,13 +1866,12 @@ def explanation(spec: Spec) -> PlanFactory:
         raise RoundError(f"{spec.where}: every idea needs concepts (or a pattern)")
     ideas = [(str(idea), [str(c) for c in concepts]) for idea, concepts in raw]
     # A warning ("not through .data") is stated with a negation: no negation denies it. A
-    # negative fact ("it does not overwrite it", or one marked `negative`: "the adapter never
-    # got a gradient") is denied by a negation of its own words or a denying frame, not by
-    # any negation in its clauses (turns_round).
+    # negative fact ("it does not overwrite it", "autograd refuses the write" (NEGATIVE_IDEA),
+    # or one marked `negative`: "the adapter never got a gradient") is denied by a negation of
+    # its own words or a denying frame, not by any negation in its clauses (turns_round).
     warnings = {str(i["idea"]) for i in spec.value("ideas") if i.get("warning") is True}
     positive = {str(i["idea"]) for i in spec.value("ideas")
-                if i.get("negative") is not True and not NEGATION.search(str(i["idea"]))
-                and not re.search(r"\bwithout\b", str(i["idea"]), re.I)}
+                if i.get("negative") is not True and not NEGATIVE_IDEA.search(str(i["idea"]))}
     wrong = [Misconception.read(m, [idea for idea, _ in ideas], spec.where)
              for m in spec.value("misconceptions", [])]
 
