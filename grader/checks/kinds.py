@@ -1687,10 +1687,22 @@ accumulates into .grad"), a list of keywords padded into a sentence ("This is ab
 adapter, requires_grad.") does not."""
 
 
+ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs|\bcf)\.$", re.I)
+"""A full stop that ends an abbreviation, not a sentence ("saves some tensors, e.g. P[i-1], for
+backward")."""
+
+
 def sentences(text: str) -> list[str]:
-    """The text cut into sentences: at ., ! and ?, at blank lines and at list bullets."""
-    pieces = re.split(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?:[-*\u2022]|\d+[.)])\s+", text)
-    return [p.strip() for p in pieces if p.strip()]
+    """The text cut into sentences: at ., ! and ? (not an abbreviation's), at blank lines and at
+    list bullets."""
+    found: list[str] = []
+    for piece in re.split(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?:[-*\u2022]|\d+[.)])\s+", text):
+        piece = piece.strip()
+        if found and ABBREVIATION.search(found[-1]) and piece:
+            found[-1] = f"{found[-1]} {piece}"
+        elif piece:
+            found.append(piece)
+    return found
 
 
 JOINING_WORDS = FUNCTION_WORDS - {"a", "an", "the"}
@@ -1699,15 +1711,22 @@ JOINING_WORDS = FUNCTION_WORDS - {"a", "an", "the"}
 
 def is_statement(sentence: str) -> bool:
     """A sentence that says something, not a list of keywords ("version saved overwritten
-    stack"): enough words, and either a word that joins ideas (is, when, because, to, of, ...)
-    or the shape of a written sentence (a capital, a full stop, not a comma-separated list)."""
+    stack") nor a question: enough words, and either a word that joins ideas (is, when,
+    because, to, of, ...) or the shape of a written sentence (a capital or code first, a full
+    stop, not a comma-separated list)."""
     words = re.findall(r"[A-Za-z_']+", sentence.lower())
-    if len(words) < MIN_WORDS:
+    if len(words) < MIN_WORDS or sentence.rstrip().endswith("?"):
         return False
     if any(w in JOINING_WORDS for w in words):
         return True
-    written = sentence[0].isupper() and sentence.rstrip()[-1] in ".!?"
+    begun = sentence[0].isupper() or CODE_FIRST.match(sentence) is not None
+    written = begun and sentence.rstrip()[-1] in ".!"
     return written and sentence.count(",") < 2
+
+
+CODE_FIRST = re.compile(r"[A-Za-z_]\w*(?:\.\w+)*(?:\(|\.\w)")
+"""A sentence that opens with code ("loss.backward() accumulates gradients."), as a written
+sentence opens with a capital."""
 
 
 def states(sentence: str, concepts: Sequence[str]) -> bool:
@@ -1782,6 +1801,26 @@ CLAUSE_BREAK = re.compile(
     r"whereas|when|whenever|before|after|until|unless|if|which|where|then|otherwise|yet)\b",
     re.I)
 """Where one clause of a sentence ends and the next begins: a negation governs its own."""
+
+
+TAKEN_BACK = re.compile(
+    r"(?:\bbut\s+(?:that|this|it)\s+(?:is|was)\s+(?:false|wrong|untrue|not\s+true|not\s+so|"
+    r"a\s+myth|nonsense)|\bnone\s+of\s+(?:which|this|that|it|these|them)\s+(?:is|are)\s+true|"
+    r"\b(?:is|are)\s+(?:a\s+myth|untrue))\W*$", re.I)
+"""A sentence's end that takes back all it said ("..., but that is wrong", "..., none of which
+is true"; not "..., which is wrong", which says what a result is)."""
+TAKE_BACK = re.compile(
+    r"^(?:but\s+)?(?:(?:that|this|it|which)\s+(?:is|was)|that's|this's|it's)\s+(?:false|wrong|"
+    r"untrue|not\s+true|not\s+so|a\s+myth|nonsense)\W*$|^(?:i was wrong|not true|false|wrong)\W*$",
+    re.I)
+"""A sentence of its own that takes back the one before ("This is false.", "I was wrong.")."""
+
+
+def taken_back(pieces: Sequence[str]) -> set[str]:
+    """The sentences that the text takes back: by their own end or by the sentence after."""
+    return {piece for index, piece in enumerate(pieces)
+            if TAKEN_BACK.search(piece)
+            or (index + 1 < len(pieces) and TAKE_BACK.match(pieces[index + 1]))}
 
 
 def _negated_clause(sentence: str, start: int, end: int, clauses: bool) -> bool:
@@ -1888,11 +1927,16 @@ def explanation(spec: Spec) -> PlanFactory:
         if not text.strip():
             return not_started(f"{variable} is empty; write a few sentences on {about}",
                                hint=missed_hint(names))
-        said = [s for s in sentences(text) if is_statement(s)
+        pieces = sentences(text)
+        refuted = taken_back(pieces)
+        said = [s for s in pieces if is_statement(s)
                 and says_enough(s, [concepts for _, concepts in ideas])]
-        believed = [m for m in wrong if any(m.stated(s) for s in said)]
+        believed = [m for m in wrong if any(m.stated(s) and s not in refuted for s in said)]
         lost = {m.loses for m in believed if m.loses}
+
         def denied_in(sentence: str, idea: str, concepts: Sequence[str]) -> bool:
+            if sentence in refuted:
+                return states(sentence, concepts)
             return denies(sentence, concepts) or turns_round(sentence, concepts,
                                                              clauses=idea in positive)
 
