@@ -1743,11 +1743,13 @@ def says_enough(sentence: str, ideas: Sequence[Sequence[str]]) -> bool:
 
 DENIED_BEFORE = re.compile(
     r"\bnot\s+(?:think|believe)\b|n't\s+(?:think|believe)\b|\bdoubt\b|\bnot true\b|"
-    r"(?:\b(?:do|does|did)\s+not|n't)\s+(?:[\w']+\s+)?$", re.I)
+    r"(?:\b(?:do|does|did)\s+not|n't)\s+(?:(?:\w+ly|really|even|ever|always|necessarily|"
+    r"quite)\s+)?$", re.I)
 """A claim denied from before the words that state it: a disbelief within DENIAL_WINDOW words
 ("I do not think the gradients accumulate"), or a verb negated right before them ("the
-gradients do not accumulate"). A negation further off, or of another verb ("gradients could
-not reach the adapter"), is a negative fact the idea may well be made of."""
+gradients do not accumulate", an adverb at most between). A negation further off, or of
+another verb ("gradients could not reach the adapter", "it doesn't overwrite gradients"), is a
+negative fact the idea may well be made of."""
 DENIED_AFTER = re.compile(
     r"^\W*(?:[\w']+\W+){0,2}?(?:(?:is|are|was|were)\s+not\s+(?:needed|necessary|required)|"
     r"(?:isn't|aren't|wasn't|weren't)\s+(?:needed|necessary|required)|"
@@ -1764,17 +1766,20 @@ DENIAL_WINDOW = 4
 
 def denies(sentence: str, concepts: Sequence[str], before: re.Pattern[str] = DENIED_BEFORE,
            after: re.Pattern[str] = DENIED_AFTER) -> bool:
-    """Whether the sentence says the concepts and denies one of them: `before` matching the
-    DENIAL_WINDOW words ahead of it, or `after` the words right after it."""
+    """Whether the sentence says the concepts and denies a mention of one of them: `before`
+    matching the DENIAL_WINDOW words ahead of it, or `after` the words right after it (what
+    keeps a misconception from being said, NEGATED before it)."""
     if not states(sentence, concepts):
         return False
-    for concept in concepts:
-        for found in re.finditer(concept, sentence, re.I):
-            ahead = re.findall(r"[\w']+", sentence[:found.start()])[-DENIAL_WINDOW:]
-            if before.search(" ".join(ahead) + " " if ahead else "") or \
-                    after.search(sentence[found.end():]):
-                return True
-    return False
+    return any(_denied_mention(sentence, m, before, after, len(sentence))
+               for concept in concepts for m in re.finditer(concept, sentence, re.I))
+
+
+def _denied_mention(sentence: str, found: re.Match[str], before: re.Pattern[str],
+                    after: re.Pattern[str], stop: int) -> bool:
+    ahead = re.findall(r"[\w']+", sentence[:found.start()])[-DENIAL_WINDOW:]
+    return bool(before.search(" ".join(ahead) + " " if ahead else "")
+                or after.search(sentence[found.end():stop]))
 
 
 NEGATION = re.compile(r"\bnot\b(?!\s+(?:only|just)\b)|\bno\b(?!\s+(?:longer|matter)\b)|"
@@ -1840,16 +1845,23 @@ def _negated_clause(sentence: str, start: int, end: int, clauses: bool) -> bool:
 
 def turns_round(sentence: str, concepts: Sequence[str], clauses: bool = True) -> bool:
     """Whether the sentence says a claim's concepts only to deny it: it names every concept,
-    and one of them stands only after a frame that denies what follows ("it is false that
-    ...", "I doubt ...") or, with `clauses` (a positive claim), only in clauses that a
-    negation turns round ("in-place writes never bump the version counter", "no tensor is
-    saved for backward"). A concept also said plainly in another clause of the sentence is
+    and each mention of one of them is denied: a verb negated right before it or a denial right
+    after it in its clause (DENIED_BEFORE, DENIED_AFTER), a frame before it that denies what
+    follows ("it is false that ...", "I doubt ..."), or, with `clauses` (a positive claim), a
+    clause that a negation turns round ("in-place writes never bump the version counter", "no
+    tensor is saved for backward"). A concept also said plainly elsewhere in the sentence is
     said: an answer may well set a rule beside the fact ("no later write may change them, but
-    ours overwrite the saved P[i-1]")."""
+    ours overwrite the saved P[i-1]"; "whether with zero_grad or None doesn't matter")."""
     if not states(sentence, concepts):
         return False
-    return any(all(_negated_clause(sentence, m.start(), m.end(), clauses)
-                   for m in re.finditer(concept, sentence, re.I))
+    breaks = [m.start() for m in CLAUSE_BREAK.finditer(sentence)]
+
+    def denied(found: re.Match[str]) -> bool:
+        stop = min((b for b in breaks if b >= found.end()), default=len(sentence))
+        return (_denied_mention(sentence, found, DENIED_BEFORE, DENIED_AFTER, stop)
+                or _negated_clause(sentence, found.start(), found.end(), clauses))
+
+    return any(all(denied(m) for m in re.finditer(concept, sentence, re.I))
                for concept in concepts)
 
 
@@ -1910,7 +1922,8 @@ def explanation(spec: Spec) -> PlanFactory:
     # its own words or a denying frame, not by any negation in its clauses (turns_round).
     warnings = {str(i["idea"]) for i in spec.value("ideas") if i.get("warning") is True}
     positive = {str(i["idea"]) for i in spec.value("ideas")
-                if i.get("negative") is not True and not NEGATIVE_IDEA.search(str(i["idea"]))}
+                if i.get("negative") is not True
+                and not NEGATIVE_IDEA.search(re.sub(r"\bNone\b", "", str(i["idea"])))}
     wrong = [Misconception.read(m, [idea for idea, _ in ideas], spec.where)
              for m in spec.value("misconceptions", [])]
 
@@ -1937,8 +1950,7 @@ def explanation(spec: Spec) -> PlanFactory:
         def denied_in(sentence: str, idea: str, concepts: Sequence[str]) -> bool:
             if sentence in refuted:
                 return states(sentence, concepts)
-            return denies(sentence, concepts) or turns_round(sentence, concepts,
-                                                             clauses=idea in positive)
+            return turns_round(sentence, concepts, clauses=idea in positive)
 
         denied = [idea for idea, concepts in ideas if idea not in warnings
                   and any(denied_in(s, idea, concepts) for s in said)
