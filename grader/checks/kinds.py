@@ -1783,10 +1783,11 @@ def _denied_mention(sentence: str, found: re.Match[str], before: re.Pattern[str]
 
 
 NEGATION = re.compile(r"\bnot\b(?!\s+(?:only|just)\b)|\bno\b(?!\s+(?:longer|matter)\b)|"
-                      r"\b(?:never|none|nobody|nothing|neither|nor|cannot|hardly|barely)\b|"
-                      r"n't\b|\bfail(?:s|ed|ing)?\s+to\b", re.I)
-"""A word that turns a clause into its opposite ("never", "no tensor", "can't", "fails to"); not
-a change of state or a widening ("no longer matches", "not only")."""
+                      r"\b(?:never|nobody|nothing|neither|nor|cannot|hardly|barely)\b|"
+                      r"\b(?-i:none)\b|\bnone\s+of\b|n't\b|\bfail(?:s|ed|ing)?\s+to\b", re.I)
+"""A word that turns a clause into its opposite ("never", "no tensor", "none of them", "can't",
+"fails to"); not a change of state or a widening ("no longer matches", "not only"), nor Python's
+None ("p.grad = None")."""
 UNDOING = re.compile(r"\bwithout\b|\b(?:escap|stop|prevent)\w*", re.I)
 """Words that turn a negation back: a clause with one of them and a negation says the claim
 ("you cannot write in place without bumping the counter", "nothing stops the write from
@@ -1923,7 +1924,7 @@ def explanation(spec: Spec) -> PlanFactory:
     warnings = {str(i["idea"]) for i in spec.value("ideas") if i.get("warning") is True}
     positive = {str(i["idea"]) for i in spec.value("ideas")
                 if i.get("negative") is not True
-                and not NEGATIVE_IDEA.search(re.sub(r"\bNone\b", "", str(i["idea"])))}
+                and not NEGATIVE_IDEA.search(str(i["idea"]))}
     wrong = [Misconception.read(m, [idea for idea, _ in ideas], spec.where)
              for m in spec.value("misconceptions", [])]
 
