@@ -74,9 +74,12 @@ Operator = Callable[[ast.AST, "Scope"], Iterator[Edit]]
 @dataclass(frozen=True)
 class Scope:
     """What an operator may know about where a node sits: the names the enclosing function
-    binds (its parameters and assigned variables), for operators that read another one."""
+    binds (its parameters and assigned variables), for operators that read another one, and the
+    name the module imports its array library under (`np`, `torch`), for operators that call
+    one of its functions; None where it imports neither."""
 
     names: tuple[str, ...]
+    arrays: str | None = None
 
 
 def _expr(text: str) -> ast.expr:
@@ -399,11 +402,18 @@ def siblings(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 
 def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """A strict comparison made inclusive, or the other way round."""
+    """A strict comparison made inclusive, or the other way round; an indicator of the
+    positive values (`z > 0`, a ReLU's gate) taken as their sign (`np.sign(z)`, -1 below
+    zero where the indicator is 0)."""
     swaps = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in swaps:
         yield Edit("boundary", ast.Compare(node.left, [swaps[type(node.ops[0])]()],
                                            node.comparators))
+        (bound,) = node.comparators
+        if scope.arrays and isinstance(node.ops[0], ast.Gt | ast.GtE) \
+                and isinstance(bound, ast.Constant) and bound.value == 0:
+            sign = ast.Attribute(ast.Name(scope.arrays, ast.Load()), "sign", ast.Load())
+            yield Edit("sign_for_indicator", ast.Call(sign, [node.left], []))
 
 
 def loops(node: ast.AST, scope: Scope) -> Iterator[Edit]:
@@ -448,11 +458,12 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    calls, results, unpacking, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
-            "shift_bound", "other_end", "boundary", "sum_for_mean", "mean_for_sum", "wrong_axis",
-            "every_axis", "drop_keepdims", "sibling_function", "opposite_extreme", "swap_unpacking",
-            "swap_results", "flip_sign", "drop_factor", "double_factor", "inverted_operator",
-            "reverse_difference", "reverse_ratio", "drop_call", "drop_term", "drop_operand",
-            "swap_steps", "drop_step", "unentered_with", "other_variable")
+            "shift_bound", "other_end", "boundary", "sign_for_indicator", "sum_for_mean",
+            "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims", "sibling_function",
+            "opposite_extreme", "swap_unpacking", "swap_results", "flip_sign", "drop_factor",
+            "double_factor", "inverted_operator", "reverse_difference", "reverse_ratio",
+            "drop_call", "drop_term", "drop_operand", "swap_steps", "drop_step", "unentered_with",
+            "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
@@ -511,10 +522,11 @@ def mutants(source: str) -> tuple[Mutant, ...]:
     found: list[Mutant] = []
     seen: set[str] = set()
     module = _Module(tree, source)
+    arrays = _array_library(tree)
     functions = [(path, node) for path, node in _walk(tree, ())
                  if isinstance(node, ast.FunctionDef)]
     for base, function in functions:
-        scope = Scope(_bound_names(function))
+        scope = Scope(_bound_names(function), arrays)
         nodes = list(_walk_body(function, base))
         for operator in OPERATORS:
             for path, node in nodes:
@@ -525,6 +537,16 @@ def mutants(source: str) -> tuple[Mutant, ...]:
                 _keep(found, seen, module, (*path, i), body[i], edit)
     found.sort(key=lambda m: PRIORITY.index(m.operator))
     return tuple(found[:MAX_MUTANTS])
+
+
+def _array_library(tree: ast.Module) -> str | None:
+    """The name the module imports numpy or torch under (`import numpy as np`: np)."""
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ("numpy", "torch"):
+                    return alias.asname or alias.name
+    return None
 
 
 class _Module:
