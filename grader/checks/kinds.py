@@ -1754,8 +1754,15 @@ DENIED_AFTER = re.compile(
     r"^\W*(?:[\w']+\W+){0,2}?(?:(?:is|are|was|were)\s+not\s+(?:needed|necessary|required)|"
     r"(?:isn't|aren't|wasn't|weren't)\s+(?:needed|necessary|required)|"
     r"(?:is|are)\s+(?:unnecessary|needless|useless|pointless|irrelevant)|"
-    r"(?:does|do|did)(?:\s+not|n't)\s+(?:matter|help|happen|fix|work))", re.I)
-"""A claim denied right after the words that state it ("zero_grad is not needed")."""
+    r"(?:is|are|was|were)\s+not\s+enough|(?:isn't|aren't|wasn't|weren't)\s+enough|"
+    r"won't\s+work|(?:does|do|did)(?:\s+not|n't)\s+(?:matter|help|happen|fix|work))", re.I)
+"""A claim denied right after the words that state it ("zero_grad is not needed", "zeroing
+once is not enough")."""
+REJECTED_AFTER = re.compile(
+    r"\b(?:but|yet|however|though)\b[^.;]*?(?:\bhid(?:e|es|den|ing)\b|\bbypass|\bbreak|\bwrong\b|"
+    r"\bavoid|\bdon't\b|\bdo not\b|\bnever\b|\bsilent|\bdangerous|\bunsafe|\bcorrupt)", re.I)
+"""A claim set up to be knocked down: "X seems to work, but it hides the write", "X also
+works, yet it bypasses the counter, so avoid it" (a misconception named to reject it)."""
 NEGATED = re.compile(r"\b(?:not|never|no|without|avoid\w*|instead of|rather than)\b|n't\b",
                      re.I)
 """Any negation: what keeps a sentence from stating a misconception it names ("do not go
@@ -1891,7 +1898,12 @@ class Misconception:
                    None if loses is None else ideas[loses])
 
     def stated(self, sentence: str) -> bool:
-        return states(sentence, self.says) and not denies(sentence, self.says, NEGATED)
+        """Said, and neither negated nor knocked down after it (REJECTED_AFTER)."""
+        if not states(sentence, self.says) or denies(sentence, self.says, NEGATED):
+            return False
+        last = max(m.end() for concept in self.says
+                   for m in re.finditer(concept, sentence, re.I))
+        return not REJECTED_AFTER.search(sentence[last:])
 
 
 def explanation(spec: Spec) -> PlanFactory:
