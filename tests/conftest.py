@@ -123,6 +123,20 @@ def grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
     session.close()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The quick tier by default (pyproject.toml's `-m 'not slow'`), but a test named on the
+    command line runs whatever its tier (`python -m pytest tests/test_wheel.py`), unless the
+    command says `-m` itself: naming a slow test and getting "deselected" helps nobody."""
+    where = config.invocation_params.dir
+    named = [a for a in config.args if (where / a.split("::")[0]).resolve() != TESTS]
+    asked = any(a.startswith("-m") for a in config.invocation_params.args)
+    if named and not asked:
+        config.option.markexpr = ""
+
+
+TESTS = Path(__file__).resolve().parent
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Group the tests that share what is made once (see the module's docstring), the modules
