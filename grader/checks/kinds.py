@@ -1771,7 +1771,7 @@ DENIAL_WINDOW = 4
 """How many words before a claim's words a negation governs them."""
 
 
-def denies(sentence: str, concepts: Sequence[str], before: re.Pattern[str] = DENIED_BEFORE,
+def denies(sentence: str, concepts: Sequence[str], before: re.Pattern[str],
            after: re.Pattern[str] = DENIED_AFTER) -> bool:
     """Whether the sentence says the concepts and denies a mention of one of them: `before`
     matching the DENIAL_WINDOW words ahead of it, or `after` the words right after it (what
@@ -1836,19 +1836,18 @@ def taken_back(pieces: Sequence[str]) -> set[str]:
             or (index + 1 < len(pieces) and TAKE_BACK.match(pieces[index + 1]))}
 
 
-def _negated_clause(sentence: str, start: int, end: int, clauses: bool) -> bool:
-    """Whether the words at [start, end) stand after a frame that denies what follows it, or
-    (with `clauses`) in a clause that a negation turns round: an odd number of negations and
-    of words that undo one (UNDOING)."""
-    if DENIED_FRAME.search(sentence[:start]):
+def _negated_clause(sentence: str, found: re.Match[str], clause: tuple[int, int],
+                    clauses: bool) -> bool:
+    """Whether the mention `found` stands after a frame that denies what follows it, or (with
+    `clauses`) in a clause (its [begin, stop)) that a negation turns round: an odd number of
+    negations and of words that undo one (UNDOING)."""
+    if DENIED_FRAME.search(sentence[:found.start()]):
         return True
     if not clauses:
         return False
-    breaks = [m for m in CLAUSE_BREAK.finditer(sentence)]
-    begin = max((m.end() for m in breaks if m.end() <= start), default=0)
-    stop = min((m.start() for m in breaks if m.start() >= end), default=len(sentence))
-    clause = sentence[begin:start] + " " + sentence[end:stop]
-    return (len(NEGATION.findall(clause)) + len(UNDOING.findall(clause))) % 2 == 1
+    begin, stop = clause
+    rest = sentence[begin:found.start()] + " " + sentence[found.end():stop]
+    return (len(NEGATION.findall(rest)) + len(UNDOING.findall(rest))) % 2 == 1
 
 
 def turns_round(sentence: str, concepts: Sequence[str], clauses: bool = True) -> bool:
@@ -1862,12 +1861,14 @@ def turns_round(sentence: str, concepts: Sequence[str], clauses: bool = True) ->
     ours overwrite the saved P[i-1]"; "whether with zero_grad or None doesn't matter")."""
     if not states(sentence, concepts):
         return False
-    breaks = [m.start() for m in CLAUSE_BREAK.finditer(sentence)]
+    breaks = list(CLAUSE_BREAK.finditer(sentence))
 
     def denied(found: re.Match[str]) -> bool:
-        stop = min((b for b in breaks if b >= found.end()), default=len(sentence))
+        begin = max((b.end() for b in breaks if b.end() <= found.start()), default=0)
+        stop = min((b.start() for b in breaks if b.start() >= found.end()),
+                   default=len(sentence))
         return (_denied_mention(sentence, found, DENIED_BEFORE, DENIED_AFTER, stop)
-                or _negated_clause(sentence, found.start(), found.end(), clauses))
+                or _negated_clause(sentence, found, (begin, stop), clauses))
 
     return any(all(denied(m) for m in re.finditer(concept, sentence, re.I))
                for concept in concepts)

@@ -319,7 +319,7 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     func = node.func
     called = func.attr if isinstance(func, ast.Attribute) else \
         func.id if isinstance(func, ast.Name) else ""
-    if called in UNARY or called == "abs":
+    if called in UNARY:
         if node.args and not isinstance(node.args[0], ast.Starred):
             yield Edit("drop_call", node.args[0])
         elif not node.args and isinstance(func, ast.Attribute):
