@@ -290,29 +290,34 @@ def test_folders_that_pth_files_add_are_there_and_the_checkout_is_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An environment whose packages sit behind a .pth line (a venv reaching another's
     site-packages, here under /tmp, which the sandbox covers with its own tmpfs) imports them in
-    the sandbox too; a .pth line naming the folder that holds the grader (an editable
-    install's) does not uncover the checkout; comments, `import` lines and missing folders are
-    read as `site` reads them."""
+    the sandbox too; a .pth line naming any other folder (the checkout that holds the grader,
+    as an editable install's does, or a home folder) uncovers nothing; comments, `import` lines
+    and missing folders are read as `site` reads them."""
     from grader.engine.rounds import get_round
 
-    site_folder, packages = tmp_path / "site-packages", tmp_path / "elsewhere" / "lib"
-    site_folder.mkdir()
-    packages.mkdir(parents=True)
+    site_folder = tmp_path / "site-packages"
+    packages = tmp_path / "outer" / "lib" / "site-packages"
+    home = tmp_path / "home"
+    for folder in (site_folder, packages, home):
+        folder.mkdir(parents=True)
     (packages / "behind_a_pth.py").write_text("ANSWER = 42\n")
+    (home / "secret.txt").write_text("the coach's\n")
     source = Path(grader.__file__).resolve().parent.parent
     (site_folder / "outer.pth").write_text(
-        f"# a comment\nimport os\n../elsewhere/lib\n{tmp_path / 'missing'}\n{source}\n")
+        f"# a comment\nimport os\n../outer/lib/site-packages\n{tmp_path / 'missing'}\n"
+        f"{source}\n{home}\n")
     monkeypatch.setattr(sandbox, "_site_folders",
                         lambda: {*sandbox.site.getsitepackages(), str(site_folder)})
     script = ("import os, site, sys\n"
               "site.addsitedir(sys.argv[1])\n"
               "import behind_a_pth\n"
-              "print(behind_a_pth.ANSWER, os.path.exists(os.path.join(sys.argv[2], 'tests')))\n")
+              "print(behind_a_pth.ANSWER, os.path.exists(os.path.join(sys.argv[2], 'tests')),\n"
+              "      os.path.exists(sys.argv[3]))\n")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     done = in_a_sandbox(get_round("prefix-products"), workspace, script, str(site_folder),
-                        str(source))
-    assert done.stdout.split() == ["42", "False"]
+                        str(source), str(home / "secret.txt"))
+    assert done.stdout.split() == ["42", "False", "False"]
     assert sandbox._pth_folders({str(site_folder)}) == {str(packages.resolve())}
 
 

@@ -273,15 +273,19 @@ def _site_folders() -> set[str]:
     return folders
 
 
+PACKAGE_FOLDERS = ("site-packages", "dist-packages")
+"""The names of the folders an environment installs its packages into."""
+
+
 def _pth_folders(sites: set[str]) -> set[str]:
     """The folders that the site folders' .pth files add to sys.path, as `site` reads them (a
     line that is not a comment nor an `import` names a folder, relative to the .pth's own). A
     venv that reaches another environment's packages does it so, and the interpreter in the
     sandbox reads the same files: without these folders bound, numpy or torch would be missing
-    there, or hidden by the sandbox's /tmp when the environment lies under /tmp. The grader's
-    own source folder (an editable install's line) is left out: the sandbox shows the grader
-    file by file (candidate_files), never its checkout."""
-    source = Path(grader.__file__).resolve().parent.parent
+    there, or hidden by the sandbox's /tmp when the environment lies under /tmp. Only another
+    environment's package folders (site-packages, dist-packages) are bound: a line naming
+    anything else (an editable install's checkout, this grader's among them, or a home folder a
+    .pth file was made to name) could show the sandbox what it must not see."""
     found: set[str] = set()
     for site_folder in sites:
         for pth in sorted(Path(site_folder).glob("*.pth")):
@@ -293,7 +297,7 @@ def _pth_folders(sites: set[str]) -> set[str]:
                 if not line or line.startswith(("#", "import ", "import\t")):
                     continue
                 folder = (Path(site_folder) / line).resolve()
-                if folder.is_dir() and not source.is_relative_to(folder):
+                if folder.is_dir() and folder.name in PACKAGE_FOLDERS:
                     found.add(str(folder))
     return found
 
