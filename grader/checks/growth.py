@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 CEILING = 1.75
 """How much faster than the expected order's the reference's growth may count: its work per
 step grows with the size too, once its arrays outgrow the caches (at prefix-products' large
@@ -91,3 +93,17 @@ def compare(yours: Timings, reference: Timings, expected: float) -> Growth | Non
     floor = FLOOR_SHARE * large / growth
     mine_middle, mine_large = (max(w, floor) for w in yours.work())
     return Growth(mine_large / mine_middle, growth)
+
+
+def backward_sizes(rng: np.random.Generator, smallest: int = 1) -> tuple[int, int, int]:
+    """The three sizes of a cpu_growth check on a backward whose work grows like one axis (a
+    batch, a hidden width, a row count): `smallest` (what every run pays whatever the size; a
+    batch norm needs two examples), then a middle and a large one drawn from the run's seed
+    (64 to 80, 1500 to 1800), so that code cannot tell the measured sizes from their numbers.
+
+    The large size is about 20 to 28 times the middle one. A backward by hand costs a few
+    forwards' work, which grows like the size; a gradient made from forwards, one per input
+    entry (finite differences, a dual number per entry), makes as many forwards as there are
+    entries, so its work grows like the size squared: from the middle size to the large one,
+    about 20 times faster than the reference's, against the 5x these checks allow."""
+    return smallest, int(rng.integers(64, 81)), int(rng.integers(1500, 1801))

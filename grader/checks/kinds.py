@@ -1272,12 +1272,16 @@ def _round(cases: Sequence[Case], calls: Calls, number: int) -> list[tuple[Case,
 def counted_growth(rule: CountRule, cases: Sequence[Case], calls: Calls,
                    so_far: dict[str, Any]) -> Verdict | None:
     """The cpu_growth verdict that no timed run can change, as soon as the runs so far show
-    it: a call that raised, or a count that grows too fast (judge_growth puts both before
-    every CPU time); None while they decide nothing."""
+    it: a call that raised, a call under the counter stopped at its cap, or a count that grows
+    too fast (judge_growth puts all three before every CPU time); None while they decide
+    nothing."""
     raised = _raised(cases, calls, so_far["yours"])
     if raised:
         return raised
     counted = so_far["yours"][0][:COUNTED_RUNS]
+    stopped = _stopped_counting(rule, cases, so_far)
+    if stopped:
+        return stopped
     if len(counted) < COUNTED_RUNS or any(run["data"] is None for run in counted):
         return None
     verdict = rule.judge(cases[1], cases[2], *(run["data"]["count"] for run in counted))
@@ -1303,6 +1307,26 @@ def early_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
     return verdict if verdict.status == "passed" else None
 
 
+def _stopped_counting(rule: CountRule, cases: Sequence[Case],
+                      so_far: dict[str, Any]) -> Verdict | None:
+    """The verdict on a call under the counter that was stopped at its cap (growth_cap): one
+    call costing many times the reference's process making the same call is work of another
+    order (a forward per entry, a closed form), whatever the timed rounds would show, and the
+    growth's hint names it."""
+    theirs = (so_far["baseline"] or [[]])[0]
+    for index, (case, run) in enumerate(zip(cases[1:], so_far["yours"][0][:COUNTED_RUNS],
+                                            strict=False)):
+        if run.get("capped"):
+            reference = f" ({theirs[index]['cpu_s']:.3f} s of CPU)" if index < len(theirs) \
+                else ""
+            return failed(f"at {rule.size} = {case.dim(rule.size)} one call of yours, under the "
+                          f"counter, cost more than {SMALL_RUN_LIMIT:g}x the reference's "
+                          f"process making the same call{reference} and was stopped at "
+                          f"{run['cpu_s']:.2f} s: its work there is many times the reference's",
+                          hint=rule.growth_hint)
+    return None
+
+
 def _raised(cases: Sequence[Case], calls: Calls,
             rounds: Sequence[Sequence[dict[str, Any]]]) -> Verdict | None:
     """The verdict on the first of the candidate's timed runs that raised, if one did."""
@@ -1319,7 +1343,8 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
     """The cpu_growth kind's verdict: the counter's failure (the precise one) first, then the
     CPU times' growth and large-size cost against the reference's, then the counter's pass."""
     rounds = both["yours"]
-    raised = _raised(cases, calls, rounds)
+    raised = _raised(cases, calls, rounds) or \
+        _stopped_counting(rule, cases, both)
     if raised:
         return raised
     middle_count, large_count = (run["data"]["count"] for run in rounds[0][:COUNTED_RUNS])
@@ -1458,11 +1483,17 @@ def growth_cap(expected: float, calls: Calls,
     before (judge_growth fails a candidate stopped there in every round). Once the round's
     middle run was stopped, its growth is unknown and only the large-size limit's cost stops the
     large run; once the tiny run before it was, its fixed cost is unknown too, and the small
-    runs' limit stops it."""
+    runs' limit stops it. A call under the counter (the first round's first runs) is stopped at
+    SMALL_RUN_LIMIT times the reference's process making the same call."""
     def cap(so_far: dict[str, Any]) -> float | None:
         yours, theirs = so_far["yours"], so_far["baseline"]
         if not theirs:
             return None
+        if len(yours) == 1 and len(yours[0]) < COUNTED_RUNS:
+            # A call under the counter: the reference's process of the same call, just before.
+            index = len(yours[0])
+            return SMALL_RUN_LIMIT * float(theirs[0][index]["cpu_s"]) \
+                if len(theirs[0]) == index + 1 else None
         counted = COUNTED_RUNS if len(yours) == 1 else 0
         current, reference = yours[-1][counted:], theirs[-1][counted:]
         if len(yours[-1]) < counted or len(reference) != len(current) + 1:

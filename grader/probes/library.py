@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -451,7 +452,16 @@ def reference_api(api: Api, folder: str, part_id: str) -> Api:
 
     round_ = Round.load(Path(folder))
     module = load_reference_part(round_, round_.part(part_id), api.flavor)
-    return Api(module, api.backend, round_.reference_dir(api.flavor), api.helpers)
+
+    def other_part(name: str) -> ModuleType:
+        """The reference of the part whose module is `name` (a helper that runs an earlier
+        part, as the candidate's own is run beside the candidate's)."""
+        part = next((p for p in round_.parts if p.module == name), None)
+        if part is None:
+            raise ImportError(f"the round has no part whose module is {name}")
+        return load_reference_part(round_, part, api.flavor)
+
+    return Api(module, api.backend, round_.reference_dir(api.flavor), api.helpers, other_part)
 
 
 @probe

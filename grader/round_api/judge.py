@@ -15,6 +15,7 @@ from grader.checks.base import (
 from grader.checks.cases import Case, span
 from grader.checks.compare import find_mismatch, matches, tree_difference, tree_matches
 from grader.checks.followups import unavailable
+from grader.checks.growth import backward_sizes
 from grader.checks.kinds import (
     central_differences,
     explain_error,
@@ -36,7 +37,7 @@ from grader.probes.backends import TorchBackend
 
 __all__ = [
     "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake", "Plan", "Round",
-    "TorchBackend", "Verdict", "bound_gradcheck",
+    "TorchBackend", "Verdict", "backward_sizes", "bound_gradcheck",
     "central_differences", "diagnose", "error_topic", "explain_error", "failed", "fill",
     "find_mismatch", "first_line", "followups", "format_raised", "judge_cases",
     "load_module", "load_reference_part", "matches", "mutant_diagnosis", "passed",

@@ -21,6 +21,7 @@ from grader.round_api.judge import (
     Plan,
     Round,
     Verdict,
+    backward_sizes,
     explain_error,
     failed,
     format_raised,
@@ -148,6 +149,29 @@ def growing_batch(rng: np.random.Generator) -> list[Case]:
     """A (S, 1, M, K) with B (2, K, N): an (S, 2) batch, with B's gradient summed over the S
     axis it lacks, so a loop over the batch or in that reduction grows with S."""
     return [make_case(rng, (s, 1, 2, 3), (2, 3, 2), dims=(("S", s),)) for s in GROWING_BATCH]
+
+
+CPU_GROWTH_KN = 64
+"""K and N of part1.by_hand's runs: each row of a product then does thousands of
+multiply-adds, so that the backward's work at the middle size stands well above a process's
+noise."""
+CPU_GROWTH_MKN = 16
+"""M, K and N of part2.by_hand's runs, whose size is the batch."""
+
+
+def cpu_sizes(rng: np.random.Generator) -> list[Case]:
+    """part1.by_hand's sizes, one process each (backward_sizes): M = 1, then a middle and a
+    large M, with K = N = CPU_GROWTH_KN."""
+    return [make_case(rng, (m, CPU_GROWTH_KN), (CPU_GROWTH_KN, CPU_GROWTH_KN))
+            for m in backward_sizes(rng)]
+
+
+def cpu_batches(rng: np.random.Generator) -> list[Case]:
+    """part2.by_hand's sizes, one process each (backward_sizes): a batch of S = 1, then a
+    middle and a large S, each (CPU_GROWTH_MKN x CPU_GROWTH_MKN) @ (... x CPU_GROWTH_MKN)."""
+    side = CPU_GROWTH_MKN
+    return [make_case(rng, (s, side, side), (s, side, side), dims=(("S", s),))
+            for s in backward_sizes(rng)]
 
 
 def _malformed(shapes: Sequence[tuple[str, Shape, Shape, Shape | None]]) -> list[Case]:

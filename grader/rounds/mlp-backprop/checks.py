@@ -19,6 +19,7 @@ from grader.round_api.judge import (
     Context,
     Plan,
     Verdict,
+    backward_sizes,
     failed,
     passed,
     raised_verdict,
@@ -133,6 +134,28 @@ def one_loss(rng: np.random.Generator) -> Case:
 
 def one_loss_float32(rng: np.random.Generator) -> Case:
     return loss_case(rng, 5, 4, "float32")
+
+
+CPU_GROWTH_C = 64
+"""part2.by_hand's classes: each row's softmax then does enough work to stand above a
+process's noise at the middle batch."""
+CPU_GROWTH_NETWORK = {"B": 64, "D": 64, "C": 16}
+"""part3.by_hand's batch, input width and classes, about as many multiply-adds per hidden unit
+as a small layer of a real network."""
+
+
+def cpu_batches(rng: np.random.Generator) -> list[Case]:
+    """part2.by_hand's sizes, one process each (backward_sizes): a batch of B = 1, then a middle
+    and a large B, of CPU_GROWTH_C classes."""
+    return [loss_case(rng, b, CPU_GROWTH_C) for b in backward_sizes(rng)]
+
+
+def cpu_widths(rng: np.random.Generator) -> list[Case]:
+    """part3.by_hand's sizes, one process each (backward_sizes): a hidden width of H = 1, then
+    a middle and a large H, the rest CPU_GROWTH_NETWORK."""
+    shape = CPU_GROWTH_NETWORK
+    return [network_case(rng, shape["B"], shape["D"], h, shape["C"])
+            for h in backward_sizes(rng)]
 
 
 def malformed_labels(rng: np.random.Generator) -> list[Case]:

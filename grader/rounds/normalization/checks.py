@@ -20,6 +20,7 @@ from grader.round_api.judge import (
     Mistake,
     Plan,
     Verdict,
+    backward_sizes,
     diagnose,
     failed,
     passed,
@@ -505,6 +506,17 @@ def _normalise(x: np.ndarray, axis: int, eps: float, ddof: int = 0,
     return (x - mean) / std, std
 
 
+CPU_GROWTH_D = 64
+"""The features of the by_hand checks' runs: each row's normalisation then does enough work to
+stand above a process's noise at the middle batch."""
+
+
+def cpu_layernorms(rng: np.random.Generator) -> list[Case]:
+    """part2.by_hand's sizes, one process each (backward_sizes): B = 1, then a middle and a
+    large B, of CPU_GROWTH_D features."""
+    return [layer_case(rng, (b, CPU_GROWTH_D), 1e-5) for b in backward_sizes(rng)]
+
+
 def _layer(case: Case, *, axis: int = -1, ddof: int = 0, eps_outside: bool = False,
            constants: bool = False, swap_affine: bool = False, no_gamma: bool = False,
            first_axis_only: bool = False) -> Tree:
@@ -606,6 +618,13 @@ def batch_case(rng: np.random.Generator, n: int, d: int, momentum: float, eps: f
               "dy": rng.standard_normal((n, d))}
     return Case({k: v.astype(dtype) for k, v in inputs.items()}, (("N", n), ("D", d)), dtype,
                 extra={"momentum": momentum, "eps": eps, "training": training})
+
+
+def cpu_trainings(rng: np.random.Generator) -> list[Case]:
+    """part3.by_hand's sizes, one process each (backward_sizes): a training batch of N = 2 (the
+    fewest a batch's variance needs), then a middle and a large N, of CPU_GROWTH_D features."""
+    return [batch_case(rng, n, CPU_GROWTH_D, 0.1, 1e-5, True)
+            for n in backward_sizes(rng, smallest=2)]
 
 
 def _batches(rng: np.random.Generator, training: bool) -> list[Case]:
