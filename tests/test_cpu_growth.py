@@ -172,7 +172,8 @@ CPU_LINE = ("CPU seconds of one process each (N = 1 and 8, 7 calls each; N = 1 a
 def test_the_plan_runs_three_sizes_each_in_its_own_process_against_the_reference() -> None:
     plan = _plan()
     assert plan.probe == "timed_calls"
-    assert plan.args == {"function": "f", "args": ["A"], "call": None, "measure": "flops"}
+    assert plan.args == {"function": "f", "args": ["A"], "call": None, "measure": "flops",
+                         "watch": False}
     assert plan.measured is not None and plan.measured.least == DECIDING_ROUNDS
     every_run = [run for runs in plan.measured.rounds for run in runs]
     nonces = [run["nonce"] for run in every_run]
@@ -296,11 +297,51 @@ def test_a_run_that_raised_is_reported_with_its_size() -> None:
     ({"exponent": 0}, "exponent must be above 0"),
     ({"repeats": {"numpy": 0}}, "repeats must be a positive whole number"),
     ({"repeats": 2.5}, "repeats must be a positive whole number"),
+    ({"no_autograd": "yes"}, "no_autograd must be true or false"),
 ])
 def test_a_cpu_growth_row_that_cannot_measure_is_an_error(table: dict[str, Any],
                                                           error: str) -> None:
     with pytest.raises(RoundError, match=error):
         _plan(**table)
+
+
+def test_a_call_under_the_counter_is_stopped_at_fifty_times_the_references_process() -> None:
+    """The reference's process making the same call ran just before: a call of another order
+    (a forward per input entry) is stopped there, not let run for minutes, and fails with the
+    growth's hint; the timed runs' caps are untouched."""
+    plan = _plan()
+    assert plan.measured is not None and plan.measured.cap is not None
+    reference_run = {"data": {"raised": None, "count": 2}, "cpu_s": 0.03}
+    assert plan.measured.cap({"yours": [[]], "baseline": [[reference_run]]}) == \
+        pytest.approx(1.5)
+    assert plan.measured.cap({"yours": [[reference_run]],
+                              "baseline": [[reference_run, reference_run]]}) == \
+        pytest.approx(1.5)
+    stopped = observed(REFERENCE, REFERENCE)
+    stopped["yours"][0][1] = {"data": None, "cpu_s": 1.51, "capped": True}
+    for verdict in (plan.judge(stopped), plan.measured.early(stopped)):
+        assert verdict is not None and verdict.status == "failed"
+        assert verdict.message == ("at N = 32 one call of yours, under the counter, cost more "
+                                   "than 50x the reference's process making the same call "
+                                   "(0.030 s of CPU) and was stopped at 1.51 s: its work there "
+                                   "is many times the reference's")
+        assert verdict.hint == "closed form"
+
+
+def test_autograd_seen_in_a_watched_call_under_the_counter_fails_the_check() -> None:
+    """With no_autograd = true the call under the counter runs under the autograd watch: a
+    backward that answers only the call no_autograd watches by hand is seen here."""
+    plan = _plan(no_autograd=True)
+    assert plan.args["watch"] is True
+    seen = observed(REFERENCE, REFERENCE)
+    seen["yours"][0][0]["data"]["autograd"] = 1
+    for verdict in (plan.judge(seen), plan.measured.early(seen)):
+        assert verdict is not None and verdict.status == "failed"
+        assert verdict.message == ("at N = 8 autograd ran inside your call under the counter, "
+                                   "watched as the check that looks for autograd watches")
+        assert verdict.hint is not None and "whether or not a call looks watched" in verdict.hint
+    seen["yours"][0][0]["data"]["autograd"] = 0
+    assert plan.judge(seen).status == "passed"
 
 
 def test_each_size_counts_its_least_cpu_time_over_the_rounds() -> None:

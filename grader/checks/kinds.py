@@ -108,6 +108,12 @@ class Spec:
             raise RoundError(f"{self.where}: {key} must be a number")
         return float(value)
 
+    def flag(self, key: str, default: bool = False) -> bool:
+        value = self._get(key, default)
+        if not isinstance(value, bool):
+            raise RoundError(f"{self.where}: {key} must be true or false")
+        return value
+
     def names(self, key: str, default: Sequence[str] = ()) -> list[str]:
         value = self._get(key, list(default))
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -1186,9 +1192,16 @@ def cpu_growth(spec: Spec) -> PlanFactory:
     the counter switched off) still costs CPU time; work the counter cannot see but that grows
     right passes. Where the CPU times cannot be compared (the reference failed, or its work did
     not grow measurably), the counter alone decides, as in the complexity kind. A verdict from
-    CPU time holds only when the rounds agree on it (decide_growth)."""
+    CPU time holds only when the rounds agree on it (decide_growth).
+
+    With `no_autograd = true` (a backward by hand) the call under the counter also runs under
+    the no_autograd kind's watch, and autograd seen there fails the check: code that tells the
+    watched call apart (its stack, its modes) and answers it without autograd but uses
+    autograd elsewhere meets the watch here too, where answering without autograd by a forward
+    per entry costs what the cap stops."""
     maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
     call, rule = spec.helper("call"), CountRule.read(spec)
+    watched = spec.flag("no_autograd")
     repeats, limit = _repeats(spec), spec.number("limit", 2.5)
     limits = Limits(limit, spec.number("large_limit", LARGE_RUN_LIMIT),
                     spec.text("large_hint", None))
@@ -1208,7 +1221,7 @@ def cpu_growth(spec: Spec) -> PlanFactory:
         calls = Calls.of(repeats[ctx.flavor] if isinstance(repeats, dict) else repeats,
                          *shares)
         probe_args = {"function": function, "args": args, "call": call,
-                      "measure": rule.measure}
+                      "measure": rule.measure, "watch": watched}
         rng = ctx.rng()
         # Each process gets inputs of its own (a nonce per run, the reference's run the same):
         # nothing one process kept, in memory or in a file, answers another's calls.
@@ -1279,7 +1292,7 @@ def counted_growth(rule: CountRule, cases: Sequence[Case], calls: Calls,
     if raised:
         return raised
     counted = so_far["yours"][0][:COUNTED_RUNS]
-    stopped = _stopped_counting(rule, cases, so_far)
+    stopped = _stopped_counting(rule, cases, so_far) or _autograd_counted(rule, cases, so_far)
     if stopped:
         return stopped
     if len(counted) < COUNTED_RUNS or any(run["data"] is None for run in counted):
@@ -1320,11 +1333,28 @@ def _stopped_counting(rule: CountRule, cases: Sequence[Case],
             reference = f" ({theirs[index]['cpu_s']:.3f} s of CPU)" if index < len(theirs) \
                 else ""
             return failed(f"at {rule.size} = {case.dim(rule.size)} one call of yours, under the "
-                          f"counter, cost more than {SMALL_RUN_LIMIT:g}x the reference's "
+                          f"counter, cost more than {COUNTED_RUN_LIMIT:g}x the reference's "
                           f"process making the same call{reference} and was stopped at "
                           f"{run['cpu_s']:.2f} s: its work there is many times the reference's",
                           hint=rule.growth_hint)
     return None
+
+
+def _autograd_counted(rule: CountRule, cases: Sequence[Case],
+                      so_far: dict[str, Any]) -> Verdict | None:
+    """The verdict on a call under the counter in which the autograd watch saw autograd run
+    (a check with `no_autograd = true`): a backward by hand runs none, in any call."""
+    for case, run in zip(cases[1:], so_far["yours"][0][:COUNTED_RUNS], strict=False):
+        if run["data"] and run["data"].get("autograd"):
+            return failed(f"at {rule.size} = {case.dim(rule.size)} autograd ran inside your "
+                          "call under the counter, watched as the check that looks for "
+                          "autograd watches", hint=AUTOGRAD_RAN_HINT)
+    return None
+
+
+AUTOGRAD_RAN_HINT = ("This backward is written by hand, in every call: no requires_grad, "
+                     "backward() or autograd.grad, whether or not a call looks watched. Compute "
+                     "the gradients from their formulas.")
 
 
 def _raised(cases: Sequence[Case], calls: Calls,
@@ -1344,7 +1374,7 @@ def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
     CPU times' growth and large-size cost against the reference's, then the counter's pass."""
     rounds = both["yours"]
     raised = _raised(cases, calls, rounds) or \
-        _stopped_counting(rule, cases, both)
+        _stopped_counting(rule, cases, both) or _autograd_counted(rule, cases, both)
     if raised:
         return raised
     middle_count, large_count = (run["data"]["count"] for run in rounds[0][:COUNTED_RUNS])
@@ -1484,7 +1514,7 @@ def growth_cap(expected: float, calls: Calls,
     middle run was stopped, its growth is unknown and only the large-size limit's cost stops the
     large run; once the tiny run before it was, its fixed cost is unknown too, and the small
     runs' limit stops it. A call under the counter (the first round's first runs) is stopped at
-    SMALL_RUN_LIMIT times the reference's process making the same call."""
+    COUNTED_RUN_LIMIT times the reference's process making the same call."""
     def cap(so_far: dict[str, Any]) -> float | None:
         yours, theirs = so_far["yours"], so_far["baseline"]
         if not theirs:
@@ -1492,7 +1522,7 @@ def growth_cap(expected: float, calls: Calls,
         if len(yours) == 1 and len(yours[0]) < COUNTED_RUNS:
             # A call under the counter: the reference's process of the same call, just before.
             index = len(yours[0])
-            return SMALL_RUN_LIMIT * float(theirs[0][index]["cpu_s"]) \
+            return COUNTED_RUN_LIMIT * float(theirs[0][index]["cpu_s"]) \
                 if len(theirs[0]) == index + 1 else None
         counted = COUNTED_RUNS if len(yours) == 1 else 0
         current, reference = yours[-1][counted:], theirs[-1][counted:]
@@ -1539,6 +1569,13 @@ def _large_bound(runs: Sequence[dict[str, Any]], reference: Sequence[dict[str, A
     return "cost" if grown is None or 0 < costly <= grown else "growth"
 
 
+COUNTED_RUN_LIMIT = 50.0
+"""How many times the reference's process making the same call a candidate's call under the
+counter may cost before it is stopped. The counter and the autograd watch cost something per
+operation, which falls on code that makes many (a loop over rows makes thousands where the
+reference makes two): such honest loops cost up to about 12 times the reference's process
+there; a forward per input entry costs hundreds of times more, and at the large size would
+run for minutes."""
 SMALL_RUN_LIMIT = 10.0
 """How many times the reference's process at the same small size and number of calls a
 candidate's may cost: honest code costs at most about 3 times the reference's (an einsum per

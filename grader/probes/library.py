@@ -338,24 +338,31 @@ def cost_counts(api: Api, function: str, cases: Sequence[CaseData], args: Sequen
 @probe
 def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Sequence[str] = (),
                 call: str | None = None, measure: str = "flops",
-                reference: Sequence[str] | None = None, nonce: int = 0) -> Observation:
+                reference: Sequence[str] | None = None, nonce: int = 0,
+                watch: bool = False) -> Observation:
     """One run of the cpu_growth kind, in a process of its own whose CPU time (with everything
     it starts) its parent reads: with no `repeats`, one call under the counter (what it saw);
     else `repeats` + 1 plain calls (the counter's cost per operation would count as work), each
     after the first on inputs of its own (`fresh_case`), so no call can reuse an earlier one's
     answer. Every call's result is reduced to one number (`projection`) that the judge
     compares with the reference's on the same inputs: work that was skipped, memoised or done
-    wrong shows. With `reference` (a round's folder and a part id), the reference's function
-    instead: a baseline, with no candidate code in the process."""
+    wrong shows. With `watch`, the call under the counter also runs under the autograd watch
+    (count_autograd_runs), and "autograd" says how often autograd ran in it. With `reference`
+    (a round's folder and a part id), the reference's function instead: a baseline, with no
+    candidate code in the process."""
     if reference is not None:
         api = reference_api(api, *reference)
     fn = api.function(function)
     weights = Weights(nonce)
-    count = 0
+    count = autograd = 0
     if repeats:
         value, raised = api.call(fn, *build_args(api, case, call, args))
     else:
-        counted, raised = api.call(_counter(api, measure), fn, *build_args(api, case, call, args))
+        counter, built = _counter(api, measure), build_args(api, case, call, args)
+        if watch:
+            counted, raised, autograd = count_autograd_runs(api, counter, fn, *built)
+        else:
+            counted, raised = api.call(counter, fn, *built)
         value, count = (counted[0], int(counted[1])) if counted else (None, 0)
     projections = [projection(api, value, weights)]
     cases = fresh_cases(case, nonce, repeats)
@@ -364,7 +371,8 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
         if raised is not None:
             break
         projections.append(projection(api, value, weights))
-    return {"raised": as_dict(raised), "count": count, "projections": projections}
+    return {"raised": as_dict(raised), "count": count, "autograd": int(autograd),
+            "projections": projections}
 
 
 FRESH_SPREAD = 0.05
