@@ -1,12 +1,14 @@
 """How fast a cost grows, from CPU times the kernel charged whole processes (read by their
 parent), so that no counter inside the candidate's process has to be believed.
 
-One process per size: a tiny one, a middle one and a large one. Every process pays the same
-constant (the fork, importing the candidate's file, building the inputs, each call's fixed
-costs), so the tiny run's time is subtracted from the others: what is left is the work that
-grows with the size. The candidate's growth from the middle size to the large one is compared
-with the reference's, measured the same way in the same grading, so that whatever the machine
-does to CPU time (a loaded neighbour, a slower clock) it does to both.
+One process per size: a tiny one, a middle one and a large one. A candidate's process is
+charged from the moment its file is imported (the parent reads its CPU time then and at the
+end: a file that imports scipy or builds a table pays that in every process, and it is no work
+of the calls). Every process pays the same constant besides (the fork, building the inputs,
+each call's fixed costs), so the tiny run's time is subtracted from the others: what is left is
+the work that grows with the size. The candidate's growth from the middle size to the large one
+is compared with the reference's, measured the same way in the same grading, so that whatever
+the machine does to CPU time (a loaded neighbour, a slower clock) it does to both.
 
 Timing noise is a few milliseconds a process on a loaded machine, not far below the work at the
 middle size (and now and then one process is charged tens of milliseconds more), so two rules

@@ -40,7 +40,11 @@ MAX_MUTANTS = 400
 """Enough for every site of a part's reference (a few dozen lines); a bound on the child's work
 should a round's reference be far longer."""
 MAX_CASES = 3
-"""Failing cases a mutant is run on: the smallest, where a slip shows and little else does."""
+"""Failing cases a mutant is run on at least: small ones, where a slip shows and little else
+does (chosen_cases)."""
+MAX_STRUCTURES = 8
+"""Failing cases of different structures a mutant is run on at most (chosen_cases): inputs of
+every batch rank, say, each small, so a few dozen calls more per mutant."""
 
 
 @dataclass(frozen=True)
@@ -857,8 +861,7 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         return None
     if not found or not wrong:
         return None
-    smallest = sorted(wrong, key=lambda pair: sum(np.size(v) for v in pair[0].inputs.values()))
-    chosen = list(smallest[:MAX_CASES])
+    chosen = chosen_cases(wrong)
     shared = {**call, "cases": [c.data() for c, _ in chosen],
               "reference": [str(round_.folder), part_id]}
     stages = tuple({**shared, "sources": [m.source for m in found[start:end]],
@@ -876,6 +879,24 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
 
     return Diagnosis("mutant_calls", stages, name,
                      lasting=lambda outputs: OUT_OF_TIME not in outputs)
+
+
+def chosen_cases(wrong: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:
+    """The wrong cases to run the mutants on: the smallest of each structure (the number of
+    dimensions of each input), smallest first, up to MAX_STRUCTURES of them, then the smallest
+    of the rest until there are MAX_CASES. A slip can show alike on every input of one
+    structure and differently on another: a difference of dimensions reversed (len(shape) -
+    grad.ndim) agrees with a bound off by one wherever the difference is 0 or 1, and only an
+    input two dimensions short tells them apart."""
+    by_size = sorted(wrong, key=lambda pair: sum(np.size(v) for v in pair[0].inputs.values()))
+    seen: set[tuple[tuple[str, int], ...]] = set()
+    first: list[tuple[Case, Any]] = []
+    rest: list[tuple[Case, Any]] = []
+    for pair in by_size:
+        structure = tuple(sorted((name, np.ndim(v)) for name, v in pair[0].inputs.items()))
+        (rest if structure in seen or len(first) == MAX_STRUCTURES else first).append(pair)
+        seen.add(structure)
+    return first + rest[:max(0, MAX_CASES - len(first))]
 
 
 FIRST_STAGE = 16

@@ -629,8 +629,14 @@ def _measured_run(grading: _Part, index: int, run: dict[str, Any],
     printed, next_index = _imported(grading, child, index)
     if printed is None:
         return None, next_index
-    if cap is not None and _stopped_at_cap(grading, child, index, cap):
-        taken.yours[-1].append({"data": None, "cpu_s": max(child.end(kill=True).cpu_s, cap),
+    # What importing the candidate's file cost is no work of the calls: a file that imports
+    # scipy pays a tenth of a second in every process, at every size, and would read as a
+    # fixed cost far above the reference's.
+    imported = child.usage()
+    since = imported.cpu_s if imported is not None else 0.0
+    if cap is not None and _stopped_at_cap(grading, child, index, cap + since):
+        taken.yours[-1].append({"data": None,
+                                "cpu_s": max(child.end(kill=True).cpu_s - since, cap),
                                 "capped": True})
         return None, index
     frame, next_index = _probe(grading, child, index, printed)
@@ -641,12 +647,12 @@ def _measured_run(grading: _Part, index: int, run: dict[str, Any],
     taken.duration += frame["duration_s"]
     if frame["kind"] != "observation":
         return frame, index
-    taken.yours[-1].append({"data": frame["data"], "cpu_s": ended.cpu_s})
+    taken.yours[-1].append({"data": frame["data"], "cpu_s": ended.cpu_s - since})
     return None, index
 
 
 def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> bool:
-    """Wait for the child's frame until it has used `cap_s` of CPU in all (its import
+    """Wait for the child's frame until it has used `cap_s` of CPU in all (its fork and import
     included): whether it got there first. Any other end of the wait (a frame, an idle child)
     is left to the usual wait that follows."""
     usage = child.usage()
