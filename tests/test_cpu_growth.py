@@ -214,6 +214,7 @@ def test_timed_calls_whose_results_differ_from_the_references_fail_whatever_thei
     verdict = _plan().judge(with_projections(observed(REFERENCE, REFERENCE), yours, reference))
     assert verdict.status == "failed"
     assert verdict.hint is not None and "inputs of its own" in verdict.hint
+    assert not verdict.alone  # wrong values: the checks of values in `after` explain it
 
 
 def test_timed_results_within_rounding_of_the_references_pass() -> None:
@@ -326,6 +327,7 @@ def test_a_call_under_the_counter_is_stopped_at_fifty_times_the_references_proce
                                    "(0.030 s of CPU) and was stopped at 1.51 s: its work there "
                                    "is many times the reference's")
         assert verdict.hint == "closed form"
+        assert verdict.alone  # a cost: no failed check of values explains it
 
 
 def test_autograd_seen_in_a_watched_call_under_the_counter_fails_the_check() -> None:
@@ -340,6 +342,7 @@ def test_autograd_seen_in_a_watched_call_under_the_counter_fails_the_check() -> 
         assert verdict.message == ("at N = 8 autograd ran inside your call under the counter, "
                                    "watched as the check that looks for autograd watches")
         assert verdict.hint is not None and "whether or not a call looks watched" in verdict.hint
+        assert verdict.alone
     seen["yours"][0][0]["data"]["autograd"] = 0
     assert plan.judge(seen).status == "passed"
 

@@ -54,7 +54,9 @@ class Verdict:
     only where the first of them (the check of the same answer) passed: the watched run
     raised or answered wrong, so values right elsewhere were made another way; where it did
     not pass, the trouble was the values' own and `otherwise` stands for this check instead. A
-    failure for any other reason (a stub, an earlier part that raised) voids nothing."""
+    failure for any other reason (a stub, an earlier part that raised) voids nothing. `alone`:
+    no check the table names in `after` explains this failure (a cost measured, not a value),
+    so the scorecard shows it as a trouble of its own even where they failed too."""
 
     status: VerdictStatus
     message: str = ""
@@ -65,6 +67,7 @@ class Verdict:
     diagnosis: Diagnosis | None = None
     voids: bool = False
     otherwise: Verdict | None = None
+    alone: bool = False
 
 
 def passed(message: str = "") -> Verdict:

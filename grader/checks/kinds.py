@@ -1310,7 +1310,7 @@ def early_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
     A failure always waits for the rounds that settle it."""
     decided = counted_growth(rule, cases, calls, so_far)
     if decided is not None:
-        return decided
+        return replace(decided, alone=_of_cost(decided, cases, calls, so_far))
     first = _round(cases, calls, 0)
     rounds, reference = so_far["yours"], so_far["baseline"]
     if len(rounds) != 1 or len(rounds[0]) != len(first) or not reference \
@@ -1370,8 +1370,24 @@ def _raised(cases: Sequence[Case], calls: Calls,
 
 def judge_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: Limits,
                  both: dict[str, Any]) -> Verdict:
-    """The cpu_growth kind's verdict: the counter's failure (the precise one) first, then the
-    CPU times' growth and large-size cost against the reference's, then the counter's pass."""
+    """The cpu_growth kind's verdict (_judged_growth). A failure of cost stands alone: the
+    checks of values named in `after` explain a call that raised or a timed call's wrong
+    result, not a cost."""
+    verdict = _judged_growth(rule, cases, calls, limits, both)
+    return replace(verdict, alone=_of_cost(verdict, cases, calls, both))
+
+
+def _of_cost(verdict: Verdict, cases: Sequence[Case], calls: Calls,
+             so_far: dict[str, Any]) -> bool:
+    """Whether a cpu_growth verdict is a failure of cost, not of values (see judge_growth)."""
+    return verdict.status == "failed" and verdict.hint != TIMED_RESULTS_HINT \
+        and _raised(cases, calls, so_far["yours"]) is None
+
+
+def _judged_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: Limits,
+                   both: dict[str, Any]) -> Verdict:
+    """The counter's failure (the precise one) first, then the CPU times' growth and large-size
+    cost against the reference's, then the counter's pass."""
     rounds = both["yours"]
     raised = _raised(cases, calls, rounds) or \
         _stopped_counting(rule, cases, both) or _autograd_counted(rule, cases, both)

@@ -229,7 +229,8 @@ class _Part:
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
             message=message, hint=hint, duration_s=duration, output=output,
-            not_implemented=verdict.stub, after=list(check.after), rank=check.rank))
+            not_implemented=verdict.stub, after=[] if verdict.alone else list(check.after),
+            rank=check.rank))
 
     def not_run(self, start: int, why: str, status: Status = "skipped",
                 output: str = "") -> int:
