@@ -420,6 +420,17 @@ def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             yield Edit("sign_for_indicator", ast.Call(sign, [node.left], []))
 
 
+def index_arrays(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """One of the indices of a subscript that pairs several (`log_probs[rows, y]`: one entry
+    per row) taken as the whole axis (`log_probs[:, y]`: every row's entries at each label)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
+        paired = [i for i, part in enumerate(node.slice.elts)
+                  if isinstance(part, ast.Name | ast.Call)]
+        if len(paired) >= 2:
+            for position in paired:
+                yield Edit("whole_axis", _with_part(node, position, ast.Slice()))
+
+
 def loops(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A loop run in the opposite order."""
     if isinstance(node, ast.For):
@@ -458,12 +469,13 @@ def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
-                                   comparisons, reductions, siblings, arithmetic, left_out,
-                                   calls, results, unpacking, names)
+                                   index_arrays, comparisons, reductions, siblings, arithmetic,
+                                   left_out, calls, results, unpacking, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
-            "shift_bound", "other_end", "boundary", "sign_for_indicator", "sum_for_mean",
-            "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims", "sibling_function",
+            "shift_bound", "other_end", "whole_axis", "boundary", "sign_for_indicator",
+            "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims",
+            "sibling_function",
             "opposite_extreme", "swap_unpacking", "swap_results", "flip_sign", "drop_factor",
             "double_factor", "inverted_operator", "reverse_difference", "reverse_ratio",
             "drop_call", "drop_term", "drop_operand", "swap_steps", "drop_step", "unentered_with",

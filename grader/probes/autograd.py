@@ -155,14 +155,21 @@ def spying_on_the_engine() -> Iterator[EngineSpy]:
         Variable._execution_engine = engine
 
 
-def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any) -> tuple[Any, Any, int]:
+def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any,
+                        profiled: bool = True) -> tuple[Any, Any, int]:
     """Call fn; (value, raised, how many times autograd differentiated during the call): the
     runs of autograd's engine, or, where none was seen, 1 if any torch call of fn made a
     tensor that takes part in automatic differentiation (an engine of its own, torch.func,
     forward-mode duals all need one), or if autograd's C++ engine evaluated a node, as the
     profiler records it below anything Python can switch off (code that puts the real engine
-    back in place of the spy and hides from every torch function mode)."""
+    back in place of the spy and hides from every torch function mode). `profiled=False`
+    leaves the profiler out: it costs about a millisecond per operation, so a call that makes
+    thousands (an honest loop over rows, timed) would pay seconds for it."""
     watch_type: Any = autodiff_watch()
+    if not profiled:
+        with spying_on_the_engine() as spy, watch_type() as watch:
+            value, raised = api.call(fn, *args)
+        return value, raised, spy.calls or int(watch.seen)
     with watch_type.profile() as recorded:
         with watch_type.mark(WATCH_MARK):
             pass

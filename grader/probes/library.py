@@ -347,7 +347,8 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     answer. Every call's result is reduced to one number (`projection`) that the judge
     compares with the reference's on the same inputs: work that was skipped, memoised or done
     wrong shows. With `watch`, the call under the counter also runs under the autograd watch
-    (count_autograd_runs), and "autograd" says how often autograd ran in it. With `reference`
+    (count_autograd_runs, without the profiler, whose cost per operation would stop honest
+    loops at the cap), and "autograd" says how often autograd ran in it. With `reference`
     (a round's folder and a part id), the reference's function instead: a baseline, with no
     candidate code in the process."""
     if reference is not None:
@@ -360,7 +361,8 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     else:
         counter, built = _counter(api, measure), build_args(api, case, call, args)
         if watch:
-            counted, raised, autograd = count_autograd_runs(api, counter, fn, *built)
+            counted, raised, autograd = count_autograd_runs(api, counter, fn, *built,
+                                                            profiled=False)
         else:
             counted, raised = api.call(counter, fn, *built)
         value, count = (counted[0], int(counted[1])) if counted else (None, 0)
