@@ -1343,12 +1343,14 @@ def _stopped_counting(rule: CountRule, cases: Sequence[Case],
 def _autograd_counted(rule: CountRule, cases: Sequence[Case],
                       so_far: dict[str, Any]) -> Verdict | None:
     """The verdict on a call under the counter in which the autograd watch saw autograd run
-    (a check with `no_autograd = true`): a backward by hand runs none, in any call."""
+    (a check with `no_autograd = true`): a backward by hand runs none, in any call, and the
+    checks the table says this one voids (the part's values) lose their points."""
     for case, run in zip(cases[1:], so_far["yours"][0][:COUNTED_RUNS], strict=False):
         if run["data"] and run["data"].get("autograd"):
-            return failed(f"at {rule.size} = {case.dim(rule.size)} autograd ran inside your "
-                          "call under the counter, watched as the check that looks for "
-                          "autograd watches", hint=AUTOGRAD_RAN_HINT)
+            return replace(failed(f"at {rule.size} = {case.dim(rule.size)} autograd ran "
+                                  "inside your call under the counter, watched as the check "
+                                  "that looks for autograd watches", hint=AUTOGRAD_RAN_HINT),
+                           voids=True)
     return None
 
 
@@ -2097,7 +2099,9 @@ RANKS: dict[str, int] = {"correctness": 2, "autograd": 2, "gradcheck": 2,
 
 VOID_MESSAGES: dict[str, str] = {
     "no_autograd": "nothing shows the backward free of autograd (it used autograd, or did not "
-                   "answer right where it was watched), so its values do not count"}
+                   "answer right where it was watched), so its values do not count",
+    "cpu_growth": "autograd ran inside the backward in a call the cost check watched, so its "
+                  "values do not count"}
 """Why the checks a failed check of a kind voids do not count, where the kind says it."""
 
 OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth"})
