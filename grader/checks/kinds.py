@@ -1288,13 +1288,10 @@ def counted_growth(rule: CountRule, cases: Sequence[Case], calls: Calls,
     it: a call that raised, a call under the counter stopped at its cap, or a count that grows
     too fast (judge_growth puts all three before every CPU time); None while they decide
     nothing."""
-    raised = _raised(cases, calls, so_far["yours"])
-    if raised:
-        return raised
+    decided = _before_timing(rule, cases, calls, so_far)
+    if decided:
+        return decided
     counted = so_far["yours"][0][:COUNTED_RUNS]
-    stopped = _stopped_counting(rule, cases, so_far) or _autograd_counted(rule, cases, so_far)
-    if stopped:
-        return stopped
     if len(counted) < COUNTED_RUNS or any(run["data"] is None for run in counted):
         return None
     verdict = rule.judge(cases[1], cases[2], *(run["data"]["count"] for run in counted))
@@ -1318,6 +1315,14 @@ def early_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits: L
         return None
     verdict = judge_growth(rule, cases, calls, limits, so_far)
     return verdict if verdict.status == "passed" else None
+
+
+def _before_timing(rule: CountRule, cases: Sequence[Case], calls: Calls,
+                   so_far: dict[str, Any]) -> Verdict | None:
+    """The failures no CPU time can change, in the order judged: a call that raised, a call
+    under the counter stopped at its cap, autograd seen in a watched call."""
+    return _raised(cases, calls, so_far["yours"]) or _stopped_counting(rule, cases, so_far) \
+        or _autograd_counted(rule, cases, so_far)
 
 
 def _stopped_counting(rule: CountRule, cases: Sequence[Case],
@@ -1391,10 +1396,9 @@ def _judged_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits:
     """The counter's failure (the precise one) first, then the CPU times' growth and large-size
     cost against the reference's, then the counter's pass."""
     rounds = both["yours"]
-    raised = _raised(cases, calls, rounds) or \
-        _stopped_counting(rule, cases, both) or _autograd_counted(rule, cases, both)
-    if raised:
-        return raised
+    decided = _before_timing(rule, cases, calls, both)
+    if decided:
+        return decided
     middle_count, large_count = (run["data"]["count"] for run in rounds[0][:COUNTED_RUNS])
     counted = rule.judge(cases[1], cases[2], middle_count, large_count)
     reference = both["baseline"]
