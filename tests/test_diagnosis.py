@@ -74,6 +74,41 @@ def test_each_operator_makes_the_slip_it_names() -> None:
     assert not any(op == "other_variable" and "i." in after for op, after in made)
 
 
+def test_the_operators_for_sizes_precision_members_and_loops_make_the_slips_they_name() -> None:
+    source = ("def f(model, params, x, steps):\n"
+              "    n = x.shape[0]\n"
+              "    half = n // 2\n"
+              "    y = x.astype(np.float64) + x.astype(np.float64)\n"
+              "    z = model.head_a(y) + model.head_b(y)\n"
+              "    w = params['W1'] @ params['W2']\n"
+              "    for step in range(steps):\n"
+              "        out = model.trunk(x)\n"
+              "        w = w + out[step]\n"
+              "    return w + x.sum() + x.double(), half, z\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)}
+    for expected in [("other_dimension", "n = x.shape[1]"),
+                     ("other_dimension", "n = x.shape[-1]"),
+                     ("double_factor", "half = n // 4"),
+                     ("drop_factor", "half = n"),
+                     ("lower_precision", "y = x.astype(np.float32) + x.astype(np.float32)"),
+                     ("lower_precision", "y = x.astype(np.float32) + x.astype(np.float64)"),
+                     ("other_member", "z = model.head_b(y) + model.head_b(y)"),
+                     ("other_member", "z = model.trunk(y) + model.head_b(y)"),
+                     ("other_member", "w = params['W2'] @ params['W2']"),
+                     ("shift_range", "for step in range(1, steps + 1):"),
+                     ("hoisted_step", "out = model.trunk(x) ; for step in range(steps):")]:
+        assert expected in made, expected
+    # A step that reads the loop's counter cannot run before the loop; an array's methods
+    # (x.sum, x.double) are not members to mistake for one another.
+    assert not any(op == "hoisted_step" and after.startswith("w = w + out[step]")
+                   for op, after in made)
+    assert not any(op == "other_member" and ("x.sum()" not in after or "x.double()" not in after)
+                   for op, after in made if after.startswith("return"))
+    # The front of a shape is tried first: on a matrix shape[1] and shape[-1] are one size.
+    order = [m.after for m in mutants.mutants(source) if m.operator == "other_dimension"]
+    assert order[:2] == ["n = x.shape[1]", "n = x.shape[-1]"]
+
+
 def test_the_operators_for_half_a_formula_make_the_slips_they_name() -> None:
     source = ("def f(a, b, s, h, n, scale, lr, p):\n"
               "    d = (a - b - h * s) / scale\n"

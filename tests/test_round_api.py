@@ -66,3 +66,25 @@ def test_the_probes_api_loads_only_what_a_sandbox_shows() -> None:
               or Path(f).resolve() == ROUNDS_DIR / "__init__.py"]
     assert len(engine) > 5
     assert sorted(str(p.relative_to(package)) for p in engine if p not in shown) == []
+
+
+def test_mismatched_shapes_breaks_each_shared_size_alone_and_each_rank() -> None:
+    from grader.round_api.judge import mismatched_shapes
+
+    found = mismatched_shapes({"X": "BD", "W": "DH", "b": "H"}, {"B": 2, "D": 3, "H": 4})
+    assert found == [
+        ("X is (2, 4): its D is 4, the others' 3", {"X": (2, 4), "W": (3, 4), "b": (4,)}),
+        ("X has ndim 1", {"X": (3,), "W": (3, 4), "b": (4,)}),
+        ("X has ndim 3", {"X": (2, 2, 3), "W": (3, 4), "b": (4,)}),
+        ("W is (4, 4): its D is 4, the others' 3", {"X": (2, 3), "W": (4, 4), "b": (4,)}),
+        ("W is (3, 5): its H is 5, the others' 4", {"X": (2, 3), "W": (3, 5), "b": (4,)}),
+        ("W has ndim 1", {"X": (2, 3), "W": (4,), "b": (4,)}),
+        ("W has ndim 3", {"X": (2, 3), "W": (2, 3, 4), "b": (4,)}),
+        ("b is (5,): its H is 5, the others' 4", {"X": (2, 3), "W": (3, 4), "b": (5,)}),
+        ("b has ndim 0", {"X": (2, 3), "W": (3, 4), "b": ()}),
+        ("b has ndim 2", {"X": (2, 3), "W": (3, 4), "b": (2, 4)}),
+    ]
+    # B is X's alone: a batch of another size is still valid, so it is never changed.
+    assert not any("its B" in label for label, _ in found)
+    assert len(mismatched_shapes({"X": "BD", "W": "DH"}, {"B": 2, "D": 3, "H": 4},
+                                 ranks=False)) == 2

@@ -6,7 +6,7 @@ and to name the mistake, and sends `case.data()` (plain data) to the child.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,3 +55,30 @@ def span(cases: Sequence[Case]) -> str:
     dtypes = list(dict.fromkeys(c.dtype for c in cases))
     pieces.append(" and ".join(dtypes))
     return ", ".join(pieces)
+
+
+Shapes = dict[str, tuple[int, ...]]
+
+
+def mismatched_shapes(signature: Mapping[str, Sequence[str]], sizes: Mapping[str, int],
+                      ranks: bool = True) -> list[tuple[str, Shapes]]:
+    """Inputs that break a shape contract one size at a time: for arguments whose dimensions
+    are named (A (M, K), B (K, N), dC (M, N)), each argument with each dimension it shares
+    with another one larger than the others say and, with `ranks`, each with one dimension
+    fewer and one more. A validation must refuse every one; a list of bad inputs written by
+    hand tends to miss one (dC wrong in its columns alone). Each: (what is wrong, the shape of
+    every argument)."""
+    right = {arg: tuple(sizes[d] for d in dims) for arg, dims in signature.items()}
+    shared = {d for d in sizes if sum(dims.count(d) for dims in signature.values()) > 1}
+    found: list[tuple[str, Shapes]] = []
+    for arg, dims in signature.items():
+        for axis, dim in enumerate(dims):
+            if dim in shared:
+                shape = list(right[arg])
+                shape[axis] += 1
+                found.append((f"{arg} is {tuple(shape)}: its {dim} is {shape[axis]}, the "
+                               f"others' {sizes[dim]}", {**right, arg: tuple(shape)}))
+        if ranks:
+            found.append((f"{arg} has ndim {len(dims) - 1}", {**right, arg: right[arg][1:]}))
+            found.append((f"{arg} has ndim {len(dims) + 1}", {**right, arg: (2, *right[arg])}))
+    return found

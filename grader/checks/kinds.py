@@ -397,6 +397,23 @@ def fresh_result(spec: Spec) -> PlanFactory:
     return _untouched(spec, fresh=True)
 
 
+CHANGED_INPUT_HINT = ("Your code wrote into the caller's {names}: an augmented assignment "
+                      "(`{first} -= ...`), an in-place method (`.sub_()`, `.mul_()`), `out=`, "
+                      "or another name for the same array (`y = {first}` then `y -= ...`) "
+                      "changes what the caller still holds. Compute into new arrays.")
+
+
+def _changed_hint(hint: str, changed: Sequence[str], inputs: Sequence[str]) -> str:
+    """The check's hint, unless it was written for another input's slip: where it names some
+    of the `inputs` but none of those that `changed`, one that names those that did."""
+    def named(name: str) -> bool:
+        return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", hint) is not None
+
+    if any(map(named, changed)) or not any(map(named, inputs)):
+        return hint
+    return CHANGED_INPUT_HINT.format(names=" and ".join(changed), first=changed[0])
+
+
 def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
     maker, function = spec.case_maker(), spec.text("function", REQUIRED if fresh else None)
     args, run = spec.names("args"), None if fresh else spec.helper("run")
@@ -419,7 +436,7 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
                 if changed:
                     return failed(f"{case.describe()}: {' and '.join(changed)} "
                                   f"{'was' if len(changed) == 1 else 'were'} modified",
-                                  hint=changed_hint)
+                                  hint=_changed_hint(changed_hint, changed, list(row["after"])))
             what = "a fresh result, inputs unchanged" if shared_hint else "inputs unchanged"
             return passed(f"{what} in {len(cases)} cases ({span(cases)})")
 

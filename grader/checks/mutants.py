@@ -78,12 +78,14 @@ Operator = Callable[[ast.AST, "Scope"], Iterator[Edit]]
 @dataclass(frozen=True)
 class Scope:
     """What an operator may know about where a node sits: the names the enclosing function
-    binds (its parameters and assigned variables), for operators that read another one, and the
+    binds (its parameters and assigned variables), for operators that read another one, the
     name the module imports its array library under (`np`, `torch`), for operators that call
-    one of its functions; None where it imports neither."""
+    one of its functions (None where it imports neither), and the members the function reads
+    from each of its names (_read_members), for operators that read a sibling."""
 
     names: tuple[str, ...]
-    arrays: str | None = None
+    arrays: str | None
+    members: dict[tuple[str, str], tuple[str, ...]]
 
 
 def _expr(text: str) -> ast.expr:
@@ -174,8 +176,9 @@ def _index_like(node: ast.AST) -> bool:
 
 
 def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """An index, a slice bound or a range bound one too high or too low; a slice taken from
-    the other end."""
+    """An index, a slice bound or a range bound one too high or too low; a whole range one step
+    late or early (`range(1, n + 1)` for `range(n)`: counting from one); a slice taken from the
+    other end."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -202,6 +205,13 @@ def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 args = list(node.args)
                 args[position] = _shifted(args[position], by)
                 yield Edit("shift_bound", ast.Call(node.func, args, []))
+        if len(node.args) == 1:
+            yield Edit("shift_range", ast.Call(node.func, [ast.Constant(1),
+                                                           _shifted(node.args[0], 1)], []))
+        elif len(node.args) == 2:
+            for by in (-1, 1):
+                yield Edit("shift_range", ast.Call(node.func, [_shifted(a, by) for a in node.args],
+                                                   []))
 
 
 def _other_end(part: ast.Slice) -> ast.Slice | None:
@@ -253,7 +263,8 @@ def _as_load(node: ast.expr) -> ast.expr:
 
 def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A sign flipped (`+` for `-` and back, a negation dropped); a product for a quotient (and
-    back) by a variable; a constant factor dropped or doubled. `x + 1` and `x - 1` are an
+    back) by a variable; a constant factor or divisor dropped or doubled (`size // 4` for
+    `size // 2`). `x + 1` and `x - 1` are an
     index's arithmetic, which off_by_one shifts instead."""
     if isinstance(node, ast.BinOp) and not (isinstance(node.right, ast.Constant)
                                             and isinstance(node.op, ast.Add | ast.Sub)):
@@ -264,8 +275,9 @@ def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         if isinstance(node.op, ast.Mult | ast.Div) and not isinstance(node.right, ast.Constant):
             inverse = ast.Div() if isinstance(node.op, ast.Mult) else ast.Mult()
             yield Edit("inverted_operator", ast.BinOp(node.left, inverse, node.right))
-        if isinstance(node.op, ast.Mult | ast.Div):
-            for kept, factor in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(node.op, ast.Mult | ast.Div | ast.FloorDiv):
+            pairs = ((node.left, node.right), (node.right, node.left))
+            for kept, factor in pairs[:1] if isinstance(node.op, ast.FloorDiv) else pairs:
                 if isinstance(factor, ast.Constant) and isinstance(factor.value, int | float) \
                         and factor.value not in (0, 1):
                     yield Edit("drop_factor", kept)
@@ -431,6 +443,97 @@ def index_arrays(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 yield Edit("whole_axis", _with_part(node, position, ast.Slice()))
 
 
+def _int_constant(node: ast.AST) -> int | None:
+    """The whole number a constant or a negated constant spells (`1`, `-2`); None otherwise."""
+    try:
+        value = ast.literal_eval(node) if isinstance(node, ast.Constant | ast.UnaryOp) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _other_axes(axis: int) -> list[int]:
+    """The axes a slip reads for `axis`, counted from the front first: on a matrix `shape[1]`
+    and `shape[-1]` are one size, and a hint shows the spelling people write."""
+    return sorted({0, 1, -1, -2} - {axis}, key=lambda other: (other < 0, abs(other)))
+
+
+def dimensions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A size read from another dimension: `A.shape[1]` for `A.shape[0]`, `x.size(0)` for
+    `x.size(1)` (the rows for the columns)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+            and node.value.attr == "shape":
+        axis = _int_constant(node.slice)
+        if axis is not None:
+            for other in _other_axes(axis):
+                yield Edit("other_dimension", _with_part(node, 0, ast.Constant(other)))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "size" and len(node.args) == 1 and not node.keywords:
+        axis = _int_constant(node.args[0])
+        if axis is not None:
+            for other in _other_axes(axis):
+                yield Edit("other_dimension", ast.Call(node.func, [ast.Constant(other)], []))
+
+
+LOWER_PRECISION = {"float64": "float32", "double": "float", "complex128": "complex64"}
+"""Each double-precision spelling and its single-precision twin (`np.float64`, `torch.double`,
+`x.double()`, `astype("float64")`)."""
+
+
+def _single(node: ast.AST) -> ast.AST | None:
+    """The single-precision twin of a double-precision spelling; None for anything else."""
+    if isinstance(node, ast.Attribute) and node.attr in LOWER_PRECISION:
+        return ast.Attribute(node.value, LOWER_PRECISION[node.attr], node.ctx)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+            and node.value in LOWER_PRECISION and node.value != "double":
+        return ast.Constant(LOWER_PRECISION[node.value])
+    return None
+
+
+class _AllSingle(ast.NodeTransformer):
+    def visit(self, node: ast.AST) -> ast.AST:
+        return _single(node) or self.generic_visit(node)
+
+
+def precision(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Single precision where the reference computes in double: a float32 dtype, `.float()`
+    for `.double()`; at one spelling, and at every one of a statement at once (who computes in
+    float32 casts both operands: `a.float(), b.float()`)."""
+    single = _single(node)
+    if single is not None:
+        yield Edit("lower_precision", single)
+    elif isinstance(node, ast.Assign | ast.AugAssign | ast.Return | ast.Expr) \
+            and sum(_single(n) is not None for n in ast.walk(node)) > 1:
+        yield Edit("lower_precision", _AllSingle().visit(copy.deepcopy(node)))
+
+
+def members(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Another member of the same object read in place of this one: `model.head_a` for
+    `model.head_b`, `params["W1"]` for `params["W2"]` (siblings the function reads alike, by
+    attribute or by string key, from the same name)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and isinstance(node.func.value, ast.Name):
+        func = node.func
+        siblings = scope.members.get((func.value.id, "()"), ())  # type: ignore[attr-defined]
+        for other in siblings if func.attr in siblings else ():
+            if other != func.attr:
+                yield Edit("other_member", ast.Call(ast.Attribute(func.value, other, ast.Load()),
+                                                    node.args, node.keywords))
+    elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) \
+            and isinstance(node.value, ast.Name):
+        siblings = scope.members.get((node.value.id, "."), ())
+        for other in siblings if node.attr in siblings else ():
+            if other != node.attr:
+                yield Edit("other_member", ast.Attribute(node.value, other, ast.Load()))
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+            and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant) \
+            and isinstance(node.slice.value, str):
+        for other in scope.members.get((node.value.id, "[]"), ()):
+            if other != node.slice.value:
+                yield Edit("other_member", ast.Subscript(node.value, ast.Constant(other),
+                                                         ast.Load()))
+
+
 def loops(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A loop run in the opposite order."""
     if isinstance(node, ast.For):
@@ -469,24 +572,26 @@ def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
-                                   index_arrays, comparisons, reductions, siblings, arithmetic,
-                                   left_out, calls, results, unpacking, names)
+                                   dimensions, index_arrays, comparisons, reductions, siblings,
+                                   precision, arithmetic, left_out, calls, results, unpacking,
+                                   members, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
-            "shift_bound", "other_end", "whole_axis", "boundary", "sign_for_indicator",
-            "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims",
-            "sibling_function",
+            "shift_bound", "shift_range", "other_end", "whole_axis", "other_dimension",
+            "boundary", "sign_for_indicator", "sum_for_mean", "mean_for_sum", "wrong_axis",
+            "every_axis", "drop_keepdims", "sibling_function", "lower_precision",
             "opposite_extreme", "swap_unpacking", "swap_results", "flip_sign", "drop_factor",
             "double_factor", "inverted_operator", "reverse_difference", "reverse_ratio",
-            "drop_call", "drop_term", "drop_operand", "swap_steps", "drop_step", "unentered_with",
-            "other_variable")
+            "drop_call", "drop_term", "drop_operand", "swap_steps", "hoisted_step", "drop_step",
+            "unentered_with", "other_member", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
 
 def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
-    """Block-level slips: two neighbouring steps in the other order, a step left out, a
-    context manager called as a statement of its own instead of entered with `with`."""
+    """Block-level slips: two neighbouring steps in the other order, a step left out, a step
+    of a loop hoisted before it, a context manager called as a statement of its own instead of
+    entered with `with`."""
     for i, statement in enumerate(body):
         if _is_guard(statement) or isinstance(statement, ast.Return):
             continue
@@ -495,12 +600,29 @@ def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
             yield i, Edit("swap_steps", [body[i + 1], statement])
         if len(body) > 1:
             yield i, Edit("drop_step", [ast.Pass()])
+        yield from ((i, edit) for edit in _hoisted(statement))
         if isinstance(statement, ast.With):
             governed = tuple(_first_line(ast.unparse(step)) for inner in statement.body
                              for step in ast.walk(inner) if isinstance(step, ast.stmt))
             yield i, Edit("unentered_with", [*(ast.Expr(item.context_expr)
                                                for item in statement.items), *statement.body],
                           governed)
+
+
+def _hoisted(loop: ast.stmt) -> Iterator[Edit]:
+    """A step of a loop's body done once, before the loop, where it must be redone each time
+    round (a forward computed before the training loop): each assignment of the body that does
+    not read the loop's counter."""
+    if not isinstance(loop, ast.For | ast.While) or len(loop.body) < 2:
+        return
+    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)} \
+        if isinstance(loop, ast.For) else set()
+    for j, step in enumerate(loop.body):
+        if isinstance(step, ast.Assign | ast.AugAssign) and not counters & {
+                n.id for n in ast.walk(step) if isinstance(n, ast.Name)}:
+            rest = copy.copy(loop)
+            rest.body = [*loop.body[:j], *loop.body[j + 1:]]
+            yield Edit("hoisted_step", [step, rest])
 
 
 def _is_guard(statement: ast.stmt) -> bool:
@@ -529,6 +651,42 @@ def _bound_names(function: ast.FunctionDef) -> tuple[str, ...]:
     return tuple(name for name in found if name != "_")
 
 
+ARRAY_METHODS = frozenset({*REDUCTIONS, *UNARY, *LOWER_PRECISION, *LOWER_PRECISION.values(),
+                           "reshape", "view", "transpose", "swapaxes", "pow", "detach", "clone",
+                           "item", "numpy", "t", "unsqueeze", "squeeze", "flatten", "size",
+                           "matmul", "astype", "copy", "to", "backward"})
+"""Methods of an array: a name they are called on is an array, whose methods are not siblings
+(a sum for a mean is another operator's slip, and `x.reshape` for `x.sum` nobody writes)."""
+MOST_MEMBERS = 6
+"""Siblings an object's member may be mistaken for, at most: a slip swaps like for like among a
+few (two heads, W1 and W2); an object read for dozens of members is a namespace."""
+
+
+def _read_members(function: ast.FunctionDef, arrays: str | None
+                  ) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The members the function reads from each name, by kind: (name, ".") -> attributes not
+    called as methods, and those called, kept apart as (name, "()"), (name, "[]") -> string
+    keys. The array library's functions (`np.sum`) and an array's methods (ARRAY_METHODS) are
+    other operators' business, and a name read for more than MOST_MEMBERS of one kind is left
+    out."""
+    called = {id(node.func) for node in ast.walk(function) if isinstance(node, ast.Call)}
+    found: dict[tuple[str, str], list[str]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and isinstance(node.ctx, ast.Load) and node.value.id != arrays:
+            key, member = (node.value.id, "()" if id(node) in called else "."), node.attr
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            key, member = (node.value.id, "[]"), node.slice.value
+        else:
+            continue
+        if member not in found.setdefault(key, []):
+            found[key].append(member)
+    return {key: tuple(members) for key, members in found.items()
+            if 1 < len(members) <= MOST_MEMBERS
+            and not (key[1] == "()" and ARRAY_METHODS.intersection(members))}
+
+
 @functools.lru_cache(maxsize=64)
 def mutants(source: str) -> tuple[Mutant, ...]:
     """Every one-slip variant of `source` (a reference part's module) that the operators make,
@@ -542,7 +700,7 @@ def mutants(source: str) -> tuple[Mutant, ...]:
     functions = [(path, node) for path, node in _walk(tree, ())
                  if isinstance(node, ast.FunctionDef)]
     for base, function in functions:
-        scope = Scope(_bound_names(function), arrays)
+        scope = Scope(_bound_names(function), arrays, _read_members(function, arrays))
         nodes = list(_walk_body(function, base))
         for operator in OPERATORS:
             for path, node in nodes:

@@ -576,10 +576,12 @@ KINK_SHIFT = 3e-7
 
 def _with_wrong(case: Case, index: tuple[int, ...], size: float = BUG) -> Case:
     """The case with grad_f wrong by a relative `size` at one entry (by `size` itself where
-    the gradient is 0); which entry, and how, is the judge's alone."""
+    the gradient is 0; NaN there for a NaN `size`); which entry, and how, is the judge's
+    alone."""
     true = float(GRADIENTS.gradient(case.extra["f"], point(case))[index])
     claimed = true * (1 + size) if true else size
-    return Case(case.inputs, case.dims, case.dtype, label=f"{case.label}, grad_f wrong at "
+    how = "NaN" if math.isnan(size) else "wrong"
+    return Case(case.inputs, case.dims, case.dtype, label=f"{case.label}, grad_f {how} at "
                 f"{index}", extra=case.extra, judge={
                     **case.judge, "index": list(index),
                     "wrong": [{"index": list(index), "value": claimed}]})
@@ -626,11 +628,14 @@ def correct_gradients(rng: np.random.Generator) -> list[Case]:
 
 def wrong_entries(rng: np.random.Generator) -> list[Case]:
     """One wrong entry: in a large x (where a mean would hide it), at the first and at the last
-    entry of a smaller one, in a 3-d W and in a 1-d x."""
+    entry of a smaller one, in a 3-d W and in a 1-d x; and a NaN entry past the first (a 0 / 0
+    in grad_f), which every comparison answers False, so that a max or a `>` skips it."""
     return [_with_wrong(make("cubic", rng, shape, spread=True, tol=CHECK_TOL), index)
             for shape, index in (((12, 20), (5, 13)), ((4, 5), (0, 0)), ((4, 5), (3, 4)))] + [
         _with_wrong(make("prefix", rng, (5, 3, 3), spread=True, tol=CHECK_TOL), (2, 1, 0)),
         _with_wrong(make("logsumexp", rng, (8,), spread=True, tol=CHECK_TOL), (5,)),
+        _with_wrong(make("quadratic", rng, (3, 4), spread=True, tol=CHECK_TOL), (1, 2),
+                    size=math.nan),
     ]
 
 
@@ -725,6 +730,8 @@ def _entry_error(case: Case) -> float:
     spec = case.extra["f"]
     claim = float(GRADIENTS.gradient(spec, point(case), case.judge["wrong"])[index])
     true = float(GRADIENTS.gradient(spec, point(case))[index])
+    if math.isnan(claim):
+        return math.nan
     return abs(claim - true) / max(abs(claim), abs(true))
 
 
@@ -796,14 +803,18 @@ def wrong_entry(ctx: Context, params: dict[str, str]) -> Plan:
 
     def judge_one(case: Case, row: dict[str, Any]) -> Verdict | None:
         want = case.judge["index"]
-        where = f"{case.describe()} by {BUG:g}: {_claims(row)}"
+        expected = _entry_error(case)
+        nan = math.isnan(expected)
+        where = f"{case.describe()}{'' if nan else f' by {BUG:g}'}: {_claims(row)}"
         if row["ok"]:
-            return failed(where, hint=params["missed_hint"])
+            return failed(where, hint=params["nan_missed_hint" if nan else "missed_hint"])
         if not _index_matches(row, want):
             hint = params["flat_hint"] if row["flat"] else params["index_hint"]
             return failed(where + f"; the wrong entry is {tuple(want)}", hint=hint)
-        expected = _entry_error(case)
-        if not math.isclose(row["error"], expected, rel_tol=1e-2):
+        error = row["error"]
+        # A NaN entry's error may be reported as NaN or as the infinity it was ranked as.
+        if not (math.isnan(error) or error == math.inf) if nan else \
+                not math.isclose(error, expected, rel_tol=1e-2):
             return failed(where + f"; its relative error is {expected:.3g}",
                           hint=params["error_hint"])
         return None

@@ -27,6 +27,7 @@ from grader.round_api.judge import (
     format_raised,
     load_reference_part,
     matches,
+    mismatched_shapes,
     passed,
     raised_verdict,
     tree_difference,
@@ -185,14 +186,22 @@ def _malformed(shapes: Sequence[tuple[str, Shape, Shape, Shape | None]]) -> list
 
 
 def malformed_2d(rng: np.random.Generator) -> list[Case]:
-    return _malformed([
+    """The classic slips, then every size of the contract A (M, K), B (K, N), dC (M, N) broken
+    alone (mismatched_shapes)."""
+    listed: list[tuple[str, Shape, Shape, Shape | None]] = [
         ("A has ndim 1", (3,), (3, 2), (2,)),
         ("A has ndim 3", (2, 2, 3), (3, 4), (2, 2, 4)),
         ("B has ndim 1", (2, 3), (3,), (2,)),
         ("A (2, 3) and B (4, 5): inner sizes differ", (2, 3), (4, 5), (2, 5)),
         ("dC is (N, M), not (M, N)", (2, 3), (3, 4), (4, 2)),
         ("dC has one row too many", (2, 3), (3, 4), (3, 4)),
-    ])
+    ]
+    seen = {shapes[1:] for shapes in listed}
+    for label, shapes in mismatched_shapes({"A": "MK", "B": "KN", "dC": "MN"},
+                                           {"M": 2, "K": 3, "N": 4}):
+        if (shapes["A"], shapes["B"], shapes["dC"]) not in seen:
+            listed.append((label, shapes["A"], shapes["B"], shapes["dC"]))
+    return _malformed(listed)
 
 
 def _bad_products() -> list[tuple[str, Shape, Shape, Shape | None]]:
