@@ -6,9 +6,11 @@ and to name the mistake, and sends `case.data()` (plain data) to the child.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,14 @@ Shapes = dict[str, tuple[int, ...]]
 
 
 def mismatched_shapes(signature: Mapping[str, Sequence[str]], sizes: Mapping[str, int],
-                      ranks: bool = True) -> list[tuple[str, Shapes]]:
+                      ranks: Collection[str] | None = None) -> list[tuple[str, Shapes]]:
     """Inputs that break a shape contract one size at a time: for arguments whose dimensions
     are named (A (M, K), B (K, N), dC (M, N)), each argument with each dimension it shares
-    with another one larger than the others say and, with `ranks`, each with one dimension
-    fewer and one more. A validation must refuse every one; a list of bad inputs written by
-    hand tends to miss one (dC wrong in its columns alone). Each: (what is wrong, the shape of
-    every argument)."""
+    with another one larger than the others say, and each argument of `ranks` (those whose
+    number of dimensions the contract fixes; all by default) with one dimension fewer and one
+    more. A validation must refuse every one; a list of bad inputs written by hand tends to
+    miss one (dC wrong in its columns alone). Each: (what is wrong, the shape of every
+    argument)."""
     right = {arg: tuple(sizes[d] for d in dims) for arg, dims in signature.items()}
     shared = {d for d in sizes if sum(dims.count(d) for dims in signature.values()) > 1}
     found: list[tuple[str, Shapes]] = []
@@ -78,7 +81,29 @@ def mismatched_shapes(signature: Mapping[str, Sequence[str]], sizes: Mapping[str
                 shape[axis] += 1
                 found.append((f"{arg} is {tuple(shape)}: its {dim} is {shape[axis]}, the "
                                f"others' {sizes[dim]}", {**right, arg: tuple(shape)}))
-        if ranks:
+        if ranks is None or arg in ranks:
             found.append((f"{arg} has ndim {len(dims) - 1}", {**right, arg: right[arg][1:]}))
             found.append((f"{arg} has ndim {len(dims) + 1}", {**right, arg: (2, *right[arg])}))
+    return found
+
+
+def mismatched_inputs(good: Mapping[str, Any], signature: Mapping[str, Sequence[str]],
+                      ranks: Collection[str] | None = None,
+                      listed: Sequence[Mapping[str, Any]] = ()) -> list[tuple[str, dict[str, Any]]]:
+    """mismatched_shapes around a valid input (its sizes read from it): for each, what it is
+    and the arguments that change (ones of their new shape, in their own dtype), leaving out
+    any whose shapes one of the inputs `listed` by hand already has."""
+    sizes = {dim: good[arg].shape[axis] for arg, dims in signature.items()
+             for axis, dim in enumerate(dims)}
+
+    def shapes(inputs: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(np.shape({**good, **inputs}[arg])) for arg in signature)
+
+    seen = {shapes(inputs) for inputs in listed}
+    found = []
+    for label, wanted in mismatched_shapes(signature, sizes, ranks):
+        changes = {arg: np.ones(shape, dtype=np.asarray(good[arg]).dtype)
+                   for arg, shape in wanted.items() if shape != np.shape(good[arg])}
+        if shapes(changes) not in seen:
+            found.append((label, changes))
     return found

@@ -24,6 +24,7 @@ from grader.round_api.judge import (
     failed,
     load_reference_part,
     matches,
+    mismatched_inputs,
     passed,
     raised_verdict,
     tree_matches,
@@ -185,7 +186,16 @@ BAD_SHAPES: list[tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]]] 
 
 
 def malformed(rng: np.random.Generator) -> list[Case]:
-    return _malformed(BAD_SHAPES)
+    """BAD_SHAPES, then every size of a (T, D), the (T, D) argument and h0 (D,) broken alone."""
+    listed = _malformed(BAD_SHAPES)
+    other = "the (T, D) argument"
+    good = {"a": np.ones((5, 3)), other: np.ones((5, 3)), "h0": np.ones(3)}
+    made = mismatched_inputs(good, {"a": "TD", other: "TD", "h0": "D"}, listed=[
+        {"a": c["a"], other: c["b"], "h0": c["h0"]} for c in listed])
+    return listed + _malformed([(label, np.shape({**good, **changes}["a"]),
+                                 np.shape({**good, **changes}[other]),
+                                 np.shape({**good, **changes}["h0"]))
+                                for label, changes in made])
 
 
 # --- the known mistakes -------------------------------------------------------------------------

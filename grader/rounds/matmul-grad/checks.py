@@ -27,7 +27,7 @@ from grader.round_api.judge import (
     format_raised,
     load_reference_part,
     matches,
-    mismatched_shapes,
+    mismatched_inputs,
     passed,
     raised_verdict,
     tree_difference,
@@ -196,12 +196,11 @@ def malformed_2d(rng: np.random.Generator) -> list[Case]:
         ("dC is (N, M), not (M, N)", (2, 3), (3, 4), (4, 2)),
         ("dC has one row too many", (2, 3), (3, 4), (3, 4)),
     ]
-    seen = {shapes[1:] for shapes in listed}
-    for label, shapes in mismatched_shapes({"A": "MK", "B": "KN", "dC": "MN"},
-                                           {"M": 2, "K": 3, "N": 4}):
-        if (shapes["A"], shapes["B"], shapes["dC"]) not in seen:
-            listed.append((label, shapes["A"], shapes["B"], shapes["dC"]))
-    return _malformed(listed)
+    cases = _malformed(listed)
+    good = {"A": np.ones((2, 3)), "B": np.ones((3, 4)), "dC": np.ones((2, 4))}
+    return cases + [Case({**good, **changes}, label=label) for label, changes in
+                    mismatched_inputs(good, {"A": "MK", "B": "KN", "dC": "MN"},
+                                      listed=[c.inputs for c in cases])]
 
 
 def _bad_products() -> list[tuple[str, Shape, Shape, Shape | None]]:

@@ -21,6 +21,7 @@ from grader.round_api.judge import (
     Verdict,
     backward_sizes,
     failed,
+    mismatched_inputs,
     passed,
     raised_verdict,
     tree_difference,
@@ -93,6 +94,10 @@ def kinks(rng: np.random.Generator) -> list[Case]:
     return [kink_case(rng, *shape, dtype) for dtype in DTYPES for shape in shapes]
 
 
+NETWORK_SIGNATURE = {"X": "BD", "W1": "DH", "b1": "H", "W2": "HC", "b2": "C"}
+"""The forward's shape contract, by named size."""
+
+
 def malformed_networks(rng: np.random.Generator) -> list[Case]:
     """Parameters or X whose shapes do not fit (B=4, D=3, H=5, C=2 otherwise)."""
     good = network_case(rng, 4, 3, 5, 2).inputs
@@ -106,7 +111,10 @@ def malformed_networks(rng: np.random.Generator) -> list[Case]:
         "W2 has 6 rows for 5 hidden units": {"W2": np.ones((6, 2))},
         "b2 has 3 entries for 2 classes": {"b2": np.ones(3)},
     }
-    return [Case({**good, **changes}, label=label) for label, changes in bad.items()]
+    listed = list(bad.items())
+    listed += mismatched_inputs(good, NETWORK_SIGNATURE, ranks=("X", "W1", "W2"),
+                                listed=[changes for _, changes in listed])
+    return [Case({**good, **changes}, label=label) for label, changes in listed]
 
 
 def malformed_dlogits(rng: np.random.Generator) -> list[Case]:

@@ -23,6 +23,7 @@ from grader.round_api.judge import (
     backward_sizes,
     diagnose,
     failed,
+    mismatched_inputs,
     passed,
     raised_verdict,
     tree_matches,
@@ -441,8 +442,12 @@ def malformed_layernorms(rng: np.random.Generator) -> list[Case]:
         "x is 1-D": ({"x": np.ones(3)}, 1e-5),
         "eps = -1e-5": ({}, -1e-5),
     }
+    listed = list(bad.items())
+    listed += [(label, (changes, 1e-5)) for label, changes in mismatched_inputs(
+        good.inputs, {"x": "ND", "gamma": "D", "beta": "D"}, ranks=("gamma", "beta"),
+        listed=[changes for changes, _ in bad.values()])]
     return [Case({**good.inputs, **changes}, label=label, extra={"eps": eps})
-            for label, (changes, eps) in bad.items()]
+            for label, (changes, eps) in listed]
 
 
 def malformed_upstream(rng: np.random.Generator) -> list[Case]:
@@ -666,6 +671,10 @@ def running_sequences(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
+BATCHNORM_VECTORS = ("gamma", "beta", "running_mean", "running_var")
+"""The arguments of batchnorm_forward with one entry per feature."""
+
+
 def malformed_batchnorms(rng: np.random.Generator) -> list[Case]:
     good = batch_case(rng, 4, 3, 0.1, 1e-5, True)
     bad: dict[str, tuple[dict[str, np.ndarray], dict[str, Any]]] = {
@@ -677,8 +686,12 @@ def malformed_batchnorms(rng: np.random.Generator) -> list[Case]:
         "momentum = -0.1": ({}, {"momentum": -0.1}),
         "a batch of one in training (N = 1)": ({"x": np.ones((1, 3))}, {}),
     }
+    listed = list(bad.items())
+    listed += [(label, (changes, {})) for label, changes in mismatched_inputs(
+        good.inputs, {"x": "ND", **{name: "D" for name in BATCHNORM_VECTORS}},
+        listed=[changes for changes, _ in bad.values()])]
     return [Case({**good.inputs, **changes}, label=label, extra={**good.extra, **extra})
-            for label, (changes, extra) in bad.items()]
+            for label, (changes, extra) in listed]
 
 
 def _batch_norm(x: Any, case: Case, running: tuple[Any, Any] | None = None,
