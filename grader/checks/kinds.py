@@ -293,7 +293,13 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
             if stage:
                 return failed(stage["prefix"] + verdict.message, hint=stage["hint"])
             if differential is not None:
-                return replace(verdict, diagnosis=differential([(case, None)], obs["raised"]))
+                # The cases answered before it, right or wrong, tell apart slips that raise
+                # alike here: a mutant must answer them as the candidate did.
+                answered = mutants.chosen_cases([
+                    (c, o["value"]) for c, o in zip(cases, observed, strict=False)
+                    if o["raised"] is None])
+                return replace(verdict, diagnosis=differential([(case, None), *answered],
+                                                               obs["raised"]))
             return verdict
         expected = truth(case)
         actual = obs["value"]

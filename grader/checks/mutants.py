@@ -453,9 +453,11 @@ def _int_constant(node: ast.AST) -> int | None:
 
 
 def _other_axes(axis: int) -> list[int]:
-    """The axes a slip reads for `axis`, counted from the front first: on a matrix `shape[1]`
-    and `shape[-1]` are one size, and a hint shows the spelling people write."""
-    return sorted({0, 1, -1, -2} - {axis}, key=lambda other: (other < 0, abs(other)))
+    """The axes a slip reads for `axis`, those counted from the same end first: on a matrix
+    `shape[1]` and `shape[-1]` are one size, and a hint shows the spelling of the code around
+    it (`A.shape[-1]` for `A.shape[-2]`, `x.shape[1]` for `x.shape[0]`)."""
+    return sorted({0, 1, -1, -2} - {axis},
+                  key=lambda other: ((other < 0) != (axis < 0), abs(other)))
 
 
 def dimensions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
@@ -919,19 +921,30 @@ def matching(candidates: Sequence[Mutant], outputs: Sequence[Any],
     return found
 
 
-def raising_alike(candidates: Sequence[Mutant], outputs: Sequence[Any], raised: dict[str, Any]
-                  ) -> list[Mutant]:
+def raising_alike(candidates: Sequence[Mutant], outputs: Sequence[Any], raised: dict[str, Any],
+                  answered: Sequence[tuple[Case, Any]] = ()) -> list[Mutant]:
     """The mutants that raise the candidate's exception on its case, at a statement of the
     same shape as the candidate's line (names aside: `adj = adj + dP[k + 1]` is
-    `adjoint = adjoint + dP[i + 1]`). An exception alone is weak evidence (every index pushed
-    past the end raises IndexError); the line makes it the slip."""
+    `adjoint = adjoint + dP[i + 1]`): either the statement the slip changed, or, with the
+    very message the candidate's raise had, the statement the mutant raised at (a loop bound
+    read from the wrong dimension raises where the loop indexes, not at the bound). An
+    exception alone is weak evidence (every index pushed past the end raises IndexError); the
+    line, or the line and the message, make it the slip; and the mutant must answer the
+    cases the candidate `answered` (after the raising one in `outputs`) as the candidate did."""
     theirs = shape(raise_site(raised.get("where", ""))[1])
     if theirs is None:
         return []
+
+    def alike(mutant: Mutant, run: dict[str, Any]) -> bool:
+        if theirs in {shape(line) for line in (mutant.after, *mutant.explains)}:
+            return True
+        return run.get("message") == raised.get("message") \
+            and shape(raise_site(run.get("where", ""))[1]) == theirs
+
     return [mutant for mutant, runs in zip(candidates, outputs, strict=True)
-            if isinstance(runs, list) and runs and isinstance(runs[0], dict)
-            and runs[0].get("raised") == raised.get("type")
-            and theirs in {shape(line) for line in (mutant.after, *mutant.explains)}]
+            if isinstance(runs, list) and len(runs) == 1 + len(answered)
+            and isinstance(runs[0], dict) and runs[0].get("raised") == raised.get("type")
+            and alike(mutant, runs[0]) and matching([mutant], [runs[1:]], answered)]
 
 
 def raise_site(where: str) -> tuple[str, str]:
@@ -1020,9 +1033,10 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     """The second look of a check whose wrong results no known mistake explained: the
     reference part's mutants, run on the smallest wrong cases in children with no candidate
     code (in stages, likeliest first: see FIRST_STAGE), and the sentence that names the first
-    whose results are the candidate's. With `raised` (what the candidate's call on the one case
-    in `wrong` raised on valid input), the first mutant that raises alike (raising_alike)
-    instead. None when the round has no reference for this flavor to mutate."""
+    whose results are the candidate's. With `raised` (what the candidate's call on the first
+    case in `wrong` raised on valid input; the cases after it, with what the candidate
+    answered), the first mutant that raises alike and answers alike (raising_alike) instead.
+    None when the round has no reference for this flavor to mutate."""
     part = round_.part(part_id)
     path = round_.reference_dir(flavor) / part.file
     try:
@@ -1031,7 +1045,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         return None
     if not found or not wrong:
         return None
-    chosen = chosen_cases(wrong)
+    # With `raised`, the raising case comes first and the caller chose the cases after it.
+    chosen = list(wrong) if raised else chosen_cases(wrong)
     shared = {**call, "cases": [c.data() for c, _ in chosen],
               "reference": [str(round_.folder), part_id]}
     stages = tuple({**shared, "sources": [m.source for m in found[start:end]],
@@ -1043,7 +1058,7 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
             return None
         outputs = [output for observation in observations for output in observation]
         ran = found[:len(outputs)]
-        matched = raising_alike(ran, outputs, raised) if raised else \
+        matched = raising_alike(ran, outputs, raised, chosen[1:]) if raised else \
             matching(ran, outputs, chosen)
         return describe(matched[0], what) if matched else None
 

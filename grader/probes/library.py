@@ -561,9 +561,9 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                  ) -> list[list[dict[str, Any]] | str | None]:
     """Each mutated source of the reference's part module (grader.checks.mutants), run on the
     cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
-    "raised": the exception's type name}; None for a mutant that would not load, OUT_OF_TIME
-    for one that ran past its time (or came after the mutants' time ran out). Only in a
-    baseline child: the sources are the reference's."""
+    "raised": the exception's type name, "message": its message, "where": its line}; None
+    for a mutant that would not load, OUT_OF_TIME for one that ran past its time (or came after
+    the mutants' time ran out). Only in a baseline child: the sources are the reference's."""
     import importlib
     import signal
     from types import ModuleType
@@ -599,7 +599,9 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                 seen = one_call(mutant, function, case, call, args, read, run, returns)
                 raised = seen["raised"]
                 values.append({"value": None if raised else seen["value"],
-                               "raised": raised["type"] if raised else None})
+                               "raised": raised["type"] if raised else None,
+                               **({"message": raised["message"], "where": raised["where"]}
+                                  if raised else {})})
             results.append(values)
         except _MutantOverran:
             results.append(OUT_OF_TIME)
