@@ -613,6 +613,33 @@ def test_no_name_in_a_frame_makes_the_receiver_import_or_run_anything(
     assert set(sys.modules) == loaded_before
 
 
+def _encoded(codec: str, times: int) -> bytes:
+    """A pickle that calls _codecs.encode `times` deep around a short text, with `codec`."""
+    name = codec.encode()
+    return (b"\x80\x04" + b"c_codecs\nencode\n" * times + b"X\x04\x00\x00\x00abcd"
+            + (b"X" + len(name).to_bytes(4, "little") + name + b"\x86R") * times + b".")
+
+
+@pytest.mark.parametrize("codec", ["hex", "bz2", "zlib", "base64", "rot13", "utf-16"])
+def test_a_short_frame_cannot_expand_or_work_in_the_judge_through_a_codec(codec: str) -> None:
+    """pickle needs `_codecs.encode` only to write bytes as latin-1 text: any other codec is
+    refused before it runs (hex doubles a frame at each level: 40 levels of a 600-byte frame
+    would ask the judge for terabytes)."""
+    import sys
+
+    loaded_before = set(sys.modules)
+    with pytest.raises(pickle.UnpicklingError, match="latin-1"):
+        read_frame_from(_encoded(codec, 40))
+    assert set(sys.modules) == loaded_before
+
+
+def test_bytes_written_as_latin1_text_still_read() -> None:
+    from grader.runner.protocol import loads
+
+    assert loads(_encoded("latin1", 1)) == b"abcd"
+    assert loads(pickle.dumps(b"\x00\xffdata", protocol=2)) == b"\x00\xffdata"
+
+
 def test_a_frame_whose_reconstruction_exits_is_an_unreadable_result_not_a_dead_worker(
         ) -> None:
     """SystemExit raised while a frame is read (by whatever the allow-list lets through) is

@@ -2131,10 +2131,13 @@ VOID_MESSAGES: dict[str, str] = {
                   "values do not count"}
 """Why the checks a failed check of a kind voids do not count, where the kind says it."""
 
-OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth"})
+OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth",
+                                             "inputs_unchanged", "fresh_result"})
 """Kinds whose verdict rests on what the probe saw inside the candidate's process (autograd's
-engine running, operations counted, the depth of a graph), not on values it returned: a
-submission can forge those for itself, so in graded modes they advise and earn nothing."""
+engine running, operations counted, the depth of a graph, an input's bytes after the call, a
+result sharing an input's memory), not on values it returned: a submission can forge those
+for itself (its process computes them; code that finds the probe's frame replaces them), so
+in graded modes they advise and earn nothing."""
 
 KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "validation": validation,
