@@ -381,9 +381,9 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                    ast.Call(ast.Attribute(node.func.value, other, ast.Load()), node.args,
                             node.keywords))
     for position, keyword in enumerate(node.keywords):
-        if keyword.arg in ("axis", "dim") and isinstance(keyword.value, ast.Constant | ast.UnaryOp):
-            value = ast.literal_eval(keyword.value)
-            if not isinstance(value, int):
+        if keyword.arg in ("axis", "dim"):
+            value = _int_constant(keyword.value)
+            if value is None:
                 continue
             for axis in sorted({0, 1, -1, -2} - {value}):
                 keywords = list(node.keywords)
@@ -513,10 +513,10 @@ def members(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """Another member of the same object read in place of this one: `model.head_a` for
     `model.head_b`, `params["W1"]` for `params["W2"]` (siblings the function reads alike, by
     attribute or by string key, from the same name)."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and isinstance(node.func.value, ast.Name):
-        func = node.func
-        siblings = scope.members.get((func.value.id, "()"), ())  # type: ignore[attr-defined]
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(node, ast.Call) and isinstance(func, ast.Attribute) \
+            and isinstance(func.value, ast.Name):
+        siblings = scope.members.get((func.value.id, "()"), ())
         for other in siblings if func.attr in siblings else ():
             if other != func.attr:
                 yield Edit("other_member", ast.Call(ast.Attribute(func.value, other, ast.Load()),

@@ -813,8 +813,9 @@ def wrong_entry(ctx: Context, params: dict[str, str]) -> Plan:
             return failed(where + f"; the wrong entry is {tuple(want)}", hint=hint)
         error = row["error"]
         # A NaN entry's error may be reported as NaN or as the infinity it was ranked as.
-        if not (math.isnan(error) or error == math.inf) if nan else \
-                not math.isclose(error, expected, rel_tol=1e-2):
+        right = (math.isnan(error) or error == math.inf) if nan else \
+            math.isclose(error, expected, rel_tol=1e-2)
+        if not right:
             return failed(where + f"; its relative error is {expected:.3g}",
                           hint=params["error_hint"])
         return None

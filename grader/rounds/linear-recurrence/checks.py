@@ -190,12 +190,12 @@ def malformed(rng: np.random.Generator) -> list[Case]:
     listed = _malformed(BAD_SHAPES)
     other = "the (T, D) argument"
     good = {"a": np.ones((5, 3)), other: np.ones((5, 3)), "h0": np.ones(3)}
-    made = mismatched_inputs(good, {"a": "TD", other: "TD", "h0": "D"}, listed=[
-        {"a": c["a"], other: c["b"], "h0": c["h0"]} for c in listed])
-    return listed + _malformed([(label, np.shape({**good, **changes}["a"]),
-                                 np.shape({**good, **changes}[other]),
-                                 np.shape({**good, **changes}["h0"]))
-                                for label, changes in made])
+    made = []
+    for label, changes in mismatched_inputs(good, {"a": "TD", other: "TD", "h0": "D"}, listed=[
+            {"a": c["a"], other: c["b"], "h0": c["h0"]} for c in listed]):
+        shapes = {name: np.shape(value) for name, value in {**good, **changes}.items()}
+        made.append((label, shapes["a"], shapes[other], shapes["h0"]))
+    return listed + _malformed(made)
 
 
 # --- the known mistakes -------------------------------------------------------------------------

@@ -187,7 +187,7 @@ def _malformed(shapes: Sequence[tuple[str, Shape, Shape, Shape | None]]) -> list
 
 def malformed_2d(rng: np.random.Generator) -> list[Case]:
     """The classic slips, then every size of the contract A (M, K), B (K, N), dC (M, N) broken
-    alone (mismatched_shapes)."""
+    alone (mismatched_inputs)."""
     listed: list[tuple[str, Shape, Shape, Shape | None]] = [
         ("A has ndim 1", (3,), (3, 2), (2,)),
         ("A has ndim 3", (2, 2, 3), (3, 4), (2, 2, 4)),
