@@ -260,8 +260,14 @@ def test_a_parts_printed_output_is_capped_earliest_checks_first() -> None:
 
 # --- frames, as the judge receives them --------------------------------------------------------
 
+
+def as_received(sent: Any) -> dict[str, Any]:
+    """received_frame of what a frame carrying `sent` would be."""
+    return received_frame(sent, len(pickle.dumps(sent)))
+
+
 def test_a_frame_is_read_into_a_typed_record_of_valid_bounded_text() -> None:
-    frame = received_frame({
+    frame = as_received({
         "kind": "error", "index": True, "duration_s": float("nan"), "output": LONG,
         "message": "\ud800" * 5000, "where": "w" * 10_000, "extra": "dropped",
         "data": {"\udcff": ["x" * 100_000, ("\x00", np.arange(3)), {"\ud800"}], "n": 1.5},
@@ -281,18 +287,18 @@ def test_a_frame_is_read_into_a_typed_record_of_valid_bounded_text() -> None:
 
 @pytest.mark.parametrize("duration", [float("inf"), -1.0, "1", 10 ** 400, None, True])
 def test_a_duration_that_is_no_finite_count_of_seconds_reads_as_zero(duration: Any) -> None:
-    assert received_frame({"kind": "observation", "duration_s": duration})["duration_s"] == 0.0
+    assert as_received({"kind": "observation", "duration_s": duration})["duration_s"] == 0.0
 
 
 def test_data_with_nothing_to_change_is_the_same_object() -> None:
     data = {"a": [1.0, 2.0, "text"], "b": (np.zeros(2), "ünï")}
-    assert received_data(data) is data
+    assert received_data(data, len(pickle.dumps(data))) is data
 
 
 @pytest.mark.parametrize("sent", [["not", "a", "dict"], {"kind": "forged"}, {"no": "kind"}])
 def test_what_is_no_frame_reads_as_an_unreadable_result(sent: Any) -> None:
     with pytest.raises(pickle.UnpicklingError):
-        received_frame(sent)
+        as_received(sent)
     read_fd, write_fd = os.pipe()
     write_frame(write_fd, sent)
     os.close(write_fd)
@@ -572,16 +578,17 @@ def test_data_that_a_walk_would_take_forever_over_is_refused_at_once() -> None:
     budget, so no frame costs the judge more than that budget, whatever its shape."""
     import pickle
 
-    from grader.runner.protocol import DATA_NODES, received_data, received_frame
+    from grader.runner.protocol import DATA_NODES
 
     bomb: list[object] = [1]
     for _ in range(60):
         bomb = [bomb, bomb]
     assert len(pickle.dumps(bomb)) < 1000
     with pytest.raises(pickle.UnpicklingError, match=f"more than {DATA_NODES} values"):
-        received_frame({"kind": "observation", "index": 0, "data": bomb})
+        received_frame({"kind": "observation", "index": 0, "data": bomb}, len(pickle.dumps(bomb)))
     wide = list(range(DATA_NODES - 1))
-    assert received_data(wide) is wide  # as much as the budget allows is taken as it is
+    # as much as the budget allows is taken as it is
+    assert received_data(wide, len(pickle.dumps(wide))) is wide
 
 
 def _global(module: str, name: str) -> bytes:
@@ -611,6 +618,29 @@ def test_no_name_in_a_frame_makes_the_receiver_import_or_run_anything(
     with pytest.raises(pickle.UnpicklingError, match="refusing to unpickle"):
         read_frame_from(_global(module, name))
     assert set(sys.modules) == loaded_before
+
+
+class _Unfilled:
+    """Pickles as numpy's own array constructor called with a shape and nothing to fill it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (np.core.multiarray._reconstruct, (np.ndarray, (self.size,), b"b"))
+
+
+def test_a_frame_cannot_make_arrays_larger_than_itself_in_the_judge() -> None:
+    """An array's bytes travel in the frame; one made from a shape alone would be allocated,
+    then touched by every comparison, in the judge: 134 bytes asking for 4 GB are refused, and
+    an honest array sent twice (one object) is read."""
+    bomb = pickle.dumps({"kind": "observation", "data": {"yours": _Unfilled(4_000_000_000)}})
+    assert len(bomb) < 200
+    with pytest.raises(pickle.UnpicklingError, match="more bytes than"):
+        read_frame_from(bomb)
+    twice = np.arange(5_000.0)  # under a pipe's 64 KiB, which read_frame_from fills first
+    frame = read_frame_from(pickle.dumps({"kind": "observation", "data": [twice, twice]}))
+    assert np.array_equal(frame["data"][0], twice) and frame["data"][0] is frame["data"][1]
 
 
 def _encoded(codec: str, times: int) -> bytes:

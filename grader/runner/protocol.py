@@ -136,7 +136,7 @@ def read_frame(fd: int, deadline: float) -> Any | None:
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the child's bytes end nothing here
         raise pickle.UnpicklingError(received(f"{type(exc).__name__}: {exc}",
                                               MESSAGE_LIMIT)) from None
-    return received_frame(sent)
+    return received_frame(sent, len(body))
 
 
 def _read_exact(fd: int, size: int, deadline: float) -> bytes | None:
@@ -274,14 +274,15 @@ FRAME_KINDS = frozenset({"imported", "import_error", "observation", "not_impleme
                          "error", "last_words"})
 
 
-def received_frame(obj: Any) -> dict[str, Any]:
+def received_frame(obj: Any, size: int) -> dict[str, Any]:
     """What a child sent, as the judge takes it: a frame of a known kind with every field of
     every kind (kind, index, duration_s, output, message, where, data), each of its type. The
     strings are made valid and cut to the judge's caps (grader/engine/safe_text.py), never the
     child's, whose capture of what the code prints the code can lift: what it printed to
     OUTPUT_LIMIT, the message to MESSAGE_LIMIT, the line it hung on to WHERE_LIMIT, every
     string inside `data` to DATA_TEXT_LIMIT. A duration that is no finite, non-negative number
-    reads as 0. pickle.UnpicklingError for an object that is no frame."""
+    reads as 0. The arrays in `data` may hold no more bytes than the `size` of the frame that
+    brought them (received_data). pickle.UnpicklingError for an object that is no frame."""
     if not isinstance(obj, dict) or obj.get("kind") not in FRAME_KINDS:
         raise pickle.UnpicklingError("a message that is not one of the protocol's frames")
     index = obj.get("index", -1)
@@ -291,7 +292,7 @@ def received_frame(obj: Any) -> dict[str, Any]:
             "output": _text(obj.get("output"), OUTPUT_LIMIT),
             "message": _text(obj.get("message"), MESSAGE_LIMIT),
             "where": _text(obj.get("where"), WHERE_LIMIT),
-            "data": received_data(obj.get("data"))}
+            "data": received_data(obj.get("data"), size)}
 
 
 def _text(value: Any, limit: int) -> str:
@@ -314,13 +315,24 @@ list shared a thousand times counts a thousand times): pickle can send a graph w
 exponential in its size, and every walk the judge makes of the data is bounded by this one."""
 
 
-def received_data(value: Any) -> Any:
+ARRAY_SLACK = 1 << 16
+"""Bytes of arrays a frame may hold beyond its own length (see received_data)."""
+
+
+def received_data(value: Any, size: int) -> Any:
     """An observation's data with every string in it, keys included, made valid and cut to
     DATA_TEXT_LIMIT; containers come back as the same type (the same object where nothing in
     them changed), numbers and arrays as they came. pickle.UnpicklingError past DATA_NODES
-    values; nesting deeper than Python recurses is a RecursionError, as it would be for the
-    judge."""
+    values, or where its distinct arrays hold more bytes than a frame of `size` bytes carried
+    (plus ARRAY_SLACK): an array's bytes travel in the frame, and one made from a shape alone
+    (numpy's _reconstruct, never filled) is a few bytes that the judge would allocate, and
+    touch, by the gigabyte. Nesting deeper than Python recurses is a RecursionError, as it
+    would be for the judge."""
+    import numpy as np
+
     budget = [DATA_NODES]
+    room = [size + ARRAY_SLACK]
+    arrays: set[int] = set()
 
     def walk(value: Any) -> Any:
         budget[0] -= 1
@@ -340,6 +352,12 @@ def received_data(value: Any) -> Any:
             if all(a is b for a, b in zip(members, value, strict=True)):
                 return value
             return kind(members)
+        if isinstance(value, np.ndarray) and id(value) not in arrays:
+            arrays.add(id(value))
+            room[0] -= value.nbytes
+            if room[0] < 0:
+                raise pickle.UnpicklingError(f"arrays of more bytes than the {size}-byte frame "
+                                             "that brought them")
         return value
 
     return walk(value)
