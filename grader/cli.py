@@ -315,7 +315,7 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
     sandbox = check_sandboxed(sandbox)
     out = console()
     try:
-        with grader_files_guarded(), \
+        with grader_files_guarded(sandbox), \
                 Worker(sandbox=True, first=request) if sandbox else Worker() as worker:
             if shown != "text" or out.is_jupyter:  # a notebook shows the scorecard alone
                 graded = grading.grade(workspace, request, worker, now)
@@ -474,7 +474,7 @@ def watch(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None) 
     request = build_request(workspace, parts, seed, None, DEFAULT_MEMORY_MB)
     out = console()
     try:
-        with grader_files_guarded() as verify:
+        with grader_files_guarded(sandboxed=False) as verify:
             watch_screen.run_watch(workspace, request, out, now, terminal_ask(out),
                                    verify=verify)
     except KeyboardInterrupt:
@@ -750,7 +750,7 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
             {"round": settings.round.id, **config.seeds(), "grader_version": __version__},
             [p.file for p in settings.parts]))
     try:
-        with grader_files_guarded(), \
+        with grader_files_guarded(config.sandbox), \
                 instructor_report.BatchProgress(err, len(config.parts)) as progress:
             rows = grade_submissions(list(submissions), config, jobs,
                                      Fanout(progress, *listeners),
@@ -809,17 +809,28 @@ class IntegrityFailure(click.ClickException):
 
 
 @contextmanager
-def grader_files_guarded() -> Iterator[Callable[[], None]]:
-    """Refuse to grade with a grader whose installed files changed, and fail the command if
-    any of its files changed while the code under test ran (grader/engine/integrity.py), however the
-    run ended (a crash or a Ctrl-C included). Yields the after-run check itself, for a command
-    that runs code again and again (watch)."""
-    from grader.engine.integrity import IntegrityError, check_installed, check_unchanged
+def grader_files_guarded(sandboxed: bool) -> Iterator[Callable[[], None]]:
+    """Refuse to grade with a grader whose installed files changed, and, where the code under
+    test runs outside a sandbox, fail the command if any of its files changed while it ran
+    (grader/engine/integrity.py), however the run ended (a crash or a Ctrl-C included); a
+    sandbox shows them all to that code read-only. Yields the after-run check itself, for a
+    command that runs code again and again (watch)."""
+    from grader.engine.integrity import (
+        IntegrityError,
+        check_installed,
+        check_recorded,
+        check_unchanged,
+    )
 
     try:
-        before = check_installed()
+        before = None if sandboxed else check_installed()
+        if sandboxed:
+            check_recorded()
     except IntegrityError as exc:
         raise IntegrityFailure(str(exc)) from exc
+    if before is None:
+        yield lambda: None
+        return
 
     def verify() -> None:
         try:

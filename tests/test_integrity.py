@@ -276,14 +276,29 @@ def test_what_python_never_loads_is_not_watched(layout: Layout) -> None:
     integrity.check_unchanged(before)
 
 
-def test_a_file_not_as_pip_recorded_refuses_grading(layout: Layout,
+@pytest.mark.parametrize("check", ["check_installed", "check_recorded"])
+def test_a_file_not_as_pip_recorded_refuses_grading(layout: Layout, check: str,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before a plain run (which snapshots everything) and before a sandboxed one (which hashes
+    the recorded files alone): a changed file and a missing one are each named."""
     source = str(layout.package.resolve() / "report.py")
-    monkeypatch.setattr(integrity, "recorded", lambda: {source: "0" * 64})
+    gone = str(layout.package.resolve() / "gone.py")
+    monkeypatch.setattr(integrity, "recorded", lambda: {source: "0" * 64, gone: "0" * 64})
     with pytest.raises(integrity.IntegrityError) as raised:
-        integrity.check_installed()
-    assert f"{source} changed" in str(raised.value)
+        getattr(integrity, check)()
+    assert f"{source} changed; {gone} is missing" in str(raised.value)
     assert integrity.REINSTALL in str(raised.value)
+
+
+def test_a_sandboxed_run_checks_the_recorded_files_alone(layout: Layout,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """What pip recorded, as recorded, passes, and no snapshot of the rest is taken (a sandbox
+    shows it read-only to the code under test: tests/test_sandbox.py)."""
+    source = layout.package.resolve() / "report.py"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    monkeypatch.setattr(integrity, "recorded", lambda: {str(source): digest})
+    monkeypatch.setattr(integrity, "snapshot", lambda: pytest.fail("took a snapshot"))
+    integrity.check_recorded()
 
 
 def test_files_added_since_the_install_are_not_a_mismatch(layout: Layout,

@@ -61,6 +61,10 @@ Not covered:
 
 Anything else changing these files meanwhile (a `pip install` in another terminal, editing a
 checkout) also refuses the run: it cannot be told apart.
+
+A sandboxed run takes no snapshot (`check_recorded`): its code under test sees every one of
+these files read-only, so it is only asked, before the run, whether the wheel's files are still
+as pip recorded them (a plain run before may have written them).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ import site
 import stat
 import sys
 import sysconfig
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from types import CodeType
@@ -374,13 +379,27 @@ def check_installed() -> Snapshot:
     """The snapshot to compare with after the run; IntegrityError when a file pip installed is
     no longer as installed."""
     now = snapshot()
-    changed = [f"{path} changed" if path in now else f"{path} is missing"
-               for path, digest in recorded().items() if now.get(path) != ("sha256", digest)]
+    _refuse_unrecorded(now.get)
+    return now
+
+
+def check_recorded() -> None:
+    """IntegrityError when a file pip installed is no longer as installed, hashing those files
+    alone: all that a sandboxed run needs checked, whose code under test sees every file the
+    judge loads read-only (grader.runner.sandbox), so that nothing is to be compared after it."""
+    _refuse_unrecorded(lambda path: _hash(path) if os.path.lexists(path) else None)
+
+
+def _refuse_unrecorded(found: Callable[[str], Fingerprint | None]) -> None:
+    """IntegrityError naming each file of the wheel's RECORD whose `found` fingerprint is not
+    the recorded sha256 (None: the file is missing)."""
+    changed = [f"{path} is missing" if now is None else f"{path} changed"
+               for path, digest in recorded().items()
+               if (now := found(path)) != ("sha256", digest)]
     if changed:
         raise IntegrityError(
             f"the installed grader is not as installed ({_listed(changed)}), so its checks "
             f"cannot be trusted; reinstall it: {REINSTALL}")
-    return now
 
 
 def check_unchanged(before: Snapshot) -> None:
