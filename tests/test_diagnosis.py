@@ -9,7 +9,9 @@ and not merely zeros; what `describe` and `where_wrong` say, word for word.
 from __future__ import annotations
 
 import ast
+import pickle
 from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -344,41 +346,76 @@ def test_a_mutant_that_never_ends_costs_a_small_multiple_of_the_references_time(
     finally:
         signal.signal(signal.SIGVTALRM, previous)
     spent = time.process_time() - began
-    assert results[:2] == [OUT_OF_TIME, OUT_OF_TIME]
+    assert results[:2] == [[OUT_OF_TIME], [OUT_OF_TIME]]
     assert results[2] is not None and results[2][0]["raised"] is None
     np.testing.assert_allclose(results[2][0]["value"][2], W[0] @ W[1] @ W[2])
     assert spent < 2 * MUTANT_FLOOR_S + 0.5  # two endless mutants, each stopped near the floor
 
 
-def test_a_warm_worker_asks_each_diagnosis_job_once_and_only_keeps_answers(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_warm_worker_asks_a_child_only_for_the_answers_it_has_not_kept(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A diagnosis child runs the reference's mutants on judge-made cases, no candidate code:
-    the same job has the same answer, and a warm worker asks it once. A child that ran out of
-    time or died is asked again, as is one whose answer holds a mutant stopped for time (a
-    quieter moment might let it finish), and any job that differs in anything."""
+    each (mutant, case) answer depends on the job, the mutant and the case alone, so a warm
+    worker asks a child only for the rows and columns that lack one, and puts kept and fresh
+    answers back in the stage's order. Answers stopped for time are asked again, as is
+    everything of a child that ran out of time, died or answered out of shape, and every
+    answer of a job that differs in anything else."""
+    from grader.checks.base import Diagnosis
     from grader.runner import worker
 
-    asked: list[dict[str, object]] = []
-    answers = iter([{"kind": "error", "message": "the reference did not finish in time"},
-                    {"kind": "observation", "data": [None, OUT_OF_TIME]},
-                    {"kind": "observation", "data": [1]}, {"kind": "observation", "data": [2]}])
+    asked: list[tuple[object, list[str], list[int]]] = []
+    failures = iter([{"kind": "error", "message": "the reference did not finish in time"},
+                     {"kind": "observation", "data": [["a:1"]]}])
 
-    def child(grading: object, local: object, index: int, spec: dict[str, object]) -> object:
-        asked.append(spec)
-        return next(answers)
+    def answer(source: str, case: int) -> str:
+        return OUT_OF_TIME if source == "slow" else f"{source}:{case}"
+
+    def child(grading: object, local: object, index: int, spec: dict[str, Any]) -> object:
+        args = spec["args"]
+        asked.append((args.get("function"), args["sources"], args["cases"]))
+        if args.get("function") == "broken":
+            return next(failures)
+        return {"kind": "observation",
+                "data": [[answer(s, c) for c in args["cases"]] for s in args["sources"]]}
 
     monkeypatch.setattr(worker, "_reference_frame", child)
     monkeypatch.setattr(worker, "fork_spawner", lambda round_, sweep: None)
-    monkeypatch.setattr(worker, "_diagnoses", type(worker._diagnoses)())
-    grading = SimpleNamespace(round=None)
-    job = {"round": "r", "calls": [{"probe": "mutant_calls", "args": {"cases": [np.ones(3)]}}]}
-    other = {**job, "flavor": "torch"}
-    lasting = mutants.diagnosis(get_round("prefix-products"), "part3", "torch", {},
-                                [(Case({"W": np.ones(1)}, ()), None)], "dW").lasting  # type: ignore[union-attr]
-    frames = [worker._diagnosis_frame(grading, 0, spec, lasting)  # type: ignore[arg-type]
-              for spec in (job, job, job, job, other, other)]
-    assert [f["kind"] for f in frames] == ["error"] + ["observation"] * 5
-    assert [f.get("data") for f in frames] == [None, [None, OUT_OF_TIME], [1], [1], [2], [2]]
-    assert asked == [job, job, job, other]
+    monkeypatch.setattr(worker, "_answers", worker._Answers(worker.ANSWERS_KEPT_BYTES))
+    grading = SimpleNamespace(round=None, reference_spec=lambda index, probe, args, timed: {
+        "probe": probe, "args": args})
+    diagnosis = Diagnosis("mutant_calls", (), ("sources", "cases"), lambda seen: None,
+                          lasting=lambda a: a != OUT_OF_TIME)
+
+    def stage(sources: list[str], cases: list[int], function: str = "f") -> object:
+        frame = worker._diagnosis_frame(grading, 0, diagnosis,  # type: ignore[arg-type]
+                                        {"function": function, "sources": sources,
+                                         "cases": cases})
+        return frame["data"] if frame["kind"] == "observation" else frame["kind"]
+
+    grid = [["a:1", "a:2"], ["b:1", "b:2"], [OUT_OF_TIME, OUT_OF_TIME]]
+    assert stage(["a", "b", "slow"], [1, 2]) == grid
+    assert stage(["a", "b", "slow"], [1, 2]) == grid
+    assert stage(["c", "a"], [3, 2]) == [["c:3", "c:2"], ["a:3", "a:2"]]
+    assert stage(["b", "a"], [2, 3, 1]) == [["b:2", "b:3", "b:1"], ["a:2", "a:3", "a:1"]]
+    assert stage(["a"], [1], "g") == [["a:1"]]
+    assert stage(["a"], [1], "broken") == "error"
+    assert stage(["a", "b"], [1], "broken") == "error"
+    assert asked == [("f", ["a", "b", "slow"], [1, 2]), ("f", ["slow"], [1, 2]),
+                     ("f", ["c", "a"], [3, 2]), ("f", ["b"], [3]), ("g", ["a"], [1]),
+                     ("broken", ["a"], [1]), ("broken", ["a", "b"], [1])]
+
+
+def test_a_worker_keeps_answers_within_its_bytes_dropping_the_least_recently_used() -> None:
+    from grader.runner import worker
+
+    size = len(pickle.dumps("x" * 100, protocol=pickle.HIGHEST_PROTOCOL))
+    answers = worker._Answers(3 * size)
+    for name in "abc":
+        answers.keep((name, "", ""), "x" * 100)
+    assert answers.get(("a", "", "")) == (True, "x" * 100)
+    answers.keep(("d", "", ""), "x" * 100)
+    answers.keep(("e", "", ""), "x" * 1000)  # larger than all it may keep: not kept
+    assert [answers.get((name, "", ""))[0] for name in "abcde"] == [
+        True, False, True, True, False]
 
 
 @pytest.mark.parametrize("count", [0, 1, 15, 16, 17, 48, 49, 71, 400, 1000])
@@ -423,15 +460,15 @@ def test_a_staged_diagnosis_names_what_the_whole_search_names_and_stops_there(
     assert diagnosis is not None
     asked: list[int] = []
 
-    def frame(grading: object, index: int, spec: dict[str, object],
-              lasting: object) -> dict[str, object]:
+    def frame(grading: object, index: int, diagnosis: object,
+              args: dict[str, object]) -> dict[str, object]:
         stage = len(asked)
         asked.append(stage)
         start, end = mutants.stage_bounds(len(found))[stage]
         return {"kind": "observation", "data": outputs[start:end]}
 
     monkeypatch.setattr(worker, "_diagnosis_frame", frame)
-    grading = SimpleNamespace(reference_spec=lambda index, probe, args, timed: args)
+    grading = SimpleNamespace()
     named = worker._diagnosed(grading, 0, Verdict("failed", hint="old",  # type: ignore[arg-type]
                                                   diagnosis=diagnosis))
     assert named.hint == mutants.describe(found[target], "h")

@@ -34,14 +34,20 @@ class Diagnosis:
     mutants) puts its likeliest part first and stops at its first answer, never changing
     which answer that is. `keep_hint`: the verdict's hint already names a known mistake (a
     class of slips); the sentence that names the statement goes after it, not in its place.
-    `lasting`: whether a stage's observation is the same on any machine, so that a worker may
-    keep it for the same job (one that ran out of time is not)."""
+
+    `grid` names two list arguments of every stage, its rows and its columns (the mutants and
+    the cases): the probe answers with a list per row of one answer per column, each depending
+    on its row and column alone, so that a worker keeps answers, not stages, and runs a child
+    only for those it has not kept (a class shares a seed, `watch` re-checks after each save,
+    and most slips are wrong on the same few smallest cases). `lasting`: whether one answer is
+    the same on any machine, so that it may be kept (one stopped for time is not)."""
 
     probe: str
     stages: tuple[dict[str, Any], ...]
+    grid: tuple[str, str]
     name: Callable[[list[Any]], str | None]
     keep_hint: bool = False
-    lasting: Callable[[Any], bool] = lambda observation: True
+    lasting: Callable[[Any], bool] = lambda answer: True
 
 
 @dataclass(frozen=True)

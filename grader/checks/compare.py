@@ -89,12 +89,15 @@ def _is_number(x: Any) -> bool:
 
 def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
                     tolerance: tuple[float, float] | None = None,
-                    alike: bool = False) -> str | None:
+                    alike: bool = False, evidence: bool = True) -> str | None:
     """None when a result matches the truth (or, with `alike`, another computation: see
     close_mask); else what differs first, in words.
 
     Results may be arrays, numbers, or lists and dicts of them (a tuple of gradients, a dict
-    of parameters); `name` names the whole, and each piece is named below it (dW1, P[0, 1])."""
+    of parameters); `name` names the whole, and each piece is named below it (dW1, P[0, 1]).
+    Without `evidence`, arrays that differ in values are only said to differ (tree_matches
+    asks thousands of times whether a slip reproduces a result: the first wrong entry and the
+    worst errors would be thrown away)."""
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return f"{name} should be a dict with keys {sorted(expected)}"
@@ -102,7 +105,8 @@ def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
         if missing:
             return f"{name} has no key(s) {', '.join(missing)}"
         for key in expected:
-            found = tree_difference(actual[key], expected[key], dtype, key, tolerance, alike)
+            found = tree_difference(actual[key], expected[key], dtype, key, tolerance, alike,
+                                    evidence)
             if found:
                 return found
         return None
@@ -110,7 +114,8 @@ def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
         if not isinstance(actual, list | tuple) or len(actual) != len(expected):
             return f"{name} should be a sequence of {len(expected)} items"
         for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
-            found = tree_difference(a, e, dtype, f"{name}[{index}]", tolerance, alike)
+            found = tree_difference(a, e, dtype, f"{name}[{index}]", tolerance, alike,
+                                    evidence)
             if found:
                 return found
         return None
@@ -123,6 +128,9 @@ def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
     expected = np.asarray(expected, dtype=np.float64)
     if actual.shape != expected.shape:
         return f"{name} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
+    if not evidence:
+        close = close_mask(actual, expected, dtype, tolerance, alike).all()
+        return None if close else f"{name} differs"
     mismatch = find_mismatch(actual, expected, dtype, tolerance, alike)
     if mismatch is None:
         return None
@@ -134,4 +142,5 @@ def tree_difference(actual: Any, expected: Any, dtype: str, name: str,
 def tree_matches(actual: Any, expected: Any, dtype: str,
                  tolerance: tuple[float, float] | None = None, alike: bool = False) -> bool:
     with np.errstate(all="ignore"):
-        return tree_difference(actual, expected, dtype, "result", tolerance, alike) is None
+        return tree_difference(actual, expected, dtype, "result", tolerance, alike,
+                               evidence=False) is None

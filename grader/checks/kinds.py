@@ -285,6 +285,7 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
     of the known mistake that explains the wrong results, or, where none does, the
     differential diagnosis to run (the runner then names the slip if a mutant of the reference
     reproduces them)."""
+    truth = _once_per_case(truth)
     for case, obs in zip(cases, observed, strict=False):
         if obs["raised"] is not None:
             stage = (stages or {}).get(obs.get("stage", ""))
@@ -321,6 +322,19 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
                 second = replace(second, keep_hint=True)
             return replace(verdict, diagnosis=second)
     return passed(f"{len(cases)} cases matched ({span(cases)})")
+
+
+def _once_per_case(truth: Callable[[Case], Any]) -> Callable[[Case], Any]:
+    """`truth`, computed once per case: a failing verdict asks for a case's truth again to
+    list the wrong cases and to describe them, and a truth can cost a reference's autograd."""
+    known: dict[int, Any] = {}
+
+    def once(case: Case) -> Any:
+        if id(case) not in known:
+            known[id(case)] = truth(case)
+        return known[id(case)]
+
+    return once
 
 
 def _known(cases: Sequence[Case], observed: Sequence[Observation],

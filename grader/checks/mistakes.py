@@ -43,12 +43,17 @@ def diagnose(wrong: Sequence[tuple[Case, Any]], mistakes: Sequence[Mistake]) -> 
     """
     best, best_count = None, 0
     for mistake in mistakes:
-        count = sum(_reproduces(mistake, case, actual) for case, actual in wrong)
-        if count > best_count:
+        # Counting stops where this mistake can no longer explain more than half of them, or
+        # more than the best so far: what is left to count could not make it the answer.
+        needed = max(best_count, len(wrong) // 2) + 1
+        count = 0
+        for seen, (case, actual) in enumerate(wrong):
+            if count + len(wrong) - seen < needed:
+                break
+            count += _reproduces(mistake, case, actual)
+        if count >= needed:
             best, best_count = mistake, count
-    if best is None or 2 * best_count <= len(wrong):
-        return None
-    return best.hint
+    return best.hint if best is not None else None
 
 
 def _reproduces(mistake: Mistake, case: Case, actual: Any) -> bool:

@@ -910,7 +910,7 @@ def matching(candidates: Sequence[Mutant], outputs: Sequence[Any],
              wrong: Sequence[tuple[Case, Any]]) -> list[Mutant]:
     """The mutants whose outputs equal the candidate's on every one of the (up to MAX_CASES)
     wrong cases they ran on; `outputs[k][j]` is mutant k's {"value", "raised"} on case j
-    (grader.probes.library.mutant_calls), not a list for a mutant that did not run."""
+    (grader.probes.library.mutant_calls), no dict where the mutant did not run."""
     found = []
     for mutant, runs in zip(candidates, outputs, strict=True):
         if isinstance(runs, list) and len(runs) == len(wrong) and all(
@@ -1062,8 +1062,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
             matching(ran, outputs, chosen)
         return describe(matched[0], what) if matched else None
 
-    return Diagnosis("mutant_calls", stages, name,
-                     lasting=lambda outputs: OUT_OF_TIME not in outputs)
+    return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
+                     lasting=lambda answer: answer != OUT_OF_TIME)
 
 
 def chosen_cases(wrong: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:

@@ -543,9 +543,9 @@ diagnosis is a hint's worth, never a check's timeout)."""
 
 
 OUT_OF_TIME = "out of time"
-"""mutant_calls' answer for a mutant it stopped for time: unlike one that would not load, a
-mutant that might have finished on a quieter machine (a diagnosis that holds one is not kept,
-see grader.runner.worker._diagnosis_frame)."""
+"""mutant_calls' answer, on each case, for a mutant it stopped for time: unlike one that would
+not load, a mutant that might have finished on a quieter machine (a worker does not keep the
+answer, see grader.runner.worker._diagnosis_frame)."""
 
 
 class _MutantOverran(BaseException):
@@ -558,12 +558,14 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                  function: str | None, cases: Sequence[CaseData], call: str | None = None,
                  args: Sequence[str] = (), read: str | None = None, run: str | None = None,
                  returns: str = "array", budget_s: float = MUTANTS_CPU_S
-                 ) -> list[list[dict[str, Any]] | str | None]:
+                 ) -> list[list[dict[str, Any] | str | None]]:
     """Each mutated source of the reference's part module (grader.checks.mutants), run on the
     cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
-    "raised": the exception's type name, "message": its message, "where": its line}; None
-    for a mutant that would not load, OUT_OF_TIME for one that ran past its time (or came after
-    the mutants' time ran out). Only in a baseline child: the sources are the reference's."""
+    "raised": the exception's type name, "message": its message, "where": its line}; None on
+    every case for a mutant that would not load, OUT_OF_TIME on every case for one that ran past
+    its time (or came after the mutants' time ran out). One answer per (mutant, case), each
+    depending on its mutant and case alone, so that a worker keeps answers, not whole runs.
+    Only in a baseline child: the sources are the reference's."""
     import importlib
     import signal
     from types import ModuleType
@@ -581,10 +583,10 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
     allowed = min(MUTANT_CPU_S, max(MUTANT_FLOOR_S,
                                     MUTANT_SLOWDOWN * (time.process_time() - began)))
     began = time.process_time()
-    results: list[list[dict[str, Any]] | str | None] = []
+    results: list[list[dict[str, Any] | str | None]] = []
     for source in sources:
         if time.process_time() - began > budget_s:
-            results.append(OUT_OF_TIME)
+            results.append([OUT_OF_TIME] * len(cases))
             continue
         module = ModuleType(base.module.__name__)
         module.__package__ = package
@@ -594,7 +596,7 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
         signal.setitimer(signal.ITIMER_VIRTUAL, allowed)
         try:
             exec(compile(source, base.module.__file__ or "<mutant>", "exec"), module.__dict__)
-            values = []
+            values: list[dict[str, Any] | str | None] = []
             for case in cases:
                 seen = one_call(mutant, function, case, call, args, read, run, returns)
                 raised = seen["raised"]
@@ -604,9 +606,9 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                                   if raised else {})})
             results.append(values)
         except _MutantOverran:
-            results.append(OUT_OF_TIME)
+            results.append([OUT_OF_TIME] * len(cases))
         except Exception:  # noqa: BLE001 - a mutant may break anything
-            results.append(None)
+            results.append([None] * len(cases))
         finally:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0)
     return results

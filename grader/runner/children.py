@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 from grader.engine.rounds import Round, load_module
 from grader.runner import strays
-from grader.runner.child import run_child
 from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,
     ChildSpec,
@@ -146,6 +145,10 @@ class ForkedChild:
     kill of everything it started once it ends."""
 
     def __init__(self, spec: ChildSpec, helpers: ModuleType, sweep: bool = True) -> None:
+        # Imported here, before the fork, once per process: the CLI, which only asks whether
+        # a sandbox can be made (grader.runner.sandbox imports this module), loads no numpy.
+        from grader.runner.child import run_child
+
         self.sweep = sweep
         read_fd, write_fd = os.pipe()
         worker_pid = os.getpid()

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.checks.base import Check, Context, Plan, Verdict, skipped
+from grader.checks.base import Check, Context, Diagnosis, Plan, Verdict, skipped
 from grader.checks.table import checks_for
 from grader.engine.flavored import for_flavor
 from grader.engine.results import (
@@ -401,31 +401,41 @@ def _reference_frame(grading: _Part, local: Spawn, index: int,
     return {**frame, "cpu_s": ended.cpu_s}
 
 
-DIAGNOSES_KEPT = 256
-"""How many diagnosis frames a worker keeps (see _diagnosis_frame)."""
-_diagnoses: OrderedDict[str, dict[str, Any]] = OrderedDict()
+ANSWERS_KEPT_BYTES = 64 << 20
+"""How much of the diagnosis children's answers a worker keeps (see _diagnosis_frame), by
+pickled size; the least recently used go first."""
 
 
-def _diagnosis_frame(grading: _Part, index: int, spec: ChildSpec,
-                     lasting: Callable[[Any], bool]) -> dict[str, Any]:
-    """The frame of a diagnosis child, kept by the worker for its job: the child runs only the
-    reference's mutants on judge-made cases (no candidate code, nothing timed into a verdict),
-    so the same job always has the same answer. A warm worker is asked the same one again and
-    again: `watch` re-checks the same slip after each save, a class shares a seed, and the
-    smallest wrong cases of most slips are the same few. Only observations are kept: a child
-    that ran out of time or died, or an answer that is not `lasting` (a mutant stopped for
-    time, which a quieter moment might have let finish), is asked again next time: a busy
-    moment during one submission must not shape the hints of those after it."""
-    key = hashlib.sha256(pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
-    if key in _diagnoses:
-        _diagnoses.move_to_end(key)
-        return _diagnoses[key]
-    frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index, spec)
-    if frame["kind"] == "observation" and lasting(frame["data"]):
-        _diagnoses[key] = frame
-        if len(_diagnoses) > DIAGNOSES_KEPT:
-            _diagnoses.popitem(last=False)
-    return frame
+class _Answers:
+    """Diagnosis answers by (job, row, column) digest, within a number of bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._kept: OrderedDict[tuple[str, str, str], tuple[Any, int]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: tuple[str, str, str]) -> tuple[bool, Any]:
+        """(True, the answer) when kept, else (False, None)."""
+        if key not in self._kept:
+            return False, None
+        self._kept.move_to_end(key)
+        return True, self._kept[key][0]
+
+    def keep(self, key: tuple[str, str, str], answer: Any) -> None:
+        size = len(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+        if key in self._kept or size > self._limit:
+            return
+        self._kept[key] = (answer, size)
+        self._bytes += size
+        while self._bytes > self._limit:
+            self._bytes -= self._kept.popitem(last=False)[1][1]
+
+
+_answers = _Answers(ANSWERS_KEPT_BYTES)
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
 
 
 def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
@@ -437,8 +447,7 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
     observations: list[Any] = []
     named = None
     for args in diagnosis.stages:
-        frame = _diagnosis_frame(grading, index, grading.reference_spec(
-            index, diagnosis.probe, args, False), diagnosis.lasting)
+        frame = _diagnosis_frame(grading, index, diagnosis, args)
         if frame["kind"] != "observation":
             break
         observations.append(frame["data"])
@@ -448,6 +457,52 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
     if named and diagnosis.keep_hint and verdict.hint:
         named = f"{verdict.hint} {named}"
     return replace(verdict, hint=named or verdict.hint, diagnosis=None)
+
+
+def _diagnosis_frame(grading: _Part, index: int, diagnosis: Diagnosis,
+                     args: dict[str, Any]) -> dict[str, Any]:
+    """The observation of one stage of a diagnosis, its grid of answers (Diagnosis.grid): those
+    the worker kept from earlier jobs as they were, the others from a child run on the rows
+    and columns that lack one; the child's error frame where it ran out of time or died. The
+    child runs only the reference's mutants on judge-made cases (no candidate code, nothing
+    timed into a verdict), so an answer depends on its job, row and column alone. Only
+    `lasting` answers are kept: one stopped for time (a quieter moment might have let it
+    finish) is asked again next time, so that a busy moment during one submission does not
+    shape the hints of those after it."""
+    rows_name, columns_name = diagnosis.grid
+    rows, columns = args[rows_name], args[columns_name]
+    job = _digest(grading.reference_spec(index, diagnosis.probe,
+                                         {**args, rows_name: None, columns_name: None}, False))
+    row_keys, column_keys = [_digest(r) for r in rows], [_digest(c) for c in columns]
+    answers: dict[tuple[int, int], Any] = {}
+    for i, row in enumerate(row_keys):
+        for j, column in enumerate(column_keys):
+            kept, answer = _answers.get((job, row, column))
+            if kept:
+                answers[i, j] = answer
+    missing_rows = [i for i in range(len(rows))
+                    if any((i, j) not in answers for j in range(len(columns)))]
+    if missing_rows:
+        missing_columns = [j for j in range(len(columns))
+                           if any((i, j) not in answers for i in missing_rows)]
+        spec = grading.reference_spec(index, diagnosis.probe, {
+            **args, rows_name: [rows[i] for i in missing_rows],
+            columns_name: [columns[j] for j in missing_columns]}, False)
+        frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index, spec)
+        if frame["kind"] != "observation":
+            return frame
+        grid = frame["data"]
+        if not (isinstance(grid, list) and len(grid) == len(missing_rows) and all(
+                isinstance(row, list) and len(row) == len(missing_columns) for row in grid)):
+            return dict(probe_frame("error", message="the diagnosis child's answers are not "
+                                    "one per row and column"))
+        for i, answered in zip(missing_rows, grid, strict=True):
+            for j, answer in zip(missing_columns, answered, strict=True):
+                answers.setdefault((i, j), answer)
+                if diagnosis.lasting(answer):
+                    _answers.keep((job, row_keys[i], column_keys[j]), answer)
+    return {"kind": "observation",
+            "data": [[answers[i, j] for j in range(len(columns))] for i in range(len(rows))]}
 
 
 def _with_baseline(frame: dict[str, Any], baseline: dict[str, Any] | None) -> dict[str, Any]:
