@@ -8,7 +8,7 @@ runner turns it into "not implemented yet" for the whole check.
 
 from __future__ import annotations
 
-import traceback
+import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,13 +49,22 @@ MESSAGE_LIMIT = 600
 
 
 def describe_exception(exc: BaseException, folder: Path) -> Raised:
-    """Name the exception and the deepest frame that lies in the candidate's folder."""
+    """Name the exception and the deepest frame that lies in the candidate's folder (whose
+    line alone is read: validation checks raise hundreds of times a part, often from deep in
+    torch)."""
     where = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        path = Path(frame.filename)
+    deepest: tuple[Path, int] | None = None
+    trace = exc.__traceback__
+    while trace is not None:
+        path = Path(trace.tb_frame.f_code.co_filename)
         if path.is_relative_to(folder):
-            line = (frame.line or "").strip()
-            where = f"{path.relative_to(folder.parent)}, line {frame.lineno}: {line}"
+            deepest = path, trace.tb_lineno
+        trace = trace.tb_next
+    if deepest is not None:
+        path, number = deepest
+        linecache.checkcache(str(path))  # a file saved since this process last read it
+        line = linecache.getline(str(path), number).strip()
+        where = f"{path.relative_to(folder.parent)}, line {number}: {line}"
     message = str(exc).strip()
     if len(message) > MESSAGE_LIMIT:
         message = message[:MESSAGE_LIMIT] + " ..."
