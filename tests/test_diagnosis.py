@@ -48,12 +48,11 @@ def same_tree(a: object, b: object) -> bool:
     one statement, and dumping each whole module took most of this file's time."""
     if type(a) is not type(b):
         return False
-    if isinstance(a, ast.AST):
+    if isinstance(a, ast.AST) and isinstance(b, ast.AST):
         return all(same_tree(x, y) for (_, x), (_, y)
                    in zip(ast.iter_fields(a), ast.iter_fields(b), strict=True))
-    if isinstance(a, list):
-        return len(a) == len(b) and all(  # type: ignore[arg-type]
-            same_tree(x, y) for x, y in zip(a, b))  # type: ignore[call-overload]
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
