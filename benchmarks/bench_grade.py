@@ -12,7 +12,9 @@ and interleaved so that background load hits both alike:
 
 It prints the median wall time of each, the ratio batch / separate (the target is <= 0.6 for 8
 sandboxed submissions with --jobs 2 on a 2-core machine) and submissions per minute, and checks
-that every way gave every submission the same score (same seed).
+that every way gave every check of every submission the same status (same seed), and that the
+two batches gave the same scores (`check` may score otherwise: in `grade` a check observed
+inside the submission's own process earns nothing, its share going to the values).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -76,21 +79,30 @@ def timed(command: list[str], cwd: Path) -> tuple[float, str]:
     return elapsed, done.stdout
 
 
-def separate_checks(workspaces: list[Path]) -> tuple[float, list[float]]:
-    total, scores = 0.0, []
+Graded = tuple[float, dict[str, str]]
+"""A submission's score, and the status of each of its checks by id."""
+
+
+def graded(document: dict[str, Any]) -> Graded:
+    return document["score"], {check["id"]: check["status"] for part in document["parts"]
+                               for check in part["checks"]}
+
+
+def separate_checks(workspaces: list[Path]) -> tuple[float, list[Graded]]:
+    total, found = 0.0, []
     for root in workspaces:
         elapsed, out = timed([sys.executable, "-m", "grader", "check", "--json", "--seed", SEED],
                              root)
         total += elapsed
-        scores.append(json.loads(out)["score"])
-    return total, scores
+        found.append(graded(json.loads(out)))
+    return total, found
 
 
-def one_batch(workspaces: list[Path], jobs: int, *options: str) -> tuple[float, list[float]]:
+def one_batch(workspaces: list[Path], jobs: int, *options: str) -> tuple[float, list[Graded]]:
     elapsed, out = timed([sys.executable, "-m", "grader", "grade", *map(str, workspaces),
                           "--jobs", str(jobs), "--json", "--seed", SEED, *options],
                          workspaces[0].parent)
-    return elapsed, [row["score"] for row in json.loads(out)["submissions"]]
+    return elapsed, [graded(row) for row in json.loads(out)["submissions"]]
 
 
 def main() -> None:
@@ -104,15 +116,21 @@ def main() -> None:
         workspaces = make_workspaces(Path(tmp), args.submissions)
         separate, batch, unboxed = [], [], []
         for round_number in range(1, args.rounds + 1):
-            seconds, check_scores = separate_checks(workspaces)
+            seconds, checked = separate_checks(workspaces)
             separate.append(seconds)
-            seconds, batch_scores = one_batch(workspaces, args.jobs)
+            seconds, batched = one_batch(workspaces, args.jobs)
             batch.append(seconds)
-            seconds, unboxed_scores = one_batch(workspaces, args.jobs, "--no-sandbox")
+            seconds, unboxed_graded = one_batch(workspaces, args.jobs, "--no-sandbox")
             unboxed.append(seconds)
-            if not check_scores == batch_scores == unboxed_scores:
-                raise SystemExit(f"scores differ: check {check_scores}, grade {batch_scores}, "
-                                 f"grade --no-sandbox {unboxed_scores}")
+            statuses = [[statuses for _, statuses in way]
+                        for way in (checked, batched, unboxed_graded)]
+            if not statuses[0] == statuses[1] == statuses[2]:
+                raise SystemExit(f"verdicts differ: check {statuses[0]}, grade {statuses[1]}, "
+                                 f"grade --no-sandbox {statuses[2]}")
+            batch_scores = [score for score, _ in batched]
+            if batch_scores != [score for score, _ in unboxed_graded]:
+                raise SystemExit(f"scores differ: grade {batch_scores}, grade --no-sandbox "
+                                 f"{[score for score, _ in unboxed_graded]}")
             print(f"round {round_number}: {args.submissions} x grader check "
                   f"{separate[-1]:6.1f} s   grader grade --jobs {args.jobs} {batch[-1]:6.1f} s"
                   f"   --no-sandbox {unboxed[-1]:6.1f} s")
