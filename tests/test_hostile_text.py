@@ -627,7 +627,8 @@ class _Unfilled:
         self.size = size
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (np.core.multiarray._reconstruct, (np.ndarray, (self.size,), b"b"))
+        reconstruct = np.empty(0).__reduce__()[0]  # this numpy's own, whatever its module
+        return (reconstruct, (np.ndarray, (self.size,), b"b"))
 
 
 def test_a_frame_cannot_make_arrays_larger_than_itself_in_the_judge() -> None:
