@@ -1,7 +1,7 @@
 """The runner: the only code that starts processes which run candidate code.
 
 The CLI process stays light (no torch). `run_request` starts one warm worker
-(`python -m grader.runner.worker`), which imports torch once and forks a child per part;
+(`python -m grader.runner.start`), which imports torch once and forks a child per part;
 `WorkerPool` keeps several such workers for batch grading.
 """
 
@@ -101,7 +101,7 @@ class Worker:
         options = ["--sandbox", *([json.dumps(asdict(first))] if first else [])] \
             if sandbox else []
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "grader.runner.worker", *options],
+            [sys.executable, "-P", "-m", "grader.runner.start", *options],
             env=_worker_environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._stderr,
         )

@@ -7,8 +7,7 @@ code has run. A child that hangs is killed at the per-check timeout and the part
 checks are reported as not run; a child that dies mid-check costs that check only (a fresh child
 picks up from the next one). Events go to stdout as JSON lines.
 
-Run as `python -P -m grader.runner.worker` (-P: the current folder is not put on sys.path, so
-a folder called grader/ where the command was started cannot shadow this package).
+Started as `python -P -m grader.runner.start` (see there).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import json
 import os
 import pickle
 import re
-import sys
 import tempfile
 import time
 import traceback
@@ -848,26 +846,3 @@ def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -
         except Exception as exc:  # noqa: BLE001 - a grader bug must not kill the pool
             emit({"type": "fatal", "request": request_id,
                   "message": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
-
-
-def main(argv: list[str]) -> None:
-    """`--sandbox`: run each request's candidate code in a sandbox of its own
-    (grader.runner.sandbox); `--sandbox REQUEST`: and start the sandbox of that request (JSON),
-    the first to come, at once."""
-    if argv[:1] == ["--sandbox"]:
-        from grader.runner.sandbox import prestarted, sandboxed_children
-
-        first = argv[1:]
-        serve(sys.stdin, sys.stdout, prestarted(Request.from_dict(json.loads(first[0])))
-              if first else sandboxed_children)
-    else:
-        serve(sys.stdin, sys.stdout)
-    # Every answer is written and every child reaped: nothing is left to save. An interpreter
-    # that has imported torch takes half a second to tear down, and the CLI waits for it.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
