@@ -31,7 +31,7 @@ from grader.runner.worker import (
     run_part,
 )
 
-from helpers import PREFIX, SPAWNING, checks_by_id, write_workspace
+from helpers import PREFIX, SESSION_ENV, SPAWNING, checks_by_id, write_workspace
 
 
 @pytest.fixture(scope="module")
@@ -619,3 +619,34 @@ def test_the_sandbox_wipe_leaves_nothing_a_child_locked_away() -> None:
     _, status = os.waitpid(pid, 0)
     shutil.rmtree(base, ignore_errors=True)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+FIRST_SANDBOX_STARTED = """\
+import json, sys
+import grader.runner.sandbox as sandbox
+
+def prestarted(request):
+    heavy = ("grader.runner.worker", "grader.checks.kinds", "numpy", "torch")
+    print(json.dumps({"round": request.round, "loaded": [m for m in heavy if m in sys.modules]}))
+    raise SystemExit(0)
+
+sandbox.prestarted = prestarted
+from grader.runner import start
+start.main(["--sandbox", sys.argv[1]])
+"""
+
+
+def test_the_first_sandbox_is_started_before_the_worker_imports_its_judge(tmp_path: Path) -> None:
+    """On a cold sandboxed check the sandbox's executor, which imports torch, is the last
+    process ready: the worker's entry point starts it before importing the worker, the checks,
+    numpy or torch."""
+    import json
+    from dataclasses import asdict
+
+    request = Request(id="first", root=str(tmp_path), round=PREFIX.id, flavor="torch",
+                      parts=["part1"], seed=1, timeout_s=10.0, memory_mb=2048, device="cpu")
+    done = subprocess.run([sys.executable, "-P", "-c", FIRST_SANDBOX_STARTED,
+                           json.dumps(asdict(request))], capture_output=True, text=True,
+                          env=SESSION_ENV, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"round": PREFIX.id, "loaded": []}
