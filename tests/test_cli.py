@@ -322,6 +322,8 @@ def test_every_command_has_help(runner: CliRunner) -> None:
 
 
 def test_help_and_list_do_not_import_torch(tmp_path: Path) -> None:
+    """Nor numpy: a command that grades nothing starts in a tenth of a second; nor does
+    asking whether a sandbox can be made, which every `check` does before its worker starts."""
     root = write_workspace(tmp_path / "ws", "torch", start="stubs")
     script = (
         "import sys\n"
@@ -332,13 +334,15 @@ def test_help_and_list_do_not_import_torch(tmp_path: Path) -> None:
         "        cli(args, prog_name='grader')\n"
         "    except SystemExit as exit:\n"
         "        assert not exit.code, (args, exit.code)\n"
-        "print('TORCH_IMPORTED', 'torch' in sys.modules)\n"
+        "from grader.runner.sandbox import support\n"
+        "support()\n"
+        "print('TORCH_IMPORTED', 'torch' in sys.modules, 'numpy' in sys.modules)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("TORCH_IMPORTED False")
+    assert done.stdout.rstrip().endswith("TORCH_IMPORTED False False")
 
 
 def test_the_version_option(runner: CliRunner) -> None:
