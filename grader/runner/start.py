@@ -18,6 +18,7 @@ import sys
 
 
 def main(argv: list[str]) -> None:
+    children = None
     if argv[:1] == ["--sandbox"]:
         from grader.runner.protocol import Request
         from grader.runner.sandbox import prestarted, sandboxed_children
@@ -25,13 +26,9 @@ def main(argv: list[str]) -> None:
         first = argv[1:]
         children = prestarted(Request.from_dict(json.loads(first[0]))) if first \
             else sandboxed_children
-        from grader.runner.worker import serve
+    from grader.runner.worker import forked_children, serve
 
-        serve(sys.stdin, sys.stdout, children)
-    else:
-        from grader.runner.worker import serve
-
-        serve(sys.stdin, sys.stdout)
+    serve(sys.stdin, sys.stdout, children or forked_children)
     # Every answer is written and every child reaped: nothing is left to save. An interpreter
     # that has imported torch takes half a second to tear down, and the CLI waits for it.
     sys.stdout.flush()
