@@ -87,16 +87,19 @@ class Grading:
         unless the folder needs them (helpers.measured_in)."""
         key = (solution.key, flavor)
         if key not in self._graded:
-            root = write_workspace(self._tmp.mktemp(f"{solution.name}-{flavor}"), flavor,
-                                   solution.start, solution.files(flavor), solution.round)
-            machine_bound = {c.id for c in round_checks(solution.round) if c.needs}
-            pinned = {e.check for e in solution.expect if flavor in e.flavors}
-            self._graded[key] = self.run(
-                root, flavor, solution.parts, round_id=solution.round.id,
-                timeout_s=solution.timeout_s, memory_mb=solution.memory_mb,
-                informational=bool(pinned & machine_bound),
-                measured=bool(measured_in(solution, flavor)))
+            self._graded[key] = self.grade_solution(solution, flavor)
         return self._graded[key]
+
+    def grade_solution(self, solution: Solution, flavor: str) -> RunResult:
+        """A solution folder graded afresh, in a workspace of its own (see `solution`)."""
+        root = write_workspace(self._tmp.mktemp(f"{solution.name}-{flavor}"), flavor,
+                               solution.start, solution.files(flavor), solution.round)
+        machine_bound = {c.id for c in round_checks(solution.round) if c.needs}
+        pinned = {e.check for e in solution.expect if flavor in e.flavors}
+        return self.run(root, flavor, solution.parts, round_id=solution.round.id,
+                        timeout_s=solution.timeout_s, memory_mb=solution.memory_mb,
+                        informational=bool(pinned & machine_bound),
+                        measured=bool(measured_in(solution, flavor)))
 
     def once(self, job: Job) -> object:
         """The job's result, run on first use in this test process (what it raised, raised

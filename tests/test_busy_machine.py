@@ -1,0 +1,85 @@
+"""A verdict is a fact about the submission, not about the machine: graded again beside busy loops
+that this module starts itself (twice as many as the machine has cores, at the grader's own
+priority, each spinning and resting in random bursts, so that the load changes from one timed
+run to the next), known solutions get every check's status and score they get without them.
+
+The solutions are those whose verdicts a busy machine could sway: each pins the outcome of a check
+measured in rounds (CPU-time growth, the `by_hand` cost checks), right in an unusual way or wrong
+by an order of work, in every round that has such checks. `benchmarks/agreement.py` asks the same
+at several loads, over more submissions and through the CLI; this keeps the property in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from grader.engine.results import RunResult
+
+from helpers import Solution, measured_in
+from helpers import solution as known_solution
+
+AGREEING = [
+    ("prefix-products", "part3_einsum", "torch"),             # right, one product per einsum
+    ("prefix-products", "part3_closed_form_hidden", "numpy"),  # O(N^2 D^3), its work hidden
+    ("prefix-products", "part3_two_sweeps", "torch"),         # right, twice the work
+    ("prefix-products", "part4_python_loop_scan", "numpy"),   # right, the scan's levels in Python
+    ("matmul-grad", "part1_row_loop", "numpy"),                # right, a Python loop over rows
+    ("matmul-grad", "part1_finite_differences", "torch"),      # a forward per entry
+    ("normalization", "part2_finite_differences", "numpy"),
+    ("mlp-backprop", "part3_finite_differences", "numpy"),
+]
+
+
+def case(round_id: str, name: str, flavor: str) -> object:
+    found = known_solution(name, round_id)
+    assert measured_in(found, flavor), f"{found.key} pins no check measured in rounds"
+    return pytest.param(found, flavor, id=f"{found.key}[{flavor}]")
+
+
+# A few tenths of a second on the CPU, then about as long asleep, at random.
+SPIN = """
+import random, time
+while True:
+    until = time.monotonic() + random.uniform(0.02, 0.4)
+    while time.monotonic() < until:
+        pass
+    time.sleep(random.uniform(0.02, 0.4))
+"""
+
+
+@contextmanager
+def busy_loops(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`count` processes spinning on the CPU in bursts (SPIN) until the block ends."""
+    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
+    try:
+        yield spinners
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def outcomes(result: RunResult) -> dict[str, tuple[str, float]]:
+    return {c.id: (c.status, c.score) for part in result.parts for c in part.checks}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("solution", "flavor"), [case(*entry) for entry in AGREEING])
+def test_a_busy_machine_gives_every_check_its_quiet_verdict(grading, solution: Solution,
+                                                           flavor: str) -> None:
+    """The quiet grading is the one the known solutions' own test uses (graded once per test
+    process, in the same group of tests); the busy one is made afresh."""
+    quiet = grading.solution(solution, flavor)
+    with busy_loops(2 * (os.cpu_count() or 1)) as spinners:
+        busy = grading.grade_solution(solution, flavor)
+        alive = [spinner.poll() is None for spinner in spinners]
+    assert all(alive), "a busy loop ended before the grading did: the machine was not busy"
+    assert outcomes(busy) == outcomes(quiet)
+    pinned = {e.check: e.status for e in solution.expect if flavor in e.flavors}
+    assert {check: outcomes(busy)[check][0] for check in pinned} == pinned
