@@ -18,7 +18,8 @@ modes:
 
 Every run uses the same seed. For each mode and load it prints the share of check verdicts
 (status) and of submission scores equal to the quiet run's (load 0, first run), over all runs
-at that load, and lists what differed. The target is 100% at every load.
+at that load, the machine's one-minute load average as each run ended (the highest: other
+work on a shared machine shows there), and lists what differed. The target is 100% at every load.
 """
 
 from __future__ import annotations
@@ -104,9 +105,12 @@ def busy_loops(count: int) -> Iterator[None]:
 
 
 def grader(*args: str | Path, cwd: Path) -> dict:
-    """One grader command's JSON document (exit status 0 or 1 both mean it graded)."""
+    """One grader command's JSON document (exit status 0 or 1 both mean it graded), from the
+    checkout this script is in, whichever grader is installed."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+                          capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200", "PYTHONPATH": path})
     if done.returncode not in (0, 1):
         raise SystemExit(f"grader {' '.join(map(str, args))} failed in {cwd}:\n"
                          f"{done.stderr[-2000:]}")
@@ -171,16 +175,18 @@ def main() -> None:
         print(f"{len(submissions)} submissions, {os.cpu_count()} cores, seed {SEED}",
               flush=True)
         print(f"{'mode':<8} {'load':>4} {'verdicts equal':>16} {'scores equal':>13} "
-              f"{'wall s':>7}", flush=True)
+              f"{'wall s':>7} {'loadavg':>8}", flush=True)
         for mode in options.modes:
             quiet: Verdicts | None = None
             for load in loads:
                 same = total = same_scores = scores = 0
                 differed: list[str] = []
+                machine: list[float] = []
                 began = time.monotonic()
                 for _ in range(options.runs):
                     with busy_loops(load):
                         found = measure(mode, submissions, scratch)
+                        machine.append(os.getloadavg()[0])
                     if quiet is None:
                         quiet = found
                     a, b, c, d, e = compare(quiet, found)
@@ -189,7 +195,8 @@ def main() -> None:
                     differed += e
                 wall = (time.monotonic() - began) / options.runs
                 print(f"{mode:<8} {load:>4} {same / total:>15.1%} "
-                      f"{same_scores:>6}/{scores:<6} {wall:>7.1f}", flush=True)
+                      f"{same_scores:>6}/{scores:<6} {wall:>7.1f} {max(machine):>8.1f}",
+                      flush=True)
                 for line in sorted(set(differed)):
                     print(f"    differed: {line}", flush=True)
 
