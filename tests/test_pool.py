@@ -60,7 +60,7 @@ def test_a_stopped_worker_is_killed_costs_one_request_and_is_replaced(
         done = {e.request_id: e for e in pool.grade(requests) if isinstance(e, RequestDone)}
 
     assert done["first"].result is None
-    assert "made no progress for 2 s (stopped or wedged) and was killed" in \
+    assert "sat idle for 2 s without a word (stopped or wedged) and was killed" in \
         (done["first"].error or "")
     assert done["second"].result is not None
     assert len(started) == 2

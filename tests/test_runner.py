@@ -650,3 +650,31 @@ def test_the_first_sandbox_is_started_before_the_worker_imports_its_judge(tmp_pa
                           env=SESSION_ENV, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"round": PREFIX.id, "loaded": []}
+
+
+@pytest.mark.parametrize("starved", [True, False])
+def test_the_watchdog_times_a_silent_worker_by_its_work_not_the_clock(
+        monkeypatch: pytest.MonkeyPatch, starved: bool) -> None:
+    """A worker that says its line after two seconds asleep, watched with a limit of 0.3 s
+    (and the clock's backstop far away, whatever the load): seen runnable without getting a CPU
+    (starved by a busy machine), it is waited for and heard; seen asleep, it is given up on
+    once it has idled past the limit, and the reason says so."""
+    from grader.runner import _Lines, children, strays
+
+    monkeypatch.setattr(children, "BACKSTOP", 1000.0)
+    if starved:
+        monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, True))
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(2); print('ready', flush=True)"],
+        stdout=subprocess.PIPE)
+    try:
+        lines = _Lines(process.stdout.fileno(), process.pid)  # type: ignore[union-attr]
+        if starved:
+            assert lines.next(0.3) == b"ready"
+        else:
+            with pytest.raises(TimeoutError) as raised:
+                lines.next(0.3)
+            assert str(raised.value) == "idle"
+    finally:
+        process.kill()
+        process.wait()

@@ -438,3 +438,35 @@ def test_the_executor_is_found_below_bwrap_and_not_mistaken_for_bwrap(tmp_path: 
             b"-P", b"-m", b"grader.runner.executor"]
     finally:
         box.close()
+
+
+@needs_sandbox
+@pytest.mark.parametrize("starved", [True, False])
+def test_a_starting_sandbox_is_timed_by_its_work_not_the_clock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, starved: bool) -> None:
+    """With a start limit far below what importing torch costs (and the clock's backstop far
+    away, whatever the load): a sandbox whose processes are seen runnable without getting a CPU
+    (a machine too busy for it) is waited for and starts; one that is seen computing is
+    stopped once its CPU time passes the limit, and says so."""
+    from grader.engine.rounds import get_round
+    from grader.runner import children, strays
+    from grader.runner.protocol import Request
+
+    monkeypatch.setattr(sandbox, "START_LIMIT_S", 0.3)
+    monkeypatch.setattr(children, "BACKSTOP", 1000.0)
+    if starved:
+        monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, True))
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
+    box = sandbox.Sandbox(Request(id="t", root=str(root), round=round_.id, flavor="numpy",
+                                  parts=["part1"], seed=1), round_)
+    try:
+        if starved:
+            assert box.wait_ready()._executor is not None
+        else:
+            with pytest.raises(sandbox.SandboxError) as raised:
+                box.wait_ready()
+            assert str(raised.value) == ("the sandbox did not start: its executor used 0.3 s "
+                                         "of CPU without getting ready")
+    finally:
+        box.close()

@@ -13,7 +13,6 @@ import select
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -23,7 +22,8 @@ from grader.engine.results import CheckResult, PartResult, RunResult
 from grader.engine.rounds import get_round
 from grader.engine.secret import SECRET_ENV
 from grader.runner import strays
-from grader.runner.protocol import Event, Request, received_event
+from grader.runner.children import BACKSTOP, TreeWatch, wait_readable
+from grader.runner.protocol import Event, FrameTimeout, Request, received_event
 
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
 
@@ -56,28 +56,41 @@ def _worker_environment() -> dict[str, str]:
 
 
 STARTUP_SILENCE_S = 120.0
-"""How long a starting worker may take to say it is ready (it imports torch)."""
+"""How long a starting worker may take to say it is ready (it imports torch), counted as the
+silences below are."""
 WATCHDOG_SLACK_S = 90.0
 """How long past a request's per-check timeout a worker may go without an event (it sends one
 whenever a child's frame arrives, and about once a second while a child runs or waits for a
 CPU) before it is taken for stopped or wedged and killed. Starting a sandbox, which imports
-torch, is the longest silence that is not a fault."""
+torch, is the longest silence that is not a fault. A silence is counted as work, not on the
+clock (children.wait_readable): the CPU time the worker's process tree uses and the time it
+sits idle; a worker starved by a busy machine is waited for up to BACKSTOP times as long."""
+SILENCE_WORDS = {
+    "cpu": "used {limit:g} s of CPU without a word (wedged in a loop?)",
+    "idle": "sat idle for {limit:g} s without a word (stopped or wedged)",
+    "wall": "said nothing for {backstop:g} s on the clock, however busy the machine",
+}
 
 
 class _Lines:
-    """Lines from a pipe, each within a deadline (a file object's readline cannot time out)."""
+    """Lines from the worker's stdout, each within a limit on the work of the worker's process
+    tree (a file object's readline cannot time out)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, pid: int) -> None:
         self.fd = fd
         self.buffer = b""
+        self._watch = TreeWatch(fd, pid)
 
-    def next(self, timeout_s: float) -> bytes | None:
-        """The next whole line; None at end of file; TimeoutError when none came in time."""
-        deadline = time.monotonic() + timeout_s
+    def next(self, limit_s: float) -> bytes | None:
+        """The next whole line; None at end of file; TimeoutError(why) when none came within
+        limit_s of the tree's work (see wait_readable: "cpu", "idle" or "wall")."""
         while b"\n" not in self.buffer:
-            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            ready, _, _ = select.select([self.fd], [], [], 0.0)
             if not ready:
-                raise TimeoutError
+                try:
+                    wait_readable(self._watch, limit_s)
+                except FrameTimeout as exc:
+                    raise TimeoutError(exc.why) from None
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
                 return None
@@ -106,7 +119,8 @@ class Worker:
             stderr=self._stderr,
         )
         strays.own(self.process.pid)
-        self._lines = _Lines(self.process.stdout.fileno())  # type: ignore[union-attr]
+        self._lines = _Lines(self.process.stdout.fileno(),  # type: ignore[union-attr]
+                             self.process.pid)
         try:
             self.cuda = bool(self._expect("ready", STARTUP_SILENCE_S).get("cuda"))
         except BaseException:
@@ -122,10 +136,11 @@ class Worker:
         while True:
             try:
                 line = self._lines.next(silence_s)
-            except TimeoutError:
+            except TimeoutError as exc:
                 self.kill()
-                raise GraderCrash(f"the grading worker made no progress for {silence_s:g} s "
-                                  "(stopped or wedged) and was killed") from None
+                words = SILENCE_WORDS[str(exc)].format(limit=silence_s,
+                                                       backstop=BACKSTOP * silence_s)
+                raise GraderCrash(f"the grading worker {words} and was killed") from None
             if line is None:
                 break
             try:

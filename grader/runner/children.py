@@ -45,17 +45,35 @@ class ChildrenLost(Exception):
     under test stopped or killed it); the message says so, for every check not run."""
 
 
-class Child(Protocol):
-    """A process running one ChildSpec, forked here or in a sandbox; the worker reads its
-    frames from `fd`."""
+class Watched(Protocol):
+    """Something waited for (see wait_readable): a pipe or socket it writes to, and what its
+    processes are doing."""
 
-    fd: int
-
-    def last_words(self) -> tuple[str, str]: ...
+    @property
+    def fd(self) -> int: ...
 
     def usage(self) -> strays.Usage | None: ...
 
+
+class Child(Watched, Protocol):
+    """A process running one ChildSpec, forked here or in a sandbox; the worker reads its
+    frames from `fd`."""
+
+    def last_words(self) -> tuple[str, str]: ...
+
     def end(self, kill: bool) -> Ended: ...
+
+
+@dataclass(frozen=True)
+class TreeWatch:
+    """A process tree this process started, waited for on `fd`: what a starting sandbox or a
+    grading worker is doing, read from /proc."""
+
+    fd: int
+    pid: int
+
+    def usage(self) -> strays.Usage | None:
+        return strays.tree_usage(self.pid)
 
 
 Spawn = Callable[[ChildSpec], Child]
@@ -78,7 +96,7 @@ class IdleBudget:
     left_s: float
 
 
-def wait_readable(child: Child, limit_s: float, budget: IdleBudget | None = None,
+def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = None,
                   progress: Callable[[], None] = lambda: None) -> float:
     """Wait until the child's pipe has something to read; the seconds of its limit the child
     has left (its unused CPU time, or idle time, whichever is less). The limit counts work, not

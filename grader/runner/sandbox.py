@@ -49,13 +49,16 @@ from grader.engine.rounds import Round, installed
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.children import (
+    BACKSTOP,
     Children,
     ChildrenLost,
     Ended,
     Spawn,
+    TreeWatch,
     ask_last_words,
+    wait_readable,
 )
-from grader.runner.protocol import ChildSpec, Request
+from grader.runner.protocol import ChildSpec, FrameTimeout, Request
 
 NOBODY = 65534
 TMP_MB = 64
@@ -66,7 +69,19 @@ EXECUTOR_MB = 1536
 """Memory for the executor itself (torch, numpy, the probe helpers), on top of the request's."""
 TASKS = 256
 """Processes and threads a sandbox may have at once."""
-START_TIMEOUT_S = 60.0
+START_LIMIT_S = 60.0
+"""How much work a starting sandbox may do before its executor says it is ready (it imports
+torch: a second or two), and how long it may sit idle; the clock alone stops the wait only at
+BACKSTOP times that, so a machine too busy to give it a CPU slows the start but never fails
+it."""
+START_WORDS = {
+    "cpu": "its executor used {limit:g} s of CPU without getting ready",
+    "idle": "its executor sat idle for {limit:g} s without getting ready",
+    "wall": "its executor was not ready after {backstop:g} s on the clock, however busy the "
+            "machine",
+}
+READY_READ_S = 30.0
+"""How long the ready message, once it has begun to arrive, may take to arrive whole."""
 USAGE_TIMEOUT_S = 2.0
 END_TIMEOUT_S = strays.SWEEP_LIMIT_S + 2.0
 STOPPED_POLL_S = 0.05
@@ -446,12 +461,15 @@ class Sandbox:
         if self._ready:
             return self
         try:
-            message, _ = receive(self.socket, START_TIMEOUT_S)
+            wait_readable(TreeWatch(self.socket.fileno(), self.process.pid), START_LIMIT_S)
+            message, _ = receive(self.socket, READY_READ_S)
             if message.get("op") != "ready":
                 raise ChannelClosed("no ready message")
             self._executor = executor_pid(self.process.pid)
-        except (ChannelClosed, TimeoutError) as exc:
-            why = self._stderr_tail() or str(exc) or "no answer"
+        except (ChannelClosed, TimeoutError, FrameTimeout) as exc:
+            why = self._stderr_tail() or (
+                START_WORDS[exc.why].format(limit=START_LIMIT_S, backstop=BACKSTOP * START_LIMIT_S)
+                if isinstance(exc, FrameTimeout) else str(exc) or "no answer")
             self.close()
             raise SandboxError(f"the sandbox did not start: {why}") from exc
         self._ready = True
