@@ -153,14 +153,17 @@ def prefix_products_backward(W, dP):
 def test_a_demonstration_that_never_ends_is_stopped_like_a_check(grading,
                                                                  tmp_path: Path) -> None:
     """Its child is held to the check timeout in CPU time, as a check's is, and the follow-up
-    says so instead of hanging the round's end."""
+    says so instead of hanging the round's end. On a machine so busy that the child gets less
+    than a tenth of a CPU, the clock's backstop comes first, and the follow-up says that the
+    machine was too busy instead."""
     workspace = make_workspace(tmp_path / "ws")
     edit(workspace, "part3", SPINS)
     found = grading.worker.follow_up(Request(
         id="followup", root=str(workspace.root), round=workspace.round.id,
         flavor=workspace.flavor, parts=["part3"], seed=1, timeout_s=1.0))["part3"]
     assert found["status"] == "unavailable"
-    assert found["why"].startswith("did not finish within 1 s of CPU time"), found
+    assert found["why"].startswith(("did not finish within 1 s of CPU time",
+                                    "the machine was too busy to judge this")), found
 
 
 def test_part2_followup_is_torch_only() -> None:

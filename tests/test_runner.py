@@ -250,6 +250,30 @@ def test_a_run_past_the_measurements_cap_is_stopped_and_recorded_as_capped(
     assert all(0.4 <= float(cpu) < 2.0 for _, cpu, capped in runs_seen if capped == "True")
 
 
+def test_a_child_the_machine_starves_leaves_its_check_and_the_rest_of_the_part_undecided(
+        tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child seen runnable at every look yet charged no CPU time (a machine too busy to run
+    it) uses neither its CPU time nor its idle allowance: only the clock's backstop stops it,
+    and then its check and the part's remaining checks are undecided (their points held, none
+    earned), not failed, whether it was starved importing the part or running the check."""
+    from grader.runner import children
+
+    for module in (children, worker_module):
+        monkeypatch.setattr(module, "BACKSTOP", 2.0)
+    monkeypatch.setattr(strays, "work_usage", lambda pid: strays.Usage(0.0, True))
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    plans = [Plan("round:spin", {"seconds": 30.0}, lambda data: passed("spun")),
+             Plan("round:spin", {"seconds": 0.01}, lambda data: passed("spun"))]
+    results = _run_plans_here(tiny, root, plans, ready=False, timeout_s=0.5)
+    assert [(r.status, r.score) for r in results] == [("undecided", 0.0)] * 2
+    assert all(r.max_score > 0 for r in results)  # held, not taken away
+    assert results[0].message.startswith(
+        "the machine was too busy to judge this: re-run when it is quieter\n"), results[0].message
+    assert "got too little CPU to finish within 1 s on the clock" in results[0].message
+    assert results[1].message == ("not run: the machine was too busy to judge the rest of this "
+                                  "part: re-run when it is quieter")
+
+
 @pytest.mark.parametrize(("undecided_rounds", "status", "rounds_run"), [
     (0, "passed", 2), (1, "passed", 3), (2, "passed", 4), (3, "undecided", 4)])
 def test_an_undecided_measurement_gets_more_rounds_then_says_the_machine_was_too_busy(

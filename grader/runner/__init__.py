@@ -68,7 +68,8 @@ sits idle; a worker starved by a busy machine is waited for up to BACKSTOP times
 SILENCE_WORDS = {
     "cpu": "used {limit:g} s of CPU without a word (wedged in a loop?)",
     "idle": "sat idle for {limit:g} s without a word (stopped or wedged)",
-    "wall": "said nothing for {backstop:g} s on the clock, however busy the machine",
+    "wall": "got too little CPU to say anything within {backstop:g} s on the clock (the "
+            "machine was too busy)",
 }
 
 

@@ -97,7 +97,8 @@ class IdleBudget:
 
 
 def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = None,
-                  progress: Callable[[], None] = lambda: None) -> float:
+                  progress: Callable[[], None] = lambda: None,
+                  backstop_s: float | None = None) -> float:
     """Wait until the child's pipe has something to read; the seconds of its limit the child
     has left (its unused CPU time, or idle time, whichever is less). The limit counts work, not
     the clock: the child's CPU time, and the time it spends asleep (sleeping, or blocked on
@@ -107,8 +108,10 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     between short sleeps is not taken for an idler. FrameTimeout, with why, past the limit or
     past BACKSTOP times it on the clock. A child whose usage cannot be read (no /proc, a
     sandbox that does not answer) gets the limit on the clock. `progress` is called whenever a
-    look finds the child at work (the CLI's watchdog hears that the worker is not wedged)."""
+    look finds the child at work (the CLI's watchdog hears that the worker is not wedged).
+    `backstop_s` puts the clock's backstop elsewhere than BACKSTOP times the limit."""
     began = time.monotonic()
+    backstop = BACKSTOP * limit_s if backstop_s is None else backstop_s
     first = last = child.usage()
     idle = 0.0
     allowance = budget.left_s if budget else limit_s
@@ -122,7 +125,7 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
             else:
                 cpu = last.cpu_s - first.cpu_s
                 idle_left = min(limit_s, allowance) - idle
-                left = min(limit_s - cpu, idle_left, BACKSTOP * limit_s - elapsed)
+                left = min(limit_s - cpu, idle_left, backstop - elapsed)
                 why = "cpu" if cpu >= limit_s else "idle" if idle_left <= 0 else "wall"
             if left <= 0:
                 raise FrameTimeout(why)

@@ -76,7 +76,7 @@ BACKSTOP_WORDS = {
     "cpu": "did not finish within {limit:g} s of CPU time (an infinite loop, or far more work "
            "than needed?)",
     "idle": "sat idle for {limit:g} s (sleeping or waiting, not computing)",
-    "wall": "did not finish within {backstop:g} s on the clock, however busy the machine",
+    "wall": "got too little CPU to finish within {backstop:g} s on the clock",
 }
 
 
@@ -84,9 +84,11 @@ IMPORT_WORDS = {
     "cpu": "importing {file} did not finish within {limit:g} s of CPU time (a loop or a long "
            "computation at module level?)",
     "idle": "importing {file} sat idle for {limit:g} s (sleeping or waiting at module level?)",
-    "wall": "importing {file} did not finish within {backstop:g} s on the clock, however busy "
-            "the machine",
+    "wall": "importing {file} got too little CPU to finish within {backstop:g} s on the clock",
 }
+STARVED = TOO_BUSY.format(what="this")
+"""What a check says when its child was starved: it neither used its CPU time nor sat idle
+past its limits, yet the clock's backstop ran out (a machine this busy judges nothing)."""
 
 
 def timeout_words(exc: FrameTimeout, limit: float, budget: IdleBudget,
@@ -529,16 +531,25 @@ def _judge(plan: Plan, frame: dict[str, Any]) -> tuple[Verdict, Status | None]:
     return Verdict("failed", frame["message"]), "error"
 
 
-def _time_out(grading: _Part, child: Child, index: int, why: str, what: str, began: float,
-              output: str) -> int:
+def _time_out(grading: _Part, child: Child, index: int, exc: FrameTimeout, why: str,
+              what: str, began: float, output: str) -> int:
     """Kill a child that hung in checks[index] (or in `what` before it); the part's remaining
-    checks are not run, so a hang costs one timeout per part, not one per check."""
+    checks are not run, so a hang costs one timeout per part, not one per check. A child that
+    only the clock's backstop stopped was starved, not hung: that check and the rest of the
+    part are undecided (their points held for a run on a quieter machine), not failed."""
     printed, where = child.last_words()
     output += printed
     if where:
         why += f"\n  it was at {where}"
     child.end(kill=True)
-    grading.result(index, Verdict("failed", why), time.perf_counter() - began, output, "timeout")
+    duration = time.perf_counter() - began
+    if exc.why == "wall":
+        grading.result(index, Verdict("undecided", f"{STARVED}\n{why}"), duration, output,
+                       "undecided")
+        return grading.not_run(index + 1,
+                               f"not run: {TOO_BUSY.format(what='the rest of this part')}",
+                               status="undecided")
+    grading.result(index, Verdict("failed", why), duration, output, "timeout")
     return grading.not_run(index + 1, f"not run: {what} timed out")
 
 
@@ -551,7 +562,8 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
         hello = next_frame(child, request.timeout_s, grading.idle, grading.alive)
     except FrameTimeout as exc:
         why = timeout_words(exc, request.timeout_s, grading.idle, part.file)
-        return None, _time_out(grading, child, index, why, "importing the part", began, "")
+        return None, _time_out(grading, child, index, exc, why, "importing the part", began,
+                               "")
     grading.alive()
     if hello is None or hello["kind"] == "import_error":
         ended = child.end(kill=True)
@@ -572,7 +584,7 @@ def _probe(grading: _Part, child: Child, index: int,
         frame = next_frame(child, limit, grading.idle, grading.alive)
     except FrameTimeout as exc:
         why = f"{timeout_words(exc, limit, grading.idle)}; the rest of this part was not run"
-        return None, _time_out(grading, child, index, why, grading.checks[index].id, began,
+        return None, _time_out(grading, child, index, exc, why, grading.checks[index].id, began,
                                printed)
     grading.alive()
     if frame is None:
@@ -688,7 +700,14 @@ def _measured_run(grading: _Part, index: int, run: dict[str, Any],
     # fixed cost far above the reference's.
     imported = child.usage()
     since = imported.cpu_s if imported is not None else 0.0
-    if cap is not None and _stopped_at_cap(grading, child, index, cap + since):
+    try:
+        capped = cap is not None and _stopped_at_cap(grading, child, index, cap + since)
+    except FrameTimeout as exc:  # starved past the check's own backstop
+        limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
+        why = f"{timeout_words(exc, limit, grading.idle)}; the rest of this part was not run"
+        return None, _time_out(grading, child, index, exc, why, grading.checks[index].id,
+                               time.perf_counter(), printed)
+    if cap is not None and capped:
         taken.yours[-1].append({"data": None,
                                 "cpu_s": max(child.end(kill=True).cpu_s - since, cap),
                                 "capped": True})
@@ -708,16 +727,22 @@ def _measured_run(grading: _Part, index: int, run: dict[str, Any],
 def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> bool:
     """Wait for the child's frame until it has used `cap_s` of CPU in all (its fork and import
     included): whether it got there first. Any other end of the wait (a frame, an idle child)
-    is left to the usual wait that follows."""
+    is left to the usual wait that follows. The clock stops this wait only at the check's own
+    backstop, so a run starved by a busy machine still reaches its cap; past that backstop,
+    FrameTimeout("wall") for the caller to report."""
     usage = child.usage()
     if usage is None:
         return False
     left = cap_s - usage.cpu_s
-    if left >= frame_timeout(grading.request, grading.plans[index], grading.ready):
+    limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
+    if left >= limit:
         return False
     try:
-        wait_readable(child, max(left, 0.0), grading.idle, grading.alive)
+        wait_readable(child, max(left, 0.0), grading.idle, grading.alive,
+                      backstop_s=BACKSTOP * limit)
     except FrameTimeout as exc:
+        if exc.why == "wall":
+            raise
         return exc.why == "cpu" or left <= 0
     return False
 
@@ -746,7 +771,9 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
             frame = next_frame(child, limit, grading.idle, alive)
         except FrameTimeout as exc:
             child.end(kill=True)
-            return dict(probe_frame("error", message=timeout_words(exc, limit, grading.idle)))
+            words = timeout_words(exc, limit, grading.idle)
+            return dict(probe_frame("error", message=f"{STARVED}\n{words}"
+                                    if exc.why == "wall" else words))
     ended = child.end(kill=frame is None)
     if frame is None:
         return dict(probe_frame("error", message=f"the process running your code {ended.how}"))
