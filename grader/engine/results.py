@@ -24,9 +24,10 @@ from grader.engine.safe_text import (
 
 Status = Literal["passed", "failed", "error", "timeout", "skipped", "undecided"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped", "undecided")
-"""`undecided`: a measurement the machine was too busy to judge (its rounds disagreed to the
-end); neither a pass nor a failure: it keeps its points and earns none in this run, and every
-output says so, so that a re-run on a quieter machine decides it."""
+"""`undecided`: what the machine was too busy to judge (a measurement whose rounds disagreed to
+the end, or a check whose child got too little CPU to finish before the clock's backstop);
+neither a pass nor a failure: it keeps its points and earns none in this run, and every output
+says so, so that a re-run on a quieter machine decides it."""
 SCHEMA_VERSION = 1
 """The version of the JSON documents grader writes (`check --json`, `grade --json`, `mock end
 --json`), in each one's `schema_version`: raised when a field changes meaning or goes away
