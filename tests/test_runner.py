@@ -498,6 +498,59 @@ def test_a_wait_counts_the_childs_work_and_sleep_not_the_clock(
     assert (budget.left_s < 10.0 - limit / 2) is (why == "idle")
 
 
+class _UnreadChild(_FakeChild):
+    """A child whose usage cannot be read for its first `unread` looks (no /proc, a sandbox
+    slow to answer), then reads as starved: runnable, no CPU."""
+
+    def __init__(self, unread: int) -> None:
+        super().__init__(True, 0.0)
+        self.unread = unread
+
+    def usage(self):  # type: ignore[no-untyped-def]
+        self.unread -= 1
+        return None if self.unread >= 0 else super().usage()
+
+
+@pytest.mark.parametrize(("unread", "why"), [(2, "wall"), (10**6, "clock")])
+def test_a_wait_counts_the_clock_only_while_the_childs_usage_cannot_be_read(
+        unread: int, why: str) -> None:
+    """Unread at first, then starved: the clock counts as work only until the usage is read,
+    then the child is waited for up to the backstop, as a starved one is ("wall"). Never read:
+    the limit on the clock, which says no more than a timeout ("clock", not "wall", which would
+    take it for starved)."""
+    from grader.runner.children import BACKSTOP, FrameTimeout, wait_readable
+
+    limit = 0.6
+    child = _UnreadChild(unread)
+    began = time.monotonic()
+    try:
+        with pytest.raises(FrameTimeout) as raised:
+            wait_readable(child, limit)  # type: ignore[arg-type]
+    finally:
+        child.close()
+    assert raised.value.why == why
+    waited = BACKSTOP if why == "wall" else 1.0
+    assert time.monotonic() - began >= waited * limit - 0.05  # load only ever lengthens it
+
+
+def test_a_frame_begun_and_never_finished_is_a_timeout_not_a_starved_child() -> None:
+    """A child that writes the start of a frame and stops: the rest is waited for on the clock,
+    and the wait ends as a plain timeout ("clock"), so a hang cannot pass for a busy machine's
+    starvation (which would leave the check undecided instead of timed out)."""
+    import struct
+
+    from grader.runner.children import FrameTimeout, next_frame
+
+    child = _FakeChild(True, 1.0)
+    try:
+        os.write(child.write_fd, struct.pack(">Q", 100))
+        with pytest.raises(FrameTimeout) as raised:
+            next_frame(child, 0.3)  # type: ignore[arg-type]
+    finally:
+        child.close()
+    assert raised.value.why == "clock"
+
+
 def test_a_parts_sleep_adds_up_over_its_waits() -> None:
     from grader.runner.children import FrameTimeout, IdleBudget, wait_readable
 

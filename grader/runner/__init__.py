@@ -70,6 +70,7 @@ SILENCE_WORDS = {
     "idle": "sat idle for {limit:g} s without a word (stopped or wedged)",
     "wall": "got too little CPU to say anything within {backstop:g} s on the clock (the "
             "machine was too busy)",
+    "clock": "said nothing for {limit:g} s on the clock (stopped or wedged)",
 }
 
 
@@ -84,7 +85,7 @@ class _Lines:
 
     def next(self, limit_s: float) -> bytes | None:
         """The next whole line; None at end of file; TimeoutError(why) when none came within
-        limit_s of the tree's work (see wait_readable: "cpu", "idle" or "wall")."""
+        limit_s of the tree's work (see wait_readable: "cpu", "idle", "wall" or "clock")."""
         while b"\n" not in self.buffer:
             ready, _, _ = select.select([self.fd], [], [], 0.0)
             if not ready:

@@ -106,13 +106,15 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     of failing, and one that idles is cut off as fast as one that spins. A slice in which the
     tree was seen asleep counts as idle less the CPU the tree got in it, so one that computes
     between short sleeps is not taken for an idler. FrameTimeout, with why, past the limit or
-    past BACKSTOP times it on the clock. A child whose usage cannot be read (no /proc, a
-    sandbox that does not answer) gets the limit on the clock. `progress` is called whenever a
+    past BACKSTOP times it on the clock. While a child's usage cannot be read (no /proc, a
+    sandbox that does not answer) the clock counts as its work ("clock"), and it is asked again
+    at each look. `progress` is called whenever a
     look finds the child at work (the CLI's watchdog hears that the worker is not wedged).
     `backstop_s` puts the clock's backstop elsewhere than BACKSTOP times the limit."""
     began = time.monotonic()
     backstop = BACKSTOP * limit_s if backstop_s is None else backstop_s
     first = last = child.usage()
+    unread = 0.0  # clock seconds before the usage could be read, counted as work
     idle = 0.0
     allowance = budget.left_s if budget else limit_s
     try:
@@ -121,19 +123,21 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
             elapsed = now - began
             if first is None or last is None:
                 left = limit_s - elapsed
-                why: TimeoutWhy = "wall"
+                why: TimeoutWhy = "clock"
             else:
-                cpu = last.cpu_s - first.cpu_s
+                cpu = unread + last.cpu_s - first.cpu_s
                 idle_left = min(limit_s, allowance) - idle
                 left = min(limit_s - cpu, idle_left, backstop - elapsed)
                 why = "cpu" if cpu >= limit_s else "idle" if idle_left <= 0 else "wall"
             if left <= 0:
                 raise FrameTimeout(why)
-            step = min(SLICE_S, left) if first is not None else left
-            ready, _, _ = select.select([child.fd], [], [], step)
+            ready, _, _ = select.select([child.fd], [], [], min(SLICE_S, left))
             if ready:
                 return left
-            if first is not None and last is not None:
+            if first is None or last is None:
+                first = last = child.usage()
+                unread = time.monotonic() - began
+            else:
                 before, last = last, child.usage() or last
                 if last.runnable:
                     progress()

@@ -107,14 +107,17 @@ def write_frame(fd: int, obj: Any) -> None:
         view = view[written:]
 
 
-TimeoutWhy = Literal["cpu", "idle", "wall"]
+TimeoutWhy = Literal["cpu", "idle", "wall", "clock"]
 
 
 class FrameTimeout(Exception):
     """No whole frame arrived in time. `why`: the child used up its CPU time ("cpu"), sat
-    asleep for as long ("idle"), or the wall-clock backstop ran out ("wall")."""
+    asleep for as long ("idle"), or neither, yet the clock's backstop ran out ("wall": a child
+    starved by a busy machine); "clock": the limit was counted on the clock alone (the child's
+    usage could not be read, or a frame begun did not end by its deadline), which tells a
+    starved child from a hung one no more than a plain timeout does."""
 
-    def __init__(self, why: TimeoutWhy = "wall") -> None:
+    def __init__(self, why: TimeoutWhy = "clock") -> None:
         super().__init__(why)
         self.why: TimeoutWhy = why
 

@@ -77,8 +77,8 @@ it."""
 START_WORDS = {
     "cpu": "its executor used {limit:g} s of CPU without getting ready",
     "idle": "its executor sat idle for {limit:g} s without getting ready",
-    "wall": "its executor was not ready after {backstop:g} s on the clock, however busy the "
-            "machine",
+    "wall": "its executor got too little CPU to be ready within {backstop:g} s on the clock",
+    "clock": "its executor was not ready after {limit:g} s on the clock",
 }
 READY_READ_S = 30.0
 """How long the ready message, once it has begun to arrive, may take to arrive whole."""

@@ -77,6 +77,7 @@ BACKSTOP_WORDS = {
            "than needed?)",
     "idle": "sat idle for {limit:g} s (sleeping or waiting, not computing)",
     "wall": "got too little CPU to finish within {backstop:g} s on the clock",
+    "clock": "did not finish within {limit:g} s on the clock",
 }
 
 
@@ -85,6 +86,7 @@ IMPORT_WORDS = {
            "computation at module level?)",
     "idle": "importing {file} sat idle for {limit:g} s (sleeping or waiting at module level?)",
     "wall": "importing {file} got too little CPU to finish within {backstop:g} s on the clock",
+    "clock": "importing {file} did not finish within {limit:g} s on the clock",
 }
 STARVED = TOO_BUSY.format(what="this")
 """What a check says when its child was starved: it neither used its CPU time nor sat idle
