@@ -108,8 +108,8 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     between short sleeps is not taken for an idler. FrameTimeout, with why, past the limit or
     past BACKSTOP times it on the clock. While a child's usage cannot be read (no /proc, a
     sandbox that does not answer) the clock counts as its work ("clock"), and it is asked again
-    at each look. `progress` is called whenever a
-    look finds the child at work (the CLI's watchdog hears that the worker is not wedged).
+    at each look. `progress` is called whenever a look finds the child at work (the CLI's
+    watchdog hears that the worker is not wedged).
     `backstop_s` puts the clock's backstop elsewhere than BACKSTOP times the limit."""
     began = time.monotonic()
     backstop = BACKSTOP * limit_s if backstop_s is None else backstop_s

@@ -555,6 +555,13 @@ def _time_out(grading: _Part, child: Child, index: int, exc: FrameTimeout, why: 
     return grading.not_run(index + 1, f"not run: {what} timed out")
 
 
+def _hung_in_check(grading: _Part, child: Child, index: int, exc: FrameTimeout, limit: float,
+                   began: float, printed: str) -> int:
+    """_time_out for a child that ran out of checks[index]'s limit."""
+    why = f"{timeout_words(exc, limit, grading.idle)}; the rest of this part was not run"
+    return _time_out(grading, child, index, exc, why, grading.checks[index].id, began, printed)
+
+
 def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int]:
     """Wait for the child to import the part: (what it printed meanwhile, index), or (None,
     the index to go on from) when the import failed or hung and checks[index:] are reported."""
@@ -585,9 +592,7 @@ def _probe(grading: _Part, child: Child, index: int,
     try:
         frame = next_frame(child, limit, grading.idle, grading.alive)
     except FrameTimeout as exc:
-        why = f"{timeout_words(exc, limit, grading.idle)}; the rest of this part was not run"
-        return None, _time_out(grading, child, index, exc, why, grading.checks[index].id, began,
-                               printed)
+        return None, _hung_in_check(grading, child, index, exc, limit, began, printed)
     grading.alive()
     if frame is None:
         ended = child.end(kill=True)
@@ -706,9 +711,8 @@ def _measured_run(grading: _Part, index: int, run: dict[str, Any],
         capped = cap is not None and _stopped_at_cap(grading, child, index, cap + since)
     except FrameTimeout as exc:  # starved past the check's own backstop
         limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
-        why = f"{timeout_words(exc, limit, grading.idle)}; the rest of this part was not run"
-        return None, _time_out(grading, child, index, exc, why, grading.checks[index].id,
-                               time.perf_counter(), printed)
+        return None, _hung_in_check(grading, child, index, exc, limit, time.perf_counter(),
+                                    printed)
     if cap is not None and capped:
         taken.yours[-1].append({"data": None,
                                 "cpu_s": max(child.end(kill=True).cpu_s - since, cap),
