@@ -54,6 +54,7 @@ from grader.runner.protocol import (
     read_frame,
     received_data,
     received_frame,
+    until,
     write_frame,
 )
 
@@ -321,7 +322,7 @@ def test_a_hostile_frame_through_a_pipe() -> None:
     writer = threading.Thread(target=lambda: (write_frame(write_fd, sent), os.close(write_fd)))
     writer.start()
     try:
-        frame = read_frame(read_fd, time.monotonic() + 60)
+        frame = read_frame(read_fd, until(time.monotonic() + 60))
     finally:
         writer.join()
         os.close(read_fd)
@@ -690,6 +691,6 @@ def read_frame_from(payload: bytes) -> Any:
     os.write(write_fd, struct.pack("!Q", len(payload)) + payload)
     os.close(write_fd)
     try:
-        return read_frame(read_fd, time.monotonic() + 5)
+        return read_frame(read_fd, until(time.monotonic() + 5))
     finally:
         os.close(read_fd)

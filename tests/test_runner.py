@@ -274,6 +274,44 @@ def test_a_child_the_machine_starves_leaves_its_check_and_the_rest_of_the_part_u
                                   "part: re-run when it is quieter")
 
 
+def test_a_starved_reference_leaves_what_it_serves_undecided(
+        tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child with no candidate code that only the clock's backstop stopped (a machine too
+    busy to run it) was starved: a check whose baseline or reference run it was is undecided,
+    never judged without it; a failure whose slip it was to name stands, its hint saying the
+    slip could not be named; the part's other checks are graded as usual."""
+    from grader.checks.base import Diagnosis
+    from grader.runner import children
+
+    for module in (children, worker_module):
+        monkeypatch.setattr(module, "BACKSTOP", 2.0)
+    starved = strays.Usage(0.0, True)
+    monkeypatch.setattr(strays, "work_usage", lambda pid: starved)
+    monkeypatch.setattr(strays, "tree_usage", lambda pid: starved)
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    quick, slow = {"seconds": 0.01}, ("round:spin", {"seconds": 30.0})
+    naming = Diagnosis("round:spin_grid", ({"rows": [1], "columns": [2], "seconds": 30.0},),
+                       ("rows", "columns"), lambda seen: "the slip, named")
+    plans = [Plan("round:spin", quick, lambda both: passed("judged"), baseline=slow),
+             Plan("round:spin", quick, lambda both: passed("judged"), baseline=slow,
+                  measured=Measured((({},),), least=1)),
+             Plan("round:spin", quick, lambda data: Verdict("failed", "wrong", "The hint.",
+                                                            diagnosis=naming)),
+             Plan("round:spin", quick, lambda data: passed("judged"))]
+    results = _run_plans_here(tiny, root, plans, ready=False, timeout_s=0.5)
+    assert [r.status for r in results] == ["undecided", "undecided", "failed", "passed"]
+    assert [r.score for r in results[:3]] == [0.0] * 3 and results[3].score > 0
+    assert all(r.max_score > 0 for r in results)  # held, not taken away
+    for result in results[:2]:
+        assert result.message == (
+            "the machine was too busy to judge this: re-run when it is quieter\n"
+            "the process running the reference got too little CPU to finish within 1 s on "
+            "the clock")
+    assert (results[2].message, results[2].hint) == ("wrong", (
+        "The hint. (the machine was too busy to judge which slip this is: re-run when it is "
+        "quieter)"))
+
+
 @pytest.mark.parametrize(("undecided_rounds", "status", "rounds_run"), [
     (0, "passed", 2), (1, "passed", 3), (2, "passed", 4), (3, "undecided", 4)])
 def test_an_undecided_measurement_gets_more_rounds_then_says_the_machine_was_too_busy(
@@ -533,22 +571,67 @@ def test_a_wait_counts_the_clock_only_while_the_childs_usage_cannot_be_read(
     assert time.monotonic() - began >= waited * limit - 0.05  # load only ever lengthens it
 
 
-def test_a_frame_begun_and_never_finished_is_a_timeout_not_a_starved_child() -> None:
-    """A child that writes the start of a frame and stops: the rest is waited for on the clock,
-    and the wait ends as a plain timeout ("clock"), so a hang cannot pass for a busy machine's
-    starvation (which would leave the check undecided instead of timed out)."""
+@pytest.mark.parametrize(("runnable", "cpu_per_s", "why"), [
+    (True, 0.0, "wall"),   # starved while it writes: waited for up to the backstop
+    (True, 1.0, "cpu"),    # computing, the rest never written: its CPU time is the limit
+    (False, 0.0, "idle"),  # asleep mid-frame: cut off as an idler
+])
+def test_the_rest_of_a_frame_begun_is_waited_for_by_the_childs_work(
+        runnable: bool, cpu_per_s: float, why: str) -> None:
+    """A child that writes the start of a frame and stops: the rest is waited for as a frame
+    not begun is (its CPU time and sleep, the clock only as the backstop), so a frame larger
+    than a pipe, written by a child a busy machine starves half way, is not cut off by the
+    clock, and a child that hangs half way times out for the reason it hung."""
     import struct
 
-    from grader.runner.children import FrameTimeout, next_frame
+    from grader.runner.children import BACKSTOP, FrameTimeout, next_frame
 
-    child = _FakeChild(True, 1.0)
+    limit = 0.2
+    child = _FakeChild(runnable, cpu_per_s)
+    began = time.monotonic()
     try:
         os.write(child.write_fd, struct.pack(">Q", 100))
         with pytest.raises(FrameTimeout) as raised:
-            next_frame(child, 0.3)  # type: ignore[arg-type]
+            next_frame(child, limit)  # type: ignore[arg-type]
     finally:
         child.close()
-    assert raised.value.why == "clock"
+    assert raised.value.why == why
+    waited = BACKSTOP if why == "wall" else 1.0
+    assert time.monotonic() - began >= waited * limit - 0.05  # load only ever lengthens it
+
+
+def test_a_frame_larger_than_a_pipe_arrives_whole_from_a_slow_writer() -> None:
+    """A frame of a few pipes' worth, written in pieces with pauses between them (a child the
+    scheduler keeps switching out): read whole, with the child's work as the only limit."""
+    import threading
+
+    from grader.runner.children import next_frame
+    from grader.runner.protocol import dumps
+
+    import numpy as np
+
+    child = _FakeChild(True, 0.0)  # seen runnable, getting no CPU: starved between pieces
+    sent = np.arange(40_000.0)  # 320 KB, five pipes' worth
+    payload = dumps({"kind": "observation", "index": 0, "data": sent})
+
+    def write_slowly() -> None:
+        try:
+            for start in range(0, len(payload), 50_000):
+                os.write(child.write_fd, payload[start:start + 50_000])
+                time.sleep(0.05)
+        except BrokenPipeError:  # the reader gave up
+            pass
+
+    writer = threading.Thread(target=write_slowly)
+    writer.start()
+    try:
+        frame = next_frame(child, 0.02)  # type: ignore[arg-type]
+    finally:
+        os.close(child.fd)
+        writer.join()
+        os.close(child.write_fd)
+    assert frame is not None and frame["kind"] == "observation"
+    assert np.array_equal(frame["data"], sent)
 
 
 def test_a_parts_sleep_adds_up_over_its_waits() -> None:

@@ -441,6 +441,46 @@ def test_the_executor_is_found_below_bwrap_and_not_mistaken_for_bwrap(tmp_path: 
 
 
 @needs_sandbox
+def test_a_sandbox_the_machine_starves_at_start_leaves_every_check_undecided(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox seen runnable at every look without getting a CPU, until the clock's backstop
+    ran out: the machine was too busy, so every check of the request is undecided (points held,
+    none earned), the reason said, and no second start is waited for as long again."""
+    from grader.engine.rounds import get_round
+    from grader.runner import children, strays
+    from grader.runner.protocol import Request
+    from grader.runner.worker import grade_part
+
+    monkeypatch.setattr(sandbox, "START_LIMIT_S", 0.3)
+    for module in (children, sandbox):
+        monkeypatch.setattr(module, "BACKSTOP", 2.0)
+    monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, True))
+    started: list[int] = []
+    plain_init = sandbox.Sandbox.__init__
+
+    def counted(self: sandbox.Sandbox, *args: Any) -> None:
+        started.append(1)
+        plain_init(self, *args)
+
+    monkeypatch.setattr(sandbox.Sandbox, "__init__", counted)
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
+    request = Request(id="t", root=str(root), round=round_.id, flavor="numpy",
+                      parts=["part1", "part2"], seed=1)
+    with sandbox.sandboxed_children(request, round_) as spawn:
+        results = [r for part in request.parts
+                   for r in grade_part(request, round_, round_.part(part), [], spawn,
+                                       lambda: None)]
+    assert started == [1]
+    assert {(r.status, r.score) for r in results} == {("undecided", 0.0)}
+    assert all(r.max_score > 0 for r in results)
+    assert {r.message for r in results} == {
+        "not run: the machine was too busy to judge this: re-run when it is quieter (the "
+        "sandbox did not start: its executor got too little CPU to be ready within 0.6 s on "
+        "the clock)"}
+
+
+@needs_sandbox
 @pytest.mark.parametrize("starved", [True, False])
 def test_a_starting_sandbox_is_timed_by_its_work_not_the_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, starved: bool) -> None:

@@ -129,6 +129,12 @@ def spin(api, seconds, hidden=False):
     return "spun"
 
 
+def spin_grid(api, rows, columns, seconds):
+    """A diagnosis's grid of answers (one per row and column), after burning `seconds`."""
+    spin(api, seconds)
+    return [[f"{row}{column}" for column in columns] for row in rows]
+
+
 def clock(api, tag=""):
     """When this process ran, and with what tag: the order of a measurement's processes."""
     return [time.monotonic(), tag]

@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from grader.engine.rounds import Round, load_module
+from grader.engine.results import Status
 from grader.runner import strays
 from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,
@@ -26,6 +27,7 @@ from grader.runner.protocol import (
     TimeoutWhy,
     probe_frame,
     read_frame,
+    until,
 )
 
 LAST_WORDS_GRACE_S = 0.5  # how long a hung child may take to send what it printed
@@ -42,7 +44,12 @@ class Ended:
 
 class ChildrenLost(Exception):
     """No child can be started for the rest of this request (its sandbox was lost: the code
-    under test stopped or killed it); the message says so, for every check not run."""
+    under test stopped or killed it; or it never started on a machine too busy to give it a
+    CPU); the message says so, for every check not run, each reported with `status`."""
+
+    def __init__(self, message: str, status: Status = "error") -> None:
+        super().__init__(message)
+        self.status: Status = status
 
 
 class Watched(Protocol):
@@ -150,11 +157,18 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
 
 def next_frame(child: Child, timeout_s: float, budget: IdleBudget | None = None,
                progress: Callable[[], None] = lambda: None) -> dict[str, Any] | None:
-    """The child's next frame, within `timeout_s` of its work (see wait_readable); a malformed
-    one reads as an error frame, not a worker crash."""
+    """The child's next frame, within `timeout_s` of its work (see wait_readable), each piece
+    of a frame larger than a pipe waited for the same way (a child starved while it writes one
+    is waited for, not cut off by the clock); a malformed one reads as an error frame, not a
+    worker crash."""
+    left = timeout_s
+
+    def wait(fd: int) -> None:
+        nonlocal left
+        left = max(wait_readable(child, left, budget, progress), SLICE_S)
+
     try:
-        left = wait_readable(child, timeout_s, budget, progress)
-        frame = read_frame(child.fd, time.monotonic() + max(left, SLICE_S))
+        frame = read_frame(child.fd, wait)
     except FrameTimeout:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the child wrote, the worker goes on
@@ -207,7 +221,7 @@ def ask_last_words(ask: Callable[[], None], fd: int) -> tuple[str, str]:
     its handler replaced)."""
     try:
         ask()
-        frame = read_frame(fd, time.monotonic() + LAST_WORDS_GRACE_S)
+        frame = read_frame(fd, until(time.monotonic() + LAST_WORDS_GRACE_S))
     except Exception:  # noqa: BLE001 - gone, silent or garbled: nothing to add
         return "", ""
     if isinstance(frame, dict) and frame.get("kind") == "last_words":

@@ -20,6 +20,7 @@ import struct
 import sys
 import time
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Literal, TypedDict, cast, get_args, get_type_hints
 
 from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
@@ -114,24 +115,39 @@ class FrameTimeout(Exception):
     """No whole frame arrived in time. `why`: the child used up its CPU time ("cpu"), sat
     asleep for as long ("idle"), or neither, yet the clock's backstop ran out ("wall": a child
     starved by a busy machine); "clock": the limit was counted on the clock alone (the child's
-    usage could not be read, or a frame begun did not end by its deadline), which tells a
-    starved child from a hung one no more than a plain timeout does."""
+    usage could not be read), which tells a starved child from a hung one no more than a
+    plain timeout does."""
 
     def __init__(self, why: TimeoutWhy = "clock") -> None:
         super().__init__(why)
         self.why: TimeoutWhy = why
 
 
-def read_frame(fd: int, deadline: float) -> Any | None:
-    """The next frame, as a typed record (received_frame), None at end of file; FrameTimeout
-    past the deadline; pickle.UnpicklingError for anything that is no frame."""
-    header = _read_exact(fd, _HEADER.size, deadline)
+Wait = Callable[[int], None]
+"""Returns once the fd has something to read; FrameTimeout when the reader gives up."""
+
+
+def until(deadline: float) -> Wait:
+    """A Wait that gives up at `deadline` on the clock (a reader with no child to watch)."""
+    def wait(fd: int) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise FrameTimeout
+
+    return wait
+
+
+def read_frame(fd: int, wait: Wait) -> Any | None:
+    """The next frame, as a typed record (received_frame), None at end of file; `wait`'s
+    FrameTimeout whenever nothing is there to read (a frame larger than a pipe arrives in
+    pieces, each waited for); pickle.UnpicklingError for anything that is no frame."""
+    header = _read_exact(fd, _HEADER.size, wait)
     if header is None:
         return None
     (length,) = _HEADER.unpack(header)
     if length > MAX_FRAME:
         raise pickle.UnpicklingError(f"frame of {length} bytes is too large")
-    body = _read_exact(fd, length, deadline)
+    body = _read_exact(fd, length, wait)
     if body is None:
         return None
     try:
@@ -142,16 +158,11 @@ def read_frame(fd: int, deadline: float) -> Any | None:
     return received_frame(sent, len(body))
 
 
-def _read_exact(fd: int, size: int, deadline: float) -> bytes | None:
+def _read_exact(fd: int, size: int, wait: Wait) -> bytes | None:
     chunks: list[bytes] = []
     remaining = size
     while remaining:
-        wait = deadline - time.monotonic()
-        if wait <= 0:
-            raise FrameTimeout
-        ready, _, _ = select.select([fd], [], [], wait)
-        if not ready:
-            raise FrameTimeout
+        wait(fd)
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
             return None

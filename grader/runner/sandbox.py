@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import grader
+from grader.engine.results import TOO_BUSY
 from grader.engine.rounds import Round, installed
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
@@ -93,6 +94,11 @@ _HOW = re.compile(r"(exited with code -?\d{1,3}|killed by signal [A-Z0-9]{2,10})
 
 class SandboxError(Exception):
     """No sandbox could be made here, or one would not start; the message says why."""
+
+
+class SandboxStarved(SandboxError):
+    """A sandbox still starting when the clock's backstop ran out, having used neither its
+    CPU time nor its idle allowance: the machine gave it too little CPU (see Sandboxes)."""
 
 
 # --- what the machine allows --------------------------------------------------------------------
@@ -471,7 +477,9 @@ class Sandbox:
                 START_WORDS[exc.why].format(limit=START_LIMIT_S, backstop=BACKSTOP * START_LIMIT_S)
                 if isinstance(exc, FrameTimeout) else str(exc) or "no answer")
             self.close()
-            raise SandboxError(f"the sandbox did not start: {why}") from exc
+            starved = isinstance(exc, FrameTimeout) and exc.why == "wall"
+            raise (SandboxStarved if starved else SandboxError)(
+                f"the sandbox did not start: {why}") from exc
         self._ready = True
         return self
 
@@ -577,6 +585,9 @@ class SandboxedChild:
             os.close(read_fd)
             owner.lose()
             raise ChildrenLost(LOST) from None
+        except BaseException:
+            os.close(read_fd)
+            raise
         finally:
             os.close(write_fd)
         self.fd = read_fd
@@ -612,20 +623,29 @@ class Sandboxes:
     def __init__(self, request: Request, round_: Round, started: Sandbox | None = None) -> None:
         self.request, self.round = request, round_
         self._sandbox = started
-        self.lost = False
+        self.lost: ChildrenLost | None = None
 
     def current(self) -> Sandbox:
         """The request's sandbox; ChildrenLost once it had to be killed (the code under test
-        stopped it: a fresh one would be stopped again, each time at the cost of a timeout)."""
+        stopped it: a fresh one would be stopped again, each time at the cost of a timeout),
+        or once it got too little CPU to start (the checks not run are undecided: a machine
+        that busy judges nothing, and another start would wait as long again)."""
         if self.lost:
-            raise ChildrenLost(LOST)
+            raise self.lost
         if self._sandbox is None:
             self._sandbox = Sandbox(self.request, self.round)
-        return self._sandbox.wait_ready()
+        try:
+            return self._sandbox.wait_ready()
+        except SandboxStarved as exc:
+            self._sandbox = None
+            self.lost = ChildrenLost(f"not run: {TOO_BUSY.format(what='this')} ({exc})",
+                                     status="undecided")
+            raise self.lost from None
 
     def lose(self) -> None:
         self.discard()
-        self.lost = True
+        self.lost = ChildrenLost(LOST)
+
 
     def discard(self) -> None:
         if self._sandbox is not None:

@@ -93,11 +93,27 @@ STARVED = TOO_BUSY.format(what="this")
 past its limits, yet the clock's backstop ran out (a machine this busy judges nothing)."""
 
 
-def timeout_words(exc: FrameTimeout, limit: float, budget: IdleBudget,
+def starved_frame(words: str) -> dict[str, Any]:
+    """The frame of a child with no candidate code (a baseline, a reference's timed run, a
+    diagnosis) that only the clock's backstop stopped: what it had to give is unknown, so what
+    it serves is undecided (see starved), never judged without it."""
+    return {**probe_frame("error", message=f"{STARVED}\n{words}"), "starved": True}
+
+
+NOT_NAMED = f"({TOO_BUSY.format(what='which slip this is')})"
+"""Added to a failed check's hint when the diagnosis that would have named the mistake was
+starved: the failure stands, the name is what a quieter run would add."""
+
+
+def starved(frame: dict[str, Any] | None) -> bool:
+    return bool(frame and frame.get("starved"))
+
+
+def timeout_words(exc: FrameTimeout, limit: float, budget: IdleBudget | None,
                   importing: str = "") -> str:
     """Why a wait ended without a frame (while `importing` a file, if named), in the
     scorecard's words."""
-    if exc.why == "idle" and budget.left_s <= 0:
+    if exc.why == "idle" and budget is not None and budget.left_s <= 0:
         return (f"this part's children sat idle for {PART_IDLE_CHECKS:g} check timeouts in all "
                 "(sleeping or waiting, not computing)")
     words = IMPORT_WORDS if importing else BACKSTOP_WORDS
@@ -291,7 +307,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
                 child = grading.spawn(grading.spec(index, stop))
                 index = _collect(grading, child, index, stop, baselines)
         except ChildrenLost as lost:
-            grading.not_run(len(grading.results), str(lost), status="error")
+            grading.not_run(len(grading.results), str(lost), status=lost.status)
     void_results(grading.checks, grading.results, grading.voiding)
     drop_hints_to_passed_checks(grading.results)
     weigh_properties(grading.results)
@@ -387,13 +403,18 @@ def _baseline_frame(grading: _Part, local: Spawn, index: int,
 def _reference_frame(grading: _Part, local: Spawn, index: int,
                      spec: ChildSpec) -> dict[str, Any]:
     """The frame of a child with no candidate code (see reference_spec), with the CPU seconds
-    it cost; an error frame when it ran out of plan `index`'s time or died."""
+    it cost; an error frame when it ran out of plan `index`'s time or died, a starved_frame
+    when only the clock's backstop stopped it."""
     request, plan = grading.request, grading.plans[index]
     child = local(spec)
+    limit = frame_timeout(request, plan, grading.ready)
     try:
-        frame = next_frame(child, frame_timeout(request, plan, grading.ready))
-    except FrameTimeout:
+        frame = next_frame(child, limit)
+    except FrameTimeout as exc:
         child.end(kill=True)
+        if exc.why == "wall":
+            return starved_frame(f"the process running the reference "
+                                 f"{timeout_words(exc, limit, None)}")
         return dict(probe_frame("error", message="the reference did not finish in time"))
     grading.alive()
     ended = child.end(kill=frame is None)
@@ -450,6 +471,9 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
     named = None
     for args in diagnosis.stages:
         frame = _diagnosis_frame(grading, index, diagnosis, args)
+        if starved(frame):
+            return replace(verdict, hint=" ".join(filter(None, (verdict.hint, NOT_NAMED))),
+                           diagnosis=None)
         if frame["kind"] != "observation":
             break
         observations.append(frame["data"])
@@ -618,8 +642,10 @@ def _collect(grading: _Part, child: Child, index: int, stop: int,
         frame, index = _probe(grading, child, index, printed)
         if frame is None:
             return index
-        verdict, status = _judge(grading.plans[index],
-                                 _with_baseline(frame, baselines.get(index)))
+        baseline = baselines.get(index)
+        verdict, status = (Verdict("undecided", baseline["message"]), "undecided") \
+            if baseline is not None and starved(baseline) \
+            else _judge(grading.plans[index], _with_baseline(frame, baseline))
         if verdict.diagnosis is not None:
             verdict = _diagnosed(grading, index, verdict)
         grading.result(index, verdict, frame["duration_s"], printed + frame["output"], status)
@@ -647,6 +673,10 @@ def _measure(grading: _Part, index: int) -> int:
         for run in runs:
             if taken.theirs is not None and not taken.baseline_error:
                 frame = _baseline_frame(grading, local, index, run)
+                if starved(frame):
+                    grading.result(index, Verdict("undecided", frame["message"]),
+                                   taken.duration, taken.output, "undecided")
+                    return index + 1
                 if frame["kind"] == "observation":
                     taken.theirs[-1].append({"data": frame["data"], "cpu_s": frame["cpu_s"]})
                 else:
@@ -764,6 +794,8 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
     with device_turn(grading.ready):
         baseline = (_baseline_frame(grading, fork_spawner(round_), 0, None)
                     if plan.baseline is not None else None)
+        if baseline is not None and starved(baseline):
+            return dict(probe_frame("error", message=baseline["message"]))
         try:
             child = spawn(grading.spec(0, 1))
         except ChildrenLost as lost:
