@@ -481,6 +481,67 @@ def test_a_sandbox_the_machine_starves_at_start_leaves_every_check_undecided(
 
 
 @needs_sandbox
+@pytest.mark.parametrize(("runnable", "raised"), [(True, "SandboxStarved"),
+                                                   (False, "TimeoutError")])
+def test_the_end_of_a_child_is_waited_for_by_the_sandboxs_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runnable: bool, raised: str) -> None:
+    """An executor that has not answered `end`: seen runnable without getting a CPU, it is
+    waited for up to the clock's backstop and then reported starved (the machine was too busy);
+    seen asleep, it has idled through its limit (wedged) and is given up on as before."""
+    from grader.engine.rounds import get_round
+    from grader.runner import children, strays
+    from grader.runner.protocol import Request
+
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
+    box = sandbox.Sandbox(Request(id="t", root=str(root), round=round_.id, flavor="numpy",
+                                  parts=["part1"], seed=1), round_).wait_ready()
+    monkeypatch.setattr(sandbox, "END_LIMIT_S", 0.2)
+    for module in (children, sandbox):
+        monkeypatch.setattr(module, "BACKSTOP", 3.0)
+    monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, runnable))
+    began = time.monotonic()
+    try:
+        with pytest.raises((sandbox.SandboxStarved, TimeoutError)) as caught:
+            box.ended()  # asked nothing: no answer comes
+    finally:
+        box.close()
+    assert type(caught.value).__name__ == raised
+    if runnable:
+        assert str(caught.value) == ("its executor got too little CPU to end a child within "
+                                     "0.6 s on the clock")
+    assert time.monotonic() - began >= (3.0 if runnable else 1.0) * 0.2 - 0.05
+
+
+@needs_sandbox
+def test_a_sandbox_too_starved_to_end_a_child_leaves_the_rest_undecided(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first child's checks keep the verdicts its frames brought; once its sandbox could
+    not end it for want of CPU, every check not run yet is undecided, and no other sandbox is
+    started to wait as long again."""
+    from grader.engine.rounds import get_round
+    from grader.runner.protocol import Request
+    from grader.runner.worker import grade_part
+
+    def starved(self: sandbox.Sandbox) -> None:
+        raise sandbox.SandboxStarved("its executor got too little CPU to end a child within "
+                                     "40 s on the clock")
+
+    monkeypatch.setattr(sandbox.Sandbox, "ended", starved)
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
+    request = Request(id="t", root=str(root), round=round_.id, flavor="numpy",
+                      parts=["part1", "part2"], seed=1)
+    with sandbox.sandboxed_children(request, round_) as spawn:
+        first, second = (grade_part(request, round_, round_.part(part), [], spawn,
+                                    lambda: None) for part in request.parts)
+    assert {r.status for r in first} == {"passed"}  # the references: one child, all judged
+    assert {(r.status, r.score, r.message) for r in second} == {(
+        "undecided", 0.0, "not run: the machine was too busy to judge this: re-run when it is "
+        "quieter (its executor got too little CPU to end a child within 40 s on the clock)")}
+
+
+@needs_sandbox
 @pytest.mark.parametrize("starved", [True, False])
 def test_a_starting_sandbox_is_timed_by_its_work_not_the_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, starved: bool) -> None:

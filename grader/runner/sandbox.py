@@ -84,7 +84,11 @@ START_WORDS = {
 READY_READ_S = 30.0
 """How long the ready message, once it has begun to arrive, may take to arrive whole."""
 USAGE_TIMEOUT_S = 2.0
-END_TIMEOUT_S = strays.SWEEP_LIMIT_S + 2.0
+END_LIMIT_S = strays.SWEEP_LIMIT_S + 2.0
+"""How much work (CPU time or sleep of the sandbox's processes: the child dying, the executor
+sweeping what it left) ending a child may take before the sandbox counts as wedged; the clock
+alone stops the wait only at BACKSTOP times that, and then the machine was too busy."""
+END_WORDS = "its executor got too little CPU to end a child within {backstop:g} s on the clock"
 STOPPED_POLL_S = 0.05
 """How often a wait for the executor's answer looks whether the executor was stopped."""
 LOST = ("its sandbox stopped answering (the code under test stopped or killed the process "
@@ -492,24 +496,20 @@ class Sandbox:
     def send(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> None:
         send(self.socket, message, fds)
 
-    def _answer(self, op: str, timeout_s: float) -> dict[str, Any]:
-        """The executor's next answer of kind `op`; a late answer to an earlier question about
-        usage (asked, then given up on) is passed over."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            wait_for_answer(self.socket, deadline, self._executor)
-            message, fds = receive(self.socket, max(0.0, deadline - time.monotonic()))
-            for fd in fds:
-                os.close(fd)
-            if message.get("op") != "usage" or op == "usage":
-                return message
+    def _receive(self, timeout_s: float) -> dict[str, Any]:
+        """The executor's next message, waited for on the clock (TimeoutError past it)."""
+        wait_for_answer(self.socket, time.monotonic() + timeout_s, self._executor)
+        message, fds = receive(self.socket, timeout_s)
+        for fd in fds:
+            os.close(fd)
+        return message
 
     def usage(self) -> strays.Usage | None:
         """The current child's tree's usage as the executor reads it in the sandbox's /proc;
         None when it does not answer in time (a wedged executor is dealt with by `ended`)."""
         try:
             self.send({"op": "usage"})
-            message = self._answer("usage", USAGE_TIMEOUT_S)
+            message = self._receive(USAGE_TIMEOUT_S)
         except (ChannelClosed, TimeoutError):
             return None
         cpu_s = message.get("cpu_s")
@@ -519,8 +519,22 @@ class Sandbox:
         return strays.Usage(cpu_s, message.get("runnable") is True)
 
     def ended(self) -> Ended:
-        """The executor's word on how the current child ended, checked before it is believed."""
-        message = self._answer("ended", END_TIMEOUT_S)
+        """The executor's word on how the current child ended, checked before it is believed,
+        waited for by the sandbox's work (see END_LIMIT_S): TimeoutError for an executor that
+        used its limit or idled through it (wedged), ChannelClosed for one found stopped,
+        SandboxStarved for one a busy machine gave too little CPU to answer."""
+        watch = _Answering(self.socket.fileno(), self.process.pid, self._executor)
+        while True:
+            try:
+                wait_readable(watch, END_LIMIT_S)
+            except FrameTimeout as exc:
+                if exc.why == "wall":
+                    raise SandboxStarved(END_WORDS.format(backstop=BACKSTOP * END_LIMIT_S)) \
+                        from None
+                raise TimeoutError from None
+            message = self._receive(READY_READ_S)
+            if message.get("op") != "usage":  # a late answer to a usage given up on
+                break
         how, cpu_s = message.get("how"), message.get("cpu_s")
         if message.get("op") != "ended" or not isinstance(how, str) or not _HOW.fullmatch(how) \
                 or not isinstance(cpu_s, float) or not math.isfinite(cpu_s) or cpu_s < 0:
@@ -537,6 +551,20 @@ class Sandbox:
         self._stderr.close()
         if self.cgroup:
             self.cgroup.remove()
+
+
+@dataclass(frozen=True)
+class _Answering(TreeWatch):
+    """A sandbox waited for on its socket, by its tree's work; an executor found stopped
+    (SIGSTOP, which only the code under test sends it) will never answer: ChannelClosed at the
+    next look, not at the end of the wait."""
+
+    executor: int | None = None
+
+    def usage(self) -> strays.Usage | None:
+        if self.executor is not None and strays.stopped(self.executor):
+            raise ChannelClosed("its executor was stopped")
+        return super().usage()
 
 
 def wait_for_answer(sock: socket.socket, deadline: float, executor: int | None) -> None:
@@ -610,6 +638,10 @@ class SandboxedChild:
             sandbox = self.owner.current()
             sandbox.send({"op": "end", "kill": kill})
             return sandbox.ended()
+        except SandboxStarved as exc:
+            self.owner.starve(exc)
+            return Ended("was lost with its sandbox, which the machine was too busy to run",
+                         0.0)
         except (ChannelClosed, TimeoutError):
             self.owner.lose()
             return Ended("was lost with its sandbox, which stopped answering and was killed",
@@ -637,10 +669,15 @@ class Sandboxes:
         try:
             return self._sandbox.wait_ready()
         except SandboxStarved as exc:
-            self._sandbox = None
-            self.lost = ChildrenLost(f"not run: {TOO_BUSY.format(what='this')} ({exc})",
-                                     status="undecided")
-            raise self.lost from None
+            raise self.starve(exc) from None
+
+    def starve(self, why: SandboxStarved) -> ChildrenLost:
+        """The machine was too busy to run the sandbox: the checks not run yet are undecided
+        (a fresh sandbox would wait as long again)."""
+        self.discard()
+        self.lost = ChildrenLost(f"not run: {TOO_BUSY.format(what='this')} ({why})",
+                                 status="undecided")
+        return self.lost
 
     def lose(self) -> None:
         self.discard()
