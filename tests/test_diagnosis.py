@@ -91,6 +91,25 @@ def test_each_operator_makes_the_slip_it_names() -> None:
     assert not any(op == "other_variable" and "i." in after for op, after in made)
 
 
+@pytest.mark.parametrize(("name", "opening"), [
+    ("dW", "Your dW is what you get"),
+    ("the gradients", "Your gradients are what you get"),
+    ("(dA, dB)", "Your (dA, dB) are what you get"),
+    ("the loss and dlogits", "Your loss and dlogits are what you get"),
+    ("the loss", "Your loss is what you get"),
+    ("the running statistics", "Your running statistics are what you get"),
+    ("combine((a1, b1), (a2, b2))", "Your combine((a1, b1), (a2, b2)) is what you get"),
+])
+def test_the_sentence_naming_a_slip_agrees_with_the_results_name(name: str,
+                                                                   opening: str) -> None:
+    """Every operator's sentence, for results named in the singular and the plural."""
+    for operator, says in mutants.templates().items():
+        mutant = mutants.Mutant(operator, "x = a @ b", "x = b @ a", "")
+        said = mutants.describe(mutant, name)
+        if says.startswith("Your {what}"):
+            assert said.startswith(opening), said
+
+
 def test_the_operators_for_sizes_precision_members_and_loops_make_the_slips_they_name() -> None:
     source = ("def f(model, params, x, steps):\n"
               "    n = x.shape[0]\n"

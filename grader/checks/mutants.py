@@ -1101,8 +1101,20 @@ def stage_bounds(count: int) -> list[tuple[int, int]]:
 
 
 def describe(mutant: Mutant, what: str) -> str:
-    """The hint that names a mutant's slip, from its operator's sentence ("Your {what}": a
-    result named "the gradients" reads as "Your gradients")."""
+    """The hint that names a mutant's slip, from its operator's sentence ("Your {what} {is}": a
+    result named "the gradients" reads as "Your gradients are")."""
     what = what.removeprefix("the ")
     return templates()[mutant.operator].format(what=what, before=mutant.before,
-                                               after=mutant.after).strip()
+                                               after=mutant.after,
+                                               **{"is": "are" if plural(what) else "is"}
+                                               ).strip()
+
+
+def plural(name: str) -> bool:
+    """Whether a result's name takes "are": a tuple of results ("(dA, dB)"), two joined by
+    "and", or a plural noun ("gradients", "new params"; not "loss", nor a bare symbol like
+    "dW" or a call like "combine((a1, b1), (a2, b2))")."""
+    if name.startswith("(") and "," in name or " and " in name:
+        return True
+    last = name.split()[-1] if name.split() else name
+    return last.isalpha() and last.islower() and last.endswith("s") and not last.endswith("ss")
