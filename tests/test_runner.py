@@ -21,7 +21,7 @@ from grader.engine.results import POINT_UNITS, CheckResult
 from grader.engine.rounds import Round
 from grader.runner import GraderCrash, Request, strays
 from grader.runner import worker as worker_module
-from grader.runner.children import fork_spawner
+from grader.runner.children import Spawn, fork_spawner
 from grader.runner.worker import (
     DEVICE_SETUP_S,
     _Part,
@@ -76,14 +76,15 @@ def _cap_report(capped: bool) -> Verdict:
 
 
 def _run_plans_here(tiny: Round, root: Path, plans: list[Plan], ready: bool,
-                    timeout_s: float = 10.0) -> list[CheckResult]:
+                    timeout_s: float = 10.0, spawn: Spawn | None = None) -> list[CheckResult]:
     """Run plans through the real runner from this process (forked children, real limits)."""
     checks = [Check(f"part1.plan{i}", f"plan {i}", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
               for i, plan in enumerate(plans)]
     request = Request(id="device", root=str(root), round=tiny.id, flavor="numpy",
                       parts=["part1"], seed=1, timeout_s=timeout_s)
     grading = _Part(request, tiny, tiny.part("part1"), checks,
-                    [Context(1, "numpy", c.id) for c in checks], plans, fork_spawner(tiny))
+                    [Context(1, "numpy", c.id) for c in checks], plans,
+                    spawn or fork_spawner(tiny))
     grading.ready = ready
     return run_part(grading)
 
@@ -284,10 +285,21 @@ def test_a_starved_reference_leaves_what_it_serves_undecided(
     from grader.runner import children
 
     for module in (children, worker_module):
-        monkeypatch.setattr(module, "BACKSTOP", 2.0)
+        monkeypatch.setattr(module, "BACKSTOP", 1.5)
+    candidates: set[int] = set()  # the children that run the candidate's side: seen as they are
+    real_work, real_tree = strays.work_usage, strays.tree_usage
     starved = strays.Usage(0.0, True)
-    monkeypatch.setattr(strays, "work_usage", lambda pid: starved)
-    monkeypatch.setattr(strays, "tree_usage", lambda pid: starved)
+    monkeypatch.setattr(strays, "work_usage",
+                        lambda pid: real_work(pid) if pid in candidates else starved)
+    monkeypatch.setattr(strays, "tree_usage",
+                        lambda pid: real_tree(pid) if pid in candidates else starved)
+    forked = fork_spawner(tiny)
+
+    def spawn(spec):  # type: ignore[no-untyped-def]
+        child = forked(spec)
+        candidates.add(child.pid)  # type: ignore[attr-defined]
+        return child
+
     root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
     quick, slow = {"seconds": 0.01}, ("round:spin", {"seconds": 30.0})
     naming = Diagnosis("round:spin_grid", ({"rows": [1], "columns": [2], "seconds": 30.0},),
@@ -298,14 +310,14 @@ def test_a_starved_reference_leaves_what_it_serves_undecided(
              Plan("round:spin", quick, lambda data: Verdict("failed", "wrong", "The hint.",
                                                             diagnosis=naming)),
              Plan("round:spin", quick, lambda data: passed("judged"))]
-    results = _run_plans_here(tiny, root, plans, ready=False, timeout_s=0.5)
+    results = _run_plans_here(tiny, root, plans, ready=False, timeout_s=1.0, spawn=spawn)
     assert [r.status for r in results] == ["undecided", "undecided", "failed", "passed"]
     assert [r.score for r in results[:3]] == [0.0] * 3 and results[3].score > 0
     assert all(r.max_score > 0 for r in results)  # held, not taken away
     for result in results[:2]:
         assert result.message == (
             "the machine was too busy to judge this: re-run when it is quieter\n"
-            "the process running the reference got too little CPU to finish within 1 s on "
+            "the process running the reference got too little CPU to finish within 1.5 s on "
             "the clock")
     assert (results[2].message, results[2].hint) == ("wrong", (
         "The hint. (the machine was too busy to judge which slip this is: re-run when it is "
@@ -618,14 +630,15 @@ def test_a_frame_larger_than_a_pipe_arrives_whole_from_a_slow_writer() -> None:
         try:
             for start in range(0, len(payload), 50_000):
                 os.write(child.write_fd, payload[start:start + 50_000])
-                time.sleep(0.05)
+                time.sleep(0.1)
         except BrokenPipeError:  # the reader gave up
             pass
 
     writer = threading.Thread(target=write_slowly)
     writer.start()
     try:
-        frame = next_frame(child, 0.02)  # type: ignore[arg-type]
+        # 0.7 s of pauses in all, past the 0.3 s limit: a limit on the clock would cut it off.
+        frame = next_frame(child, 0.3)  # type: ignore[arg-type]
     finally:
         os.close(child.fd)
         writer.join()
