@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from grader.engine.results import CheckResult, RunResult
 from grader.engine.rounds import DEFAULT_ROUND, Round, get_round, installed
 from grader.engine.workspace import write_fresh
 from grader.runner import Worker, strays
+from grader.runner.children import BACKSTOP, SLICE_S
 from grader.runner.sandbox import Support
 
 TESTS = Path(__file__).resolve().parent
@@ -70,22 +72,72 @@ makes this process a subreaper sweeps (strays.kill_all) every child not its own,
 see one in between (see tests/test_runner.py)."""
 
 
-def run_owned(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 300
+def run_owned(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+              timeout: float = 300, check: bool = False, **popen: Any
               ) -> subprocess.CompletedProcess[str]:
-    """subprocess.run, for a child that a subreaper test running meanwhile must spare."""
+    """subprocess.run with text output captured, `timeout` counted as `finish` counts it, for
+    a child that a subreaper test running meanwhile must spare."""
     with SPAWNING:
         process = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+                                   stderr=subprocess.PIPE, text=True, **popen)
         strays.own(process.pid)
     try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        raise
+        stdout, stderr = finish(process, timeout)
     finally:
         strays.disown(process.pid)
-    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+    done = subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+    if check:
+        done.check_returncode()
+    return done
+
+
+def finish(process: subprocess.Popen[str], limit_s: float) -> tuple[str, str]:
+    """process.communicate(), with the limit a test gives it counted as the grader counts a
+    check's (see Work), so that a busy machine makes a test slower but cannot fail it. Past
+    the limit: the process killed, subprocess.TimeoutExpired."""
+    work = Work(process.pid, limit_s)
+    while True:
+        try:
+            return process.communicate(timeout=SLICE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        if work.spent():
+            process.kill()
+            process.communicate()
+            raise subprocess.TimeoutExpired(process.args, limit_s)
+
+
+def wait_until(seen: Callable[[], bool], pid: int, limit_s: float, every_s: float = 0.1,
+               explain: Callable[[], str] = lambda: "") -> None:
+    """Look for `seen` every `every_s` while the process `pid` works toward it (see Work); fail
+    the test, with what `explain` says, once it has spent `limit_s` without."""
+    work = Work(pid, limit_s)
+    while not seen():
+        if work.spent():
+            pytest.fail(f"not seen within {limit_s:g} s of the process's work\n{explain()}")
+        time.sleep(every_s)
+
+
+class Work:
+    """What a process the test started has spent of a limit: the CPU time its tree gets and
+    the time it spends asleep, never the clock, which counts only past BACKSTOP times the limit
+    (a process starved that long, or one whose usage cannot be read)."""
+
+    def __init__(self, pid: int, limit_s: float) -> None:
+        self.pid, self.limit_s = pid, limit_s
+        self.began = self.looked = time.monotonic()
+        self.first = self.last = strays.tree_usage(pid)
+        self.idle = 0.0
+
+    def spent(self) -> bool:
+        now_s = time.monotonic()
+        now = strays.tree_usage(self.pid) or self.last
+        if now is not None and self.last is not None and not now.runnable:
+            self.idle += max(0.0, now_s - self.looked - (now.cpu_s - self.last.cpu_s))
+        self.last, self.looked = now, now_s
+        cpu = now.cpu_s - self.first.cpu_s if now is not None and self.first is not None \
+            else now_s - self.began
+        return self.idle + cpu > self.limit_s or now_s - self.began > BACKSTOP * self.limit_s
 
 
 def run_grader(*args: str | Path, cwd: Path, env: dict[str, str] | None = None

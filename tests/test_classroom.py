@@ -33,7 +33,7 @@ from grader.engine.results import (
 from grader.engine.secret import SECRET_ENV
 from grader.engine.workspace import load_config
 
-from helpers import PREFIX, REPO, write_workspace
+from helpers import PREFIX, REPO, run_owned, write_workspace
 
 CLASSROOM_DIR = REPO / "docs" / "github-classroom"
 WORKFLOW = CLASSROOM_DIR / "classroom.yml"
@@ -199,8 +199,8 @@ def test_the_workflow_is_the_one_the_readme_describes() -> None:
 
 def run_step(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """A `run:` step as GitHub Actions runs it: bash -e -o pipefail."""
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return run_owned(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                     cwd=cwd, env=env, timeout=120)
 
 
 def test_the_settings_step_writes_settings_the_grader_accepts(tmp_path: Path) -> None:

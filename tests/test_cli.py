@@ -21,7 +21,15 @@ from grader.cli import cli
 from grader.engine.rounds import ROUNDS_DIR
 from grader.runner import Request
 
-from helpers import PREFIX, REPO, run_grader, solution, validate_run_json, write_workspace
+from helpers import (
+    PREFIX,
+    REPO,
+    run_grader,
+    run_owned,
+    solution,
+    validate_run_json,
+    write_workspace,
+)
 
 
 def invoke(runner: CliRunner, *args: str | Path) -> Result:
@@ -339,8 +347,7 @@ def test_help_and_list_do_not_import_torch(tmp_path: Path) -> None:
         "print('TORCH_IMPORTED', 'torch' in sys.modules, 'numpy' in sys.modules)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env, timeout=120)
+    done = run_owned([sys.executable, "-c", script], env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.rstrip().endswith("TORCH_IMPORTED False False")
 

@@ -23,7 +23,7 @@ import pytest
 
 from grader.engine.secret import SECRET_ENV
 
-from helpers import NO_SANDBOX, REPO, SESSION_ENV, run_grader
+from helpers import NO_SANDBOX, REPO, SESSION_ENV, finish, run_grader, wait_until
 
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
@@ -54,10 +54,8 @@ class Cluster:
         self.processes: list[subprocess.Popen[bytes]] = []
         self._start("scheduler", "--scheduler-file", self.file, "--host", "127.0.0.1",
                     "--port", "0", "--no-dashboard")
-        deadline = time.monotonic() + START_S
-        while not self.file.is_file():
-            assert time.monotonic() < deadline, self.log("scheduler")
-            time.sleep(0.2)
+        wait_until(self.file.is_file, self.processes[0].pid, START_S, 0.2,
+                   lambda: self.log("scheduler"))
         self.address: str = json.loads(self.file.read_text())["address"]
 
     def _start(self, what: str, *args: str | Path, env: dict[str, str] | None = None
@@ -75,10 +73,9 @@ class Cluster:
         count = len(self.workers()) + 1
         process = self._start("worker", self.address, "--nthreads", "1", "--no-nanny",
                               "--host", "127.0.0.1", "--no-dashboard", env=env)
-        deadline = time.monotonic() + START_S
-        while len(self.workers()) < count:
-            assert process.poll() is None and time.monotonic() < deadline, self.log("worker")
-            time.sleep(0.2)
+        wait_until(lambda: process.poll() is not None or len(self.workers()) >= count,
+                   process.pid, START_S, 0.2, lambda: self.log("worker"))
+        assert process.poll() is None, self.log("worker")
         return process
 
     def workers(self) -> dict[str, Any]:
@@ -224,17 +221,19 @@ def kill_a_grading_worker(cluster: Cluster, root: Path, env: dict[str, str]
              cluster.address], cwd=root, env={**SESSION_ENV, SECRET_ENV: SECRET, **env},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as batch:
         with Client(cluster.address, timeout=START_S) as client:
-            deadline = time.monotonic() + START_S
             busy: list[str] = []
-            while not busy:
-                assert time.monotonic() < deadline and batch.poll() is None
-                busy = [w for w, keys in client.processing().items() if keys]
-                time.sleep(0.1)
+
+            def grading() -> bool:
+                busy[:] = [w for w, keys in client.processing().items() if keys]
+                return bool(busy) or batch.poll() is not None
+
+            wait_until(grading, batch.pid, START_S)
+            assert busy, "the batch ended before any worker was seen grading"
             pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
         victim = next(p for p in cluster.processes if p.pid == pid)
         time.sleep(1)  # well inside the slow submission's 4 s
         kill(victim)
-        stdout, stderr = batch.communicate(timeout=120)
+        stdout, stderr = finish(batch, 120)
     return batch.returncode, stdout, stderr
 
 

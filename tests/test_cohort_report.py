@@ -32,7 +32,14 @@ from grader.coach.cohort import cohort, read_results  # noqa: E402
 from grader.render.cohort_report import render_html  # noqa: E402
 from grader.runner.pool import WorkerPool  # noqa: E402
 
-from helpers import PREFIX, LentWorker, lend_pool, validate_document, write_workspace  # noqa: E402
+from helpers import (  # noqa: E402
+    PREFIX,
+    LentWorker,
+    lend_pool,
+    validate_document,
+    write_workspace,
+)
+from helpers import finish as finish_by_work  # noqa: E402
 
 CONFIG = 'flavor = "torch"\nparts = ["part1"]\ntimeout = 30\n'
 NAMES = ["ann", "ben", "cat", "dan.zip"]
@@ -178,10 +185,9 @@ def browse(url: str, scratch: Path, *options: str) -> subprocess.Popen[str]:
 
 def finish(process: subprocess.Popen[str]) -> str:
     try:
-        out, err = process.communicate(timeout=90)
+        out, err = finish_by_work(process, 90)
     except subprocess.TimeoutExpired:
-        process.kill()
-        pytest.fail("Chromium is installed but did not finish within 90 s")
+        pytest.fail("Chromium is installed but did not finish within 90 s of its work")
     if process.returncode != 0:
         lines = [line for line in err.splitlines() if line.strip()]
         pytest.fail(f"Chromium is installed but failed: "

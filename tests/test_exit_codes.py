@@ -18,7 +18,7 @@ import pytest
 from grader.candidate import backups
 from grader.engine.workspace import load_workspace
 
-from helpers import PREFIX, SESSION_ENV, run_grader, write_workspace
+from helpers import PREFIX, SESSION_ENV, Work, finish, run_grader, wait_until, write_workspace
 
 MISSING = "/nonexistent/grader-exit-codes"
 
@@ -78,14 +78,15 @@ def on_a_terminal(args: list[str], cwd: Path, wait_for: bytes,
     """Run the grader on a pseudo-terminal, press Ctrl-C once `wait_for` has been shown, and
     return the exit status and everything it wrote. Ctrl-C is pressed again each second until
     the grader ends, as a person would: a signal that lands between Python's check for one and
-    the terminal read that `input()` starts is only seen at the next one."""
+    the terminal read that `input()` starts is only seen at the next one. `timeout` counts the
+    grader's work, not the clock (helpers.Work)."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the grader, as typed at a shell
         os.chdir(cwd)
         os.execve(sys.executable, [sys.executable, "-m", "grader", *args],
                   {**SESSION_ENV, "TERM": "xterm"})
-    shown, pressed, deadline = b"", 0.0, time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    shown, pressed, work = b"", 0.0, Work(pid, timeout)
+    while not work.spent():
         ready, _, _ = select.select([fd], [], [], 0.2)
         if ready:
             try:
@@ -128,6 +129,19 @@ def test_ctrl_c_while_grading_is_interrupted_and_130(workspace: Path) -> None:
     assert "Aborted" not in shown and "Traceback" not in shown
 
 
+def spinning(pid: int) -> bool:
+    """Whether a grandchild of `pid` (a child of the grader's worker) has spun for a second:
+    the candidate's endless loop, not a reference's quick baseline."""
+    from grader.runner import strays
+
+    for child in strays.children(pid):
+        for grandchild in strays.children(child):
+            usage = strays.tree_usage(grandchild)
+            if usage is not None and usage.cpu_s > 1.0:
+                return True
+    return False
+
+
 @pytest.mark.slow
 def test_the_interrupted_command_leaves_no_process_behind(workspace: Path) -> None:
     """The same Ctrl-C as a shell sends it to the command alone (`kill -INT`), not to its
@@ -138,9 +152,11 @@ def test_the_interrupted_command_leaves_no_process_behind(workspace: Path) -> No
                                 "--timeout", "60", "--format", "json"], cwd=workspace,
                                env=SESSION_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
-    time.sleep(8)  # torch imported, the child started and spinning
+    # Interrupted once the candidate's child is there (the CLI, its worker, the child) and
+    # spinning.
+    wait_until(lambda: spinning(process.pid), process.pid, 60)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    _, stderr = finish(process, 60)
     assert process.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "Interrupted."
     assert "Traceback" not in stderr

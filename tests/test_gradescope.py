@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -189,8 +188,8 @@ def test_run_autograder_discards_a_results_file_when_the_grader_was_killed(
 
 def test_make_zip_puts_the_scripts_at_the_root(tmp_path: Path) -> None:
     out = tmp_path / "autograder.zip"
-    subprocess.run(["bash", str(GRADESCOPE_DIR / "make_zip.sh"), str(REPO / "grader.toml"),
-                    str(out)], check=True, capture_output=True, timeout=60)
+    run_owned(["bash", str(GRADESCOPE_DIR / "make_zip.sh"), str(REPO / "grader.toml"),
+               str(out)], check=True, timeout=60)
     with zipfile.ZipFile(out) as archive:
         names = set(archive.namelist())
         modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}

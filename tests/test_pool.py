@@ -14,7 +14,7 @@ from grader.runner import GraderCrash, Worker
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import Request
 
-from helpers import PREFIX, LentWorker
+from helpers import PREFIX, LentWorker, wait_until
 
 
 def stub_request(tmp_path: Path, name: str) -> Request:
@@ -118,10 +118,8 @@ def test_killing_a_worker_kills_the_candidate_process_it_forked(tmp_path: Path) 
 
     thread = threading.Thread(target=grade)
     thread.start()
-    deadline = time.monotonic() + 60
-    while not (children := _children(worker.process.pid)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert children, "the worker never forked a child"
+    wait_until(lambda: bool(_children(worker.process.pid)), worker.process.pid, 60)
+    children = _children(worker.process.pid)
 
     worker.kill()
     thread.join(timeout=30)

@@ -31,7 +31,7 @@ from grader.runner.worker import (
     run_part,
 )
 
-from helpers import PREFIX, SESSION_ENV, SPAWNING, checks_by_id, write_workspace
+from helpers import PREFIX, SESSION_ENV, SPAWNING, checks_by_id, run_owned, write_workspace
 
 
 @pytest.fixture(scope="module")
@@ -617,10 +617,10 @@ def test_a_frame_larger_than_a_pipe_arrives_whole_from_a_slow_writer() -> None:
     scheduler keeps switching out): read whole, with the child's work as the only limit."""
     import threading
 
+    import numpy as np
+
     from grader.runner.children import next_frame
     from grader.runner.protocol import dumps
-
-    import numpy as np
 
     child = _FakeChild(True, 0.0)  # seen runnable, getting no CPU: starved between pieces
     sent = np.arange(40_000.0)  # 320 KB, five pipes' worth
@@ -694,8 +694,7 @@ def test_a_childs_cpu_counts_the_work_of_the_orphans_it_left(tmp_path: Path) -> 
     does once it is gone, so no CPU limit or cap misses it."""
     script = tmp_path / "orphan.py"
     script.write_text(ORPHAN_WORK)
-    done = subprocess.run([sys.executable, str(script), str(Path(__file__).parents[1])],
-                          capture_output=True, text=True, timeout=60)
+    done = run_owned([sys.executable, str(script), str(Path(__file__).parents[1])], timeout=60)
     assert done.stdout.split() == ["0.0", "True", "True"], done.stderr
 
 
@@ -818,9 +817,8 @@ def test_the_first_sandbox_is_started_before_the_worker_imports_its_judge(tmp_pa
 
     request = Request(id="first", root=str(tmp_path), round=PREFIX.id, flavor="torch",
                       parts=["part1"], seed=1, timeout_s=10.0, memory_mb=2048, device="cpu")
-    done = subprocess.run([sys.executable, "-P", "-c", FIRST_SANDBOX_STARTED,
-                           json.dumps(asdict(request))], capture_output=True, text=True,
-                          env=SESSION_ENV, timeout=60)
+    done = run_owned([sys.executable, "-P", "-c", FIRST_SANDBOX_STARTED,
+                      json.dumps(asdict(request))], env=SESSION_ENV, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"round": PREFIX.id, "loaded": []}
 

@@ -34,7 +34,7 @@ from grader.engine.secret import SECRET_ENV
 from grader.runner import sandbox
 from grader.runner.sandbox import Support, support
 
-from helpers import NO_SANDBOX, REPO, needs_sandbox, run_grader, write_workspace
+from helpers import NO_SANDBOX, REPO, needs_sandbox, run_grader, run_owned, write_workspace
 
 ADVERSARIES = Path(__file__).parent / "adversaries"
 NAMES = sorted(p.name for p in ADVERSARIES.iterdir() if (p / "expect.toml").is_file())
@@ -239,10 +239,10 @@ def in_a_sandbox(round_: Any, workspace: Path, script: str,
     system, files and environment), without the executor."""
     import sys
 
-    done = subprocess.run([support().bwrap or "bwrap", *sandbox._namespace_args(),
-                           *sandbox._system_args(), *sandbox.file_args(workspace, round_),
-                           *sandbox.environment_args(), sys.executable, "-c", script, *args],
-                          capture_output=True, text=True, timeout=60)
+    done = run_owned([support().bwrap or "bwrap", *sandbox._namespace_args(),
+                      *sandbox._system_args(), *sandbox.file_args(workspace, round_),
+                      *sandbox.environment_args(), sys.executable, "-c", script, *args],
+                     timeout=60)
     assert done.returncode == 0, done.stderr
     return done
 

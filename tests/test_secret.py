@@ -41,7 +41,7 @@ from grader.engine.secret import (
 )
 from grader.engine.workspace import WorkspaceError, load_config, parse_settings
 
-from helpers import PREFIX, LentWorker, lend_pool, solution, write_workspace
+from helpers import PREFIX, LentWorker, lend_pool, run_owned, solution, write_workspace
 
 BUGGY = solution("part1_reversed_order")  # part1.correctness and .aliasing show their values
 SECRETS = ("s3cret", "correct horse battery staple", "clé-ünïcode")
@@ -437,10 +437,8 @@ def workflow_step(name: str) -> dict[str, Any]:
 
 
 def run_step(script: str, cwd: Path, environ: dict[str, str]) -> Any:
-    import subprocess
-
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                          cwd=cwd, env=environ, capture_output=True, text=True, timeout=120)
+    return run_owned(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                     cwd=cwd, env=environ, timeout=120)
 
 
 def test_the_workflow_varies_hidden_inputs_per_submission_and_warns_without_a_secret(

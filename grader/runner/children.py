@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from grader.engine.rounds import Round, load_module
 from grader.engine.results import Status
+from grader.engine.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,

@@ -19,8 +19,8 @@ import signal
 import struct
 import sys
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast, get_args, get_type_hints
 
 from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
