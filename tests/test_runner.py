@@ -525,7 +525,9 @@ class _FakeChild:
 @pytest.mark.parametrize(("runnable", "cpu_per_s", "why", "waited"), [
     (True, 0.0, "wall", None),   # starved by a busy machine: waited for, up to the backstop
     (True, 1.0, "cpu", 1.0),     # computing: its CPU time is the limit
-    (True, 0.05, "wall", None),  # a CPU now and then (load 20 on one core): not failed
+    (True, 0.01, "wall", None),  # a CPU now and then (load 100 on one core): not failed
+    (True, 0.05, "cpu", 20.0),   # a fair share at load 20 on one core: its limit, past the
+                                 # backstop, so that a spinning hang times out there too
     (False, 0.0, "idle", 1.0),   # asleep: cut off as fast as a spinner
     (False, 1.0, "cpu", 1.0),    # seen asleep at each look, computing between: not an idler
 ])

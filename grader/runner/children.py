@@ -90,7 +90,12 @@ Children = Callable[[Request, Round], AbstractContextManager[Spawn]]
 
 BACKSTOP = 10.0
 """The wall-clock backstop of a wait, in multiples of its limit: how long a child that keeps
-waiting for a CPU (a machine busy with other work) is waited for."""
+waiting for a CPU (a machine busy with other work) is waited for at least."""
+STRETCH = 4.0
+"""How far past BACKSTOP a wait goes on for a child that is getting CPU time all the same:
+one that has had at least 1 / (BACKSTOP * STRETCH) of a CPU since the wait began (a fair share
+on a machine running 40 busy processes per core) would use its limit by then, so it is judged
+by its limit (a spinning hang times out) instead of being taken for starved."""
 SLICE_S = 0.25
 """How often a waiting worker looks at what the child is doing."""
 
@@ -117,7 +122,9 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     sandbox that does not answer) the clock counts as its work ("clock"), and it is asked again
     at each look. `progress` is called whenever a look finds the child at work (the CLI's
     watchdog hears that the worker is not wedged).
-    `backstop_s` puts the clock's backstop elsewhere than BACKSTOP times the limit."""
+    Past the backstop, a child that has had its share of a CPU all the same is waited for on
+    (see STRETCH). `backstop_s` puts the clock's backstop elsewhere than BACKSTOP times the
+    limit."""
     began = time.monotonic()
     backstop = BACKSTOP * limit_s if backstop_s is None else backstop_s
     first = last = child.usage()
@@ -134,8 +141,10 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
             else:
                 cpu = unread + last.cpu_s - first.cpu_s
                 idle_left = min(limit_s, allowance) - idle
-                left = min(limit_s - cpu, idle_left, backstop - elapsed)
+                left = min(limit_s - cpu, idle_left)
                 why = "cpu" if cpu >= limit_s else "idle" if idle_left <= 0 else "wall"
+                if left > 0 and _starved(cpu - unread, elapsed, backstop):
+                    left = 0.0
             if left <= 0:
                 raise FrameTimeout(why)
             ready, _, _ = select.select([child.fd], [], [], min(SLICE_S, left))
@@ -153,6 +162,14 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     finally:
         if budget:
             budget.left_s -= idle
+
+
+def _starved(cpu_s: float, elapsed_s: float, backstop_s: float) -> bool:
+    """Whether a wait that has lasted `elapsed_s` on the clock, in which the child got `cpu_s`
+    of CPU time, is over for want of CPU: past the backstop for a child getting less than a
+    1 / (BACKSTOP * STRETCH) share since the wait began, past STRETCH backstops for any."""
+    return elapsed_s >= backstop_s * STRETCH or \
+        (elapsed_s >= backstop_s and cpu_s < elapsed_s / (BACKSTOP * STRETCH))
 
 
 def next_frame(child: Child, timeout_s: float, budget: IdleBudget | None = None,
