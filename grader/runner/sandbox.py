@@ -683,7 +683,6 @@ class Sandboxes:
         self.discard()
         self.lost = ChildrenLost(LOST)
 
-
     def discard(self) -> None:
         if self._sandbox is not None:
             self._sandbox.close()
