@@ -542,6 +542,32 @@ def test_a_sandbox_too_starved_to_end_a_child_leaves_the_rest_undecided(
 
 
 @needs_sandbox
+def test_a_sandbox_competes_for_the_cpu_as_one_process(tmp_path: Path) -> None:
+    """Where this machine has the cpu controller, the sandbox's processes share one CPU weight
+    (a cgroup of their own in the cpu hierarchy): code that starts many spinning processes
+    takes no more of the CPU from the grader, a classmate's sandbox or the rest of the machine
+    than one process would."""
+    from grader.engine.rounds import get_round
+    from grader.runner.protocol import Request
+
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
+    box = sandbox.Sandbox(Request(id="t", root=str(root), round=round_.id, flavor="numpy",
+                                  parts=["part1"], seed=1), round_).wait_ready()
+    try:
+        if box.cgroup is None:
+            pytest.skip("no cgroup can be made here")
+        shared = [f for f in box.cgroup.folders
+                  if (f / "cpu.shares").exists() or (f / "cpu.weight").exists()]
+        if not shared:
+            pytest.skip("no cpu controller for this process's cgroups here")
+        assert str(box._executor) in (shared[0] / "cgroup.procs").read_text().split()
+    finally:
+        box.close()
+    assert not shared[0].exists()  # removed with the sandbox
+
+
+@needs_sandbox
 @pytest.mark.parametrize("starved", [True, False])
 def test_a_starting_sandbox_is_timed_by_its_work_not_the_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, starved: bool) -> None:

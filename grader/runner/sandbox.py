@@ -181,10 +181,15 @@ _names = itertools.count()
 
 @dataclass
 class Cgroup:
-    """A cgroup made for one sandbox, with memory and task limits, in each hierarchy it needs.
+    """A cgroup made for one sandbox, with memory and task limits, in each hierarchy it needs,
+    and a CPU share of its own where the cpu controller is there: the scheduler then weighs the
+    whole sandbox as it weighs one process, so code that starts a hundred spinning processes
+    takes no more of the CPU from the grader's own processes, from another submission's
+    sandbox or from the rest of the machine than one process would.
 
     cgroup v2: one folder below this process's own cgroup, which must delegate the memory and
-    pids controllers. v1: one folder in each of the memory and pids hierarchies."""
+    pids controllers (and, for the share, cpu). v1: one folder in each of the memory and pids
+    hierarchies, and in the cpu hierarchy where it is mounted."""
 
     kind: CgroupKind
     folders: list[Path] = field(default_factory=list)
@@ -207,6 +212,9 @@ class Cgroup:
                            "memory.memsw.limit_in_bytes": memory_bytes})
             group._create(Path("/sys/fs/cgroup/pids") / own["pids"].lstrip("/") / name,
                           {"pids.max": tasks})
+            cpu = Path("/sys/fs/cgroup/cpu")
+            if "cpu" in own and cpu.is_dir():
+                group._share(cpu / own["cpu"].lstrip("/") / name)
             return group
         raise SandboxError("no cgroup hierarchy with the memory and pids controllers")
 
@@ -227,6 +235,16 @@ class Cgroup:
             except OSError as exc:
                 self.remove()
                 raise SandboxError(f"cannot set {target}: {exc.strerror}") from exc
+
+    def _share(self, folder: Path) -> None:
+        """A folder in the cpu hierarchy, at the default share (one process's); none where it
+        cannot be made: the memory and task limits do not depend on it."""
+        _remove_stale(folder.parent)
+        try:
+            folder.mkdir()
+        except OSError:
+            return
+        self.folders.append(folder)
 
     @property
     def procs(self) -> list[str]:
