@@ -205,6 +205,34 @@ NO_BWRAP = Support(None, False, "bubblewrap is not installed (Debian/Ubuntu: apt
                    "bubblewrap)", None, "")
 
 
+@pytest.mark.parametrize("cpu_share", [True, False])
+def test_the_sandbox_command_says_what_the_sandbox_is_made_of(cpu_share: bool) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from grader.render.instructor_report import render_sandbox
+
+    console = Console(file=StringIO(), width=100, color_system=None)
+    render_sandbox(console, Support("/usr/bin/bwrap", True, "", "v1", "", cpu_share))
+    share = ("one CPU share for all its processes, as one process has" if cpu_share else
+             "no CPU share of its own (no cpu controller here): its processes compete for the "
+             "CPU one by one")
+    assert " ".join(console.file.getvalue().replace("│", " ").split()) == " ".join(f"""
+        The sandbox on this machine
+        ┌────────────┬─────────────────────────────────────────────────────────────────────────────────────┐
+        bubblewrap /usr/bin/bwrap: works here
+        namespaces its own users (nobody inside, no capabilities), PIDs, network (none), IPC, UTS and
+        cgroups
+        files read-only: the system, Python, the grader without its references, the submission's
+        own files; /tmp: a private tmpfs of 64 MiB
+        limits a cgroup (v1) for the whole sandbox: the request's memory + 1536 MiB for the
+        grader's side, 256 tasks, and {share}
+        lifetime killed with everything in it when its submission is graded
+        └────────────┴─────────────────────────────────────────────────────────────────────────────────────┘
+        """.split())
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (["sandbox"], "no sandbox on this machine: bubblewrap is not installed"),
     (["grade", "."], "pass --no-sandbox to grade without one"),
@@ -557,10 +585,11 @@ def test_a_sandbox_competes_for_the_cpu_as_one_process(tmp_path: Path) -> None:
     try:
         if box.cgroup is None:
             pytest.skip("no cgroup can be made here")
+        if not box.cgroup.shares_cpu:
+            pytest.skip("no cpu controller for this process's cgroups here")
+        assert support().cpu_share
         shared = [f for f in box.cgroup.folders
                   if (f / "cpu.shares").exists() or (f / "cpu.weight").exists()]
-        if not shared:
-            pytest.skip("no cpu controller for this process's cgroups here")
         assert str(box._executor) in (shared[0] / "cgroup.procs").read_text().split()
     finally:
         box.close()

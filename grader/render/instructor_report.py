@@ -270,7 +270,10 @@ def render_sandbox(console: Console, found: Support) -> None:
                   f"the submission's own files; /tmp: a private tmpfs of {TMP_MB} MiB")
     if found.cgroup:
         caps = (f"a cgroup ({found.cgroup}) for the whole sandbox: the request's memory + "
-                f"{EXECUTOR_MB} MiB for the grader's side, {TASKS} tasks")
+                f"{EXECUTOR_MB} MiB for the grader's side, {TASKS} tasks, and "
+                + ("one CPU share for all its processes, as one process has" if found.cpu_share
+                   else "no CPU share of its own (no cpu controller here): its processes "
+                   "compete for the CPU one by one"))
     else:
         caps = (f"no cgroup ({found.cgroup_why}): {TASKS} tasks for the sandbox's user "
                 "(RLIMIT_NPROC, counted per user namespace) and each process's address-space "

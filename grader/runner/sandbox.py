@@ -120,6 +120,8 @@ class Support:
     why: str
     cgroup: CgroupKind | None
     cgroup_why: str
+    cpu_share: bool = False
+    """Whether a sandbox's cgroup gets a CPU share of its own (see Cgroup)."""
 
 
 @functools.cache
@@ -141,8 +143,9 @@ def support() -> Support:
         probe = Cgroup.make(f"grader-probe-{os.getpid()}", 64 << 20, 8)
     except SandboxError as exc:
         return Support(bwrap, True, "", None, str(exc))
+    shares = probe.shares_cpu
     probe.remove()
-    return Support(bwrap, True, "", probe.kind, "")
+    return Support(bwrap, True, "", probe.kind, "", shares)
 
 
 def ensure_usable() -> None:
@@ -245,6 +248,12 @@ class Cgroup:
         except OSError:
             return
         self.folders.append(folder)
+
+    @property
+    def shares_cpu(self) -> bool:
+        """Whether one of its folders carries a CPU weight (cpu.shares in v1, cpu.weight in v2)."""
+        return any((f / "cpu.shares").exists() or (f / "cpu.weight").exists()
+                   for f in self.folders)
 
     @property
     def procs(self) -> list[str]:
