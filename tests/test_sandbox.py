@@ -222,8 +222,8 @@ def test_the_sandbox_command_says_what_the_sandbox_is_made_of(cpu_share: bool) -
         The sandbox on this machine
         ┌────────────┬─────────────────────────────────────────────────────────────────────────────────────┐
         bubblewrap /usr/bin/bwrap: works here
-        namespaces its own users (nobody inside, no capabilities), PIDs, network (none), IPC, UTS and
-        cgroups
+        namespaces its own users (nobody inside, no capabilities), PIDs, network (none), IPC, UTS
+        and cgroups
         files read-only: the system, Python, the grader without its references, the submission's
         own files; /tmp: a private tmpfs of 64 MiB
         limits a cgroup (v1) for the whole sandbox: the request's memory + 1536 MiB for the
