@@ -597,6 +597,40 @@ def test_a_sandbox_competes_for_the_cpu_as_one_process(tmp_path: Path) -> None:
 
 
 @needs_sandbox
+def test_a_sandbox_whose_executor_stops_answering_is_timed_by_what_it_uses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The executor answers the first usage query, then none in time (a busy machine, or
+    spinning code crowding it out of its own sandbox): the sandbox seen from outside stands in,
+    so a spinning hang still uses up its CPU limit and times out for that reason, not on the
+    clock."""
+    from grader.engine.rounds import get_round
+    from grader.runner.protocol import Request
+    from grader.runner.worker import grade_part
+
+    answered = sandbox.Sandbox.usage
+    asked: list[int] = []
+
+    def first_only(self: sandbox.Sandbox) -> Any:
+        asked.append(1)
+        if len(asked) > 2:
+            raise TimeoutError
+        return answered(self)
+
+    monkeypatch.setattr(sandbox.Sandbox, "usage", first_only)
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
+    part = round_.part("part1")
+    (root / "exercises" / part.file).write_text("while True:\n    pass\n")
+    request = Request(id="t", root=str(root), round=round_.id, flavor="numpy",
+                      parts=["part1"], seed=1, timeout_s=1.0)
+    with sandbox.sandboxed_children(request, round_) as spawn:
+        first = grade_part(request, round_, part, [], spawn, lambda: None)[0]
+    assert len(asked) > 2
+    assert first.status == "timeout", first.message
+    assert "within 1 s of CPU time" in first.message
+
+
+@needs_sandbox
 @pytest.mark.parametrize("starved", [True, False])
 def test_a_starting_sandbox_is_timed_by_its_work_not_the_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, starved: bool) -> None:

@@ -533,11 +533,12 @@ class Sandbox:
 
     def usage(self) -> strays.Usage | None:
         """The current child's tree's usage as the executor reads it in the sandbox's /proc;
-        None when it does not answer in time (a wedged executor is dealt with by `ended`)."""
+        None when the executor is gone, stopped or says nothing that reads as one;
+        TimeoutError when it does not answer in time (see SandboxedChild.usage)."""
         try:
             self.send({"op": "usage"})
             message = self._receive(USAGE_TIMEOUT_S)
-        except (ChannelClosed, TimeoutError):
+        except ChannelClosed:
             return None
         cpu_s = message.get("cpu_s")
         if message.get("op") != "usage" or not isinstance(cpu_s, float) \
@@ -646,15 +647,32 @@ class SandboxedChild:
         finally:
             os.close(write_fd)
         self.fd = read_fd
+        self._last: tuple[strays.Usage, strays.Usage] | None = None  # the executor's, ours
 
     def last_words(self) -> tuple[str, str]:
         return ask_last_words(lambda: self.owner.current().send({"op": "last_words"}), self.fd)
 
     def usage(self) -> strays.Usage | None:
+        """The child's tree's usage as the executor reads it. Where the executor does not
+        answer in time (a busy machine, or the code under test crowding it out of its own
+        sandbox), the whole sandbox seen from here stands in: the CPU time the executor last
+        gave plus what the sandbox has used since, and whether it is at work; so a spinning
+        sandbox still uses up its limit, a starved one is waited for, and an idle one spends
+        its idle allowance (never an answer yet: None, the clock)."""
         try:
-            return self.owner.current().usage()
+            sandbox = self.owner.current()
+            found = sandbox.usage()
         except ChildrenLost:
             return None
+        except TimeoutError:
+            seen = strays.tree_usage(sandbox.process.pid)
+            if self._last is None or seen is None:
+                return None
+            given, then = self._last
+            return strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable)
+        seen = strays.tree_usage(sandbox.process.pid)
+        self._last = (found, seen) if found is not None and seen is not None else self._last
+        return found
 
     def end(self, kill: bool) -> Ended:
         """Reap the child through the executor; a sandbox that does not answer in time (its
