@@ -522,6 +522,20 @@ class _FakeChild:
         os.close(self.write_fd)
 
 
+def _timed_out(child: _FakeChild, wait: Callable[[], object]) -> tuple[str, float]:
+    """Why `wait` on `child` ended in FrameTimeout, and after how long on the clock (the child's
+    pipe closed after)."""
+    from grader.runner.children import FrameTimeout
+
+    began = time.monotonic()
+    try:
+        with pytest.raises(FrameTimeout) as raised:
+            wait()
+    finally:
+        child.close()
+    return raised.value.why, time.monotonic() - began
+
+
 @pytest.mark.parametrize(("runnable", "cpu_per_s", "why", "waited"), [
     (True, 0.0, "wall", None),   # starved by a busy machine: waited for, up to the backstop
     (True, 1.0, "cpu", 1.0),     # computing: its CPU time is the limit
@@ -533,20 +547,15 @@ class _FakeChild:
 ])
 def test_a_wait_counts_the_childs_work_and_sleep_not_the_clock(
         runnable: bool, cpu_per_s: float, why: str, waited: float | None) -> None:
-    from grader.runner.children import BACKSTOP, FrameTimeout, IdleBudget, wait_readable
+    from grader.runner.children import BACKSTOP, IdleBudget, wait_readable
 
     limit = 0.2
     child = _FakeChild(runnable, cpu_per_s)
-    began = time.monotonic()
     budget = IdleBudget(10.0)
-    try:
-        with pytest.raises(FrameTimeout) as raised:
-            wait_readable(child, limit, budget)  # type: ignore[arg-type]
-    finally:
-        child.close()
-    assert raised.value.why == why
+    ended, took = _timed_out(child, lambda: wait_readable(child, limit, budget))  # type: ignore[arg-type]
+    assert ended == why
     waited = BACKSTOP if waited is None else waited
-    assert time.monotonic() - began >= waited * limit - 0.05  # load only ever lengthens it
+    assert took >= waited * limit - 0.05  # load only ever lengthens it
     assert (budget.left_s < 10.0 - limit / 2) is (why == "idle")
 
 
@@ -570,19 +579,14 @@ def test_a_wait_counts_the_clock_only_while_the_childs_usage_cannot_be_read(
     then the child is waited for up to the backstop, as a starved one is ("wall"). Never read:
     the limit on the clock, which says no more than a timeout ("clock", not "wall", which would
     take it for starved)."""
-    from grader.runner.children import BACKSTOP, FrameTimeout, wait_readable
+    from grader.runner.children import BACKSTOP, wait_readable
 
     limit = 0.6
     child = _UnreadChild(unread)
-    began = time.monotonic()
-    try:
-        with pytest.raises(FrameTimeout) as raised:
-            wait_readable(child, limit)  # type: ignore[arg-type]
-    finally:
-        child.close()
-    assert raised.value.why == why
+    ended, took = _timed_out(child, lambda: wait_readable(child, limit))  # type: ignore[arg-type]
+    assert ended == why
     waited = BACKSTOP if why == "wall" else 1.0
-    assert time.monotonic() - began >= waited * limit - 0.05  # load only ever lengthens it
+    assert took >= waited * limit - 0.05  # load only ever lengthens it
 
 
 @pytest.mark.parametrize(("runnable", "cpu_per_s", "why"), [
@@ -598,20 +602,15 @@ def test_the_rest_of_a_frame_begun_is_waited_for_by_the_childs_work(
     clock, and a child that hangs half way times out for the reason it hung."""
     import struct
 
-    from grader.runner.children import BACKSTOP, FrameTimeout, next_frame
+    from grader.runner.children import BACKSTOP, next_frame
 
     limit = 0.2
     child = _FakeChild(runnable, cpu_per_s)
-    began = time.monotonic()
-    try:
-        os.write(child.write_fd, struct.pack(">Q", 100))
-        with pytest.raises(FrameTimeout) as raised:
-            next_frame(child, limit)  # type: ignore[arg-type]
-    finally:
-        child.close()
-    assert raised.value.why == why
+    os.write(child.write_fd, struct.pack(">Q", 100))
+    ended, took = _timed_out(child, lambda: next_frame(child, limit))  # type: ignore[arg-type]
+    assert ended == why
     waited = BACKSTOP if why == "wall" else 1.0
-    assert time.monotonic() - began >= waited * limit - 0.05  # load only ever lengthens it
+    assert took >= waited * limit - 0.05  # load only ever lengthens it
 
 
 def test_a_frame_larger_than_a_pipe_arrives_whole_from_a_slow_writer() -> None:

@@ -468,16 +468,32 @@ def test_the_executor_is_found_below_bwrap_and_not_mistaken_for_bwrap(tmp_path: 
         box.close()
 
 
+def _graded_in_one_sandbox(tmp_path: Path, parts: list[str], timeout_s: float = 10.0,
+                           part1: str | None = None) -> list[list[Any]]:
+    """gradient-check's references (part 1 replaced by `part1` when given), each part graded
+    in turn by the real runner through one sandbox, as a request is: results part by part."""
+    from grader.engine.rounds import get_round
+    from grader.runner.protocol import Request
+    from grader.runner.worker import grade_part
+
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
+    if part1 is not None:
+        (root / "exercises" / round_.part("part1").file).write_text(part1)
+    request = Request(id="t", root=str(root), round=round_.id, flavor="numpy", parts=parts,
+                      seed=1, timeout_s=timeout_s)
+    with sandbox.sandboxed_children(request, round_) as spawn:
+        return [grade_part(request, round_, round_.part(part), [], spawn, lambda: None)
+                for part in parts]
+
+
 @needs_sandbox
 def test_a_sandbox_the_machine_starves_at_start_leaves_every_check_undecided(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A sandbox seen runnable at every look without getting a CPU, until the clock's backstop
     ran out: the machine was too busy, so every check of the request is undecided (points held,
     none earned), the reason said, and no second start is waited for as long again."""
-    from grader.engine.rounds import get_round
     from grader.runner import children, strays
-    from grader.runner.protocol import Request
-    from grader.runner.worker import grade_part
 
     monkeypatch.setattr(sandbox, "START_LIMIT_S", 0.3)
     for module in (children, sandbox):
@@ -491,14 +507,7 @@ def test_a_sandbox_the_machine_starves_at_start_leaves_every_check_undecided(
         plain_init(self, *args)
 
     monkeypatch.setattr(sandbox.Sandbox, "__init__", counted)
-    round_ = get_round("gradient-check")
-    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
-    request = Request(id="t", root=str(root), round=round_.id, flavor="numpy",
-                      parts=["part1", "part2"], seed=1)
-    with sandbox.sandboxed_children(request, round_) as spawn:
-        results = [r for part in request.parts
-                   for r in grade_part(request, round_, round_.part(part), [], spawn,
-                                       lambda: None)]
+    results = [r for part in _graded_in_one_sandbox(tmp_path, ["part1", "part2"]) for r in part]
     assert started == [1]
     assert {(r.status, r.score) for r in results} == {("undecided", 0.0)}
     assert all(r.max_score > 0 for r in results)
@@ -547,22 +556,13 @@ def test_a_sandbox_too_starved_to_end_a_child_leaves_the_rest_undecided(
     """The first child's checks keep the verdicts its frames brought; once its sandbox could
     not end it for want of CPU, every check not run yet is undecided, and no other sandbox is
     started to wait as long again."""
-    from grader.engine.rounds import get_round
-    from grader.runner.protocol import Request
-    from grader.runner.worker import grade_part
 
     def starved(self: sandbox.Sandbox) -> None:
         raise sandbox.SandboxStarved("its executor got too little CPU to end a child within "
                                      "40 s on the clock")
 
     monkeypatch.setattr(sandbox.Sandbox, "ended", starved)
-    round_ = get_round("gradient-check")
-    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
-    request = Request(id="t", root=str(root), round=round_.id, flavor="numpy",
-                      parts=["part1", "part2"], seed=1)
-    with sandbox.sandboxed_children(request, round_) as spawn:
-        first, second = (grade_part(request, round_, round_.part(part), [], spawn,
-                                    lambda: None) for part in request.parts)
+    first, second = _graded_in_one_sandbox(tmp_path, ["part1", "part2"])
     assert {r.status for r in first} == {"passed"}  # the references: one child, all judged
     assert {(r.status, r.score, r.message) for r in second} == {(
         "undecided", 0.0, "not run: the machine was too busy to judge this: re-run when it is "
@@ -603,9 +603,6 @@ def test_a_sandbox_whose_executor_stops_answering_is_timed_by_what_it_uses(
     spinning code crowding it out of its own sandbox): the sandbox seen from outside stands in,
     so a spinning hang still uses up its CPU limit and times out for that reason, not on the
     clock."""
-    from grader.engine.rounds import get_round
-    from grader.runner.protocol import Request
-    from grader.runner.worker import grade_part
 
     answered = sandbox.Sandbox.usage
     asked: list[int] = []
@@ -617,14 +614,8 @@ def test_a_sandbox_whose_executor_stops_answering_is_timed_by_what_it_uses(
         return answered(self)
 
     monkeypatch.setattr(sandbox.Sandbox, "usage", first_only)
-    round_ = get_round("gradient-check")
-    root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
-    part = round_.part("part1")
-    (root / "exercises" / part.file).write_text("while True:\n    pass\n")
-    request = Request(id="t", root=str(root), round=round_.id, flavor="numpy",
-                      parts=["part1"], seed=1, timeout_s=1.0)
-    with sandbox.sandboxed_children(request, round_) as spawn:
-        first = grade_part(request, round_, part, [], spawn, lambda: None)[0]
+    ((first, *_),) = _graded_in_one_sandbox(tmp_path, ["part1"], timeout_s=1.0,
+                                            part1="while True:\n    pass\n")
     assert len(asked) > 2
     assert first.status == "timeout", first.message
     assert "within 1 s of CPU time" in first.message
