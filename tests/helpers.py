@@ -348,6 +348,18 @@ def write_workspace(root: Path, flavor: str, start: str = "reference",
     return workspace.root
 
 
+def needing_the_grading_environment(source: str) -> str:
+    """An exercise file's `source` that raises at import unless its process has the environment
+    every grading process is given (runner.process_env), so that its checks pass only there."""
+    from grader.runner.process_env import GRADING_ENV, HUGE_PAGES_TUNABLE
+
+    return (f"{source}\n"
+            f"import os as _os\n"
+            f"if {{n: _os.environ.get(n) for n in {sorted(GRADING_ENV)!r}}} != {GRADING_ENV!r} \\\n"
+            f"        or {HUGE_PAGES_TUNABLE!r} not in _os.environ.get('GLIBC_TUNABLES', ''):\n"
+            f"    raise RuntimeError(dict(_os.environ))\n")
+
+
 # ---- the documented JSON documents ----------------------------------------------------------
 
 SCHEMAS = REPO / "docs" / "schemas"

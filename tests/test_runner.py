@@ -31,7 +31,15 @@ from grader.runner.worker import (
     run_part,
 )
 
-from helpers import PREFIX, SESSION_ENV, SPAWNING, checks_by_id, run_owned, write_workspace
+from helpers import (
+    PREFIX,
+    SESSION_ENV,
+    SPAWNING,
+    checks_by_id,
+    needing_the_grading_environment,
+    run_owned,
+    write_workspace,
+)
 
 
 @pytest.fixture(scope="module")
@@ -363,6 +371,42 @@ def subreaper(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     assert strays.become_subreaper()
     yield
     strays.become_subreaper(adopt=False)
+
+
+def test_a_forked_child_leaves_its_parents_objects_out_of_its_collections() -> None:
+    """strays.fork: every object alive at the fork is frozen in the child (its collections
+    walk only what it makes), and handed back to the parent's collector at once."""
+    import gc
+
+    read_fd, write_fd = os.pipe()
+    pid = strays.fork()
+    if pid == 0:
+        os.write(write_fd, str(gc.get_freeze_count()).encode())
+        os._exit(0)
+    os.close(write_fd)
+    frozen = int(os.read(read_fd, 64))
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    assert frozen > 10_000
+    assert gc.get_freeze_count() == 0
+
+
+def test_candidate_code_runs_in_the_grading_environment(grading, tmp_path: Path) -> None:
+    """One thread per math library, CUDA asked through NVML, malloc in huge pages: a part 1
+    that raises at import anywhere else (as it does in a bare environment) passes every check
+    in the worker's children."""
+    from grader.engine.rounds import get_round
+
+    round_ = get_round("gradient-check")
+    root = write_workspace(tmp_path, "numpy", round_=round_)
+    exercise = root / "exercises" / round_.part("part1").file
+    guarded = needing_the_grading_environment(exercise.read_text())
+    bare = subprocess.run([sys.executable, "-c", guarded], env={}, capture_output=True,
+                          text=True, timeout=60)
+    assert "RuntimeError" in bare.stderr
+    exercise.write_text(guarded)
+    result = grading.run(root, "numpy", ["part1"], round_id=round_.id)
+    assert {c.status for p in result.parts for c in p.checks} == {"passed"}
 
 
 @pytest.mark.usefixtures("subreaper")

@@ -34,7 +34,15 @@ from grader.engine.secret import SECRET_ENV
 from grader.runner import sandbox
 from grader.runner.sandbox import Support, support
 
-from helpers import NO_SANDBOX, REPO, needs_sandbox, run_grader, run_owned, write_workspace
+from helpers import (
+    NO_SANDBOX,
+    REPO,
+    needing_the_grading_environment,
+    needs_sandbox,
+    run_grader,
+    run_owned,
+    write_workspace,
+)
 
 ADVERSARIES = Path(__file__).parent / "adversaries"
 NAMES = sorted(p.name for p in ADVERSARIES.iterdir() if (p / "expect.toml").is_file())
@@ -567,6 +575,20 @@ def test_a_sandbox_too_starved_to_end_a_child_leaves_the_rest_undecided(
     assert {(r.status, r.score, r.message) for r in second} == {(
         "undecided", 0.0, "not run: the machine was too busy to judge this: re-run when it is "
         "quieter (its executor got too little CPU to end a child within 40 s on the clock)")}
+
+
+@needs_sandbox
+def test_candidate_code_in_a_sandbox_runs_in_the_grading_environment(tmp_path: Path) -> None:
+    """The sandbox's environment is its own (none of the judge's), yet it holds what every
+    grading process is given (runner.process_env): a part 1 that raises at import without it
+    passes every check."""
+    from grader.engine.rounds import get_round
+
+    reference = get_round("gradient-check").reference_file(
+        get_round("gradient-check").part("part1"), "numpy")
+    ((*checks,),) = _graded_in_one_sandbox(
+        tmp_path, ["part1"], part1=needing_the_grading_environment(reference.read_text()))
+    assert {c.status for c in checks} == {"passed"}
 
 
 @needs_sandbox

@@ -23,6 +23,7 @@ from grader.engine.rounds import get_round
 from grader.engine.secret import SECRET_ENV
 from grader.runner import strays
 from grader.runner.children import BACKSTOP, TreeWatch, wait_readable
+from grader.runner.process_env import grading_environment
 from grader.runner.protocol import Event, FrameTimeout, Request, received_event
 
 __all__ = ["GraderCrash", "Request", "Worker", "run_request"]
@@ -37,19 +38,12 @@ class GraderCrash(Exception):
 
 def _worker_environment() -> dict[str, str]:
     """The worker must import the same grader as this process (a checkout, a worktree, an
-    install), whatever folder the command was started from."""
-    env = dict(os.environ)
+    install), whatever folder the command was started from, in the environment every grading
+    process has (process_env)."""
+    env = grading_environment(dict(os.environ))
     # The instructor's secret is mixed into the seed in this process; the code under test runs
     # in the worker's children and must not be able to read it.
     env.pop(SECRET_ENV, None)
-    # Children are forked from the worker and may time on CUDA, so nothing in the worker may
-    # initialise CUDA: with this, even torch.cuda.is_available() asks NVML instead.
-    env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    # One thread for every math library, as in the sandbox: the CPU time a child is charged
-    # is then its own work, not a BLAS pool spinning beside it, and candidate code and the
-    # reference (timed in the worker's own children) are measured alike in every mode.
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[name] = "1"
     source = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH")) if p)
     return env

@@ -208,7 +208,7 @@ class ForkedChild:
         self.sweep = sweep
         read_fd, write_fd = os.pipe()
         worker_pid = os.getpid()
-        pid = os.fork()
+        pid = strays.fork()
         if pid == 0:
             os.close(read_fd)
             run_child(write_fd, spec, helpers, worker_pid)

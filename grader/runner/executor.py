@@ -113,7 +113,7 @@ def _open_up(folder: Path) -> None:
 
 
 def _start(sock: socket.socket, spec: ChildSpec, fd: int, helpers: ModuleType) -> int:
-    pid = os.fork()
+    pid = strays.fork()
     if pid == 0:
         sock.close()
         run_child(fd, spec, helpers, os.getppid())

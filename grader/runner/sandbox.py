@@ -59,6 +59,7 @@ from grader.runner.children import (
     ask_last_words,
     wait_readable,
 )
+from grader.runner.process_env import grading_environment
 from grader.runner.protocol import ChildSpec, FrameTimeout, Request
 
 NOBODY = 65534
@@ -379,8 +380,8 @@ CANDIDATE_SIDE = ("__init__.py", "engine/__init__.py", "engine/results.py", "eng
                   "engine/rounds.py", "engine/flavored.py", "probes/*.py", "runner/__init__.py",
                   "runner/channel.py",
                   "runner/child.py", "runner/children.py", "runner/executor.py",
-                  "runner/nofork.py", "runner/protocol.py", "runner/sandbox.py",
-                  "runner/strays.py",
+                  "runner/nofork.py", "runner/process_env.py", "runner/protocol.py",
+                  "runner/sandbox.py", "runner/strays.py",
                   "round_api/__init__.py", "round_api/probes.py")
 """The grader's modules that the executor and the probes import: all of the package that a
 sandbox shows. Nothing of the judge (check kinds, truths, mistake simulators, references,
@@ -436,9 +437,9 @@ def file_args(root: Path, round_: Round) -> list[str]:
 def environment_args() -> list[str]:
     """The sandbox's whole environment: none of the judge's (its secret above all)."""
     package_parent = str(Path(grader.__file__).resolve().parent.parent)
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH":
-           package_parent, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-           "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+    env = grading_environment({
+        "PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH": package_parent,
+        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"})
     args = ["--clearenv"]
     for name, value in env.items():
         args += ["--setenv", name, value]

@@ -10,6 +10,7 @@ the process-group kill at a timeout is all there is.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import resource
 import signal
@@ -55,6 +56,18 @@ def undumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def fork() -> int:
+    """os.fork(), with every object alive at the fork left out of the child's garbage
+    collections (gc.freeze): a child that allocates would otherwise walk the worker's million
+    objects (torch's among them) in each full collection, and write to every page it walks,
+    copying it. The parent's objects are handed back to its collector once the fork is done."""
+    gc.freeze()
+    pid = os.fork()
+    if pid:
+        gc.unfreeze()
+    return pid
 
 
 def children(pid: int | None = None) -> set[int]:
