@@ -198,6 +198,22 @@ def test_the_installed_rounds() -> None:
             assert len(part.hints) >= 3, (round_.id, part.id)
 
 
+@pytest.mark.parametrize("round_id", sorted(installed()))
+def test_every_installed_check_is_measured_where_its_row_says(round_id: str) -> None:
+    """A request that asks for no timed rounds skips a check by its row (Check.measured), so
+    each shipped plan, in each flavor, must be measured in timed rounds exactly where its row
+    says; and some are (the CPU-time checks, the GPU timing)."""
+    from grader.checks.base import Context
+    from grader.checks.table import round_checks
+
+    found = {(c.id, flavor): (c.measured, c.plan(Context(1, flavor, c.id, "cpu")).measured
+                              is not None)
+             for c in round_checks(installed()[round_id]) for flavor in c.flavors}
+    assert {key for key, (said, made) in found.items() if said != made} == set()
+    if round_id in ("prefix-products", "matmul-grad", "mlp-backprop", "normalization"):
+        assert any(said for said, _ in found.values())
+
+
 def test_installed_rounds_are_their_folders_listed_by_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No list to keep in step: every folder of grader/rounds with a round.toml is a round,

@@ -206,6 +206,43 @@ def test_a_plan_measured_run_by_run_gets_each_processs_cpu_time_from_the_kernel(
     assert 0.35 <= figures[2][1] < 1.5
 
 
+def _measured_plan(ctx: Context) -> Plan:
+    return Plan("round:spin", {}, _runs_report, measured=Measured((({"seconds": 0.1},),), 1))
+
+
+def _unmade(ctx: Context) -> Plan:
+    raise AssertionError("a plan the request skips is not made")
+
+
+@pytest.mark.parametrize(("row_says", "make", "measured", "outcome"), [
+    (True, _unmade, False, "skipped"),
+    (True, _measured_plan, True, "measured"),
+    (False, _measured_plan, True, "its row says it is not measured in timed rounds, and its "
+                                  "plan disagrees"),
+    (True, lambda ctx: Plan("nothing", {}, lambda data: passed("")), True,
+     "its row says it is measured in timed rounds, and its plan disagrees"),
+])
+def test_a_checks_row_says_whether_it_is_measured_and_its_plan_must_agree(
+        row_says: bool, make: Callable[[Context], Plan], measured: bool, outcome: str) -> None:
+    """A request that asks for no timed rounds skips a measured check by its row, without
+    making its plan (which may be costly); a plan measured where its row says otherwise, or the
+    reverse, is the round's error."""
+    from grader.engine.rounds import RoundError
+
+    check = Check(id="part1.cost", title="t", points=1.0, plan=make, flavors=("numpy",),
+                  measured=row_says)
+    request = Request(id="t", root="/nowhere", round="tiny-sum", flavor="numpy",
+                      parts=["part1"], seed=1, measured=measured)
+    ctx = Context(1, "numpy", check.id, "cpu")
+    if outcome == "skipped":
+        assert worker_module._planned(request, check, ctx) is worker_module.NOT_MEASURED
+    elif outcome == "measured":
+        assert worker_module._planned(request, check, ctx).measured is not None
+    else:
+        with pytest.raises(RoundError, match=f"^part1.cost: {outcome}"):
+            worker_module._planned(request, check, ctx)
+
+
 def _clock_plan(decide: Callable[[dict], Verdict], rounds: int) -> Plan:  # type: ignore[type-arg]
     runs = tuple(tuple({"tag": f"{number}.{size}"} for size in "abc")
                  for number in range(1, rounds + 1))

@@ -231,7 +231,8 @@ class Check:
     hand-written backward that used autograd earns nothing for its values); `void_message` says
     why, on each of them. `rank`: how likely a failure here is the mistake to fix first (2: the
     function's values, 1: its properties, 0: input validation and explanations), for the
-    scorecard's order.
+    scorecard's order. `measured`: its plans are measured in timed rounds (Plan.measured), as
+    its kind, or a custom row, says; a plan that disagrees is the round's error.
     """
 
     id: str
@@ -245,6 +246,7 @@ class Check:
     void_message: str = ""
     rank: int = 1
     observed: Observed = "outside"
+    measured: bool = False
 
     @property
     def part_id(self) -> str:

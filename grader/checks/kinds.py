@@ -2145,6 +2145,10 @@ VOID_MESSAGES: dict[str, str] = {
                   "values do not count"}
 """Why the checks a failed check of a kind voids do not count, where the kind says it."""
 
+MEASURED_KINDS: frozenset[str] = frozenset({"cpu_growth"})
+"""Kinds whose plans are measured in timed rounds (Plan.measured); a custom row whose plan is
+says `measured = true`. Known from the table, a check's being measured costs no plan to ask."""
+
 OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth",
                                              "inputs_unchanged", "fresh_result"})
 """Kinds whose verdict rests on what the probe saw inside the candidate's process (autograd's

@@ -38,15 +38,22 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from grader.checks.base import OBSERVED, Check, Context
-from grader.checks.kinds import KINDS, OBSERVED_INSIDE, RANKS, VOID_MESSAGES, Spec
+from grader.checks.base import OBSERVED, Check
+from grader.checks.kinds import (
+    KINDS,
+    MEASURED_KINDS,
+    OBSERVED_INSIDE,
+    RANKS,
+    VOID_MESSAGES,
+    Spec,
+)
 from grader.checks.mistakes import Mistake, same_as
 from grader.engine.flavored import problems
 from grader.engine.rounds import ROUND_FILE, TABLE_KEYS, Round, RoundError, load_module
 
 CHECKS_FILE = "checks.toml"
 CHECK_KEYS = {"id", "kind", "title", "points", "flavors", "needs", "after", "voids",
-              "void_message", "rank", "observed"}
+              "void_message", "rank", "observed", "measured"}
 NEEDS = ("cuda",)
 
 
@@ -112,6 +119,12 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
     observed = entry.get("observed", "inside" if kind in OBSERVED_INSIDE else "outside")
     if observed not in OBSERVED:
         raise RoundError(f"{here}: observed must be one of {', '.join(OBSERVED)}")
+    measured = entry.get("measured", kind in MEASURED_KINDS)
+    if "measured" in entry and kind != "custom":
+        raise RoundError(f"{here}: measured is a custom row's key: a {kind} check's kind says "
+                         "whether it is measured")
+    if not isinstance(measured, bool):
+        raise RoundError(f"{here}: measured must be true or false")
     voids = tuple(entry.get("voids", ()))
     void_message = str(entry.get("void_message", VOID_MESSAGES.get(kind, "")))
     if voids and not void_message:
@@ -119,7 +132,8 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
     return Check(id=check_id, title=str(entry["title"]), points=float(entry["points"]),
                  plan=plan, flavors=flavors, needs=needs, after=tuple(entry.get("after", ())),
                  voids=voids, void_message=void_message,
-                 rank=int(entry.get("rank", RANKS.get(kind, 1))), observed=observed)
+                 rank=int(entry.get("rank", RANKS.get(kind, 1))), observed=observed,
+                 measured=measured)
 
 
 def _table(round_: Round) -> tuple[Path, dict[str, Any]]:
@@ -211,7 +225,5 @@ def checks_for(round_: Round, part_id: str, flavor: str) -> list[Check]:
 @cache
 def measured_checks(round_: Round, flavor: str) -> frozenset[str]:
     """The round's checks measured in timed rounds (checks.base.Measured) in a flavor: those a
-    busy machine could sway, and those a caller may skip (Request.measured). Whether a plan is
-    measured does not depend on the seed or the device, so any context tells."""
-    return frozenset(c.id for c in round_checks(round_) if flavor in c.flavors
-                     and c.plan(Context(1, flavor, c.id, "cpu")).measured is not None)
+    busy machine could sway, and those a caller may skip (Request.measured)."""
+    return frozenset(c.id for c in round_checks(round_) if flavor in c.flavors and c.measured)

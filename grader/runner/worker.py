@@ -39,7 +39,7 @@ from grader.engine.results import (
     scale_to_weight,
     weigh_properties,
 )
-from grader.engine.rounds import Part, Round, get_round, load_module
+from grader.engine.rounds import Part, Round, RoundError, get_round, load_module
 from grader.probes.autograd import autodiff_watch
 from grader.runner import strays
 from grader.runner.children import (
@@ -202,10 +202,7 @@ class _Part:
                             request.timeout_s, cuda, tuple(p.id for p in earlier),
                             tuple(p.id for p in earlier if p.passed),
                             hidden_seed=request.hidden_seed) for c in checks]
-        plans = [c.plan(ctx) if request.informational or c.applies(ctx) else _not_run_here(c)
-                 for c, ctx in zip(checks, contexts, strict=True)]
-        if not request.measured:
-            plans = [NOT_MEASURED if plan.measured else plan for plan in plans]
+        plans = [_planned(request, c, ctx) for c, ctx in zip(checks, contexts, strict=True)]
         return cls(request, round_, part, checks, contexts, plans, spawn, alive)
 
     def spec(self, first: int, stop: int, run: dict[str, Any] | None = None) -> ChildSpec:
@@ -274,6 +271,23 @@ def _spec(request: Request, round_: Round, root: str, module: str | None,
 NOT_MEASURED = Plan("nothing", {}, lambda data: skipped("not measured: the request asked for "
                                                         "no timed rounds"))
 """The stand-in plan of a measured check when the request asked for none (Request.measured)."""
+
+
+def _planned(request: Request, check: Check, ctx: Context) -> Plan:
+    """The check's plan; a stand-in where it cannot apply here (and its figures were not asked
+    for) or where it is measured in timed rounds and the request asked for none. A plan must be
+    measured exactly where the check's row says (Check.measured), which is what lets a request
+    skip one without making it."""
+    if not (request.informational or check.applies(ctx)):
+        return _not_run_here(check)
+    if check.measured and not request.measured:
+        return NOT_MEASURED
+    plan = check.plan(ctx)
+    if (plan.measured is not None) != check.measured:
+        said = "is" if check.measured else "is not"
+        raise RoundError(f"{check.id}: its row says it {said} measured in timed rounds, and its "
+                         "plan disagrees (a custom row says `measured = true`)")
+    return plan
 
 
 def _not_run_here(check: Check) -> Plan:
