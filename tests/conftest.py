@@ -5,9 +5,10 @@ pytest-xdist spreads the tests over processes (`-n auto`, from pyproject.toml). 
 worker imports torch (a second or two); grading a part in it costs a fork, so the tests of one
 process share one worker. What a test needs that others need too is made once per process and
 kept: a solution folder graded (tests/solutions), the result of a module's `JOBS` (end-to-end
-runs of the real command, see helpers.Job). `--dist loadgroup` keeps each solution's tests, each
-module's that has jobs, and the hostile submissions' in one group, so that nothing is made
-twice across processes.
+runs of the real command, see helpers.Job). `--dist loadgroup` keeps the tests of each round's
+solutions, each module's that has jobs, and the hostile submissions' in one group, so that
+nothing is made twice across processes (a worker keeps what a round's references and mutants
+answered, see runner.worker._Answers: the first grading of a round pays for it).
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def _group(item: pytest.Item) -> str | None:
     callspec = getattr(item, "callspec", None)
     solution = callspec.params.get("solution") if callspec else None
     if isinstance(solution, Solution):
-        return "hostile" if solution.name.startswith("hostile_") else solution.key
+        return "hostile" if solution.name.startswith("hostile_") else solution.round.id
     return None
 
 
