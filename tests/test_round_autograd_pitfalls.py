@@ -41,6 +41,49 @@ def test_each_stub_fails_with_its_own_bug_named(grading: Any, tmp_path: Path) ->
     assert all(c.score == 0 for c in checks.values())
 
 
+WARM_SCRIPT = """
+import os, sys
+import torch
+from grader.engine.rounds import get_round
+from grader.runner import strays
+from grader.runner.children import probe_helpers
+
+def imported_by_a_child():
+    read_fd, write_fd = os.pipe()
+    pid = strays.fork()
+    if pid == 0:
+        before = set(sys.modules)
+        torch.optim.Adam([torch.zeros(2, requires_grad=True)], lr=0.1)
+        torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1, momentum=0.9)
+        os.write(write_fd, str(len(set(sys.modules) - before)).encode())
+        os._exit(0)
+    os.close(write_fd)
+    os.waitpid(pid, 0)
+    return int(os.read(read_fd, 64))
+
+print(imported_by_a_child(), end=" ")
+probe_helpers(get_round("autograd-pitfalls"))
+print(imported_by_a_child())
+"""
+
+
+def test_a_child_makes_its_optimizers_with_what_the_worker_imported() -> None:
+    """The round's probes warm the process that forks the children: a child forked before
+    makes its first optimizer by importing hundreds of modules (torch._dynamo, about a second,
+    paid again by every child that trains), one forked after imports none."""
+    import subprocess
+    import sys
+
+    from helpers import SESSION_ENV
+
+    done = subprocess.run([sys.executable, "-c", WARM_SCRIPT], env=SESSION_ENV,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    cold, warm = map(int, done.stdout.split())
+    assert cold > 100
+    assert warm == 0
+
+
 def test_followups_show_the_original_symptom_beside_the_fix(grading: Any,
                                                            tmp_path: Path) -> None:
     root = write_workspace(tmp_path / "ws", "torch", "reference", round_=ROUND)

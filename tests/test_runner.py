@@ -428,6 +428,23 @@ def test_a_forked_child_leaves_its_parents_objects_out_of_its_collections() -> N
     assert gc.get_freeze_count() == 0
 
 
+def test_a_rounds_warm_up_runs_once_where_the_children_are_forked(tmp_path: Path) -> None:
+    """probes.py's `warm()`, where a round has one, runs once in the process that forks (so
+    each child inherits what it set up), however many spawners are made; a round without one
+    needs none."""
+    from grader.runner.children import probe_helpers
+
+    root = write_tiny_round(tmp_path)
+    with (root / "probes.py").open("a") as probes:
+        probes.write("\nWARMED = []\n\n\ndef warm():\n    import os\n"
+                     "    WARMED.append(os.getpid())\n")
+    round_ = Round.load(root)
+    helpers = probe_helpers(round_)
+    fork_spawner(round_)
+    assert probe_helpers(round_).WARMED == helpers.WARMED == [os.getpid()]
+    assert not hasattr(probe_helpers(Round.load(write_tiny_round(tmp_path / "plain"))), "warm")
+
+
 def test_candidate_code_runs_in_the_grading_environment(grading, tmp_path: Path) -> None:
     """One thread per math library, CUDA asked through NVML, malloc in huge pages: a part 1
     that raises at import anywhere else (as it does in a bare environment) passes every check

@@ -251,5 +251,21 @@ def fork_spawner(round_: Round, sweep: bool = True) -> Spawn:
     `sweep` False: ending one kills nothing else, so that one can run while a child of the
     candidate's lives (the kill of strays would take that child too); only for children that
     run no candidate code and start no process."""
-    helpers = load_module(round_, "probes")
+    helpers = probe_helpers(round_)
     return lambda spec: ForkedChild(spec, helpers, sweep)
+
+
+_warmed: set[str] = set()
+
+
+def probe_helpers(round_: Round) -> ModuleType:
+    """The round's probes.py, imported in the process that forks the children (the worker, a
+    sandbox's executor), and its `warm()`, where it has one, run there once: what every child
+    would otherwise import or set up on first use (torch's first optimizer imports
+    torch._dynamo, about a second) is then inherited by each instead of paid by each."""
+    helpers = load_module(round_, "probes")
+    warm = getattr(helpers, "warm", None)
+    if callable(warm) and helpers.__name__ not in _warmed:
+        _warmed.add(helpers.__name__)
+        warm()
+    return helpers

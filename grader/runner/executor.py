@@ -36,11 +36,12 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from grader.engine.rounds import Round, load_module
+from grader.engine.rounds import Round
 from grader.probes.autograd import autodiff_watch, bound_gradcheck
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.child import run_child
+from grader.runner.children import probe_helpers
 from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
 from grader.runner.sandbox import TASKS, WRITABLE
 
@@ -57,7 +58,7 @@ def serve(sock: socket.socket, round_folder: str) -> None:
     torch.set_num_threads(1)
     bound_gradcheck()  # its first call's imports, paid here once instead of in each child
     autodiff_watch()
-    helpers = load_module(Round.load(Path(round_folder)), "probes")
+    helpers = probe_helpers(Round.load(Path(round_folder)))
     send(sock, {"op": "ready"})
     child = 0
     while True:
