@@ -10,7 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from grader.cli import cli
 from grader.engine.rounds import installed
 
 from helpers import PREFIX, run_grader, solution, write_workspace
@@ -72,14 +74,16 @@ STATUS_MARKS = ("✓", "✗", "⏱", "–", "!", "?")
 
 
 @pytest.mark.parametrize("columns", [60, 80])
-def test_a_scorecard_names_every_check_with_its_title(columns: int, tmp_path: Path) -> None:
+def test_a_scorecard_names_every_check_with_its_title(columns: int, runner: CliRunner,
+                                                      tmp_path: Path) -> None:
     """A part 1 that fails some checks: each check's row, its lines joined, holds its id and
-    its whole title, and the rows come in the part's order."""
+    its whole title, and the rows come in the part's order. (`grader check` in this process,
+    grading in the session's worker: the rows are the renderer's, whatever grades.)"""
     case = solution("part1_recomputes_from_scratch")
     root = write_workspace(tmp_path / "ws", "numpy", "stubs", case.files("numpy"))
-    common = ["check", "part1", "--no-sandbox", "--seed", "1"]
-    checks = json.loads(run_grader(*common, "--json", cwd=root).stdout)["parts"][0]["checks"]
-    shown = run_grader(*common, cwd=root, env={"COLUMNS": str(columns)}).stdout
+    common = ["check", "part1", "--no-sandbox", "--seed", "1", "--workspace", str(root)]
+    checks = json.loads(runner.invoke(cli, [*common, "--json"]).stdout)["parts"][0]["checks"]
+    shown = runner.invoke(cli, common, env={"COLUMNS": str(columns)}).stdout
     assert fits(shown, columns)
     lines = shown.splitlines()
     starts = [i for i, line in enumerate(lines) if line[1:2] in STATUS_MARKS]

@@ -13,8 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from grader.checks.table import checks_for
+from grader.cli import cli
 from grader.engine.results import (
     POINT_UNITS,
     CheckResult,
@@ -98,17 +100,17 @@ def classroom_tests(line: str) -> dict[str, float]:
     return {re.sub(r".*\((.*)\)$", r"\1", t["name"]): t["score"] for t in doc["tests"]}
 
 
-def test_every_output_of_check_shows_the_same_points(tmp_path: Path) -> None:
+def test_every_output_of_check_shows_the_same_points(runner: CliRunner, tmp_path: Path) -> None:
     """A partly right part 1 (right values, quadratic cost: the complexity and aliasing checks
-    fail) under an awkward weight, through the real command: the JSON's checks add up to its
-    part and its total, Classroom's tests carry the same points, and the scorecard prints
-    them."""
+    fail) under an awkward weight, through the command (in this process, grading in the
+    session's worker): the JSON's checks add up to its part and its total, Classroom's tests
+    carry the same points, and the scorecard prints them."""
     case = solution("part1_recomputes_from_scratch")
     root = write_workspace(tmp_path / "ws", "numpy", "stubs", case.files("numpy"))
     with (root / "grader.toml").open("a") as config:
         config.write("\n[points]\npart1 = 20.375\n")
-    common = ["check", "part1", "--seed", "3", "--no-sandbox", "--workspace", root]
-    doc = json.loads(run_grader(*common, "--json", cwd=root).stdout)
+    common = ["check", "part1", "--seed", "3", "--no-sandbox", "--workspace", str(root)]
+    doc = json.loads(runner.invoke(cli, [*common, "--json"]).stdout)
     (part,) = doc["parts"]
     checks = {c["id"]: c["score"] for c in part["checks"]}
     assert part["max_score"] == doc["max_score"] == 20.375
@@ -117,11 +119,11 @@ def test_every_output_of_check_shows_the_same_points(tmp_path: Path) -> None:
     assert all(eighths(c["score"]) and eighths(c["max_score"]) for c in part["checks"])
     assert 0 < part["score"] < 20.375
 
-    line = run_grader(*common, "--format", "classroom", cwd=root).stdout.strip()
+    line = runner.invoke(cli, [*common, "--format", "classroom"]).stdout.strip()
     assert classroom_tests(line) == checks
     assert json.loads(base64.b64decode(line))["max_score"] == 20.375
 
-    text = run_grader(*common, cwd=root).stdout
+    text = runner.invoke(cli, common).stdout
     assert f"part1 · In-place forward   {points_text(part['score'])}/20.375" in text
     assert f"Score {points_text(doc['score'])}/20.375" in text
     for check in part["checks"]:
