@@ -144,13 +144,15 @@ TESTS = Path(__file__).resolve().parent
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Group the tests that share what is made once (see the module's docstring), the modules
-    with end-to-end jobs first: a batch that waits on sandboxes and timeouts then overlaps the
-    rest instead of running last."""
+    with end-to-end jobs first (a batch that waits on sandboxes and timeouts then overlaps the
+    rest instead of running last), the rounds' known solutions next (the largest groups: the
+    many small tests after them even out what each process was given)."""
     for item in items:
         group = _group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: not getattr(getattr(item, "module", None), "JOBS", ()))
+    items.sort(key=lambda item: (not getattr(getattr(item, "module", None), "JOBS", ()),
+                                 item.path.name != "test_solutions.py"))
 
 
 def _group(item: pytest.Item) -> str | None:

@@ -27,7 +27,7 @@ from grader.engine.results import (
 from grader.engine.rounds import installed
 from grader.engine.workspace import WorkspaceError, load_config
 
-from helpers import run_grader, solution, write_workspace
+from helpers import LentWorker, lend_pool, run_grader, solution, write_workspace
 
 AWKWARD = (100.0, 33.125, 20.375, 7.0, 0.125, 1000.875)
 
@@ -132,19 +132,23 @@ def test_every_output_of_check_shows_the_same_points(runner: CliRunner, tmp_path
                                      f"{points_text(check['max_score'])}")
 
 
-def test_every_output_of_grade_shows_the_same_points(tmp_path: Path) -> None:
-    """The same part in a batch: the table, --json, --csv and Gradescope's results.json."""
+def test_every_output_of_grade_shows_the_same_points(grading, runner: CliRunner,  # type: ignore[no-untyped-def]
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    """The same part in a batch: the table, --json, --csv and Gradescope's results.json (the
+    command in this process, grading in the session's worker)."""
     case = solution("part1_recomputes_from_scratch")
     root = write_workspace(tmp_path / "sub", "numpy", "stubs", case.files("numpy"))
     config = tmp_path / "coach.toml"
     config.write_text('round = "prefix-products"\nflavor = "numpy"\nparts = ["part1", "part2"]'
                       '\n[points]\npart1 = 20.375\npart2 = 13.625\n')
-    common = ["grade", root, "--config", config, "--seed", "3", "--no-sandbox"]
+    common = ["grade", str(root), "--config", str(config), "--seed", "3", "--no-sandbox"]
     outputs = tmp_path / "out"
     outputs.mkdir()
-    done = run_grader(*common, "--json", "--csv", outputs / "rows.csv", "--gradescope",
-                      outputs / "results.json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    lend_pool(monkeypatch, lambda: LentWorker(grading.worker))
+    done = runner.invoke(cli, [*common, "--json", "--csv", str(outputs / "rows.csv"),
+                               "--gradescope", str(outputs / "results.json")])
+    assert done.exit_code == 0, done.output
     (row,) = json.loads(done.stdout)["submissions"]
     parts = {p["id"]: p for p in row["parts"]}
     assert row["max_score"] == 34.0 and row["score"] == sum(p["score"] for p in parts.values())
@@ -164,6 +168,6 @@ def test_every_output_of_grade_shows_the_same_points(tmp_path: Path) -> None:
                                            f"  part1 In-place forward: "
                                            f"{points_text(parts['part1']['score'])}/20.375")
 
-    table = run_grader(*common, cwd=tmp_path).stdout
+    table = runner.invoke(cli, common).stdout
     assert "/20.375" in table and "/13.625" in table and "/34.0" in table
     assert f"│ {points_text(row['score'])} │" in table.replace("  ", " ")
