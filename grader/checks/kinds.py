@@ -2147,7 +2147,7 @@ VOID_MESSAGES: dict[str, str] = {
 
 MEASURED_KINDS: frozenset[str] = frozenset({"cpu_growth"})
 """Kinds whose plans are measured in timed rounds (Plan.measured); a custom row whose plan is
-says `measured = true`. Known from the table, a check's being measured costs no plan to ask."""
+measured says `measured = true`. Known from the table, it costs no plan to ask."""
 
 OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth",
                                              "inputs_unchanged", "fresh_result"})

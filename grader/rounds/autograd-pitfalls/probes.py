@@ -24,8 +24,9 @@ from grader.round_api.probes import Api, CandidateFault, as_dict, spying_on_the_
 Case = dict[str, Any]
 Run = dict[str, Any]
 
+
 def warm() -> None:
-    """Run once where the children are forked (see grader.round_api): the first optimizer a
+    """Run once where the children are forked (docs/rounds.md): the first optimizer a
     process makes imports torch._dynamo (about a second), which each child that trains a
     model, the candidate's and the interviewer's demonstrations alike, then inherits."""
     torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
