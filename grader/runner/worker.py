@@ -40,6 +40,7 @@ from grader.engine.results import (
     weigh_properties,
 )
 from grader.engine.rounds import Part, Round, RoundError, get_round, load_module
+from grader.engine.triage import FAILING
 from grader.probes.autograd import autodiff_watch
 from grader.runner import strays
 from grader.runner.children import (
@@ -225,6 +226,16 @@ class _Part:
         baseline, a diagnosis)."""
         return _spec(self.request, self.round, str(self.round.reference_dir("torch")), None,
                      [_call(probe, args, uses_device, run)], index, self.ready)
+
+    def folded(self, index: int, verdict: Verdict) -> bool:
+        """Whether the failure `verdict` of check `index` follows from a failure already
+        judged (a check its row names in `after`, unless the verdict stands alone): the
+        scorecard folds it under that one (engine.triage), whose hint names the slip, so
+        naming this one's (the reference's mutants run again, on this check's own cases,
+        often the larger) would cost seconds that no candidate reads."""
+        after = set(self.checks[index].after)
+        return not verdict.alone and any(r.id in after and r.status in FAILING
+                                         for r in self.results)
 
     def result(self, index: int, verdict: Verdict, duration: float, output: str,
                status: Status | None = None) -> None:
@@ -661,7 +672,8 @@ def _collect(grading: _Part, child: Child, index: int, stop: int,
             if baseline is not None and starved(baseline) \
             else _judge(grading.plans[index], _with_baseline(frame, baseline))
         if verdict.diagnosis is not None:
-            verdict = _diagnosed(grading, index, verdict)
+            verdict = replace(verdict, diagnosis=None) if grading.folded(index, verdict) \
+                else _diagnosed(grading, index, verdict)
         grading.result(index, verdict, frame["duration_s"], printed + frame["output"], status)
         printed = ""
         index += 1
