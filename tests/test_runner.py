@@ -97,6 +97,43 @@ def _run_plans_here(tiny: Round, root: Path, plans: list[Plan], ready: bool,
     return run_part(grading)
 
 
+def test_a_failure_that_follows_from_another_is_not_diagnosed_again(tiny: Round,
+                                                                    tmp_path: Path) -> None:
+    """A failure whose check's row names in `after` a check that already failed is folded
+    under it on the scorecard (engine.triage), whose hint names the slip: its own diagnosis
+    (the reference's mutants on its own cases) is not run. One that stands alone, or follows a
+    check that passed, is diagnosed as ever."""
+    from grader.checks.base import Diagnosis
+
+    named: list[str] = []
+
+    def failing(check_id: str, alone: bool = False) -> Plan:
+        naming = Diagnosis("round:spin_grid", ({"rows": [1], "columns": [2], "seconds": 0.0},),
+                           ("rows", "columns"),
+                           lambda seen: named.append(check_id) or f"{check_id}'s slip")
+        return Plan("round:spin", {"seconds": 0.0},
+                    lambda data: Verdict("failed", "wrong", "The hint.", diagnosis=naming,
+                                         alone=alone))
+
+    rows = [("passes", Plan("round:spin", {"seconds": 0.0}, lambda data: passed("right")), ()),
+            ("root", failing("root"), ()),
+            ("follows", failing("follows"), ("part1.root",)),
+            ("alone", failing("alone", alone=True), ("part1.root",)),
+            ("after_a_pass", failing("after_a_pass"), ("part1.passes",))]
+    checks = [Check(f"part1.{name}", name, 1.0, lambda ctx, plan=plan: plan, ("numpy",),
+                    after=after) for name, plan, after in rows]
+    request = Request(id="t", root=str(write_workspace(tmp_path / "ws", "numpy", round_=tiny)),
+                      round=tiny.id, flavor="numpy", parts=["part1"], seed=1)
+    grading = _Part(request, tiny, tiny.part("part1"), checks,
+                    [Context(1, "numpy", c.id) for c in checks], [plan for _, plan, _ in rows],
+                    fork_spawner(tiny))
+    hints = {r.id: r.hint for r in run_part(grading)}
+    assert named == ["root", "alone", "after_a_pass"]
+    assert hints == {"part1.passes": None, "part1.root": "root's slip",
+                     "part1.follows": "The hint.", "part1.alone": "alone's slip",
+                     "part1.after_a_pass": "after_a_pass's slip"}
+
+
 CAPPED = Plan("round:address_space_capped", {}, _cap_report)
 CAPPED_ON_DEVICE = Plan("round:address_space_capped", {}, _cap_report, uses_device=True)
 
