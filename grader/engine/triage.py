@@ -14,6 +14,7 @@ before validation, then the heaviest. Plain data; report.py draws it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from grader.engine.results import CheckResult, PartResult, RunResult
@@ -67,6 +68,13 @@ def _never_ran(part: PartResult) -> CheckResult | None:
     return None
 
 
+def follows_from(after: Iterable[str], status: Mapping[str, str]) -> str | None:
+    """The first of the checks a failure's row names in `after` (CheckResult.after: empty for
+    a verdict that stands alone) that failed, by check id -> status: the failure follows from
+    it and is folded under it; None for a root failure."""
+    return next((a for a in after if status.get(a) in FAILING), None)
+
+
 def _roots(part: PartResult) -> tuple[list[CheckResult], dict[str, str]]:
     """The part's root failures (in registration order) and, for each folded failure, the
     root it follows from."""
@@ -81,7 +89,7 @@ def _roots(part: PartResult) -> tuple[list[CheckResult], dict[str, str]]:
             continue
         if check.status == "timeout":
             hung = check.id
-        cause = next((a for a in check.after if status.get(a) in FAILING), None)
+        cause = follows_from(check.after, status)
         if cause is not None:
             parent[check.id] = cause
     roots = [c for c in part.checks if c.status in FAILING and c.id not in parent]

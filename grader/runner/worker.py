@@ -40,7 +40,7 @@ from grader.engine.results import (
     weigh_properties,
 )
 from grader.engine.rounds import Part, Round, RoundError, get_round, load_module
-from grader.engine.triage import FAILING
+from grader.engine.triage import follows_from
 from grader.probes.autograd import autodiff_watch
 from grader.runner import strays
 from grader.runner.children import (
@@ -233,9 +233,8 @@ class _Part:
         scorecard folds it under that one (engine.triage), whose hint names the slip, so
         naming this one's (the reference's mutants run again, on this check's own cases,
         often the larger) would cost seconds that no candidate reads."""
-        after = set(self.checks[index].after)
-        return not verdict.alone and any(r.id in after and r.status in FAILING
-                                         for r in self.results)
+        after = () if verdict.alone else self.checks[index].after
+        return follows_from(after, {r.id: r.status for r in self.results}) is not None
 
     def result(self, index: int, verdict: Verdict, duration: float, output: str,
                status: Status | None = None) -> None:
