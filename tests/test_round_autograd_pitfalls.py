@@ -71,13 +71,11 @@ def test_a_child_makes_its_optimizers_with_what_the_worker_imported() -> None:
     """The round's probes warm the process that forks the children: a child forked before
     makes its first optimizer by importing hundreds of modules (torch._dynamo, about a second,
     paid again by every child that trains), one forked after imports none."""
-    import subprocess
     import sys
 
-    from helpers import SESSION_ENV
+    from helpers import SESSION_ENV, run_owned
 
-    done = subprocess.run([sys.executable, "-c", WARM_SCRIPT], env=SESSION_ENV,
-                          capture_output=True, text=True, timeout=120)
+    done = run_owned([sys.executable, "-c", WARM_SCRIPT], env=SESSION_ENV, timeout=120)
     assert done.returncode == 0, done.stderr
     cold, warm = map(int, done.stdout.split())
     assert cold > 100

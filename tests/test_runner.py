@@ -492,8 +492,7 @@ def test_candidate_code_runs_in_the_grading_environment(grading, tmp_path: Path)
     root = write_workspace(tmp_path, "numpy", round_=round_)
     exercise = root / "exercises" / round_.part("part1").file
     guarded = needing_the_grading_environment(exercise.read_text())
-    bare = subprocess.run([sys.executable, "-c", guarded], env={}, capture_output=True,
-                          text=True, timeout=60)
+    bare = run_owned([sys.executable, "-c", guarded], env={}, timeout=60)
     assert "RuntimeError" in bare.stderr
     exercise.write_text(guarded)
     result = grading.run(root, "numpy", ["part1"], round_id=round_.id)
