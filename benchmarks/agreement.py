@@ -1,16 +1,18 @@
 """Do verdicts depend on how busy the machine is? Grade the same submissions at several loads
 and compare every verdict and score with the quiet run.
 
-    python benchmarks/agreement.py [--loads 0 4 8 16] [--runs 2] [--buggy 1] [--measured 4]
-                                   [--modes check sandbox grade]
+    python benchmarks/agreement.py [--loads 0 4 8 16] [--cpus 0.5 0.25] [--runs 2] [--buggy 1]
+                                   [--measured 4] [--modes check sandbox grade]
 
 The submissions: every round's references (in its first flavor) and, per round, `--buggy`
 known-buggy solutions from tests/solutions (the first ones that are neither hostile nor correct
 in an unusual way) and `--measured` solutions that pin the verdict of a check measured in rounds
 (CPU-time growth, timing: the checks a busy machine could sway), each in a workspace of its
 own. The load: that many busy loops (one Python
-process spinning each), started by this script before a measurement and killed after it. The
-modes:
+process spinning each), started by this script before a measurement and killed after it; or,
+with `--cpus`, a quota: every grader process started in a cgroup whose processes together get
+that many CPUs' time, as in a container (Gradescope's, a CI runner's; needs root and a
+writable cgroup cpu controller). The modes:
 
   check:    `grader check --no-sandbox --json`, one workspace after another;
   sandbox:  `grader check --json` (sandboxed, the default where bubblewrap works);
@@ -34,8 +36,8 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,6 +46,9 @@ sys.path.insert(0, str(REPO))
 from grader.checks.table import measured_checks  # noqa: E402 - after the path is set
 from grader.coach.selfcheck import write_exercises  # noqa: E402
 from grader.engine.rounds import Round, installed  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tests"))
+from helpers import cpu_quota  # noqa: E402
 
 SEED = "424242"
 SOLUTIONS = REPO / "tests" / "solutions"
@@ -104,12 +109,20 @@ def busy_loops(count: int) -> Iterator[None]:
             loop.wait()
 
 
-def grader(*args: str | Path, cwd: Path) -> dict:
+def joining(procs: Path | None) -> Callable[[], None] | None:
+    """What a child runs before exec to start inside the quota's cgroup, if there is one."""
+    if procs is None:
+        return None
+    return lambda: procs.write_text(str(os.getpid()))
+
+
+def grader(*args: str | Path, cwd: Path, procs: Path | None) -> dict:
     """One grader command's JSON document (exit status 0 or 1 both mean it graded), from the
-    checkout this script is in, whichever grader is installed."""
+    checkout this script is in, whichever grader is installed; inside the cgroup whose
+    `procs` file is given, if one is."""
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True,
+                          capture_output=True, text=True, preexec_fn=joining(procs),
                           env={**os.environ, "COLUMNS": "200", "PYTHONPATH": path})
     if done.returncode not in (0, 1):
         raise SystemExit(f"grader {' '.join(map(str, args))} failed in {cwd}:\n"
@@ -122,12 +135,13 @@ def verdicts_of(parts: list[dict]) -> tuple[dict[str, str], float]:
     return checks, round(sum(p["score"] for p in parts), 4)
 
 
-def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path) -> Verdicts:
-    """Every submission's verdicts in one mode."""
+def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path,
+            procs: Path | None) -> Verdicts:
+    """Every submission's verdicts in one mode (inside the cgroup of `procs`, if given)."""
     if mode != "grade":
         extra = ["--no-sandbox"] if mode == "check" else []
         return {name: verdicts_of(grader("check", "--json", "--seed", SEED, *extra,
-                                         cwd=root)["parts"])
+                                         cwd=root, procs=procs)["parts"])
                 for name, (_, root) in submissions.items()}
     batch = scratch / "batch"
     shutil.rmtree(batch, ignore_errors=True)
@@ -136,7 +150,7 @@ def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path) 
     found: Verdicts = {}
     for folder in sorted(batch.iterdir()):
         doc = grader("grade", folder, "--round", folder.name, "--jobs", "2", "--json",
-                     "--seed", SEED, cwd=scratch)
+                     "--seed", SEED, cwd=scratch, procs=procs)
         for row in doc["submissions"]:
             found[Path(row["path"]).name] = verdicts_of(row["parts"])
     return found
@@ -159,33 +173,54 @@ def compare(quiet: Verdicts, other: Verdicts) -> tuple[int, int, int, int, list[
     return same, total, same_scores, len(quiet), differed
 
 
+@contextmanager
+def condition(label: str) -> Iterator[Path | None]:
+    """The machine a measurement runs on: `N` busy loops beside it, or `N cpu` of quota (the
+    cgroup's procs file is yielded)."""
+    if label.endswith("cpu"):
+        with ExitStack() as stack:
+            try:
+                procs = stack.enter_context(cpu_quota(float(label.removesuffix("cpu"))))
+            except OSError as exc:
+                raise SystemExit(f"--cpus needs a writable cgroup cpu controller (root): "
+                                 f"{exc}") from exc
+            yield procs
+    else:
+        with busy_loops(int(label)):
+            yield None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loads", type=int, nargs="+", default=[0, 4, 8, 16])
+    parser.add_argument("--cpus", type=float, nargs="*", default=[])
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--buggy", type=int, default=1)
     parser.add_argument("--measured", type=int, default=4)
     parser.add_argument("--modes", nargs="+", default=["check", "sandbox", "grade"],
                         choices=["check", "sandbox", "grade"])
     options = parser.parse_args()
-    loads = sorted(set(options.loads) | {0})
+    if any(not 0 < cpus <= (os.cpu_count() or 1) for cpus in options.cpus):
+        parser.error("--cpus: each quota is more than 0 and at most the machine's cores")
+    labels = [str(load) for load in sorted(set(options.loads) | {0})] + \
+        [f"{cpus:g}cpu" for cpus in options.cpus]
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
         submissions = make_submissions(scratch / "ws", options.buggy, options.measured)
         print(f"{len(submissions)} submissions, {os.cpu_count()} cores, seed {SEED}",
               flush=True)
-        print(f"{'mode':<8} {'load':>4} {'verdicts equal':>16} {'scores equal':>13} "
+        print(f"{'mode':<8} {'load':>6} {'verdicts equal':>16} {'scores equal':>13} "
               f"{'wall s':>7} {'loadavg':>8}", flush=True)
         for mode in options.modes:
             quiet: Verdicts | None = None
-            for load in loads:
+            for label in labels:
                 same = total = same_scores = scores = 0
                 differed: list[str] = []
                 machine: list[float] = []
                 began = time.monotonic()
                 for _ in range(options.runs):
-                    with busy_loops(load):
-                        found = measure(mode, submissions, scratch)
+                    with condition(label) as procs:
+                        found = measure(mode, submissions, scratch, procs)
                         machine.append(os.getloadavg()[0])
                     if quiet is None:
                         quiet = found
@@ -194,7 +229,7 @@ def main() -> None:
                                                         same_scores + c, scores + d)
                     differed += e
                 wall = (time.monotonic() - began) / options.runs
-                print(f"{mode:<8} {load:>4} {same / total:>15.1%} "
+                print(f"{mode:<8} {label:>6} {same / total:>15.1%} "
                       f"{same_scores:>6}/{scores:<6} {wall:>7.1f} {max(machine):>8.1f}",
                       flush=True)
                 for line in sorted(set(differed)):

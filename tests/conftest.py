@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ from helpers import (
     Job,
     LentWorker,
     Solution,
+    cpu_quota,
     measured_in,
     write_workspace,
 )
@@ -125,6 +127,26 @@ def grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
     session = Grading(tmp_path_factory)
     yield session
     session.close()
+
+
+CONTAINER_CPUS = 0.5
+
+
+@pytest.fixture(scope="module")
+def container(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Grading, Path]]:
+    """Gradings through a worker of their own in a cgroup whose processes together get
+    CONTAINER_CPUS of CPU time (the worker and every process it forks or sandboxes), as in a
+    container with a CPU limit, and the cgroup's folder; skipped where no such cgroup can be
+    made (not root)."""
+    with ExitStack() as stack:
+        try:
+            procs = stack.enter_context(cpu_quota(CONTAINER_CPUS))
+        except OSError as exc:
+            pytest.skip(f"no cgroup with a CPU quota can be made here ({exc})")
+        limited = Grading(tmp_path_factory)
+        stack.callback(limited.close)
+        procs.write_text(str(limited.worker.process.pid))
+        yield limited, procs.parent
 
 
 def pytest_configure(config: pytest.Config) -> None:

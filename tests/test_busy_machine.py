@@ -5,7 +5,8 @@ run to the next), known solutions get every check's status and score they get wi
 
 The solutions are those whose verdicts a busy machine could sway: each pins the outcome of a check
 measured in rounds (CPU-time growth, the `by_hand` cost checks), right in an unusual way or wrong
-by an order of work, in every round that has such checks. `benchmarks/agreement.py` asks the same
+by an order of work, in every round that has such checks. The same again in a container's CPU
+quota (a cgroup whose processes share part of one CPU). `benchmarks/agreement.py` asks the same
 at several loads, over more submissions and through the CLI; this keeps the property in CI.
 """
 
@@ -16,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +85,22 @@ def test_a_busy_machine_gives_every_check_its_quiet_verdict(grading, solution: S
     assert outcomes(busy) == outcomes(quiet)
     pinned = {e.check: e.status for e in solution.expect if flavor in e.flavors}
     assert {check: outcomes(busy)[check][0] for check in pinned} == pinned
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("solution", "flavor"), [case(*entry) for entry in AGREEING])
+def test_a_container_with_part_of_a_cpu_gives_every_check_its_quiet_verdict(
+        grading, container, solution: Solution, flavor: str) -> None:
+    """A CPU quota (conftest's `container`) starves every process of the grading at once, in
+    bursts of its period: the candidate's child and the reference's alike, the worker that
+    waits on them too."""
+    limited, group = container
+    quiet = grading.solution(solution, flavor)
+    assert outcomes(limited.grade_solution(solution, flavor)) == outcomes(quiet)
+    assert throttled(group) > 0, "the quota never held the grading back: nothing was tested"
+
+
+def throttled(group: Path) -> int:
+    """How many periods of the cgroup's quota ended with its processes held back."""
+    stat = dict(line.split() for line in (group / "cpu.stat").read_text().splitlines())
+    return int(stat["nr_throttled"])
