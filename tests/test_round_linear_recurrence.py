@@ -23,7 +23,7 @@ from grader.engine.prose import topics
 from grader.engine.references import load_reference_part
 from grader.engine.rounds import get_round
 from grader.probes.backends import make_backend
-from grader.probes.depth import numpy_depth, torch_depth
+from grader.probes.depth import SlotDepths, numpy_depth, torch_depth
 from grader.runner import Request, Worker
 
 from helpers import run_grader, solution, write_workspace
@@ -104,6 +104,18 @@ def _differs(value: Any, truth: Any) -> bool:
 
 
 # --- the engine's element-by-element depth and products, on this round's kind of code -------
+
+
+def test_slot_depths_read_the_last_depth_written_and_zero_where_none_was() -> None:
+    slots = SlotDepths(core=0)
+    offsets = np.array([[0, 1], [2, 1]])
+    assert slots.read(7, offsets).tolist() == [[0, 0], [0, 0]]
+    slots.write(7, offsets, np.array([[3, 4], [5, 6]]))
+    assert slots.read(7, offsets).tolist() == [[3, 6], [5, 6]]  # slot 1 written twice
+    slots.write(7, np.array([2, 4]), 9)  # one depth for every slot written
+    assert slots.read(7, np.array([0, 2, 4, 5])).tolist() == [3, 9, 9, 0]
+    assert slots.read(8, offsets).tolist() == [[0, 0], [0, 0]]  # another buffer
+    assert slots.read(7, np.zeros((0, 2), dtype=np.int64)).shape == (0, 2)
 
 
 def _sequential(a: Any, b: Any, h0: Any) -> Any:

@@ -61,15 +61,18 @@ class SlotDepths:
         return grid
 
     def read(self, key: int, offsets: np.ndarray) -> np.ndarray:
-        slots = self.table.get(key, {})
-        return np.vectorize(lambda o: slots.get(int(o), 0), otypes=[np.int64])(offsets) \
-            if offsets.size else _ZEROS(offsets.shape, dtype=np.int64)
+        slots = self.table.get(key)
+        if not slots or not offsets.size:
+            return _ZEROS(offsets.shape, dtype=np.int64)
+        get = slots.get
+        return np.fromiter((get(o, 0) for o in offsets.ravel().tolist()), dtype=np.int64,
+                           count=offsets.size).reshape(offsets.shape)
 
     def write(self, key: int, offsets: np.ndarray, depths: Any) -> None:
-        slots = self.table.setdefault(key, {})
+        """Slot by slot in order: where a write names one slot twice, the later depth stays."""
         values = np.broadcast_to(np.asarray(depths, dtype=np.int64), offsets.shape)
-        for offset, depth in zip(offsets.ravel(), values.ravel(), strict=True):
-            slots[int(offset)] = int(depth)
+        self.table.setdefault(key, {}).update(
+            zip(offsets.ravel().tolist(), values.ravel().tolist(), strict=True))
 
     def forget(self, key: int) -> None:
         self.table.pop(key, None)
