@@ -1,8 +1,8 @@
 """Do verdicts depend on how busy the machine is? Grade the same submissions at several loads
 and compare every verdict and score with the quiet run.
 
-    python benchmarks/agreement.py [--loads 0 4 8 16] [--cpus 0.5 0.25] [--runs 2] [--buggy 1]
-                                   [--measured 4] [--modes check sandbox grade]
+    python benchmarks/agreement.py [--loads 0 4 8 16] [--cpus 0.5 0.25] [--runs 2] [--jobs 2]
+                                   [--buggy 1] [--measured 4] [--modes check sandbox grade]
 
 The submissions: every round's references (in its first flavor) and, per round, `--buggy`
 known-buggy solutions from tests/solutions (the first ones that are neither hostile nor correct
@@ -16,7 +16,8 @@ writable cgroup cpu controller). The modes:
 
   check:    `grader check --no-sandbox --json`, one workspace after another;
   sandbox:  `grader check --json` (sandboxed, the default where bubblewrap works);
-  grade:    one `grader grade --jobs 2 --json` over all of them, each in its sandbox.
+  grade:    one `grader grade --jobs N --json` over all of them (`--jobs`, 2 by default),
+            each in its sandbox.
 
 Every run uses the same seed. For each mode and load it prints the share of check verdicts
 (status) and of submission scores equal to the quiet run's (load 0, first run), over all runs
@@ -136,7 +137,7 @@ def verdicts_of(parts: list[dict]) -> tuple[dict[str, str], float]:
 
 
 def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path,
-            procs: Path | None) -> Verdicts:
+            procs: Path | None, jobs: int) -> Verdicts:
     """Every submission's verdicts in one mode (inside the cgroup of `procs`, if given)."""
     if mode != "grade":
         extra = ["--no-sandbox"] if mode == "check" else []
@@ -149,7 +150,7 @@ def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path,
         shutil.copytree(root, batch / round_id / name)
     found: Verdicts = {}
     for folder in sorted(batch.iterdir()):
-        doc = grader("grade", folder, "--round", folder.name, "--jobs", "2", "--json",
+        doc = grader("grade", folder, "--round", folder.name, "--jobs", str(jobs), "--json",
                      "--seed", SEED, cwd=scratch, procs=procs)
         for row in doc["submissions"]:
             found[Path(row["path"]).name] = verdicts_of(row["parts"])
@@ -195,6 +196,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, nargs="+", default=[0, 4, 8, 16])
     parser.add_argument("--cpus", type=float, nargs="*", default=[])
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=2, help="grade's --jobs")
     parser.add_argument("--buggy", type=int, default=1)
     parser.add_argument("--measured", type=int, default=4)
     parser.add_argument("--modes", nargs="+", default=["check", "sandbox", "grade"],
@@ -220,7 +222,7 @@ def main() -> None:
                 began = time.monotonic()
                 for _ in range(options.runs):
                     with condition(label) as procs:
-                        found = measure(mode, submissions, scratch, procs)
+                        found = measure(mode, submissions, scratch, procs, options.jobs)
                         machine.append(os.getloadavg()[0])
                     if quiet is None:
                         quiet = found
