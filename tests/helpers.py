@@ -390,12 +390,11 @@ def write_workspace(root: Path, flavor: str, start: str = "reference",
 def needing_the_grading_environment(source: str) -> str:
     """An exercise file's `source` that raises at import unless its process has the environment
     every grading process is given (runner.process_env), so that its checks pass only there."""
-    from grader.runner.process_env import GRADING_ENV, HUGE_PAGES_TUNABLE
+    from grader.runner.process_env import GRADING_ENV
 
     return (f"{source}\n"
             f"import os as _os\n"
-            f"if {{n: _os.environ.get(n) for n in {sorted(GRADING_ENV)!r}}} != {GRADING_ENV!r} \\\n"
-            f"        or {HUGE_PAGES_TUNABLE!r} not in _os.environ.get('GLIBC_TUNABLES', ''):\n"
+            f"if {{n: _os.environ.get(n) for n in {sorted(GRADING_ENV)!r}}} != {GRADING_ENV!r}:\n"
             f"    raise RuntimeError(dict(_os.environ))\n")
 
 

@@ -483,7 +483,7 @@ def test_a_rounds_warm_up_runs_once_where_the_children_are_forked(tmp_path: Path
 
 
 def test_candidate_code_runs_in_the_grading_environment(grading, tmp_path: Path) -> None:
-    """One thread per math library, CUDA asked through NVML, malloc in huge pages: a part 1
+    """One thread per math library, and CUDA asked through NVML: a part 1
     that raises at import anywhere else (as it does in a bare environment) passes every check
     in the worker's children."""
     from grader.engine.rounds import get_round

@@ -15,18 +15,11 @@ GRADING_ENV = {
     "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
 }
 
-HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
-"""malloc's heap in transparent huge pages (glibc 2.35 and later; ignored elsewhere): a process
-that has imported torch holds some 150 MB of heap, and every fork copies the page tables of
-it, 512 times fewer entries in huge pages (a fork and its exit cost about a third less; each
-part, baseline and diagnosis is a fork)."""
+# No malloc tunables: the heap in transparent huge pages (glibc.malloc.hugetlb=1) makes a fork
+# a third cheaper, but a forked child's CPU time bimodal (the same 20 calls of a reference cost
+# 0.11 s or 0.25 s, run to run), which a check measuring CPU time cannot tell from work.
 
 
 def grading_environment(base: dict[str, str]) -> dict[str, str]:
-    """`base` with GRADING_ENV over it, and the huge-pages tunable added to any glibc tunables
-    it already sets."""
-    env = {**base, **GRADING_ENV}
-    tunables = [t for t in env.get("GLIBC_TUNABLES", "").split(":") if t]
-    if HUGE_PAGES_TUNABLE not in tunables:
-        env["GLIBC_TUNABLES"] = ":".join([*tunables, HUGE_PAGES_TUNABLE])
-    return env
+    """`base` with GRADING_ENV over it."""
+    return {**base, **GRADING_ENV}
