@@ -403,8 +403,8 @@ def test_a_warm_worker_asks_a_child_only_for_the_answers_it_has_not_kept(monkeyp
     def answer(source: str, case: int) -> str:
         return OUT_OF_TIME if source == "slow" else f"{source}:{case}"
 
-    def child(grading: object, local: object, index: int, spec: dict[str, Any]) -> object:
-        args = spec["args"]
+    def child(grading: object, local: object, index: int, job: Any) -> object:
+        (args,) = job.args
         asked.append((args.get("function"), args["sources"], args["cases"]))
         if args.get("function") == "broken":
             return next(failures)
@@ -414,8 +414,8 @@ def test_a_warm_worker_asks_a_child_only_for_the_answers_it_has_not_kept(monkeyp
     monkeypatch.setattr(worker, "_reference_frame", child)
     monkeypatch.setattr(worker, "fork_spawner", lambda round_, sweep: None)
     monkeypatch.setattr(worker, "_answers", worker._Answers(worker.ANSWERS_KEPT_BYTES))
-    grading = SimpleNamespace(round=None, reference_spec=lambda index, probe, args, timed: {
-        "probe": probe, "args": args})
+    grading = SimpleNamespace(round=None, reference_job=lambda index, probe, args, timed:
+                              SimpleNamespace(spec={"probe": probe}, args=(args,)))
     diagnosis = Diagnosis("mutant_calls", (), ("sources", "cases"), lambda seen: None,
                           lasting=lambda a: a != OUT_OF_TIME)
 

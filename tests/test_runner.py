@@ -216,7 +216,7 @@ def test_one_grading_process_at_a_time_times_on_the_device(
     with device_turn(True):
         slow = _Part(request, tiny, tiny.part("part1"), [], [],
                      [Plan("round:slow", {"seconds": 5}, _cap_report)], fork_spawner(tiny))
-        child = slow.spawn(slow.spec(0, 1))
+        child = slow.spawn(slow.job(0, 1))
     try:
         assert _try_device_lock() == 0
     finally:
@@ -377,8 +377,8 @@ def test_a_starved_reference_leaves_what_it_serves_undecided(
                         lambda pid: real_tree(pid) if pid in candidates else starved)
     forked = fork_spawner(tiny)
 
-    def spawn(spec):  # type: ignore[no-untyped-def]
-        child = forked(spec)
+    def spawn(job):  # type: ignore[no-untyped-def]
+        child = forked(job)
         candidates.add(child.pid)  # type: ignore[attr-defined]
         return child
 

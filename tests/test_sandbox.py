@@ -673,3 +673,104 @@ def test_a_starting_sandbox_is_timed_by_its_work_not_the_clock(
                                          "of CPU without getting ready")
     finally:
         box.close()
+
+
+LOOKING_FOR_ITS_INPUTS = '''\
+"""total(x), and what this process could find of its call's inputs at import and in the call:
+every object the collector tracks, every frame of every thread, and the process's memory where
+it may read it, searched for the case's label (which the judge hands the probe with the
+inputs)."""
+import gc
+import re
+import sys
+
+import numpy as np
+
+LABEL = re.compile(rb"call-args-[0-9a-f]{16}")
+
+
+def _in_objects():
+    for obj in gc.get_objects():
+        values = obj.values() if isinstance(obj, dict) else obj \\
+            if isinstance(obj, (list, tuple)) else ()
+        if any(isinstance(v, str) and LABEL.fullmatch(v.encode()) for v in values):
+            return True
+    frames = list(sys._current_frames().values())
+    while frames:
+        frame = frames.pop()
+        if any(isinstance(v, str) and LABEL.fullmatch(v.encode())
+               for v in frame.f_locals.values()):
+            return True
+        frames += [frame.f_back] if frame.f_back is not None else []
+    return False
+
+
+def _in_memory():
+    """None where this process may not read its own memory."""
+    try:
+        maps, mem = open("/proc/self/maps"), open("/proc/self/mem", "rb", 0)
+    except OSError:
+        return None
+    with maps, mem:
+        for line in maps:
+            fields = line.split()
+            if fields[1].startswith("rw") and (len(fields) < 6 or fields[5] == "[heap]"):
+                start, end = (int(a, 16) for a in fields[0].split("-"))
+                try:
+                    mem.seek(start)
+                    if LABEL.search(mem.read(end - start)):
+                        return True
+                except (OSError, OverflowError, ValueError):
+                    continue
+    return False
+
+
+AT_IMPORT = (_in_objects(), _in_memory())
+
+
+def total(x):
+    return np.array([*AT_IMPORT, _in_objects(), _in_memory()], dtype=object)
+'''
+
+
+@needs_sandbox
+def test_no_call_s_inputs_are_in_the_candidate_s_process_before_that_call(
+        tmp_path: Path) -> None:
+    """A call's arguments reach its child only when the judge releases that call, after the
+    candidate's file is imported: a file that searches its whole heap, every thread's frames
+    and its own memory at import finds nothing of them (so it cannot work on them where no
+    timer, counter or watch is looking), while the same search in the call finds them (the
+    search works). Two calls in one child: the second's arguments are not there during the
+    first."""
+    from tiny_round import write_tiny_round
+
+    from grader.checks.base import Check, Context, Plan, passed
+    from grader.engine.rounds import Round
+    from grader.runner.protocol import Request
+    from grader.runner.worker import _Part, run_part
+
+    tiny = Round.load(write_tiny_round(tmp_path / "rounds"))
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    (root / "exercises" / "part1_sum.py").write_text(LOOKING_FOR_ITS_INPUTS)
+    seen: list[list[Any]] = []
+
+    def judge(observed: list[dict[str, Any]]) -> Any:
+        seen.append([None if v is None else bool(v) for v in observed[0]["value"]])
+        return passed("searched")
+
+    labels = [f"call-args-{os.urandom(8).hex()}" for _ in range(2)]
+    plans = [Plan("call_each", {"function": "total", "args": ["x"], "returns": "tree",
+                                "cases": [{"inputs": {"x": [1.0]}, "label": label,
+                                           "extra": {}}]}, judge) for label in labels]
+    checks = [Check(f"part1.search{i}", "search", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
+              for i, plan in enumerate(plans)]
+    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
+                      seed=1)
+    with sandbox.sandboxed_children(request, tiny) as spawn:
+        results = run_part(_Part(request, tiny, tiny.part("part1"), checks,
+                                 [Context(1, "numpy", c.id) for c in checks], plans, spawn))
+    assert [r.status for r in results] == ["passed", "passed"], results
+    found_at_import = [s[:2] for s in seen]
+    found_in_call = [s[2:] for s in seen]
+    assert all(not any(f) for f in found_at_import), seen
+    assert all(objects for objects, _ in found_in_call), seen

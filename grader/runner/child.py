@@ -31,6 +31,7 @@ from grader.runner.protocol import (
     ChildSpec,
     ProbeFrame,
     probe_frame,
+    read_orders,
     write_frame,
 )
 
@@ -216,11 +217,12 @@ def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None,
     return capture
 
 
-def run_child(fd: int, spec: ChildSpec, helpers: ModuleType,
+def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
               worker_pid: int | None = None) -> None:
-    """Run spec's calls, one frame each, after importing the candidate's part (spec.module), or,
-    for a baseline (module None), with no candidate code at all, spec.root then being the
-    reference folder. Never returns.
+    """Run spec's calls, one frame each on `fd`, after importing the candidate's part
+    (spec.module), or, for a baseline (module None), with no candidate code at all, spec.root
+    then being the reference folder; each call once its arguments arrive on `orders` (the
+    judge sends them after the "imported" frame and after each call's frame). Never returns.
 
     A call that uses the device runs without the address-space cap when CUDA is there
     (spec.device_ready)."""
@@ -229,7 +231,7 @@ def run_child(fd: int, spec: ChildSpec, helpers: ModuleType,
         module_name = spec["module"]
         root = Path(spec["root"])
         folder = root / "exercises" if module_name else root
-        _close_inherited_files(fd)
+        _close_inherited_files(fd, orders)
         uses_device = spec["device_ready"] and any(c["uses_device"] for c in spec["calls"])
         capture = _prepare(fd, 0 if uses_device else spec["memory_mb"], spec["flavor"],
                            worker_pid, folder)
@@ -249,8 +251,8 @@ def run_child(fd: int, spec: ChildSpec, helpers: ModuleType,
             api = Api(module, make_backend(spec["flavor"]), folder, helpers,
                       lambda name: _import_module(root, name))
         for offset, call in enumerate(spec["calls"]):
-            _send_probe(fd, spec["first"] + offset, call["probe"], call["args"], api, folder,
-                        capture)
+            _send_probe(fd, spec["first"] + offset, call["probe"], read_orders(orders), api,
+                        folder, capture)
     except BaseException:  # noqa: BLE001 - last resort: report, then leave without cleanup
         code = 70
         _report_crash(fd)
@@ -258,11 +260,14 @@ def run_child(fd: int, spec: ChildSpec, helpers: ModuleType,
         os._exit(code)
 
 
-def _close_inherited_files(keep: int) -> None:
-    """Close every file this child inherited but its frame pipe and the standard streams: the
+def _close_inherited_files(*keep: int) -> None:
+    """Close every file this child inherited but its two pipes and the standard streams: the
     worker's (or the sandbox's) other pipes and sockets are not the candidate's to write."""
-    os.closerange(3, keep)
-    os.closerange(keep + 1, _max_fd())
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, _max_fd())
 
 
 def _max_fd() -> int:

@@ -1,4 +1,5 @@
-"""A child as the worker sees it: a process running one ChildSpec, whose frames arrive on a pipe.
+"""A child as the worker sees it: a process running one ChildJob, whose frames arrive on a pipe
+and whose calls' arguments it is handed, one call at a time, on another (Orders).
 
 Two kinds: ForkedChild, forked from the worker itself (practice mode, and every baseline, which
 runs no candidate code), and the sandbox's children (grader.runner.sandbox), forked inside
@@ -21,13 +22,14 @@ from grader.engine.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,
-    ChildSpec,
+    ChildJob,
     FrameTimeout,
     Request,
     TimeoutWhy,
     probe_frame,
     read_frame,
     until,
+    write_orders,
 )
 
 LAST_WORDS_GRACE_S = 0.5  # how long a hung child may take to send what it printed
@@ -63,8 +65,11 @@ class Watched(Protocol):
 
 
 class Child(Watched, Protocol):
-    """A process running one ChildSpec, forked here or in a sandbox; the worker reads its
-    frames from `fd`."""
+    """A process running one ChildJob, forked here or in a sandbox; the worker reads its
+    frames from `fd`, and hands it each call's arguments with `release` (see ChildJob for when
+    a caller may)."""
+
+    def release(self) -> None: ...
 
     def last_words(self) -> tuple[str, str]: ...
 
@@ -83,7 +88,28 @@ class TreeWatch:
         return strays.tree_usage(self.pid)
 
 
-Spawn = Callable[[ChildSpec], Child]
+class Orders:
+    """The judge's end of a child's orders pipe, with the arguments of the job's calls not yet
+    released. The read end (`child_fd`) goes to the child, and is closed here once it has."""
+
+    def __init__(self, job: ChildJob) -> None:
+        self.child_fd, self.fd = os.pipe()
+        os.set_blocking(self.fd, False)
+        self.pending = list(job.args)
+
+    def handed_over(self) -> None:
+        os.close(self.child_fd)
+
+    def release(self) -> None:
+        """Write the next call's arguments (none left: nothing to do)."""
+        if self.pending:
+            write_orders(self.fd, self.pending.pop(0))
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+Spawn = Callable[[ChildJob], Child]
 Children = Callable[[Request, Round], AbstractContextManager[Spawn]]
 """Gives a request its way of running candidate code: forked here, or one sandbox for it."""
 
@@ -200,20 +226,24 @@ class ForkedChild:
     """A child forked from this worker (practice mode, and every baseline): its pipe, and the
     kill of everything it started once it ends."""
 
-    def __init__(self, spec: ChildSpec, helpers: ModuleType, sweep: bool = True) -> None:
+    def __init__(self, job: ChildJob, helpers: ModuleType, sweep: bool = True) -> None:
         # Imported here, before the fork, once per process: the CLI, which only asks whether
         # a sandbox can be made (grader.runner.sandbox imports this module), loads no numpy.
         from grader.runner.child import run_child
 
         self.sweep = sweep
         read_fd, write_fd = os.pipe()
+        self.orders = Orders(job)
         worker_pid = os.getpid()
         pid = strays.fork()
         if pid == 0:
-            os.close(read_fd)
-            run_child(write_fd, spec, helpers, worker_pid)
+            run_child(write_fd, self.orders.child_fd, job.spec, helpers, worker_pid)
         os.close(write_fd)
+        self.orders.handed_over()
         self.pid, self.fd = pid, read_fd
+
+    def release(self) -> None:
+        self.orders.release()
 
     def last_words(self) -> tuple[str, str]:
         """(what a hung child printed since its last frame, the candidate's line it was on),
@@ -229,6 +259,7 @@ class ForkedChild:
         """Reap the child (killed first if asked), then every process it left behind (not for
         a child made with sweep False, see fork_spawner)."""
         os.close(self.fd)
+        self.orders.close()
         return Ended(*strays.reap(self.pid, kill, sweep=self.sweep))
 
 
@@ -252,7 +283,7 @@ def fork_spawner(round_: Round, sweep: bool = True) -> Spawn:
     candidate's lives (the kill of strays would take that child too); only for children that
     run no candidate code and start no process."""
     helpers = probe_helpers(round_)
-    return lambda spec: ForkedChild(spec, helpers, sweep)
+    return lambda job: ForkedChild(job, helpers, sweep)
 
 
 _warmed: set[str] = set()

@@ -9,8 +9,10 @@ with one end of a Unix socket as its only line out:
 It imports numpy, torch and the round's probe helpers once, then
 answers the judge's messages (grader.runner.channel):
 
-    {"op": "start", "spec": ChildSpec} + a pipe's write end  fork a child that runs the spec and
-                                                             writes its frames to that pipe
+    {"op": "start", "spec": ChildSpec} + two pipe ends      fork a child that runs the spec,
+                                                             writes its frames to the first and
+                                                             reads its calls' arguments from the
+                                                             second (from the judge, unseen here)
     {"op": "last_words"}                                     ask the child what it printed
     {"op": "usage"}                                          answer {"op": "usage", "cpu_s",
                                                              "runnable"}: the child's tree's
@@ -67,8 +69,8 @@ def serve(sock: socket.socket, round_folder: str) -> None:
         except ChannelClosed:
             return
         op = message.get("op")
-        if op == "start" and len(fds) == 1:
-            child = _start(sock, message["spec"], fds[0], helpers)
+        if op == "start" and len(fds) == 2:
+            child = _start(sock, message["spec"], fds, helpers)
         elif op == "last_words" and child:
             try:
                 os.kill(child, LAST_WORDS_SIGNAL)
@@ -113,11 +115,13 @@ def _open_up(folder: Path) -> None:
             _open_up(entry)
 
 
-def _start(sock: socket.socket, spec: ChildSpec, fd: int, helpers: ModuleType) -> int:
+def _start(sock: socket.socket, spec: ChildSpec, fds: list[int],
+           helpers: ModuleType) -> int:
+    frames, orders = fds
     pid = strays.fork()
     if pid == 0:
         sock.close()
-        run_child(fd, spec, helpers, os.getppid())
+        run_child(frames, orders, spec, helpers, os.getppid())
     return pid
 
 

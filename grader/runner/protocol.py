@@ -1,6 +1,8 @@
-"""The two wires of the runner.
+"""The wires of the runner.
 
 worker -> CLI: one JSON object per line on the worker's stdout (events; plain data only).
+worker -> child: the spec it starts with, then each call's arguments on a pipe of their own,
+one call at a time (ChildJob).
 child -> worker: length-prefixed pickle frames on a pipe. The child runs candidate code, so the
 worker unpickles with an allow-list: plain containers and numpy arrays, nothing that executes,
 and reads what it unpickled into a typed record (`received_frame`) before anything uses it:
@@ -225,20 +227,21 @@ class Request:
 
 
 class ProbeCall(TypedDict):
-    """One probe as a child runs it: a name, plain-data keyword arguments, whether it may
-    use CUDA, and whether its child must be unable to start processes (Plan.forkless). This,
-    not the judge's Plan, is all that crosses into a child, so in the sandbox nothing of the
-    judge's (its truths, its closures) is ever within the candidate's reach."""
+    """One probe as a child starts with it: a name, whether it may use CUDA, and whether its
+    child must be unable to start processes (Plan.forkless). This, and each call's arguments
+    when the judge releases that call (ChildJob), is all that crosses into a child, so in the
+    sandbox nothing of the judge's (its truths, its closures) is ever within the candidate's
+    reach."""
 
     probe: str
-    args: dict[str, Any]
     uses_device: bool
     forkless: bool
 
 
 class ChildSpec(TypedDict):
-    """A child's whole job: import `module` of the workspace at `root` (none for a baseline)
-    and run `calls`, the first of which is plan number `first` of its part."""
+    """What a child knows from its start: import `module` of the workspace at `root` (none for
+    a baseline), then run `calls`, the first of which is plan number `first` of its part, each
+    once its arguments arrive (ChildJob)."""
 
     round: str
     root: str
@@ -248,6 +251,58 @@ class ChildSpec(TypedDict):
     first: int
     memory_mb: int
     device_ready: bool
+
+
+@dataclass(frozen=True)
+class ChildJob:
+    """A child's job as the judge holds it: the spec the child starts with, and each call's
+    plain-data keyword arguments (its inputs, its nonce), which the child receives on a pipe of
+    its own one call at a time, when the judge releases that call (Child.release): after the
+    candidate's file is imported and, for a timed run, after the judge has read what the import
+    cost; after the previous call has answered. Nothing the candidate's code runs before a call
+    (at import, in an earlier call, in a thread) can see that call's inputs, so no work on them
+    can happen where it is not measured, watched or charged."""
+
+    spec: ChildSpec
+    args: tuple[dict[str, Any], ...]
+
+
+ORDERS_WRITE_S = 30.0
+"""How long the judge keeps writing one call's arguments into a child that does not read them
+(a pipe holds 64 KiB; larger inputs wait for the child): the child's time limits judge it, this
+only keeps the judge from waiting on it for ever."""
+
+
+def write_orders(fd: int, args: dict[str, Any]) -> bool:
+    """Hand a child one call's arguments (fd: the write end of its orders pipe, non-blocking):
+    whether all of them went in within ORDERS_WRITE_S. A child that is gone or does not read
+    gets what fitted; it then fails its call, which its frame (or its silence) reports."""
+    view = memoryview(dumps(args))
+    deadline = time.monotonic() + ORDERS_WRITE_S
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                return False
+        except OSError:  # EPIPE: the child is gone
+            return False
+    return True
+
+
+def read_orders(fd: int) -> dict[str, Any]:
+    """In the child: the next call's arguments, waited for. The judge writes them (and only the
+    judge: the child holds the read end), so they are unpickled as they are."""
+    def whenever(fd: int) -> None:
+        return None
+
+    header = _read_exact(fd, _HEADER.size, whenever)
+    body = _read_exact(fd, _HEADER.unpack(header)[0], whenever) if header else None
+    if body is None:
+        raise EOFError("the judge sent no arguments for this call")
+    args: dict[str, Any] = pickle.loads(body)
+    return args
 
 
 # --- child -> worker frames ---------------------------------------------------------------------

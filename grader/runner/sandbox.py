@@ -16,9 +16,10 @@ A sandbox is one `bwrap` process tree per submission (`grade`, Gradescope, `chec
   namespace, whose every process the kernel then kills.
 
 Inside runs grader.runner.executor, which forks one child per ChildSpec. The judge (the worker
-that owns the sandbox) passes each child a pipe of its own making, reads the child's frames from
-it as it would from a child it forked itself, and hears how the child ended over a socket; it
-believes nothing else a sandbox says.
+that owns the sandbox) passes each child two pipes of its own making, reads the child's frames
+from one as it would from a child it forked itself, writes each call's arguments into the other
+when it releases that call (the executor never sees them), and hears how the child ended over a
+socket; it believes nothing else a sandbox says.
 """
 
 from __future__ import annotations
@@ -54,13 +55,14 @@ from grader.runner.children import (
     Children,
     ChildrenLost,
     Ended,
+    Orders,
     Spawn,
     TreeWatch,
     ask_last_words,
     wait_readable,
 )
 from grader.runner.process_env import grading_environment
-from grader.runner.protocol import ChildSpec, FrameTimeout, Request
+from grader.runner.protocol import ChildJob, FrameTimeout, Request
 
 NOBODY = 65534
 TMP_MB = 64
@@ -633,22 +635,30 @@ def executor_pid(root: int) -> int | None:
 class SandboxedChild:
     """A child forked inside a sandbox, writing its frames to a pipe the judge made."""
 
-    def __init__(self, owner: Sandboxes, spec: ChildSpec) -> None:
+    def __init__(self, owner: Sandboxes, job: ChildJob) -> None:
         self.owner = owner
         read_fd, write_fd = os.pipe()
+        orders = Orders(job)
         try:
-            owner.current().send({"op": "start", "spec": spec}, (write_fd,))
+            owner.current().send({"op": "start", "spec": job.spec},
+                                 (write_fd, orders.child_fd))
         except ChannelClosed:
             os.close(read_fd)
+            orders.close()
             owner.lose()
             raise ChildrenLost(LOST) from None
         except BaseException:
             os.close(read_fd)
+            orders.close()
             raise
         finally:
             os.close(write_fd)
-        self.fd = read_fd
+            orders.handed_over()
+        self.fd, self.orders = read_fd, orders
         self._last: tuple[strays.Usage, strays.Usage] | None = None  # the executor's, ours
+
+    def release(self) -> None:
+        self.orders.release()
 
     def last_words(self) -> tuple[str, str]:
         return ask_last_words(lambda: self.owner.current().send({"op": "last_words"}), self.fd)
@@ -680,6 +690,7 @@ class SandboxedChild:
         executor stopped, killed or wedged by the code under test) is killed, and the next
         child gets a fresh one."""
         os.close(self.fd)
+        self.orders.close()
         try:
             sandbox = self.owner.current()
             sandbox.send({"op": "end", "kill": kill})
@@ -734,8 +745,8 @@ class Sandboxes:
             self._sandbox.close()
             self._sandbox = None
 
-    def spawn(self, spec: ChildSpec) -> SandboxedChild:
-        return SandboxedChild(self, spec)
+    def spawn(self, job: ChildJob) -> SandboxedChild:
+        return SandboxedChild(self, job)
 
 
 @contextmanager

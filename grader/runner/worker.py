@@ -55,7 +55,7 @@ from grader.runner.children import (
     wait_readable,
 )
 from grader.runner.protocol import (
-    ChildSpec,
+    ChildJob,
     Event,
     FrameTimeout,
     ProbeCall,
@@ -206,26 +206,26 @@ class _Part:
         plans = [_planned(request, c, ctx) for c, ctx in zip(checks, contexts, strict=True)]
         return cls(request, round_, part, checks, contexts, plans, spawn, alive)
 
-    def spec(self, first: int, stop: int, run: dict[str, Any] | None = None) -> ChildSpec:
+    def job(self, first: int, stop: int, run: dict[str, Any] | None = None) -> ChildJob:
         """The job of a child running plans[first:stop] against the candidate's part (with
         one run's arguments, for a plan measured run by run)."""
-        calls = [_call(plan.probe, plan.args, plan.uses_device, run, plan.forkless)
-                 for plan in self.plans[first:stop]]
-        return _spec(self.request, self.round, str(self.request.root), self.part.module,
-                     calls, first, self.ready)
+        plans = self.plans[first:stop]
+        return _job(self.request, self.round, str(self.request.root), self.part.module,
+                    [_call(p.probe, p.uses_device, p.forkless) for p in plans],
+                    [{**p.args, **(run or {})} for p in plans], first, self.ready)
 
-    def baseline_spec(self, index: int, run: dict[str, Any] | None = None) -> ChildSpec:
+    def baseline_job(self, index: int, run: dict[str, Any] | None = None) -> ChildJob:
         """The job of a child running plan `index`'s baseline, with no candidate code."""
         plan = self.plans[index]
         probe, args = plan.baseline  # type: ignore[misc]
-        return self.reference_spec(index, probe, args, plan.uses_device, run)
+        return self.reference_job(index, probe, {**args, **(run or {})}, plan.uses_device)
 
-    def reference_spec(self, index: int, probe: str, args: dict[str, Any], uses_device: bool,
-                       run: dict[str, Any] | None = None) -> ChildSpec:
+    def reference_job(self, index: int, probe: str, args: dict[str, Any],
+                      uses_device: bool) -> ChildJob:
         """The job of a child running one probe for plan `index` with no candidate code (a
         baseline, a diagnosis)."""
-        return _spec(self.request, self.round, str(self.round.reference_dir("torch")), None,
-                     [_call(probe, args, uses_device, run)], index, self.ready)
+        return _job(self.request, self.round, str(self.round.reference_dir("torch")), None,
+                    [_call(probe, uses_device)], [args], index, self.ready)
 
     def folded(self, index: int, verdict: Verdict) -> bool:
         """Whether the failure `verdict` of check `index` follows from a failure already
@@ -265,17 +265,16 @@ class _Part:
         return len(self.checks)
 
 
-def _call(probe: str, args: dict[str, Any], uses_device: bool,
-          run: dict[str, Any] | None, forkless: bool = False) -> ProbeCall:
-    return {"probe": probe, "args": {**args, **(run or {})}, "uses_device": uses_device,
-            "forkless": forkless}
+def _call(probe: str, uses_device: bool, forkless: bool = False) -> ProbeCall:
+    return {"probe": probe, "uses_device": uses_device, "forkless": forkless}
 
 
-def _spec(request: Request, round_: Round, root: str, module: str | None,
-          calls: list[ProbeCall], first: int, ready: bool) -> ChildSpec:
-    return {"round": round_.id, "root": root, "module": module, "flavor": request.flavor,
-            "calls": calls, "first": first, "memory_mb": request.memory_mb,
-            "device_ready": ready}
+def _job(request: Request, round_: Round, root: str, module: str | None,
+         calls: list[ProbeCall], args: list[dict[str, Any]], first: int,
+         ready: bool) -> ChildJob:
+    return ChildJob({"round": round_.id, "root": root, "module": module,
+                     "flavor": request.flavor, "calls": calls, "first": first,
+                     "memory_mb": request.memory_mb, "device_ready": ready}, tuple(args))
 
 
 NOT_MEASURED = Plan("nothing", {}, lambda data: skipped("not measured: the request asked for "
@@ -328,7 +327,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
                     index = _measure(grading, index)
                     continue
                 stop = _group_end(grading, index)
-                child = grading.spawn(grading.spec(index, stop))
+                child = grading.spawn(grading.job(index, stop))
                 index = _collect(grading, child, index, stop, baselines)
         except ChildrenLost as lost:
             grading.not_run(len(grading.results), str(lost), status=lost.status)
@@ -421,16 +420,17 @@ def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:
 
 def _baseline_frame(grading: _Part, local: Spawn, index: int,
                     run: dict[str, Any] | None) -> dict[str, Any]:
-    return _reference_frame(grading, local, index, grading.baseline_spec(index, run))
+    return _reference_frame(grading, local, index, grading.baseline_job(index, run))
 
 
 def _reference_frame(grading: _Part, local: Spawn, index: int,
-                     spec: ChildSpec) -> dict[str, Any]:
-    """The frame of a child with no candidate code (see reference_spec), with the CPU seconds
+                     job: ChildJob) -> dict[str, Any]:
+    """The frame of a child with no candidate code (see reference_job), with the CPU seconds
     it cost; an error frame when it ran out of plan `index`'s time or died, a starved_frame
     when only the clock's backstop stopped it."""
     request, plan = grading.request, grading.plans[index]
-    child = local(spec)
+    child = local(job)
+    child.release()
     limit = frame_timeout(request, plan, grading.ready)
     try:
         frame = next_frame(child, limit)
@@ -521,7 +521,7 @@ def _diagnosis_frame(grading: _Part, index: int, diagnosis: Diagnosis,
     shape the hints of those after it."""
     rows_name, columns_name = diagnosis.grid
     rows, columns = args[rows_name], args[columns_name]
-    job = _digest(grading.reference_spec(index, diagnosis.probe,
+    job = _digest(grading.reference_job(index, diagnosis.probe,
                                          {**args, rows_name: None, columns_name: None}, False))
     row_keys, column_keys = [_digest(r) for r in rows], [_digest(c) for c in columns]
     answers: dict[tuple[int, int], Any] = {}
@@ -535,10 +535,11 @@ def _diagnosis_frame(grading: _Part, index: int, diagnosis: Diagnosis,
     if missing_rows:
         missing_columns = [j for j in range(len(columns))
                            if any((i, j) not in answers for i in missing_rows)]
-        spec = grading.reference_spec(index, diagnosis.probe, {
+        asked = grading.reference_job(index, diagnosis.probe, {
             **args, rows_name: [rows[i] for i in missing_rows],
             columns_name: [columns[j] for j in missing_columns]}, False)
-        frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index, spec)
+        frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index,
+                                 asked)
         if frame["kind"] != "observation":
             return frame
         grid = frame["data"]
@@ -663,6 +664,7 @@ def _collect(grading: _Part, child: Child, index: int, stop: int,
     if printed is None:
         return index
     while index < stop:
+        child.release()
         frame, index = _probe(grading, child, index, printed)
         if frame is None:
             return index
@@ -753,7 +755,7 @@ def _measured_run(grading: _Part, index: int, run: dict[str, Any],
     measured = grading.plans[index].measured
     assert measured is not None
     cap = measured.cap(taken.both()) if measured.cap else None
-    child = grading.spawn(grading.spec(index, index + 1, run))
+    child = grading.spawn(grading.job(index, index + 1, run))
     printed, next_index = _imported(grading, child, index)
     if printed is None:
         return None, next_index
@@ -762,6 +764,7 @@ def _measured_run(grading: _Part, index: int, run: dict[str, Any],
     # fixed cost far above the reference's.
     imported = child.usage()
     since = imported.cpu_s if imported is not None else 0.0
+    child.release()  # only now: no work on the run's inputs can hide in `since`
     try:
         capped = cap is not None and _stopped_at_cap(grading, child, index, cap + since)
     except FrameTimeout as exc:  # starved past the check's own backstop
@@ -822,7 +825,7 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
         if baseline is not None and starved(baseline):
             return dict(probe_frame("error", message=baseline["message"]))
         try:
-            child = spawn(grading.spec(0, 1))
+            child = spawn(grading.job(0, 1))
         except ChildrenLost as lost:
             return dict(probe_frame("error", message=str(lost)))
         try:
@@ -831,6 +834,7 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
                 ended = child.end(kill=True)
                 return dict(probe_frame("error", message=hello["message"] if hello
                                         else f"the process importing {part.file} {ended.how}"))
+            child.release()
             frame = next_frame(child, limit, grading.idle, alive)
         except FrameTimeout as exc:
             child.end(kill=True)
