@@ -390,6 +390,8 @@ def test_list_shows_the_workspace_budgets(runner: CliRunner, tmp_path: Path) -> 
     ('{"part1": {"score": 1, "max_score": 2, "full": "yes", "when": 3}}', '{"part1": -1}'),
     ("null", '{"part1": true}'),
     ("not json", "{"),
+    pytest.param("[" * 5000 + "]" * 5000, '{"part1": ' + "[" * 5000 + "]" * 5000 + "}",
+                 id="nested-5000-deep"),
 ])
 def test_damaged_progress_records_never_stop_check_list_or_hint(
         runner: CliRunner, tmp_path: Path, last: str, hints: str) -> None:

@@ -98,6 +98,9 @@ def graded(grading, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     flagged.write_text(flagged.read_text() + "\nimport os as _os\n_unused = getattr(_os, 'fork')\n")
     fork_line = len(flagged.read_text().splitlines())
     wrong = loose_files(subs / "wrong_order")
+    # A grader.toml nested past the parser's recursion is unreadable, as if absent: the class
+    # is still graded, this submission with it.
+    (wrong / "grader.toml").write_text("flavor = " + "[" * 30000 + "]" * 30000 + "\n")
     edit(wrong / "part1_inplace.py", "P[i - 1] @ W[i]", "W[i] @ P[i - 1]")
     syntax = loose_files(subs / "syntax_error")
     with (syntax / "part1_inplace.py").open("a") as handle:

@@ -48,6 +48,11 @@ BAD = [
     ("timeout = inf\n", "timeout must be a positive finite number, got inf"),
     ("[points]\npart1 = nan\n", "points.part1 must be a positive finite number, got nan"),
     ("timeout = \n", "not valid TOML"),
+    # Nested past the parser's recursion: as clear an error as any other bad text.
+    pytest.param("timeout = " + "[" * 3000 + "]" * 3000 + "\n",
+                 "not valid TOML: nested too deep to read", id="arrays-nested-3000-deep"),
+    pytest.param("[points]\npart1 = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n",
+                 "not valid TOML: nested too deep to read", id="tables-nested-3000-deep"),
     ("secret = 42\n", "secret must be a non-empty string"),
     ('secret = ""\n', "secret must be a non-empty string"),
     ("[budgets]\npart3 = -inf\n", "budgets.part3 must be a positive finite number, got -inf"),

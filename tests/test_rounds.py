@@ -15,6 +15,7 @@ from tiny_round import ROUND_ID, write_tiny_round
 
 import grader.runner
 from grader.cli import cli
+from grader.checks.table import checks_for
 from grader.engine.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
 from grader.runner import Worker
 
@@ -177,6 +178,27 @@ def test_round_data_errors_name_the_file(tmp_path: Path) -> None:
         Round.load(root)
     with pytest.raises(RoundError, match="is not a round"):
         Round.load(tmp_path)
+
+
+@pytest.mark.parametrize(("name", "text", "says"), [
+    ("round.toml", "summary = " + "[" * 3000 + "]" * 3000 + "\n",
+     "not valid TOML: nested too deep to read"),
+    ("checks.toml", "[[check]]\nid = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n",
+     "not valid TOML: nested too deep to read"),
+    ("round.toml", b"title = '\xff'\n", "not UTF-8 text"),
+], ids=["round-nested", "checks-nested", "round-not-utf8"])
+def test_a_round_file_that_is_no_document_is_one_error_naming_it(
+        tmp_path: Path, name: str, text: str | bytes, says: str) -> None:
+    """A round author's file that no parser can read (nested past its recursion, not text) is
+    a RoundError naming the file, as a syntax error is, never a traceback."""
+    root = write_tiny_round(tmp_path)
+    target = root / name
+    if isinstance(text, bytes):
+        target.write_bytes(text)
+    else:
+        target.write_text(text)
+    with pytest.raises(RoundError, match=f"{name}: {says}"):
+        checks_for(Round.load(root), "part1", "numpy")
 
 
 def test_check_table_errors_name_the_check(tmp_path: Path) -> None:

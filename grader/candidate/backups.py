@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from grader.engine.documents import Unreadable, json_document
 from grader.engine.state import HINTS, LAST_RESULTS, read_json, write_bytes_atomic
 from grader.engine.workspace import (
     EXERCISES_DIR,
@@ -125,8 +126,8 @@ def changed_parts(workspace: Workspace, contents: Contents) -> tuple[str, ...]:
 def _without_parts(data: bytes, part_ids: Sequence[str]) -> bytes | None:
     """A progress record minus the given parts; None when nothing is left."""
     try:
-        record = json.loads(data)
-    except ValueError:
+        record = json_document(data)
+    except Unreadable:
         return None
     if not isinstance(record, dict):
         return None

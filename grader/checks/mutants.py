@@ -965,8 +965,8 @@ def shape(code: str) -> str | None:
     for attempt in (text, text + " pass"):
         try:
             tree = ast.parse(attempt)
-        except SyntaxError:
-            continue
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # the candidate's line: anything at all, nested past the parser too
         numbered: dict[str, str] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Name):

@@ -31,7 +31,6 @@ Loaded in the worker only (it imports numpy and the round's code); cached per ro
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
@@ -48,6 +47,7 @@ from grader.checks.kinds import (
     Spec,
 )
 from grader.checks.mistakes import Mistake, same_as
+from grader.engine.documents import Unreadable, read_document, toml_document
 from grader.engine.flavored import problems
 from grader.engine.rounds import ROUND_FILE, TABLE_KEYS, Round, RoundError, load_module
 
@@ -143,11 +143,11 @@ def _table(round_: Round) -> tuple[Path, dict[str, Any]]:
     described = round_.folder / ROUND_FILE
     try:
         if not path.exists():
-            data = tomllib.loads(described.read_text())
+            data = read_document(described, toml_document)
             return described, {key: value for key, value in data.items() if key in TABLE_KEYS}
-        data = tomllib.loads(path.read_text())
-        inline = TABLE_KEYS & set(tomllib.loads(described.read_text()))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = read_document(path, toml_document)
+        inline = TABLE_KEYS & set(read_document(described, toml_document))
+    except Unreadable as exc:
         raise RoundError(f"{path}: {exc}") from exc
     if inline:
         raise RoundError(f"{described}: {', '.join(sorted(inline))} belong in {CHECKS_FILE} "

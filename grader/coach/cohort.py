@@ -13,7 +13,6 @@ count every row, as the gradebook does.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, cast
 from grader import DISTRIBUTION
 from grader.coach.batch import ROW_STATUSES, BatchDoc, RowStatus, SubmissionDoc
 from grader.engine import results
+from grader.engine.documents import Unreadable, json_document, read_document
 from grader.engine.results import PRINTED_MARK, SCHEMA_VERSION, STATUSES, CheckDoc, Status
 from grader.engine.shapes import brief, shape_problem
 
@@ -39,14 +39,9 @@ class CohortError(Exception):
 def read_results(path: Path) -> BatchDoc:
     """A saved `grade --json` document, checked against its documented shape."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CohortError(f"{path}: cannot read it ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise CohortError(f"{path}: not a text file") from exc
-    except json.JSONDecodeError as exc:
-        raise CohortError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column "
-                          f"{exc.colno})") from exc
+        data = read_document(path, json_document)
+    except Unreadable as exc:
+        raise CohortError(f"{path}: {exc}") from exc
     if isinstance(data, dict) and "parts" in data and "submissions" not in data:
         raise CohortError(f"{path}: this is one workspace's `grader check --json`; the cohort "
                           "report reads the `grader grade --json` of a batch")

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import os
 import stat
-import tomllib
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+from grader.engine.documents import Unreadable, toml_document
 from grader.engine.rounds import Round
 from grader.engine.safe_text import NOTE_LIMIT, WORD_LIMIT, received, received_name
 from grader.engine.workspace import CONFIG_NAME, EXERCISES_DIR, MAX_CONFIG_BYTES
@@ -155,8 +155,8 @@ def _declared(text: bytes | None) -> tuple[str | None, str | None]:
     if text is None or len(text) > MAX_CONFIG_BYTES:
         return None, None
     try:
-        config = tomllib.loads(text.decode())
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        config = toml_document(text.decode())
+    except (UnicodeDecodeError, Unreadable):
         return None, None
     round_, flavor = config.get("round"), config.get("flavor")
     return (round_ if isinstance(round_, str) else None,

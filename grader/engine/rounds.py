@@ -26,13 +26,13 @@ import importlib.util
 import os
 import re
 import sys
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from grader.engine.documents import Unreadable, read_document, toml_document
 from grader.engine.flavored import problems
 from grader.engine.results import in_eighths
 
@@ -151,12 +151,12 @@ class Round:
     def load(cls, folder: Path) -> Round:
         """Read and validate `folder`/round.toml; every mistake in it names the file."""
         path = folder / ROUND_FILE
+        if not path.exists():
+            raise RoundError(f"{folder} is not a round (no {ROUND_FILE})")
         try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError as exc:
-            raise RoundError(f"{folder} is not a round (no {ROUND_FILE})") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise RoundError(f"{path}: not valid TOML: {exc}") from exc
+            data = read_document(path, toml_document)
+        except Unreadable as exc:
+            raise RoundError(f"{path}: {exc}") from exc
         return _parse_round(data, folder.resolve(), str(path))
 
 

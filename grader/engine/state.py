@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from grader.engine.documents import json_document
 from grader.engine.results import RunResult
 from grader.engine.workspace import Workspace
 
@@ -59,7 +60,7 @@ def read_json(path: Path, default: Any) -> Any:
     """The file's data, or `default` when it is missing or unreadable (state is a convenience;
     a damaged file must never stop a candidate from checking their work)."""
     try:
-        return json.loads(path.read_text())
+        return json_document(path.read_text())
     except (OSError, ValueError):
         return default
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 import os
 import textwrap
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.engine.documents import Unreadable, read_document, toml_document
 from grader.engine.limits import DEFAULT_TIMEOUT_S
 from grader.engine.results import in_eighths
 from grader.engine.rounds import DEFAULT_ROUND, Part, Round, RoundError, get_round
@@ -221,14 +221,11 @@ def read_config(path: Path) -> dict[str, object]:
         if size > MAX_CONFIG_BYTES:
             raise WorkspaceError(f"{path}: {size} bytes is too large for a settings file "
                                  f"(at most {MAX_CONFIG_BYTES // 1024} KiB)")
-        with open(path, "rb") as handle:
-            return tomllib.loads(handle.read(MAX_CONFIG_BYTES + 1).decode())
-    except tomllib.TOMLDecodeError as exc:
-        raise WorkspaceError(f"{path}: not valid TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise WorkspaceError(f"{path}: not UTF-8 text") from exc
+        return read_document(path, toml_document, MAX_CONFIG_BYTES)
+    except Unreadable as exc:
+        raise WorkspaceError(f"{path}: {exc}") from exc
     except OSError as exc:
-        raise WorkspaceError(f"{path}: cannot read: {exc.strerror}") from exc
+        raise WorkspaceError(f"{path}: cannot read it ({exc.strerror})") from exc
 
 
 def load_config(path: Path) -> Settings:
