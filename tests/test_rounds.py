@@ -14,8 +14,8 @@ from click.testing import CliRunner, Result
 from tiny_round import ROUND_ID, write_tiny_round
 
 import grader.runner
-from grader.cli import cli
 from grader.checks.table import checks_for
+from grader.cli import cli
 from grader.engine.rounds import EXTRA_ROUNDS_ENV, Round, RoundError, installed
 from grader.runner import Worker
 
