@@ -5,6 +5,7 @@ batch at the end grades part 1 of two submissions in the session's warm worker."
 from __future__ import annotations
 
 import csv
+import importlib.machinery
 import io
 from pathlib import Path
 from typing import Any
@@ -33,14 +34,15 @@ def found(source: str) -> list[tuple[int, str, str]]:
 
 
 def test_every_rule_has_a_reason_and_something_to_match() -> None:
-    """Except the three the scan gives itself: a file that does not parse, one it had no
-    time for, a dynamic lookup."""
+    """Except the four the scan gives itself: a file that does not parse, one it had no
+    time for, a dynamic lookup, a compiled module."""
+    given = {NOT_PARSED, NOT_REVIEWED, DYNAMIC, review.COMPILED}
     ids = [rule.id for rule in rules()]
-    assert len(ids) == len(set(ids)) and {NOT_PARSED, NOT_REVIEWED, DYNAMIC} <= set(ids)
+    assert len(ids) == len(set(ids)) and given <= set(ids)
     for rule in rules():
         assert rule.reason and len(rule.reason) <= 90, rule.id
         matchers = rule.names + rule.attributes + rule.builtins + rule.writes + rule.strings
-        assert bool(matchers) == (rule.id not in (NOT_PARSED, NOT_REVIEWED, DYNAMIC)), rule.id
+        assert bool(matchers) == (rule.id not in given), rule.id
 
 
 FLAGGED = [
@@ -434,6 +436,24 @@ def test_a_folder_is_scanned_file_by_file_and_links_are_not_read(tmp_path: Path)
     (tmp_path / "linked.py").symlink_to(tmp_path / "helpers" / "spy.py")
     assert [(f["file"], f["line"], f["construct"]) for f in scan_folder(tmp_path)] == [
         ("helpers/spy.py", 1, "import ctypes")]
+
+
+def test_a_module_handed_in_compiled_is_flagged_and_python_s_own_caches_are_not(
+        tmp_path: Path) -> None:
+    """Bytecode or an extension that Python would import (beside the .py or instead of it)
+    holds code the scan cannot read: one flag each; the caches in __pycache__ that running
+    Python leaves are nobody's news."""
+    (tmp_path / "helpers" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "__pycache__").mkdir()
+    for name in ("helpers/fast.abi3.so", "helpers/__pycache__/fast.cpython-311.pyc",
+                 "__pycache__/part1_inplace.cpython-311.pyc", "part2_out_of_place.pyc",
+                 f"part3_backward{importlib.machinery.EXTENSION_SUFFIXES[0]}", "notes.so.txt"):
+        (tmp_path / name).write_bytes(b"\x7fELF")
+    (tmp_path / "part3_backward.py").write_text("def f():\n    return 1\n")
+    assert [(f["file"], f["line"], f["rule"]) for f in scan_folder(tmp_path)] == [
+        ("helpers/fast.abi3.so", 0, review.COMPILED),
+        ("part2_out_of_place.pyc", 0, review.COMPILED),
+        (f"part3_backward{importlib.machinery.EXTENSION_SUFFIXES[0]}", 0, review.COMPILED)]
 
 
 def test_the_line_shown_lists_the_first_flags_and_counts_the_rest() -> None:

@@ -984,3 +984,30 @@ def test_the_watchdog_times_a_silent_worker_by_its_work_not_the_clock(
     finally:
         process.kill()
         process.wait()
+
+
+def test_only_python_source_under_exercises_is_ever_run(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Python's own finders prefer a compiled extension to the .py beside it and import a lone
+    .pyc: code that no review reads and no hint can quote. The grader imports exercises/ from
+    .py source only: something compiled beside a part's source is not what runs, a part handed
+    in only compiled (here, the reference's own code) is an import error saying so, and a
+    helper folder without __init__.py still imports."""
+    import importlib.machinery
+
+    root = write_workspace(tmp_path / "ws", "numpy")
+    exercises = root / "exercises"
+    beside = exercises / f"part1_inplace{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    beside.write_bytes(b"\x7fELF not a library")
+    part2 = exercises / "part2_out_of_place.py"
+    py_compile.compile(str(part2), cfile=str(part2.with_suffix(".pyc")), doraise=True)
+    part2.unlink()
+    (exercises / "helpers").mkdir()
+    (exercises / "helpers" / "scale.py").write_text("def one():\n    return 1\n")
+    part1 = exercises / "part1_inplace.py"
+    part1.write_text(part1.read_text() + "\nfrom exercises.helpers.scale import one\n"
+                     "assert one() == 1\n")
+    parts = {p.id: p for p in grading.run(root, "numpy", ["part1", "part2"]).parts}
+    assert parts["part1"].passed
+    assert {c.status for c in parts["part2"].checks} == {"error"}
+    assert "ImportError: part2_out_of_place.pyc is compiled code, which the grader does not " \
+        "run: hand in the module's .py source" in parts["part2"].checks[0].message

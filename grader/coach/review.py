@@ -59,6 +59,7 @@ import binascii
 import builtins
 import codecs
 import fnmatch
+import importlib.machinery
 import math
 import operator
 import re
@@ -75,6 +76,10 @@ from typing import Any, TypedDict
 RULES_FILE = Path(__file__).resolve().parent / "review_rules.toml"
 NOT_PARSED = "does-not-parse"
 NOT_REVIEWED = "not-reviewed"
+COMPILED = "compiled-code"
+COMPILED_SUFFIXES = tuple(importlib.machinery.BYTECODE_SUFFIXES
+                          + importlib.machinery.EXTENSION_SUFFIXES)
+"""The endings of the files Python's own finders import as modules that are not source."""
 DYNAMIC = "dynamic-lookup"
 SHOWN_FLAGS = 5
 STRING_SHOWN = 40
@@ -160,7 +165,7 @@ def rules() -> tuple[Rule, ...]:
     """The rules, read once; the file ships inside the package."""
     data = tomllib.loads(RULES_FILE.read_text(encoding="utf-8"))
     loaded = tuple(Rule(**_fields(entry)) for entry in data["rule"])
-    for needed in (NOT_PARSED, NOT_REVIEWED, DYNAMIC):
+    for needed in (NOT_PARSED, NOT_REVIEWED, DYNAMIC, COMPILED):
         if needed not in {rule.id for rule in loaded}:
             raise RuntimeError(f"{RULES_FILE} has no rule {needed!r}")
     return loaded
@@ -1318,13 +1323,20 @@ def _scanned(file: str, source: bytes, deadline: float) -> list[FlagDoc]:
 
 def scan_folder(folder: Path) -> list[FlagDoc]:
     """The flags of every Python file below `folder` (a staged exercises/ folder), by file
-    name, then line, within SCAN_CPU_S of CPU time for them all."""
+    name, then line, within SCAN_CPU_S of CPU time for them all; and one for each module
+    handed in compiled (a bytecode cache in __pycache__ is Python's own, and not one)."""
     deadline = time.process_time() + SCAN_CPU_S
     flags: list[FlagDoc] = []
-    for path in sorted(folder.rglob("*.py")):
-        if path.is_file() and not path.is_symlink():
-            flags += scan_source(path.relative_to(folder).as_posix(), path.read_bytes(),
-                                 deadline)
+    compiled = _rule(COMPILED)
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        name = path.relative_to(folder).as_posix()
+        if path.suffix == ".py":
+            flags += scan_source(name, path.read_bytes(), deadline)
+        elif path.name.endswith(COMPILED_SUFFIXES) and "__pycache__" not in name.split("/"):
+            flags.append({"file": name, "line": 0, "rule": compiled.id,
+                          "construct": "compiled module", "reason": compiled.reason})
     return flags
 
 

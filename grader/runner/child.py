@@ -159,8 +159,14 @@ class _FreshSource(importlib.machinery.SourceFileLoader):
 
 
 class _ExercisesFinder(importlib.abc.MetaPathFinder):
-    """Finds `exercises` and its modules in the workspace, loading each with _FreshSource; every
-    other import (numpy, torch, ...) goes through the usual finders and caches."""
+    """Finds `exercises` and its modules in the workspace, from Python source only, each loaded
+    with _FreshSource; every other import (numpy, torch, ...) goes through the usual finders
+    and caches.
+
+    Python's own finders prefer a compiled extension (`part1.cpython-311-x86_64-linux-gnu.so`)
+    to the `.py` beside it, and load a lone `.pyc` as a module: code that no review reads and no
+    hint can quote. Here a module is its `.py` or nothing, and a compiled one alone is an
+    ImportError that says so (a folder without __init__.py is still a namespace package)."""
 
     def __init__(self, root: Path) -> None:
         self.root = str(root)
@@ -168,10 +174,18 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname.partition(".")[0] != "exercises":
             return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path or [self.root])
-        if spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
-            spec.loader = _FreshSource(fullname, spec.loader.path)
-        return spec
+        entries = list(path or [self.root])
+        for entry in entries:
+            found = importlib.machinery.FileFinder(
+                entry, (_FreshSource, importlib.machinery.SOURCE_SUFFIXES)).find_spec(fullname)
+            if found is not None and found.loader is not None:
+                return found
+        spec = importlib.machinery.PathFinder.find_spec(fullname, entries)
+        if spec is None or (spec.origin is None and spec.submodule_search_locations):
+            return spec  # nothing, or a namespace package
+        shown = Path(spec.origin or fullname).name
+        raise ImportError(f"{shown} is compiled code, which the grader does not run: hand in "
+                          "the module's .py source", name=fullname)
 
 
 def _import_module(root: Path, module: str) -> Any:
