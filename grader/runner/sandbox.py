@@ -378,9 +378,9 @@ def _reference_folders() -> set[Path]:
 
 
 CANDIDATE_SIDE = ("__init__.py", "engine/__init__.py", "engine/results.py", "engine/safe_text.py",
-                  "engine/documents.py", "engine/secret.py", "engine/limits.py", "engine/shapes.py", "engine/timing.py",
-                  "engine/rounds.py", "engine/flavored.py", "probes/*.py", "runner/__init__.py",
-                  "runner/channel.py",
+                  "engine/documents.py", "engine/secret.py", "engine/limits.py",
+                  "engine/shapes.py", "engine/timing.py", "engine/rounds.py",
+                  "engine/flavored.py", "probes/*.py", "runner/__init__.py", "runner/channel.py",
                   "runner/child.py", "runner/children.py", "runner/executor.py",
                   "runner/nofork.py", "runner/process_env.py", "runner/protocol.py",
                   "runner/sandbox.py", "runner/strays.py",
