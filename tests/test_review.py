@@ -260,6 +260,18 @@ SEES_THROUGH = {
     "reduce-computed": ("import functools, os\nfunctools.reduce(getattr, path, os)",
                         [(2, DYNAMIC)]),
     "getattribute-computed": ("import os\ntype(os).__getattribute__(os, name)", [(2, DYNAMIC)]),
+    # a standard-library module reached as another module's attribute is that module
+    "torch-sys": ("import torch\ntorch.sys.modules['grader'].x = 1",
+                  [(2, "imports-the-grader"), (2, "loaded-modules")]),
+    "torch-builtins": ("import torch\ntorch.builtins.exec(code)", [(2, "dynamic-code")]),
+    "torch-os-system": ("import torch as t\nt.os.system('ls')", [(2, "processes")]),
+    "torch-ctypes": ("from torch import ctypes\nlib = ctypes.CDLL(None)", [(2, "native-code")]),
+    "os-sys-frames": ("import os\nframe = os.sys._getframe(1)", [(2, "stack-frames")]),
+    "torch-inspect-folded": ("import torch\ngetattr(torch, 'insp' + 'ect').stack()",
+                             [(2, "stack-frames")]),
+    "numpy-os-deeper": ("import numpy.linalg as la\nla.os.fork()", [(2, "processes")]),
+    "torch-multiprocessing": ("import torch.multiprocessing as mp\nmp.Process(target=f)",
+                              [(1, "processes"), (2, "processes")]),
 }
 
 
@@ -278,6 +290,10 @@ HONEST = {
     "matmul-aliases": "import torch\nmm = torch.matmul\nbmm = getattr(torch, 'b' + 'mm')\n"
                       "y = mm(a, b) + bmm(a, b)",
     "einsum": "import torch\ny = torch.einsum('bij,bjk->bik', a, b)",
+    "own-submodules-named-like-the-stdlib": "import numpy as np\nimport torch\n"
+                                            "x = np.random.default_rng(0).random(3)\n"
+                                            "w = torch.signal.windows.hann(4)\n"
+                                            "y = np.array([1.0]) + torch.random.seed()",
     "f-string-error": "def check(x, y):\n    if x.shape != y.shape:\n        raise ValueError("
                       "f'shapes differ: {x.shape} != {y.shape} ({len(x)} rows)')",
     "local-eval": "def run(model):\n    eval = model.eval\n    eval()\n    return eval",

@@ -15,6 +15,9 @@ few constants. What is followed:
 
 - imports and aliases: `import os as o`, `from os import fork`, `f = os`, `g = getattr`,
   `getattr = getattr`, `m = x or os`, `(m := os)`, chains of them in any order, however long;
+- a standard-library module reached through another module that imported it (`torch.sys`,
+  `torch.builtins`, `os.sys`: an attribute named like one that is not the package's own
+  submodule, read from its files; see `canonical`);
 - lookups by a string: getattr, setattr, delattr, hasattr, `inspect.getattr_static`,
   `x.__getattribute__(name)`, `type(x).__getattribute__(x, name)`, `object.__getattribute__`,
   `operator.attrgetter` and `methodcaller`, `functools.partial` and `functools.reduce` over them,
@@ -63,6 +66,7 @@ import importlib.machinery
 import math
 import operator
 import re
+import sys
 import time
 import tomllib
 import warnings
@@ -517,11 +521,49 @@ def _binds(node: ast.AST) -> Iterator[str]:
 
 def _object(path: str, module: bool = True) -> Value:
     """What a dotted name reaches: a namespace for `sys.modules` and `m.__dict__`."""
+    path = canonical(path)
     if path == "sys.modules":
         return _Namespace("", path, path)
     if path.endswith(".__dict__"):
         return _Namespace(path.removesuffix(".__dict__"), path, path)
     return _Ref(path, module) if path else None
+
+
+@lru_cache(maxsize=4096)
+def canonical(path: str) -> str:
+    """A dotted name as the module it reaches: an attribute of a module that is none of its
+    package's own submodules yet is named like a standard-library module is that module,
+    imported there and reachable through it (`torch.sys` is sys, `torch.builtins` builtins,
+    `os.sys` sys), so `torch.sys.modules` is `sys.modules` and `torch.builtins.exec` is `exec`
+    to every rule. A package's own submodule of such a name (`numpy.random`, `torch.signal`)
+    stays its own: whether it is one is read from the package's files, never by importing it."""
+    parts = path.split(".")
+    for index in range(1, len(parts)):
+        name = parts[index]
+        if name in sys.stdlib_module_names and not _own_submodule(tuple(parts[:index]), name):
+            return canonical(".".join(parts[index:]))
+    return path
+
+
+@lru_cache(maxsize=1024)
+def _package_folders(package: tuple[str, ...]) -> tuple[Path, ...]:
+    """The folders a package's submodules lie in, found as the import system would find them
+    but without importing anything; none for a module that is not a package (or not here)."""
+    if len(package) == 1:
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(package[0])
+        except (ImportError, ValueError):
+            return ()
+        return tuple(Path(p) for p in (spec.submodule_search_locations or ())) if spec else ()
+    return tuple(folder / package[-1] for folder in _package_folders(package[:-1])
+                 if (folder / package[-1]).is_dir())
+
+
+def _own_submodule(package: tuple[str, ...], name: str) -> bool:
+    suffixes = importlib.machinery.all_suffixes()
+    return any((folder / name).is_dir() or any((folder / f"{name}{suffix}").is_file()
+                                               for suffix in suffixes)
+               for folder in _package_folders(package))
 
 
 def _path(value: Value) -> str | None:
