@@ -182,7 +182,10 @@ class Context:
 
     `seed` is the run's public seed, the one messages may name; `hidden_seed`, under an
     instructor's secret, the one the inputs are drawn from instead (grader/engine/secret.py), which
-    no message may name: draw inputs only from `rng()`."""
+    no message may name: draw inputs only from `rng()`.
+
+    `workspace`: the candidate's workspace folder, read (never run) judge side to tell apart
+    slips that give the same wrong results (mutants.by_evidence); None where none is graded."""
 
     seed: int
     flavor: str
@@ -193,6 +196,7 @@ class Context:
     graded_parts: tuple[str, ...] = ()
     passed_parts: tuple[str, ...] = ()
     hidden_seed: int | None = None
+    workspace: str | None = None
 
     @property
     def part_id(self) -> str:

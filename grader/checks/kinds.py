@@ -384,7 +384,7 @@ def correctness(spec: Spec) -> PlanFactory:
         def differential(wrong: Sequence[tuple[Case, Any]],
                          raised: dict[str, Any] | None) -> Diagnosis | None:
             return mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, call, wrong, name,
-                                     raised)
+                                     raised, ctx.workspace)
 
         def judge(observed: list[Observation]) -> Verdict:
             verdict = judge_cases(ctx, cases, observed, truth, name, mistakes, hint, raise_hint,
@@ -1037,7 +1037,8 @@ def compare_runs(spec: Spec) -> PlanFactory:
         same_run = [(c, v) for c, v in wrong if c.extra.get("run") == case.extra.get("run")]
         found = mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor,
                                   {"function": None, "run": case.extra.get("run")},
-                                  [(case, None)] if raised else same_run, "the result", raised)
+                                  [(case, None)] if raised else same_run, "the result", raised,
+                                  ctx.workspace)
         return replace(found, keep_hint=named) if found is not None else None
 
     def plan(ctx: Context) -> Plan:

@@ -955,9 +955,10 @@ def raise_site(where: str) -> tuple[str, str]:
     return (line, code) if file and line.startswith("line ") else ("", "")
 
 
-def shape(code: str) -> str | None:
+def shape(code: str, renamed: bool = True) -> str | None:
     """A statement's syntax with its names numbered in order of appearance: two lines that
-    differ only in what their variables are called have the same shape. A compound
+    differ only in what their variables are called have the same shape (with `renamed` False,
+    the names are kept: the statement itself, spacing and parentheses aside). A compound
     statement's header (`for i in range(n):`) is read with an empty body."""
     text = code.strip()
     if not text:
@@ -969,7 +970,7 @@ def shape(code: str) -> str | None:
             continue  # the candidate's line: anything at all, nested past the parser too
         numbered: dict[str, str] = {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
+            if renamed and isinstance(node, ast.Name):
                 node.id = numbered.setdefault(node.id, f"v{len(numbered)}")
         return ast.dump(tree, annotate_fields=False)
     return None
@@ -1029,20 +1030,24 @@ def _all_zero(tree: Any) -> bool:
 
 def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
               wrong: Sequence[tuple[Case, Any]], what: str,
-              raised: dict[str, Any] | None = None) -> Diagnosis | None:
+              raised: dict[str, Any] | None = None,
+              workspace: str | None = None) -> Diagnosis | None:
     """The second look of a check whose wrong results no known mistake explained: the
     reference part's mutants, run on the smallest wrong cases in children with no candidate
-    code (in stages, likeliest first: see FIRST_STAGE), and the sentence that names the first
-    whose results are the candidate's. With `raised` (what the candidate's call on the first
-    case in `wrong` raised on valid input; the cases after it, with what the candidate
-    answered), the first mutant that raises alike and answers alike (raising_alike) instead.
-    None when the round has no reference for this flavor to mutate."""
+    code (in stages, likeliest first: see FIRST_STAGE, and by_evidence where the candidate's
+    `workspace` is given), and the sentence that names the first whose results are the
+    candidate's. With `raised` (what the candidate's call on the first case in `wrong` raised
+    on valid input; the cases after it, with what the candidate answered), the first mutant
+    that raises alike and answers alike (raising_alike) instead. None when the round has no
+    reference for this flavor to mutate."""
     part = round_.part(part_id)
     path = round_.reference_dir(flavor) / part.file
     try:
         found = mutants(path.read_text())
     except (OSError, SyntaxError, ValueError):
         return None
+    if workspace is not None:
+        found = by_evidence(found, _text(Path(workspace) / "exercises" / part.file))
     if not found or not wrong:
         return None
     # With `raised`, the raising case comes first and the caller chose the cases after it.
@@ -1064,6 +1069,47 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
 
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME)
+
+
+EVIDENCE_BYTES = 256 * 1024
+"""How much of the candidate's file by_evidence reads (a part is a few KiB)."""
+
+
+def _text(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(EVIDENCE_BYTES).decode(errors="replace")
+    except OSError:
+        return None
+
+
+def by_evidence(found: Sequence[Mutant], source: str | None) -> tuple[Mutant, ...]:
+    """The mutants, those the candidate's own code bears out first: a slip whose changed
+    statement the file holds as it is; then one whose changed statement it holds names aside
+    (where the slip changes more than which name goes where), or a step left out that the
+    file indeed lacks; then those whose original statement the file lacks (it was changed,
+    somehow); last those whose statement the file holds as the reference has it. Each group
+    keeps its order (PRIORITY). Two slips often give the same wrong results on every case run
+    (a test that is never true, and the test left out), and the hint must name the one the
+    candidate made, never quote as theirs a line that is nowhere in their code. The file is
+    only read."""
+    if source is None:
+        return tuple(found)
+    lines = source.splitlines()
+    held = {shape(line) for line in lines} - {None}
+    held_as_is = {shape(line, renamed=False) for line in lines} - {None}
+
+    def rank(mutant: Mutant) -> int:
+        before, after = shape(mutant.before), shape(mutant.after)
+        if shape(mutant.after, renamed=False) in held_as_is:
+            return 0
+        if mutant.operator == "drop_step":
+            return 1 if before not in held else 3
+        if after != before and after in held:
+            return 1
+        return 2 if before not in held else 3
+
+    return tuple(sorted(found, key=rank))
 
 
 def chosen_cases(wrong: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:

@@ -567,6 +567,7 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
     depending on its mutant and case alone, so that a worker keeps answers, not whole runs.
     Only in a baseline child: the sources are the reference's."""
     import importlib
+    import linecache
     import signal
     from types import ModuleType
 
@@ -593,9 +594,13 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
         module.__file__ = base.module.__file__
         mutant = Api(module, base.backend, base.folder, base.helpers,
                      lambda name: importlib.import_module(f"{package}.{name}"))
+        filename = base.module.__file__ or "<mutant>"
+        # A raise's `where` quotes the mutant's own line, not the reference file's line of that
+        # number (a step left out moves every line after it): its text is the file's here.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         signal.setitimer(signal.ITIMER_VIRTUAL, allowed)
         try:
-            exec(compile(source, base.module.__file__ or "<mutant>", "exec"), module.__dict__)
+            exec(compile(source, filename, "exec"), module.__dict__)
             values: list[dict[str, Any] | str | None] = []
             for case in cases:
                 seen = one_call(mutant, function, case, call, args, read, run, returns)
@@ -611,4 +616,5 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
             results.append([None] * len(cases))
         finally:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            linecache.cache.pop(filename, None)
     return results

@@ -202,7 +202,8 @@ class _Part:
         contexts = [Context(request.seed, request.flavor, c.id, request.device,
                             request.timeout_s, cuda, tuple(p.id for p in earlier),
                             tuple(p.id for p in earlier if p.passed),
-                            hidden_seed=request.hidden_seed) for c in checks]
+                            hidden_seed=request.hidden_seed, workspace=request.root)
+                    for c in checks]
         plans = [_planned(request, c, ctx) for c, ctx in zip(checks, contexts, strict=True)]
         return cls(request, round_, part, checks, contexts, plans, spawn, alive)
 
