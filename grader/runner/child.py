@@ -15,6 +15,7 @@ import io
 import os
 import resource
 import signal
+import socket
 import sys
 import time
 import traceback
@@ -31,7 +32,7 @@ from grader.runner.protocol import (
     ChildSpec,
     ProbeFrame,
     probe_frame,
-    read_orders,
+    receive_orders,
     write_frame,
 )
 
@@ -264,8 +265,9 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
             write_frame(fd, {"kind": "imported", "output": capture.take()})
             api = Api(module, make_backend(spec["flavor"]), folder, helpers,
                       lambda name: _import_module(root, name))
+        told = socket.socket(fileno=orders)
         for offset, call in enumerate(spec["calls"]):
-            _send_probe(fd, spec["first"] + offset, call["probe"], read_orders(orders), api,
+            _send_probe(fd, spec["first"] + offset, call["probe"], receive_orders(told), api,
                         folder, capture)
     except BaseException:  # noqa: BLE001 - last resort: report, then leave without cleanup
         code = 70
@@ -275,8 +277,9 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
 
 
 def _close_inherited_files(*keep: int) -> None:
-    """Close every file this child inherited but its two pipes and the standard streams: the
-    worker's (or the sandbox's) other pipes and sockets are not the candidate's to write."""
+    """Close every file this child inherited but its frame pipe, its orders socket and the
+    standard streams: the worker's (or the sandbox's) other pipes and sockets are not the
+    candidate's to write."""
     low = 3
     for fd in sorted(keep):
         os.closerange(low, fd)

@@ -1,5 +1,5 @@
 """A child as the worker sees it: a process running one ChildJob, whose frames arrive on a pipe
-and whose calls' arguments it is handed, one call at a time, on another (Orders).
+and whose calls' arguments it is handed, one call at a time, on a socket (Orders).
 
 Two kinds: ForkedChild, forked from the worker itself (practice mode, and every baseline, which
 runs no candidate code), and the sandbox's children (grader.runner.sandbox), forked inside
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import select
+import socket
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -28,8 +29,8 @@ from grader.runner.protocol import (
     TimeoutWhy,
     probe_frame,
     read_frame,
+    send_orders,
     until,
-    write_orders,
 )
 
 LAST_WORDS_GRACE_S = 0.5  # how long a hung child may take to send what it printed
@@ -89,24 +90,26 @@ class TreeWatch:
 
 
 class Orders:
-    """The judge's end of a child's orders pipe, with the arguments of the job's calls not yet
-    released. The read end (`child_fd`) goes to the child, and is closed here once it has."""
+    """The judge's end of a child's orders socket, with the arguments of the job's calls not
+    yet released. The other end (`child_fd`) goes to the child, and is closed here once it
+    has."""
 
     def __init__(self, job: ChildJob) -> None:
-        self.child_fd, self.fd = os.pipe()
-        os.set_blocking(self.fd, False)
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.setblocking(False)
+        self.child_fd = theirs.detach()
         self.pending = list(job.args)
 
     def handed_over(self) -> None:
         os.close(self.child_fd)
 
     def release(self) -> None:
-        """Write the next call's arguments (none left: nothing to do)."""
+        """Send the next call's arguments (none left: nothing to do)."""
         if self.pending:
-            write_orders(self.fd, self.pending.pop(0))
+            send_orders(self.sock, self.pending.pop(0))
 
     def close(self) -> None:
-        os.close(self.fd)
+        self.sock.close()
 
 
 Spawn = Callable[[ChildJob], Child]

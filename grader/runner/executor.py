@@ -9,10 +9,11 @@ with one end of a Unix socket as its only line out:
 It imports numpy, torch and the round's probe helpers once, then
 answers the judge's messages (grader.runner.channel):
 
-    {"op": "start", "spec": ChildSpec} + two pipe ends      fork a child that runs the spec,
-                                                             writes its frames to the first and
-                                                             reads its calls' arguments from the
-                                                             second (from the judge, unseen here)
+    {"op": "start", "spec": ChildSpec} + a pipe's write end fork a child that runs the spec,
+      and one end of a socket                                writes its frames to the pipe and
+                                                             receives its calls' arguments on
+                                                             the socket (from the judge, unseen
+                                                             here)
     {"op": "last_words"}                                     ask the child what it printed
     {"op": "usage"}                                          answer {"op": "usage", "cpu_s",
                                                              "runnable"}: the child's tree's

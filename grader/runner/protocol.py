@@ -1,7 +1,7 @@
 """The wires of the runner.
 
 worker -> CLI: one JSON object per line on the worker's stdout (events; plain data only).
-worker -> child: the spec it starts with, then each call's arguments on a pipe of their own,
+worker -> child: the spec it starts with, then each call's arguments on a socket of their own,
 one call at a time (ChildJob).
 child -> worker: length-prefixed pickle frames on a pipe. The child runs candidate code, so the
 worker unpickles with an allow-list: plain containers and numpy arrays, nothing that executes,
@@ -18,6 +18,7 @@ import os
 import pickle
 import select
 import signal
+import socket
 import struct
 import sys
 import time
@@ -256,8 +257,8 @@ class ChildSpec(TypedDict):
 @dataclass(frozen=True)
 class ChildJob:
     """A child's job as the judge holds it: the spec the child starts with, and each call's
-    plain-data keyword arguments (its inputs, its nonce), which the child receives on a pipe of
-    its own one call at a time, when the judge releases that call (Child.release): after the
+    plain-data keyword arguments (its inputs, its nonce), which the child receives on a socket
+    of its own one call at a time, when the judge releases that call (Child.release): after the
     candidate's file is imported and, for a timed run, after the judge has read what the import
     cost; after the previous call has answered. Nothing the candidate's code runs before a call
     (at import, in an earlier call, in a thread) can see that call's inputs, so no work on them
@@ -267,41 +268,36 @@ class ChildJob:
     args: tuple[dict[str, Any], ...]
 
 
-ORDERS_WRITE_S = 30.0
-"""How long the judge keeps writing one call's arguments into a child that does not read them
-(a pipe holds 64 KiB; larger inputs wait for the child): the child's time limits judge it, this
-only keeps the judge from waiting on it for ever."""
+def send_orders(sock: socket.socket, args: dict[str, Any]) -> bool:
+    """Hand a child one call's arguments: written whole into a memory file made now, whose
+    descriptor alone crosses the child's orders socket (a byte and a descriptor: the send never
+    waits, however large the inputs and whatever the child is doing, even writing frames that
+    nobody reads while it is sent). Whether it went; a child that is gone gets nothing, and its
+    silence reports it."""
+    payload = dumps(args)
+    held = os.memfd_create("call-arguments", os.MFD_CLOEXEC)
+    try:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(held, view):]
+        socket.send_fds(sock, [b"!"], [held])
+        return True
+    except OSError:  # the child is gone, or its socket full of what it never read
+        return False
+    finally:
+        os.close(held)
 
 
-def write_orders(fd: int, args: dict[str, Any]) -> bool:
-    """Hand a child one call's arguments (fd: the write end of its orders pipe, non-blocking):
-    whether all of them went in within ORDERS_WRITE_S. A child that is gone or does not read
-    gets what fitted; it then fails its call, which its frame (or its silence) reports."""
-    view = memoryview(dumps(args))
-    deadline = time.monotonic() + ORDERS_WRITE_S
-    while view:
-        try:
-            view = view[os.write(fd, view):]
-        except BlockingIOError:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [fd], [], left)[1]:
-                return False
-        except OSError:  # EPIPE: the child is gone
-            return False
-    return True
-
-
-def read_orders(fd: int) -> dict[str, Any]:
-    """In the child: the next call's arguments, waited for. The judge writes them (and only the
-    judge: the child holds the read end), so they are unpickled as they are."""
-    def whenever(fd: int) -> None:
-        return None
-
-    header = _read_exact(fd, _HEADER.size, whenever)
-    body = _read_exact(fd, _HEADER.unpack(header)[0], whenever) if header else None
-    if body is None:
+def receive_orders(sock: socket.socket) -> dict[str, Any]:
+    """In the child: the next call's arguments, waited for. Only the judge holds the other end
+    of the socket, so they are unpickled as they are."""
+    _, fds, _, _ = socket.recv_fds(sock, 1, 1)
+    if not fds:
         raise EOFError("the judge sent no arguments for this call")
-    args: dict[str, Any] = pickle.loads(body)
+    with os.fdopen(fds[0], "rb") as held:
+        held.seek(0)
+        (length,) = _HEADER.unpack(held.read(_HEADER.size))
+        args: dict[str, Any] = pickle.loads(held.read(length))
     return args
 
 

@@ -16,10 +16,10 @@ A sandbox is one `bwrap` process tree per submission (`grade`, Gradescope, `chec
   namespace, whose every process the kernel then kills.
 
 Inside runs grader.runner.executor, which forks one child per ChildSpec. The judge (the worker
-that owns the sandbox) passes each child two pipes of its own making, reads the child's frames
-from one as it would from a child it forked itself, writes each call's arguments into the other
-when it releases that call (the executor never sees them), and hears how the child ended over a
-socket; it believes nothing else a sandbox says.
+that owns the sandbox) passes each child a pipe and a socket of its own making, reads the child's
+frames from the pipe as it would from a child it forked itself, sends each call's arguments on
+the socket when it releases that call (the executor never sees them), and hears how the child
+ended over a socket of the executor's; it believes nothing else a sandbox says.
 """
 
 from __future__ import annotations
