@@ -239,6 +239,10 @@ def backward_alone(api: Api, function: str, case: CaseData, args: Sequence[str],
         if raised:
             return rows + [{"raised": raised.as_dict()}]
         node = api.backend.to_tensor(value, called).grad_fn
+        if node is None:
+            raise CandidateFault(f"with only {name} requiring grad, {called}'s result does not "
+                                 f"require grad: nothing connects it to {name} (a detach, or "
+                                 "an operation outside autograd, on the way)")
         if not hasattr(node, "_forward_cls"):
             raise CandidateFault(f"{called} did not go through a custom autograd.Function")
         grad = torch.from_numpy(np.array(case["inputs"][upstream], copy=True))

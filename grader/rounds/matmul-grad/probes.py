@@ -58,6 +58,10 @@ def _product(api: Api, A: Any, B: Any) -> tuple[Any, Any]:
 def _function_node(C: Any) -> Any:
     """C's grad_fn, which must be a custom Function's node (its ctx)."""
     node = C.grad_fn
+    if node is None:
+        raise CandidateFault("matmul(A, B)'s result does not require grad though its inputs "
+                             "do: nothing connects it to them (a detach, or an operation "
+                             "outside autograd, on the way)")
     if not hasattr(node, "_forward_cls"):
         raise CandidateFault("matmul(A, B) did not go through a custom autograd.Function "
                              "(see part3.function)")
@@ -73,9 +77,11 @@ def autograd_grads(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     _, raised = api.call(lambda: C.backward(dC))
     if raised:
         return {"value": None, "raised": raised.as_dict(), "stage": "backward"}
-    if A.grad is None or B.grad is None:
-        raise CandidateFault("A.grad or B.grad stayed None after backward: matmul's result is "
-                             "not connected to both inputs")
+    missing = [name for name, leaf in (("A", A), ("B", B)) if leaf.grad is None]
+    if missing:
+        raise CandidateFault(f"{' and '.join(f'{n}.grad' for n in missing)} stayed None after "
+                             f"backward: matmul's result is not connected to "
+                             f"{' and '.join(missing)}")
     return {"value": {"dA": A.grad.numpy().copy(), "dB": B.grad.numpy().copy()},
             "raised": None, "stage": "backward"}
 
