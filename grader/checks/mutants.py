@@ -49,15 +49,19 @@ every batch rank, say, each small, so a few dozen calls more per mutant."""
 
 @dataclass(frozen=True)
 class Mutant:
-    """One slip applied to the reference: which operator, the statement before and after it,
-    the whole mutated source, and the statements (besides the one it changed) where the slip
-    shows as a raise (see Edit.explains)."""
+    """One slip applied to the reference: which operator, the statement before and after it as
+    a hint shows them (cut to SHOWN characters), the whole mutated source, the statements
+    (besides the one it changed) where the slip shows as a raise (see Edit.explains), and the
+    first line of the statement before and after it in full (what by_evidence looks for in the
+    candidate's file)."""
 
     operator: str
     before: str
     after: str
     source: str
     explains: tuple[str, ...] = ()
+    line_before: str = ""
+    line_after: str = ""
 
 
 @dataclass(frozen=True)
@@ -315,6 +319,16 @@ def left_out(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             yield Edit("drop_operand", node.right)
         else:
             yield Edit("reverse_ratio", ast.BinOp(node.right, ast.Div(), node.left))
+
+
+def conditions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """One of the conditions a test joins with `and` or `or` left out: `if training and n < 2`
+    written `if n < 2`, which rejects a batch of one in evaluation too."""
+    if isinstance(node, ast.BoolOp) and len(node.values) >= 2:
+        for i in range(len(node.values)):
+            kept = node.values[:i] + node.values[i + 1:]
+            yield Edit("drop_condition", kept[0] if len(kept) == 1
+                       else ast.BoolOp(node.op, kept))
 
 
 UNARY = ("sqrt", "abs", "exp", "log", "relu", "tanh", "sigmoid", "square", "rsqrt",
@@ -575,8 +589,8 @@ def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, reductions, siblings,
-                                   precision, arithmetic, left_out, calls, results, unpacking,
-                                   members, names)
+                                   precision, arithmetic, left_out, conditions, calls,
+                                   results, unpacking, members, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
             "shift_bound", "shift_range", "other_end", "whole_axis", "other_dimension",
@@ -584,8 +598,8 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "every_axis", "drop_keepdims", "sibling_function", "lower_precision",
             "opposite_extreme", "swap_unpacking", "swap_results", "flip_sign", "drop_factor",
             "double_factor", "inverted_operator", "reverse_difference", "reverse_ratio",
-            "drop_call", "drop_term", "drop_operand", "swap_steps", "hoisted_step", "drop_step",
-            "unentered_with", "other_member", "other_variable")
+            "drop_call", "drop_term", "drop_operand", "drop_condition", "swap_steps",
+            "hoisted_step", "drop_step", "unentered_with", "other_member", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
@@ -754,24 +768,29 @@ Where = tuple[Any, ...]
 
 
 def _walk(node: ast.AST, path: Where) -> Iterator[tuple[Where, ast.AST]]:
-    """Every node below `node` (itself included) with its path, guards and docstrings left
-    out."""
+    """Every node below `node` (itself included) with its path; of a guard only its test (a
+    slip there rejects valid input, or lets invalid input through), of a docstring nothing."""
     yield path, node
     for field, value in ast.iter_fields(node):
         if isinstance(value, list):
             for i, item in enumerate(value):
-                if isinstance(item, ast.AST) and not (isinstance(item, ast.stmt)
-                                                      and _is_guard(item)):
-                    yield from _walk(item, (*path, field, i))
+                if isinstance(item, ast.AST):
+                    yield from _walk_statement(item, (*path, field, i))
         elif isinstance(value, ast.AST):
             yield from _walk(value, (*path, field))
 
 
+def _walk_statement(node: ast.AST, path: Where) -> Iterator[tuple[Where, ast.AST]]:
+    if not (isinstance(node, ast.stmt) and _is_guard(node)):
+        yield from _walk(node, path)
+    elif isinstance(node, ast.If):
+        yield from _walk(node.test, (*path, "test"))
+
+
 def _walk_body(function: ast.FunctionDef, base: Where) -> Iterator[tuple[Where, ast.AST]]:
-    """Every node of the function's body, guards and docstrings left out."""
+    """Every node of the function's body (of a guard, its test; no docstring)."""
     for i, statement in enumerate(function.body):
-        if not _is_guard(statement):
-            yield from _walk(statement, (*base, "body", i))
+        yield from _walk_statement(statement, (*base, "body", i))
 
 
 def _blocks(function: ast.FunctionDef, base: Where,
@@ -834,7 +853,7 @@ def _keep(found: list[Mutant], seen: set[str], module: _Module, path: Where, nod
         return
     seen.add(text)
     found.append(Mutant(edit.operator, *_shown_pair(_first_line(before), _first_line(after)),
-                        text, edit.explains))
+                        text, edit.explains, _first_line(before), _first_line(after)))
 
 
 def _locate(new: ast.AST, old: ast.AST) -> None:
@@ -1083,16 +1102,23 @@ def _text(path: Path) -> str | None:
         return None
 
 
+MOVES = frozenset({"swap_steps", "hoisted_step"})
+"""The slips that move statements and change none: a file holding them as the reference writes
+them is no evidence either way."""
+
+
 def by_evidence(found: Sequence[Mutant], source: str | None) -> tuple[Mutant, ...]:
-    """The mutants, those the candidate's own code bears out first: a slip whose changed
-    statement the file holds as it is; then one whose changed statement it holds names aside
-    (where the slip changes more than which name goes where), or a step left out that the
-    file indeed lacks; then those whose original statement the file lacks (it was changed,
-    somehow); last those whose statement the file holds as the reference has it. Each group
-    keeps its order (PRIORITY). Two slips often give the same wrong results on every case run
-    (a test that is never true, and the test left out), and the hint must name the one the
-    candidate made, never quote as theirs a line that is nowhere in their code. The file is
-    only read."""
+    """The mutants the candidate's own file leaves possible, those it bears out first: a slip
+    whose changed statement the file holds as it is; then one whose changed statement it holds
+    names aside (where the slip changes more than which name goes where), or a step left out
+    that the file lacks; then those whose original statement the file lacks (it was changed,
+    somehow); then the rest, and the slips that only move statements (MOVES) among them. Each
+    group keeps its order (PRIORITY). A slip at a statement the file holds exactly as the
+    reference has it is no slip of the candidate's, whatever results it gives, and is left
+    out. Two slips often give the same wrong results on every case run (a
+    test that is never true, and the test left out), and the hint must name the one the
+    candidate made, never quote as theirs a line that is nowhere in their code, nor blame one
+    that is right. The file is only read."""
     if source is None:
         return tuple(found)
     lines = source.splitlines()
@@ -1100,16 +1126,21 @@ def by_evidence(found: Sequence[Mutant], source: str | None) -> tuple[Mutant, ..
     held_as_is = {shape(line, renamed=False) for line in lines} - {None}
 
     def rank(mutant: Mutant) -> int:
-        before, after = shape(mutant.before), shape(mutant.after)
-        if shape(mutant.after, renamed=False) in held_as_is:
+        if mutant.operator in MOVES:
+            return 2  # the same statements elsewhere: a file's lines cannot tell
+        before, after = shape(mutant.line_before), shape(mutant.line_after)
+        if shape(mutant.line_after, renamed=False) in held_as_is:
             return 0
+        if shape(mutant.line_before, renamed=False) in held_as_is:
+            return 4
         if mutant.operator == "drop_step":
             return 1 if before not in held else 3
         if after != before and after in held:
             return 1
         return 2 if before not in held else 3
 
-    return tuple(sorted(found, key=rank))
+    ranked = sorted(((rank(m), m) for m in found), key=lambda pair: pair[0])
+    return tuple(m for r, m in ranked if r < 4)
 
 
 def chosen_cases(wrong: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:

@@ -642,8 +642,15 @@ def trainings(rng: np.random.Generator) -> list[Case]:
     return _batches(rng, True)
 
 
+EVALUATION_ONLY_SHAPES: tuple[tuple[int, int], ...] = ((1, 4), (1, 1))
+"""A batch of one example: no variance to train on, yet valid in evaluation, which normalises
+with the running statistics (serving one input at a time is the usual case)."""
+
+
 def evaluations(rng: np.random.Generator) -> list[Case]:
-    return _batches(rng, False)
+    return _batches(rng, False) + [
+        batch_case(rng, n, d, MOMENTA[i], EPSILONS[i % len(EPSILONS)], False, dtype)
+        for dtype in DTYPES for i, (n, d) in enumerate(EVALUATION_ONLY_SHAPES)]
 
 
 def one_training(rng: np.random.Generator) -> Case:
