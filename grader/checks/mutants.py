@@ -1107,6 +1107,15 @@ MOVES = frozenset({"swap_steps", "hoisted_step"})
 them is no evidence either way."""
 
 
+@functools.lru_cache(maxsize=8)
+def _held(source: str) -> tuple[frozenset[str | None], frozenset[str | None]]:
+    """The shapes of a file's lines, names aside and as written: parsed once per file text, for
+    every failing check of the part (a file is up to EVIDENCE_BYTES of anything)."""
+    lines = source.splitlines()
+    return (frozenset(shape(line) for line in lines) - {None},
+            frozenset(shape(line, renamed=False) for line in lines) - {None})
+
+
 def by_evidence(found: Sequence[Mutant], source: str | None) -> tuple[Mutant, ...]:
     """The mutants the candidate's own file leaves possible, those it bears out first: a slip
     whose changed statement the file holds as it is; then one whose changed statement it holds
@@ -1121,9 +1130,7 @@ def by_evidence(found: Sequence[Mutant], source: str | None) -> tuple[Mutant, ..
     that is right. The file is only read."""
     if source is None:
         return tuple(found)
-    lines = source.splitlines()
-    held = {shape(line) for line in lines} - {None}
-    held_as_is = {shape(line, renamed=False) for line in lines} - {None}
+    held, held_as_is = _held(source)
 
     def rank(mutant: Mutant) -> int:
         if mutant.operator in MOVES:
