@@ -22,6 +22,7 @@ import copy
 import functools
 import textwrap
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -1065,8 +1066,9 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         found = mutants(path.read_text())
     except (OSError, SyntaxError, ValueError):
         return None
-    if workspace is not None:
-        found = by_evidence(found, _text(Path(workspace) / "exercises" / part.file))
+    source = _text(Path(workspace) / "exercises" / part.file) if workspace else None
+    reference = path.read_text()
+    found = by_evidence(found, source, reference)
     if not found or not wrong:
         return None
     # With `raised`, the raising case comes first and the caller chose the cases after it.
@@ -1084,7 +1086,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         ran = found[:len(outputs)]
         matched = raising_alike(ran, outputs, raised, chosen[1:]) if raised else \
             matching(ran, outputs, chosen)
-        return describe(matched[0], what) if matched else None
+        return describe(matched[0], what, quote(matched[0], source, reference)) \
+            if matched else None
 
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME)
@@ -1103,42 +1106,57 @@ def _text(path: Path) -> str | None:
 
 
 MOVES = frozenset({"swap_steps", "hoisted_step"})
-"""The slips that move statements and change none: a file holding them as the reference writes
-them is no evidence either way."""
+"""The slips that move statements and change none: judged by the order the file holds them in."""
 
 
-@functools.lru_cache(maxsize=8)
-def _held(source: str) -> tuple[frozenset[str | None], frozenset[str | None]]:
-    """The shapes of a file's lines, names aside and as written: parsed once per file text, for
-    every failing check of the part (a file is up to EVIDENCE_BYTES of anything)."""
-    lines = source.splitlines()
-    return (frozenset(shape(line) for line in lines) - {None},
-            frozenset(shape(line, renamed=False) for line in lines) - {None})
+@functools.lru_cache(maxsize=16)
+def _lines(source: str) -> tuple[tuple[str, ...], tuple[str | None, ...],
+                                 tuple[str | None, ...]]:
+    """A file's statements, each as the first line of its source as `ast.unparse` writes it
+    (a statement over several lines is one; a compound statement is its header), as mutants
+    show theirs; then their shapes names aside, and as written (`shape`). A file that does not
+    parse gives its physical lines. Parsed once per file text, for every failing check of a
+    part (a file is up to EVIDENCE_BYTES of anything)."""
+    try:
+        tree = ast.parse(source)
+        texts = tuple(_first_line(ast.unparse(node)) for node in ast.walk(tree)
+                      if isinstance(node, ast.stmt))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        texts = tuple(line.strip() for line in source.splitlines())
+    return (texts, tuple(shape(text) for text in texts),
+            tuple(shape(text, renamed=False) for text in texts))
 
 
-def by_evidence(found: Sequence[Mutant], source: str | None) -> tuple[Mutant, ...]:
-    """The mutants the candidate's own file leaves possible, those it bears out first: a slip
-    whose changed statement the file holds as it is; then one whose changed statement it holds
-    names aside (where the slip changes more than which name goes where), or a step left out
-    that the file lacks; then those whose original statement the file lacks (it was changed,
-    somehow); then the rest, and the slips that only move statements (MOVES) among them. Each
-    group keeps its order (PRIORITY). A slip at a statement the file holds exactly as the
-    reference has it is no slip of the candidate's, whatever results it gives, and is left
-    out. Two slips often give the same wrong results on every case run (a
-    test that is never true, and the test left out), and the hint must name the one the
-    candidate made, never quote as theirs a line that is nowhere in their code, nor blame one
-    that is right. The file is only read."""
+def by_evidence(found: Sequence[Mutant], source: str | None,
+                reference: str = "") -> tuple[Mutant, ...]:
+    """The mutants the candidate's own file leaves possible, those it bears out first. Borne
+    out: the file holds more copies of the slip's line, as written, than the reference does
+    (`if a.shape == 0:` where the reference tests `a.size`), or the two statements a slip
+    moves stand in the file in the slip's order. Then: a changed line the file holds names
+    aside, or a step left out that the file lacks; then slips at lines the file lacks; then
+    the rest. Ruled out: a slip at a line the file holds as often as the reference, as written,
+    without more copies of the slip's line (`zero_grad()` for `step()` in a file that has one
+    of each, as the reference), and a move whose statements stand in the reference's order.
+    Each group keeps its order (PRIORITY). Two slips often give the same wrong results on every
+    case run (a test that is never true, and the test left out), and the hint must name the one
+    the candidate made, never quote as theirs a line that is nowhere in their code, nor blame
+    one that is right. The file is only read."""
     if source is None:
         return tuple(found)
-    held, held_as_is = _held(source)
+    _, held_shapes, held_lines = _lines(source)
+    held, written = set(held_shapes) - {None}, Counter(held_lines)
+    theirs = Counter(_lines(reference)[2])
 
     def rank(mutant: Mutant) -> int:
         if mutant.operator in MOVES:
-            return 2  # the same statements elsewhere: a file's lines cannot tell
+            return _order(mutant, held_lines)
         before, after = shape(mutant.line_before), shape(mutant.line_after)
-        if shape(mutant.line_after, renamed=False) in held_as_is:
+        was, now = shape(mutant.line_before, renamed=False), shape(mutant.line_after,
+                                                                    renamed=False)
+        if now is not None and written[now] > theirs[now]:
             return 0
-        if shape(mutant.line_before, renamed=False) in held_as_is:
+        if was is not None and written[was] >= theirs[was] > 0 \
+                and (now is None or written[now] <= theirs[now]):
             return 4
         if mutant.operator == "drop_step":
             return 1 if before not in held else 3
@@ -1148,6 +1166,17 @@ def by_evidence(found: Sequence[Mutant], source: str | None) -> tuple[Mutant, ..
 
     ranked = sorted(((rank(m), m) for m in found), key=lambda pair: pair[0])
     return tuple(m for r, m in ranked if r < 4)
+
+
+def _order(mutant: Mutant, held_lines: tuple[str | None, ...]) -> int:
+    """A move's rank: its two statements' first lines (`line_after` shows them in the slip's
+    order) found in the file as written, in the slip's order (0) or the reference's (4);
+    2 where the file does not show both."""
+    first, _, second = mutant.line_after.partition(" ; ")
+    lines = shape(first, renamed=False), shape(second, renamed=False)
+    if None in lines or lines[0] == lines[1] or not all(line in held_lines for line in lines):
+        return 2
+    return 0 if held_lines.index(lines[0]) < held_lines.index(lines[1]) else 4
 
 
 def chosen_cases(wrong: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:
@@ -1184,14 +1213,68 @@ def stage_bounds(count: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def describe(mutant: Mutant, what: str) -> str:
+QUOTED = ": `{after}` where it should be `{before}`"
+UNQUOTED = " in what should read `{before}`"
+"""A sentence's quote of the slip's line, and what stands for it where the candidate's file
+holds no such line: the slip is named, and no line the candidate did not write is shown as
+theirs."""
+
+
+def describe(mutant: Mutant, what: str,
+             quoted: tuple[str, str] | None | bool = True) -> str:
     """The hint that names a mutant's slip, from its operator's sentence ("Your {what} {is}": a
-    result named "the gradients" reads as "Your gradients are")."""
+    result named "the gradients" reads as "Your gradients are"). `quoted`: the (before, after)
+    to show (see quote), True for the mutant's own, None for none (see QUOTED)."""
     what = what.removeprefix("the ")
-    return templates()[mutant.operator].format(what=what, before=mutant.before,
-                                               after=mutant.after,
-                                               **{"is": "are" if plural(what) else "is"}
-                                               ).strip()
+    sentence = templates()[mutant.operator]
+    before, after = (mutant.before, mutant.after) if quoted is True else quoted or ("", "")
+    if not quoted:
+        sentence, before = sentence.replace(QUOTED, UNQUOTED), mutant.before
+    return sentence.format(what=what, before=before, after=after,
+                           **{"is": "are" if plural(what) else "is"}).strip()
+
+
+def quote(mutant: Mutant, source: str | None, reference: str) -> tuple[str, str] | bool | None:
+    """What a hint may show of the slip: True (the mutant's own lines) where the candidate's
+    file holds the slip's line as written more often than the reference does, or there is no
+    file to read; where it holds it under names of its own, that line, and the statement it
+    should be in the same names (`adj = adj + dP[k + 1]` where it should be `adj = adj +
+    dP[k]`); None where it holds no such line."""
+    if source is None:
+        return True
+    texts, shapes, lines = _lines(source)
+    now = shape(mutant.line_after, renamed=False)
+    if now is not None and Counter(lines)[now] > Counter(_lines(reference)[2])[now]:
+        return True
+    wanted = shape(mutant.line_after)
+    own = next((text for text, found in zip(texts, shapes, strict=True)
+                if wanted is not None and found == wanted), None)
+    renamed = _renamed(mutant.line_before, mutant.line_after, own) if own else None
+    return _shown_pair(renamed, own) if renamed and own else None
+
+
+def _renamed(before: str, after: str, own: str) -> str | None:
+    """`before` in the names `own` uses where the slip's line `after` uses others (the two
+    have one shape, so their names pair up in order); None where they do not pair."""
+    def names(text: str) -> tuple[ast.Module, list[ast.Name]] | None:
+        for attempt in (text, text + " pass"):
+            try:
+                tree = ast.parse(attempt)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            return tree, [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
+        return None
+
+    pairs, mine, target = names(after), names(own), names(before)
+    if pairs is None or mine is None or target is None or len(pairs[1]) != len(mine[1]):
+        return None
+    mapping: dict[str, str] = {}
+    for theirs, ours in zip(pairs[1], mine[1], strict=True):
+        if mapping.setdefault(theirs.id, ours.id) != ours.id:
+            return None
+    for node in target[1]:
+        node.id = mapping.get(node.id, node.id)
+    return _first_line(ast.unparse(target[0]))
 
 
 def plural(name: str) -> bool:
