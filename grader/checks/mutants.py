@@ -1227,6 +1227,8 @@ def describe(mutant: Mutant, what: str,
     to show (see quote), True for the mutant's own, None for none (see QUOTED)."""
     what = what.removeprefix("the ")
     sentence = templates()[mutant.operator]
+    if not quoted and QUOTED not in sentence:
+        quoted = True  # a sentence of its own shape: it shows the statements as the slip has them
     before, after = (mutant.before, mutant.after) if quoted is True else quoted or ("", "")
     if not quoted:
         sentence, before = sentence.replace(QUOTED, UNQUOTED), mutant.before
@@ -1240,8 +1242,8 @@ def quote(mutant: Mutant, source: str | None, reference: str) -> tuple[str, str]
     file to read; where it holds it under names of its own, that line, and the statement it
     should be in the same names (`adj = adj + dP[k + 1]` where it should be `adj = adj +
     dP[k]`); None where it holds no such line."""
-    if source is None:
-        return True
+    if source is None or mutant.operator in MOVES:
+        return True  # a move shows the statements it moves, judged by their order (by_evidence)
     texts, shapes, lines = _lines(source)
     now = shape(mutant.line_after, renamed=False)
     if now is not None and Counter(lines)[now] > Counter(_lines(reference)[2])[now]:
