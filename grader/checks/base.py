@@ -171,6 +171,13 @@ class Plan:
     measured: Measured | None = None
     forkless: bool = False
 
+    @property
+    def processless(self) -> bool:
+        """Whether the child running this plan can start no process: a watch's (forkless), and
+        a measurement's, whose CPU time a process the kernel reaps on its own (a child started
+        with SIGCHLD ignored) would leave uncounted, its work charged to nobody."""
+        return self.forkless or self.measured is not None
+
 
 @dataclass(frozen=True)
 class Context:

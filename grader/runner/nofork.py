@@ -2,8 +2,10 @@
 candidate's code is imported, under which fork, vfork and clone without CLONE_THREAD fail with
 EPERM (threads are still made: torch and numpy make them), and clone3 fails with ENOSYS (so
 that glibc falls back to clone for its threads). Used for the checks that watch a call from
-inside the candidate's process (no autograd): work sent to a forked process is out of every
-instrument's sight there, so there it must not be possible at all. The filter cannot be lifted
+inside the candidate's process (no autograd), and for every measured run (CPU time): work sent
+to a forked process is out of every instrument's sight, and a process the kernel reaps on its
+own (started with SIGCHLD ignored) is charged to no wait4, so there it must not be possible at
+all (Plan.processless). The filter cannot be lifted
 by the process, nor by anything it could start."""
 
 from __future__ import annotations

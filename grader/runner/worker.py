@@ -212,7 +212,7 @@ class _Part:
         one run's arguments, for a plan measured run by run)."""
         plans = self.plans[first:stop]
         return _job(self.request, self.round, str(self.request.root), self.part.module,
-                    [_call(p.probe, p.uses_device, p.forkless) for p in plans],
+                    [_call(p.probe, p.uses_device, p.processless) for p in plans],
                     [{**p.args, **(run or {})} for p in plans], first, self.ready)
 
     def baseline_job(self, index: int, run: dict[str, Any] | None = None) -> ChildJob:
