@@ -392,6 +392,8 @@ def test_list_shows_the_workspace_budgets(runner: CliRunner, tmp_path: Path) -> 
     ("not json", "{"),
     pytest.param("[" * 5000 + "]" * 5000, '{"part1": ' + "[" * 5000 + "]" * 5000 + "}",
                  id="nested-5000-deep"),
+    pytest.param('{"part1": ' + "9" * 5000 + "}", '{"part1": ' + "9" * 5000 + "}",
+                 id="an-integer-of-5000-digits"),
 ])
 def test_damaged_progress_records_never_stop_check_list_or_hint(
         runner: CliRunner, tmp_path: Path, last: str, hints: str) -> None:

@@ -344,6 +344,8 @@ def test_without_the_report_extra_one_line_says_what_to_install(
     ("not json", "not JSON (Expecting value at line 1, column 1)"),
     pytest.param('{"submissions": ' + "[" * 5000 + "]" * 5000 + "}",
                  "not JSON: nested too deep to read", id="nested-5000-deep"),
+    pytest.param('{"seed": ' + "9" * 5000 + "}", "not JSON: Exceeds the limit (4300 digits)",
+                 id="an-integer-of-5000-digits"),
     ('{"round": "prefix-products", "flavor": "torch", "seed": 1, "parts": []}',
      "this is one workspace's `grader check --json`"),
     ('{"round": "prefix-products", "seed": 1, "submissions": [{"path": "a"}]}',

@@ -106,6 +106,8 @@ def graded(grading, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     with (syntax / "part1_inplace.py").open("a") as handle:
         handle.write("\ndef broken(:\n")
     missing = loose_files(subs / "missing_part2")
+    # So is one holding an integer past Python's digit limit.
+    (missing / "grader.toml").write_text("flavor = " + "9" * 5000 + "\n")
     (missing / "part2_out_of_place.py").unlink()
     zip_folder(reference_workspace(root / "zipped"), subs / "zipped.zip", wrap="my-workspace")
     (subs / "bad.zip").write_bytes(b"this is not a zip file")

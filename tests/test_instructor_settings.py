@@ -53,6 +53,8 @@ BAD = [
                  "not valid TOML: nested too deep to read", id="arrays-nested-3000-deep"),
     pytest.param("[points]\npart1 = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n",
                  "not valid TOML: nested too deep to read", id="tables-nested-3000-deep"),
+    pytest.param("timeout = " + "9" * 5000 + "\n", "not valid TOML: Exceeds the limit (4300 digits)",
+                 id="an-integer-of-5000-digits"),
     ("secret = 42\n", "secret must be a non-empty string"),
     ('secret = ""\n', "secret must be a non-empty string"),
     ("[budgets]\npart3 = -inf\n", "budgets.part3 must be a positive finite number, got -inf"),

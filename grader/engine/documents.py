@@ -2,8 +2,8 @@
 can fail to be one turned into a single exception with a message.
 
 Python's parsers recurse: a short file nested thousands deep (`a = [[[[...`, `{"a":[[[...`)
-raises RecursionError, not their decode error, and a caller that catches only the latter dies
-with a traceback, taking a whole class's grading with it where one submission's grader.toml is
+raises RecursionError, not their decode error, and an integer of more than 4300 digits a plain
+ValueError; a caller that catches only the decode error dies with a traceback, taking a whole class's grading with it where one submission's grader.toml is
 read. Every reader of such text goes through here and catches Unreadable alone.
 """
 
@@ -28,10 +28,10 @@ TOO_DEEP = "nested too deep to read"
 def toml_document(text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise Unreadable(f"not valid TOML: {exc}") from None
     except (RecursionError, MemoryError):
         raise Unreadable(f"not valid TOML: {TOO_DEEP}") from None
+    except ValueError as exc:  # its decode error, and an integer past Python's digit limit
+        raise Unreadable(f"not valid TOML: {exc}") from None
 
 
 def json_document(text: str | bytes) -> Any:
@@ -44,6 +44,8 @@ def json_document(text: str | bytes) -> Any:
         raise Unreadable("not JSON: not UTF-8 text") from None
     except (RecursionError, MemoryError):
         raise Unreadable(f"not JSON: {TOO_DEEP}") from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise Unreadable(f"not JSON: {exc}") from None
 
 
 def read_document(path: Path, parse: Callable[[str], Document],
