@@ -3,8 +3,9 @@ can fail to be one turned into a single exception with a message.
 
 Python's parsers recurse: a short file nested thousands deep (`a = [[[[...`, `{"a":[[[...`)
 raises RecursionError, not their decode error, and an integer of more than 4300 digits a plain
-ValueError; a caller that catches only the decode error dies with a traceback, taking a whole class's grading with it where one submission's grader.toml is
-read. Every reader of such text goes through here and catches Unreadable alone.
+ValueError; a caller that catches only the decode error dies with a traceback, taking a whole
+class's grading with it where one submission's grader.toml is read. Every reader of such text
+goes through here and catches Unreadable alone.
 """
 
 from __future__ import annotations
