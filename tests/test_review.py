@@ -270,6 +270,17 @@ SEES_THROUGH = {
     "torch-inspect-folded": ("import torch\ngetattr(torch, 'insp' + 'ect').stack()",
                              [(2, "stack-frames")]),
     "numpy-os-deeper": ("import numpy.linalg as la\nla.os.fork()", [(2, "processes")]),
+    "private-alias": ("import tempfile\ntempfile._os.system('id')", [(2, "processes")]),
+    "private-alias-sys": ("import collections\nloaded = collections._sys.modules",
+                          [(2, "loaded-modules")]),
+    "traceback-frames": ("try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    t = e.__traceback__",
+                         [(4, "stack-frames")]),
+    "path-of-imports": ("import sys\nsys.path.insert(0, 'lib.dat')", [(2, "dynamic-code")]),
+    "site-dirs": ("import site\nsite.addsitedir('.')", [(1, "dynamic-code"), (2, "dynamic-code")]),
+    "annotations-evaluated": ("import typing\nhints = typing.get_type_hints(f)",
+                              [(2, "dynamic-code")]),
+    "locate": ("import pydoc\nm = pydoc.locate('sys')", [(2, "dynamic-code")]),
+    "npyio-load": ("import numpy as np\nx = np.lib.npyio.load(f)", [(2, "unpickling")]),
     "torch-multiprocessing": ("import torch.multiprocessing as mp\nmp.Process(target=f)",
                               [(1, "processes"), (2, "processes")]),
 }
@@ -294,6 +305,9 @@ HONEST = {
                                             "x = np.random.default_rng(0).random(3)\n"
                                             "w = torch.signal.windows.hann(4)\n"
                                             "y = np.array([1.0]) + torch.random.seed()",
+    "a-class-named-like-a-module": "import torch\n"
+                                   "with torch.autograd.profiler.profile() as prof:\n"
+                                   "    pass",
     "f-string-error": "def check(x, y):\n    if x.shape != y.shape:\n        raise ValueError("
                       "f'shapes differ: {x.shape} != {y.shape} ({len(x)} rows)')",
     "local-eval": "def run(model):\n    eval = model.eval\n    eval()\n    return eval",
@@ -406,6 +420,10 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
         (f"{known}part3_closed_form_spellings/torch/part3_backward.py", 14, "torch-internals"),
         (f"{known}part3_work_in_a_grandchild/torch/part3_backward.py", 32, "processes"),
         (f"{known}part3_work_in_a_grandchild/torch/part3_backward.py", 40, "unpickling"),
+        (f"{hostile}work_in_an_unreaped_grandchild/part3_backward.py", 4, "signals-and-limits"),
+        (f"{hostile}work_in_an_unreaped_grandchild/part3_backward.py", 34,
+         "signals-and-limits"),
+        (f"{hostile}work_in_an_unreaped_grandchild/part3_backward.py", 37, "processes"),
         (f"{hostile}segfault/part2_out_of_place.py", 4, "signals-and-limits"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "processes"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "signals-and-limits"),

@@ -1023,3 +1023,22 @@ def test_only_python_source_under_exercises_is_ever_run(grading, tmp_path: Path)
     assert {c.status for c in parts["part2"].checks} == {"error"}
     assert "ImportError: part2_out_of_place.pyc is compiled code, which the grader does not " \
         "run: hand in the module's .py source" in parts["part2"].checks[0].message
+
+
+def test_a_zip_archive_put_on_the_import_path_imports_nothing(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An archive under any name, put on sys.path by the candidate's code, would run modules
+    (bytecode too) that no review reads: in a child only the archives Python had on its path
+    before import anything."""
+    import zipfile
+
+    root = write_workspace(tmp_path / "ws", "numpy")
+    exercises = root / "exercises"
+    with zipfile.ZipFile(exercises / "notes.dat", "w") as archive:
+        archive.writestr("helper_in_a_zip.py", "def one():\n    return 1\n")
+    part1 = exercises / "part1_inplace.py"
+    part1.write_text(part1.read_text() + "\nimport os as _os, sys as _sys\n"
+                     "_sys.path.insert(0, _os.path.join(_os.path.dirname(__file__), 'notes.dat'))"
+                     "\nimport helper_in_a_zip\n")
+    (part,) = grading.run(root, "numpy", ["part1"]).parts
+    assert {c.status for c in part.checks} == {"error"}
+    assert "No module named 'helper_in_a_zip'" in part.checks[0].message

@@ -531,18 +531,65 @@ def _object(path: str, module: bool = True) -> Value:
 
 @lru_cache(maxsize=4096)
 def canonical(path: str) -> str:
-    """A dotted name as the module it reaches: an attribute of a module that is none of its
-    package's own submodules yet is named like a standard-library module is that module,
-    imported there and reachable through it (`torch.sys` is sys, `torch.builtins` builtins,
-    `os.sys` sys), so `torch.sys.modules` is `sys.modules` and `torch.builtins.exec` is `exec`
-    to every rule. A package's own submodule of such a name (`numpy.random`, `torch.signal`)
-    stays its own: whether it is one is read from the package's files, never by importing it."""
+    """A dotted name as the module it reaches: an attribute of a module that its source binds
+    with an `import` statement (read from its file, never imported) is the module imported
+    there, so `torch.sys.modules` is `sys.modules`, `torch.builtins.exec` is `exec` and
+    `tempfile._os.system` is `os.system` to every rule, while `torch.autograd.profiler.profile`
+    (a class) stays what it is. A package's own submodule stays its own (`numpy.random`,
+    `torch.signal`). Only names like a standard-library module's (behind underscores too) are
+    looked up; where a module has no source to read (a builtin or compiled one), an attribute
+    named exactly like a standard-library module is taken for it."""
     parts = path.split(".")
     for index in range(1, len(parts)):
-        name = parts[index]
-        if name in sys.stdlib_module_names and not _own_submodule(tuple(parts[:index]), name):
-            return canonical(".".join(parts[index:]))
+        module, name = tuple(parts[:index]), parts[index]
+        # Only a name like a standard-library module's is looked for (files are read for it).
+        if name.lstrip("_") not in sys.stdlib_module_names or _own_submodule(module, name):
+            continue
+        imports = _imports(module)
+        target = imports.get(name) if imports is not None else (
+            name if name in sys.stdlib_module_names else None)
+        if target is not None:
+            return canonical(".".join([target, *parts[index + 1:]]))
     return path
+
+
+@lru_cache(maxsize=512)
+def _imports(module: tuple[str, ...]) -> dict[str, str] | None:
+    """The names a module's source binds to modules with `import` outside its functions and
+    classes (`import os as _os`: `_os` is os); None where no source of it is found."""
+    folders = _package_folders(module)
+    if folders:
+        files = [folder / "__init__.py" for folder in folders]
+    elif len(module) > 1:
+        files = [folder / f"{module[-1]}.py" for folder in _package_folders(module[:-1])]
+    else:
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(module[0])
+        except (ImportError, ValueError):
+            spec = None
+        files = [Path(spec.origin)] if spec is not None and spec.origin else []
+    source = next((f for f in files if f.suffix == ".py" and f.is_file()), None)
+    if source is None:
+        return None
+    try:
+        tree = ast.parse(source.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    bound: dict[str, str] = {}
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    top = alias.name.partition(".")[0]
+                    bound[top] = top
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            pending.extend(child for child in ast.iter_child_nodes(node)
+                           if isinstance(child, ast.stmt))
+    return bound
 
 
 @lru_cache(maxsize=1024)

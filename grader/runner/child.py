@@ -189,6 +189,24 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
                           "the module's .py source", name=fullname)
 
 
+def _no_new_archives() -> None:
+    """Let a zip archive import modules only where it was on sys.path before the candidate's
+    code ran: one that code puts there (`sys.path.insert(0, "lib.dat")`, any name) would run
+    modules, bytecode included, that no review reads. Python's own archives, if any, still
+    import."""
+    import zipimport
+
+    known = {entry for entry in sys.path if os.path.isfile(entry)}
+
+    def archives(path: str) -> Any:
+        if path not in known:
+            raise ImportError(f"{path}: modules are imported from source files only")
+        return zipimport.zipimporter(path)
+
+    sys.path_hooks[:] = [archives if hook is zipimport.zipimporter else hook
+                         for hook in sys.path_hooks]
+
+
 def _import_module(root: Path, module: str) -> Any:
     """Import exercises.<module> from the workspace at root, always from its current text.
 
@@ -198,6 +216,7 @@ def _import_module(root: Path, module: str) -> Any:
         for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
             del sys.modules[name]
         sys.meta_path.insert(0, _ExercisesFinder(root))
+        _no_new_archives()
         importlib.invalidate_caches()
     return importlib.import_module(f"exercises.{module}")
 
