@@ -425,9 +425,20 @@ def _noisy_pair(rng: np.random.Generator, shape: tuple[int, ...],
     return pair(a, a * (1 + noise), dtype)
 
 
+def _sign_flipped_pair(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> Case:
+    """A noisy pair with one entry of b of the other sign: the gradient a check exists to
+    catch (relative error 2 there), which a comparison of magnitudes (|a| - |b|) calls right."""
+    case = _noisy_pair(rng, shape, dtype)
+    b = case["b"].copy()
+    b.flat[rng.integers(b.size)] *= -1
+    return pair(case["a"], b, dtype, label="one entry of b of the other sign")
+
+
 def pairs(rng: np.random.Generator) -> list[Case]:
     return [_noisy_pair(rng, shape, dtype) for dtype in ("float64", "float32")
-            for shape in PAIR_SHAPES]
+            for shape in PAIR_SHAPES] + [_sign_flipped_pair(rng, shape, dtype)
+                                         for dtype in ("float64", "float32")
+                                         for shape in ((5,), (3, 4))]
 
 
 def zero_pairs(rng: np.random.Generator) -> list[Case]:

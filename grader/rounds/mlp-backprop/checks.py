@@ -133,7 +133,12 @@ def loss_case(rng: np.random.Generator, b: int, c: int, dtype: str = "float64") 
 
 
 def losses(rng: np.random.Generator) -> list[Case]:
-    return [loss_case(rng, b, c, dtype) for dtype in DTYPES for b, c in LOSS_SHAPES]
+    """Every shape in both dtypes, and labels as int32 once: any integer labels are labels
+    (a check of `y.dtype == int64` rejects valid input)."""
+    narrow = loss_case(rng, 5, 4)
+    return [loss_case(rng, b, c, dtype) for dtype in DTYPES for b, c in LOSS_SHAPES] + [
+        Case({**narrow.inputs, "y": narrow["y"].astype(np.int32)}, narrow.dims, narrow.dtype,
+             label="B=5, C=4, float64, labels int32")]
 
 
 def one_loss(rng: np.random.Generator) -> Case:
