@@ -660,11 +660,18 @@ def tolerance_cases(rng: np.random.Generator) -> list[Case]:
                          (2,)) for tol in (1e-2, 1e-4)]
     x = np.array([0.1, -0.15, 0.8, -1.2]) * rng.choice([-1.0, 1.0], 4)
     right = case_of({"kind": "cubic", "c": _signed(rng, (4,), 0.5, 1.5)}, x, tol=LOOSE_TOL)
-    return [*wrong, right]
+    default = _with_wrong(Case(base.inputs, base.dims, base.dtype,
+                               label=f"{base.label}, tol left to its default",
+                               extra={**base.extra, "tol": None}), (3,), BETWEEN_DEFAULTS)
+    return [*wrong, right, default]
 
 
 LOOSE_TOL = 0.3
 """A tolerance far from the step (1e-6): what either is used for shows."""
+DEFAULT_TOL = 1e-6
+"""check_gradient's tol when the caller passes none (the stub's signature says so)."""
+BETWEEN_DEFAULTS = 4e-6
+"""An entry's error that the default tol fails and a tenfold looser default would pass."""
 
 
 def float32_cases(rng: np.random.Generator) -> list[Case]:
@@ -840,7 +847,10 @@ def wrong_entry(ctx: Context, params: dict[str, str]) -> Plan:
 
 def tolerance(ctx: Context, params: dict[str, str]) -> Plan:
     def judge_one(case: Case, row: dict[str, Any]) -> Verdict | None:
-        tol = case.extra["tol"]
+        tol = DEFAULT_TOL if case.extra["tol"] is None else case.extra["tol"]
+        if case.extra["tol"] is None and row["ok"] != (_entry_error(case) <= tol):
+            return failed(f"{case.describe()} by {BETWEEN_DEFAULTS:g}: {_claims(row)}",
+                          hint=params["default_hint"])
         if "wrong" not in case.judge:
             if not row["ok"]:
                 return failed(f"{case.describe()}, every entry of grad_f right: "

@@ -190,8 +190,9 @@ def return_types(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def check_args(api: Api, case: dict[str, Any]) -> tuple[Any, ...]:
     extra = case["extra"]
-    return (build_f(extra["f"]), build_grad_f(api, extra["claimed"], extra.get("grad_shape")),
-            point(api, case), extra["tol"])
+    given = (build_f(extra["f"]), build_grad_f(api, extra["claimed"], extra.get("grad_shape")),
+             point(api, case))
+    return given if extra.get("tol") is None else (*given, extra["tol"])
 
 
 def _index(index: Any) -> dict[str, Any]:
