@@ -210,7 +210,12 @@ def _eval_cases(rng: np.random.Generator, run: str) -> list[Case]:
 
 
 def evaluate_cases(rng: np.random.Generator) -> list[Case]:
-    return _eval_cases(rng, "run_evaluate")
+    """Models in training mode, and one that arrives in evaluation mode: its mode too is the
+    caller's to keep (a model.train() at the end is no restore)."""
+    cases = _eval_cases(rng, "run_evaluate")
+    arrives = mlp_case(rng, "part3", "run_evaluate", 3, 4, 2, 5, 3, "float64", mode="eval")
+    return cases + [Case(arrives.inputs, arrives.dims, arrives.dtype, extra=arrives.extra,
+                         label="a model that arrives in evaluation mode")]
 
 
 def recording_cases(rng: np.random.Generator) -> list[Case]:

@@ -80,7 +80,7 @@ def build_model(case: Case) -> Chain:
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.copy_(torch.from_numpy(np.array(inputs[name])))
-    return model
+    return model.train(extra.get("mode", "train") == "train")
 
 
 def batches_of(case: Case) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -259,7 +259,7 @@ def run_evaluate(api: Api, case: Case) -> Run:
     """Part 3: evaluate the case's model; the result, and what autograd recorded meanwhile."""
     model, batches = build_model(case), batches_of(case)
     before = [t.numpy().copy() for pair in batches for t in pair]
-    params = read_params(model)
+    params, mode = read_params(model), model.training
     with GraphWatch(model).watching() as watch:
         value, failed = outcome(api, api.function("evaluate"), model, batches)
     if failed:
@@ -270,7 +270,7 @@ def run_evaluate(api: Api, case: Case) -> Run:
         "tensors saved for backward": float(watch.saved),
         "model unchanged": flag(all(np.array_equal(params[n], p.detach().numpy())
                                     and p.grad is None for n, p in model.named_parameters())),
-        "training mode kept": flag(model.training),
+        "training mode kept": flag(model.training == mode),
         "batches unchanged": same_tensors(before, [t for p in batches for t in p]),
     }, "raised": None}
 
