@@ -980,19 +980,26 @@ def shape(code: str, renamed: bool = True) -> str | None:
     differ only in what their variables are called have the same shape (with `renamed` False,
     the names are kept: the statement itself, spacing and parentheses aside). A compound
     statement's header (`for i in range(n):`) is read with an empty body."""
-    text = code.strip()
-    if not text:
+    tree = _statement(code)
+    if tree is None:
         return None
-    for attempt in (text, text + " pass"):
+    numbered: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if renamed and isinstance(node, ast.Name):
+            node.id = numbered.setdefault(node.id, f"v{len(numbered)}")
+    return ast.dump(tree, annotate_fields=False)
+
+
+def _statement(code: str) -> ast.Module | None:
+    """One line of code parsed, a compound statement's header with an empty body; None for
+    an empty line or one that does not parse (the candidate's: anything at all, nested past
+    the parser too)."""
+    text = code.strip()
+    for attempt in (text, text + " pass") if text else ():
         try:
-            tree = ast.parse(attempt)
+            return ast.parse(attempt)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue  # the candidate's line: anything at all, nested past the parser too
-        numbered: dict[str, str] = {}
-        for node in ast.walk(tree):
-            if renamed and isinstance(node, ast.Name):
-                node.id = numbered.setdefault(node.id, f"v{len(numbered)}")
-        return ast.dump(tree, annotate_fields=False)
+            continue
     return None
 
 
@@ -1063,11 +1070,11 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     part = round_.part(part_id)
     path = round_.reference_dir(flavor) / part.file
     try:
-        found = mutants(path.read_text())
+        reference = path.read_text()
+        found = mutants(reference)
     except (OSError, SyntaxError, ValueError):
         return None
     source = _text(Path(workspace) / "exercises" / part.file) if workspace else None
-    reference = path.read_text()
     found = by_evidence(found, source, reference)
     if not found or not wrong:
         return None
@@ -1128,7 +1135,7 @@ def _lines(source: str) -> tuple[tuple[str, ...], tuple[str | None, ...],
 
 
 def by_evidence(found: Sequence[Mutant], source: str | None,
-                reference: str = "") -> tuple[Mutant, ...]:
+                reference: str) -> tuple[Mutant, ...]:
     """The mutants the candidate's own file leaves possible, those it bears out first. Borne
     out: the file holds more copies of the slip's line, as written, than the reference does
     (`if a.shape == 0:` where the reference tests `a.size`), or the two statements a slip
@@ -1144,8 +1151,7 @@ def by_evidence(found: Sequence[Mutant], source: str | None,
     if source is None:
         return tuple(found)
     _, held_shapes, held_lines = _lines(source)
-    held, written = set(held_shapes) - {None}, Counter(held_lines)
-    theirs = Counter(_lines(reference)[2])
+    held, written, theirs = set(held_shapes) - {None}, _written(source), _written(reference)
 
     def rank(mutant: Mutant) -> int:
         if mutant.operator in MOVES:
@@ -1153,7 +1159,7 @@ def by_evidence(found: Sequence[Mutant], source: str | None,
         before, after = shape(mutant.line_before), shape(mutant.line_after)
         was, now = shape(mutant.line_before, renamed=False), shape(mutant.line_after,
                                                                     renamed=False)
-        if now is not None and written[now] > theirs[now]:
+        if _holds_slip(mutant, source, reference):
             return 0
         if was is not None and written[was] >= theirs[was] > 0 \
                 and (now is None or written[now] <= theirs[now]):
@@ -1166,6 +1172,18 @@ def by_evidence(found: Sequence[Mutant], source: str | None,
 
     ranked = sorted(((rank(m), m) for m in found), key=lambda pair: pair[0])
     return tuple(m for r, m in ranked if r < 4)
+
+
+@functools.lru_cache(maxsize=16)
+def _written(source: str) -> Counter[str | None]:
+    """How many of a file's statements are each line as written (see _lines)."""
+    return Counter(_lines(source)[2])
+
+
+def _holds_slip(mutant: Mutant, source: str, reference: str) -> bool:
+    """Whether the file holds the slip's line, as written, more often than the reference."""
+    now = shape(mutant.line_after, renamed=False)
+    return now is not None and _written(source)[now] > _written(reference)[now]
 
 
 def _order(mutant: Mutant, held_lines: tuple[str | None, ...]) -> int:
@@ -1244,10 +1262,9 @@ def quote(mutant: Mutant, source: str | None, reference: str) -> tuple[str, str]
     dP[k]`); None where it holds no such line."""
     if source is None or mutant.operator in MOVES:
         return True  # a move shows the statements it moves, judged by their order (by_evidence)
-    texts, shapes, lines = _lines(source)
-    now = shape(mutant.line_after, renamed=False)
-    if now is not None and Counter(lines)[now] > Counter(_lines(reference)[2])[now]:
+    if _holds_slip(mutant, source, reference):
         return True
+    texts, shapes, _ = _lines(source)
     wanted = shape(mutant.line_after)
     own = next((text for text, found in zip(texts, shapes, strict=True)
                 if wanted is not None and found == wanted), None)
@@ -1259,13 +1276,9 @@ def _renamed(before: str, after: str, own: str) -> str | None:
     """`before` in the names `own` uses where the slip's line `after` uses others (the two
     have one shape, so their names pair up in order); None where they do not pair."""
     def names(text: str) -> tuple[ast.Module, list[ast.Name]] | None:
-        for attempt in (text, text + " pass"):
-            try:
-                tree = ast.parse(attempt)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue
-            return tree, [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
-        return None
+        tree = _statement(text)
+        return None if tree is None else (
+            tree, [n for n in ast.walk(tree) if isinstance(n, ast.Name)])
 
     pairs, mine, target = names(after), names(own), names(before)
     if pairs is None or mine is None or target is None or len(pairs[1]) != len(mine[1]):

@@ -16,8 +16,8 @@ few constants. What is followed:
 - imports and aliases: `import os as o`, `from os import fork`, `f = os`, `g = getattr`,
   `getattr = getattr`, `m = x or os`, `(m := os)`, chains of them in any order, however long;
 - a standard-library module reached through another module that imported it (`torch.sys`,
-  `torch.builtins`, `os.sys`: an attribute named like one that is not the package's own
-  submodule, read from its files; see `canonical`);
+  `torch.builtins`, `tempfile._os`: an attribute that module's source binds with `import`,
+  read from its file, never imported; see `canonical`);
 - lookups by a string: getattr, setattr, delattr, hasattr, `inspect.getattr_static`,
   `x.__getattribute__(name)`, `type(x).__getattribute__(x, name)`, `object.__getattribute__`,
   `operator.attrgetter` and `methodcaller`, `functools.partial` and `functools.reduce` over them,
@@ -563,10 +563,7 @@ def _imports(module: tuple[str, ...]) -> dict[str, str] | None:
     elif len(module) > 1:
         files = [folder / f"{module[-1]}.py" for folder in _package_folders(module[:-1])]
     else:
-        try:
-            spec = importlib.machinery.PathFinder.find_spec(module[0])
-        except (ImportError, ValueError):
-            spec = None
+        spec = _top_level(module[0])
         files = [Path(spec.origin)] if spec is not None and spec.origin else []
     source = next((f for f in files if f.suffix == ".py" and f.is_file()), None)
     if source is None:
@@ -597,13 +594,19 @@ def _package_folders(package: tuple[str, ...]) -> tuple[Path, ...]:
     """The folders a package's submodules lie in, found as the import system would find them
     but without importing anything; none for a module that is not a package (or not here)."""
     if len(package) == 1:
-        try:
-            spec = importlib.machinery.PathFinder.find_spec(package[0])
-        except (ImportError, ValueError):
-            return ()
+        spec = _top_level(package[0])
         return tuple(Path(p) for p in (spec.submodule_search_locations or ())) if spec else ()
     return tuple(folder / package[-1] for folder in _package_folders(package[:-1])
                  if (folder / package[-1]).is_dir())
+
+
+@lru_cache(maxsize=256)
+def _top_level(name: str) -> importlib.machinery.ModuleSpec | None:
+    """Where a top-level module lies, as the import system would find it, importing nothing."""
+    try:
+        return importlib.machinery.PathFinder.find_spec(name)
+    except (ImportError, ValueError):
+        return None
 
 
 def _own_submodule(package: tuple[str, ...], name: str) -> bool:

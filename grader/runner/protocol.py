@@ -268,22 +268,20 @@ class ChildJob:
     args: tuple[dict[str, Any], ...]
 
 
-def send_orders(sock: socket.socket, args: dict[str, Any]) -> bool:
+def send_orders(sock: socket.socket, args: dict[str, Any]) -> None:
     """Hand a child one call's arguments: written whole into a memory file made now, whose
     descriptor alone crosses the child's orders socket (a byte and a descriptor: the send never
     waits, however large the inputs and whatever the child is doing, even writing frames that
-    nobody reads while it is sent). Whether it went; a child that is gone gets nothing, and its
-    silence reports it."""
-    payload = dumps(args)
+    nobody reads while it is sent). A child that is gone gets nothing, and its silence reports
+    it."""
     held = os.memfd_create("call-arguments", os.MFD_CLOEXEC)
     try:
-        view = memoryview(payload)
+        view = memoryview(dumps(args))
         while view:
             view = view[os.write(held, view):]
         socket.send_fds(sock, [b"!"], [held])
-        return True
     except OSError:  # the child is gone, or its socket full of what it never read
-        return False
+        pass
     finally:
         os.close(held)
 
