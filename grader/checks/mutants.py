@@ -979,7 +979,20 @@ def shape(code: str, renamed: bool = True) -> str | None:
     """A statement's syntax with its names numbered in order of appearance: two lines that
     differ only in what their variables are called have the same shape (with `renamed` False,
     the names are kept: the statement itself, spacing and parentheses aside). A compound
-    statement's header (`for i in range(n):`) is read with an empty body."""
+    statement's header (`for i in range(n):`) is read with an empty body. A line of ordinary
+    length is parsed once: the ranking of mutants asks for the same lines' shapes at every
+    failing check of every part (a long one, which only a hostile file has, every time, so
+    that no file can fill the worker's memory with them)."""
+    if len(code) > SHAPES_KEPT_UP_TO:
+        return _shape(code, renamed)
+    return _kept_shape(code, renamed)
+
+
+SHAPES_KEPT_UP_TO = 500
+"""The longest line whose shape is kept (characters)."""
+
+
+def _shape(code: str, renamed: bool) -> str | None:
     tree = _statement(code)
     if tree is None:
         return None
@@ -988,6 +1001,9 @@ def shape(code: str, renamed: bool = True) -> str | None:
         if renamed and isinstance(node, ast.Name):
             node.id = numbered.setdefault(node.id, f"v{len(numbered)}")
     return ast.dump(tree, annotate_fields=False)
+
+
+_kept_shape = functools.lru_cache(maxsize=8192)(_shape)
 
 
 def _statement(code: str) -> ast.Module | None:
