@@ -141,11 +141,13 @@ def clock(api, tag=""):
 
 
 def leave_behind(api, path):
-    """Start a process in a session of its own that would write `path` a second later."""
+    """Start a process in a session of its own that sleeps for a minute; write its pid to
+    `path`."""
     import subprocess, sys
-    subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(1); "
-                      "open(sys.argv[1], 'w').write('still here')", path],
-                     start_new_session=True)
+    left = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                            start_new_session=True)
+    with open(path, "w") as out:
+        out.write(str(left.pid))
     return True
 
 
