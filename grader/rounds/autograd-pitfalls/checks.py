@@ -425,6 +425,11 @@ def returns_tensor(case: Case, actual: Tree) -> bool:
         actual, "result carries a graph") == 0.0
 
 
+def losses_as_tensors(case: Case, actual: Tree) -> bool:
+    """Losses came back as tensors (or ints) where floats were asked for."""
+    return _observed(actual, "losses are floats") == 0.0
+
+
 def mode_switched_only(case: Case, actual: Tree) -> bool:
     """model.eval() was called, and autograd went on recording."""
     return bool(_observed(actual, "graphs recorded")) and _observed(

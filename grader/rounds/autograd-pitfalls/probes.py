@@ -255,6 +255,14 @@ def _loss_value(value: Any, what: str) -> dict[str, float]:
     return {"result": loss, "returns a float": is_float, "result carries a graph": graph}
 
 
+def _losses_value(losses: list[tuple[float, float, float]]) -> dict[str, Any]:
+    """Several returned losses (as_float of each): their values, whether every one is a
+    Python float, whether any carries a graph."""
+    return {"losses": [loss for loss, _, _ in losses],
+            "losses are floats": flag(all(is_float for _, is_float, _ in losses)),
+            "losses carry a graph": flag(any(graph for _, _, graph in losses))}
+
+
 def run_evaluate(api: Api, case: Case) -> Run:
     """Part 3: evaluate the case's model; the result, and what autograd recorded meanwhile."""
     model, batches = build_model(case), batches_of(case)
@@ -313,9 +321,10 @@ def run_two_heads(api: Api, case: Case) -> Run:
         return failed
     if not isinstance(value, tuple | list) or len(value) != 2:
         raise CandidateFault("two_heads_backward should return the pair (loss_a, loss_b)")
+    losses = [as_float(v, f"loss_{n}") for v, n in zip(value, "ab", strict=True)]
     return {"value": {
         "grads": read_grads(model),
-        "losses": [as_float(v, f"loss_{n}")[0] for v, n in zip(value, "ab", strict=True)],
+        **_losses_value(losses),
         "x unchanged": flag(np.array_equal(before, x.numpy())),
         "last backward keeps the graph": flag(bool(spy.kept) and spy.kept[-1]),
     }, "raised": None}
@@ -350,14 +359,14 @@ def run_fine_tune(api: Api, case: Case) -> Run:
         value, failed = outcome(api, api.function("fine_tune"), model, x, y, extra["lr"])
         if failed:
             return failed
-        losses.append(as_float(value, "fine_tune's result")[0])
+        losses.append(as_float(value, "fine_tune's result"))
     after = read_params(model)
     return {"value": {
         "requires grad after freeze_encoder": frozen,
         "returned as trainable by freeze_encoder": {n: flag(n in returned) for n in start},
         "changed": {n: flag(not np.array_equal(start[n], after[n])) for n in start},
         "params": after,
-        "losses": losses,
+        **_losses_value(losses),
         "x and y unchanged": same_tensors(before, [x, y]),
     }, "raised": None}
 
