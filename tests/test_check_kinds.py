@@ -74,6 +74,17 @@ name = "the total"
 hint = "Sum in x's own dtype: a float64 accumulator promotes a float32 x."
 
 [[check]]
+id = "part1.as_float"
+kind = "returns_float"
+title = "The total is a Python float"
+points = 1
+function = "total"
+cases = "vectors"
+args = ["x"]
+name = "the total"
+hint = "Return float(...) of the sum."
+
+[[check]]
 id = "part1.function"
 kind = "autograd_function"
 title = "total goes through Total.apply, a torch 2 style autograd.Function"
@@ -315,6 +326,21 @@ def test_keeps_dtype_names_the_promoted_result(runner: CliRunner, tmp_path: Path
     assert found["status"] == "failed"
     assert found["message"] == "N=1, float32: the total is float64"
     assert found["hint"] == "Sum in x's own dtype: a float64 accumulator promotes a float32 x."
+
+
+@pytest.mark.parametrize(("result", "status", "message"), [
+    ("float(x.sum())", "passed", "the total is a Python float in every case"),
+    ("np.float64(x.sum())", "passed", "the total is a Python float in every case"),
+    ("x.sum()", "failed", "N=1, float32: the total is a numpy.float32, not a Python float"),
+    ("np.asarray(float(x.sum()))", "failed",
+     "N=1, float64: the total is a numpy.ndarray, not a Python float"),
+])
+def test_returns_float_names_what_came_back(runner: CliRunner, tmp_path: Path, result: str,
+                                            status: str, message: str) -> None:
+    found = checked(runner, tmp_path / "ws", RIGHT.replace("x.sum()", result))["part1.as_float"]
+    assert found["status"] == status
+    assert found["message"].partition("; worth")[0] == message  # a property: see results.py
+    assert found["hint"] == (None if status == "passed" else "Return float(...) of the sum.")
 
 
 FUNCTION = """

@@ -523,6 +523,32 @@ def keeps_dtype(spec: Spec) -> PlanFactory:
     return plan
 
 
+def returns_float(spec: Spec) -> PlanFactory:
+    """The call returns a Python float in every case: a 0-d array or tensor has the right
+    value yet is not what the contract asks for, and a loss tensor that requires grad keeps
+    its whole graph alive in whatever holds it. The result is called `name`."""
+    function, maker = spec.text("function"), spec.case_maker()
+    args, call = spec.names("args"), spec.helper("call")
+    name, hint = spec.text("name", "the result"), spec.text("hint")
+
+    def plan(ctx: Context) -> Plan:
+        cases = _cases(maker, ctx)
+
+        def judge(rows: list[Observation]) -> Verdict:
+            for case, row in zip(cases, rows, strict=False):
+                if row["raised"]:
+                    return raised_verdict(case.describe(), row["raised"])
+                if not row["is_float"]:
+                    return failed(f"{case.describe()}: {name} is a {row['type']}, not a Python "
+                                  "float", hint=hint)
+            return passed(f"{name} is a Python float in every case")
+
+        return Plan("result_types", {"function": function, "cases": [c.data() for c in cases],
+                                     "call": call, "args": args}, judge)
+
+    return plan
+
+
 # --- autograd: through the candidate's forward, gradcheck, no autograd inside ------------------
 
 
@@ -2167,6 +2193,7 @@ KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "fresh_result": fresh_result,
     "dtype_device": dtype_device,
     "keeps_dtype": keeps_dtype,
+    "returns_float": returns_float,
     "autograd": autograd,
     "gradcheck": gradcheck,
     "autograd_function": autograd_function,

@@ -100,6 +100,22 @@ def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: s
 
 
 @probe
+def result_types(api: Api, function: str, cases: Sequence[CaseData], call: str | None = None,
+                 args: Sequence[str] = ()) -> list[Observation]:
+    """For each case, the type of what the call returned and whether it is a Python float
+    (numpy's float64, a subclass, is one); up to and including the first call that raised."""
+    rows: list[Observation] = []
+    for case in cases:
+        value, raised = api.call(api.function(function), *build_args(api, case, call, args))
+        rows.append({"raised": as_dict(raised),
+                     "type": f"{type(value).__module__}.{type(value).__qualname__}",
+                     "is_float": isinstance(value, float)})
+        if raised is not None:
+            break
+    return rows
+
+
+@probe
 def run_each(api: Api, cases: Sequence[CaseData]) -> list[Observation]:
     """Every case through the run (a probes.py helper `run(api, case)`) its extra names, valid
     and malformed cases alike (the compare_runs kind)."""

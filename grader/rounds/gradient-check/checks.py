@@ -560,19 +560,8 @@ def nan_propagates(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:each_number", {"cases": [c.data() for c in cases]}, judge)
 
 
-def returns_float(ctx: Context, params: dict[str, str]) -> Plan:
-    rng = ctx.rng()
-    cases = [_noisy_pair(rng, (3,), dtype) for dtype in ("float64", "float32")]
-
-    def judge(rows: list[dict[str, Any]]) -> Verdict:
-        for case, row in zip(cases, rows, strict=True):
-            if row["raised"]:
-                return raised_verdict(case.describe(), row["raised"])
-            if not row["is_float"]:
-                return failed(f"{case.describe()}: returned a {row['type']}", hint=params["hint"])
-        return passed("a Python float for float64 and float32 inputs")
-
-    return Plan("round:return_types", {"cases": [c.data() for c in cases]}, judge)
+def pair_in_each_dtype(rng: np.random.Generator) -> list[Case]:
+    return [_noisy_pair(rng, (3,), dtype) for dtype in ("float64", "float32")]
 
 
 # --- Part 3 inputs -----------------------------------------------------------------------------

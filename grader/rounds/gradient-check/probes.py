@@ -175,16 +175,6 @@ def each_number(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def return_types(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for case in cases:
-        value, raised = api.call(api.function(RELATIVE), *ab(api, case))
-        rows.append({"label": case["label"], "raised": as_dict(raised),
-                     "type": f"{type(value).__module__}.{type(value).__qualname__}",
-                     "is_float": isinstance(value, float)})
-    return rows
-
-
 # --- Part 3 ------------------------------------------------------------------------------------
 
 
