@@ -507,20 +507,33 @@ def keeps_dtype(spec: Spec) -> PlanFactory:
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
 
+        def promoted(case: Case, row: Observation) -> Verdict | None:
+            wrong = [f"{k} is {dtype}" for k, dtype in dtypes(row["value"]).items()
+                     if dtype != case.dtype]
+            return failed(f"{case.describe()}: {' and '.join(wrong)}", hint=hint) \
+                if wrong else None
+
         def judge(rows: list[Observation]) -> Verdict:
-            for case, row in zip(cases, rows, strict=False):
-                if row["raised"]:
-                    return raised_verdict(case.describe(), row["raised"])
-                wrong = [f"{k} is {dtype}" for k, dtype in dtypes(row["value"]).items()
-                         if dtype != case.dtype]
-                if wrong:
-                    return failed(f"{case.describe()}: {' and '.join(wrong)}", hint=hint)
             kept = " and ".join(dict.fromkeys(c.dtype for c in cases))
-            return passed(f"every result keeps the inputs' dtype ({kept})")
+            return _each_case(cases, rows, promoted,
+                              f"every result keeps the inputs' dtype ({kept})")
 
         return Plan("call_each", {**call, "cases": [c.data() for c in cases]}, judge)
 
     return plan
+
+
+def _each_case(cases: list[Case], rows: list[Observation],
+               wrong: Callable[[Case, Observation], Verdict | None], done: str) -> Verdict:
+    """The verdict on the first case that raised, or that `wrong` fails; else a pass that
+    says `done`."""
+    for case, row in zip(cases, rows, strict=False):
+        if row["raised"]:
+            return raised_verdict(case.describe(), row["raised"])
+        verdict = wrong(case, row)
+        if verdict is not None:
+            return verdict
+    return passed(done)
 
 
 def returns_float(spec: Spec) -> PlanFactory:
@@ -534,14 +547,12 @@ def returns_float(spec: Spec) -> PlanFactory:
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
 
+        def other_type(case: Case, row: Observation) -> Verdict | None:
+            return None if row["is_float"] else failed(
+                f"{case.describe()}: {name} is a {row['type']}, not a Python float", hint=hint)
+
         def judge(rows: list[Observation]) -> Verdict:
-            for case, row in zip(cases, rows, strict=False):
-                if row["raised"]:
-                    return raised_verdict(case.describe(), row["raised"])
-                if not row["is_float"]:
-                    return failed(f"{case.describe()}: {name} is a {row['type']}, not a Python "
-                                  "float", hint=hint)
-            return passed(f"{name} is a Python float in every case")
+            return _each_case(cases, rows, other_type, f"{name} is a Python float in every case")
 
         return Plan("result_types", {"function": function, "cases": [c.data() for c in cases],
                                      "call": call, "args": args}, judge)
