@@ -447,6 +447,8 @@ def zero_pairs(rng: np.random.Generator) -> list[Case]:
         pair([0.0, 1.0, 2.0], [0.0, 1.0, 2.5], label="one entry 0 in both"),
         pair([0.0, 1.0, 2.0], [0.0, 1.0, 2.5], "float32", label="one entry 0 in both, float32"),
         pair([0.0, 3.0], [1e-30, 3.0], label="1e-30 against 0 (100% apart)"),
+        pair([1e-40, 3.0], [0.0, 3.0], "float32",
+             label="float32's subnormal 1e-40 against 0 (below float32's tiny)"),
         pair(np.zeros(0), np.zeros(0), label="empty a and b"),
         pair(0.0, 0.0, label="0-d zeros"),
     ]
@@ -463,8 +465,9 @@ def malformed_pairs(rng: np.random.Generator) -> list[Case]:
 
 
 def relative_error_of(case: Case) -> float:
-    return _reference("part2").relative_error(case["a"].astype(np.float64),
-                                              case["b"].astype(np.float64))
+    """The reference's answer on the case's arrays as they are (the guard is their dtype's
+    tiny)."""
+    return _reference("part2").relative_error(case["a"], case["b"])
 
 
 def _ab(case: Case) -> tuple[np.ndarray, np.ndarray]:
@@ -514,6 +517,15 @@ def nan_at_zeros(case: Case, actual: float) -> bool:
 def guard_too_big(case: Case, actual: float) -> bool:
     """Far too small an error for values near zero: a guard that is not tiny."""
     return actual < 0.5 * relative_error_of(case)
+
+
+def guard_below_the_dtypes_tiny(case: Case, actual: float) -> bool:
+    """Far too large an error where a value lies below the inputs' dtype's tiny: a guard
+    smaller than that tiny (float64's, for float32 input) divides a subnormal by itself."""
+    tiny = np.finfo(case.dtype).tiny
+    values = np.abs(np.concatenate([np.ravel(case["a"]), np.ravel(case["b"])]))
+    below = bool(np.any((values > 0) & (values < tiny)))
+    return below and actual > 2 * relative_error_of(case)
 
 
 def symmetric_scale(ctx: Context, params: dict[str, Any]) -> Plan:
