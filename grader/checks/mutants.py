@@ -515,7 +515,12 @@ class _AllSingle(ast.NodeTransformer):
 def precision(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """Single precision where the reference computes in double: a float32 dtype, `.float()`
     for `.double()`; at one spelling, and at every one of a statement at once (who computes in
-    float32 casts both operands: `a.float(), b.float()`)."""
+    float32 casts both operands: `a.float(), b.float()`). And an array made without the dtype
+    the reference gives it (`torch.eye(d)` for `torch.eye(d, dtype=W.dtype)`): the library's
+    default, float32 in torch and float64 in numpy."""
+    if isinstance(node, ast.Call) and any(k.arg == "dtype" for k in node.keywords):
+        yield Edit("default_dtype", ast.Call(node.func, node.args,
+                                             [k for k in node.keywords if k.arg != "dtype"]))
     single = _single(node)
     if single is not None:
         yield Edit("lower_precision", single)
@@ -596,7 +601,7 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
             "shift_bound", "shift_range", "other_end", "whole_axis", "other_dimension",
             "boundary", "sign_for_indicator", "sum_for_mean", "mean_for_sum", "wrong_axis",
-            "every_axis", "drop_keepdims", "sibling_function", "lower_precision",
+            "every_axis", "drop_keepdims", "sibling_function", "lower_precision", "default_dtype",
             "opposite_extreme", "swap_unpacking", "swap_results", "flip_sign", "drop_factor",
             "double_factor", "inverted_operator", "reverse_difference", "reverse_ratio",
             "drop_call", "drop_term", "drop_operand", "drop_condition", "swap_steps",
