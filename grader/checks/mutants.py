@@ -85,12 +85,14 @@ class Scope:
     """What an operator may know about where a node sits: the names the enclosing function
     binds (its parameters and assigned variables), for operators that read another one, the
     name the module imports its array library under (`np`, `torch`), for operators that call
-    one of its functions (None where it imports neither), and the members the function reads
-    from each of its names (_read_members), for operators that read a sibling."""
+    one of its functions (None where it imports neither), the members the function reads
+    from each of its names (_read_members), for operators that read a sibling, and the
+    functions the module defines, whose arguments an operator may pass in another order."""
 
     names: tuple[str, ...]
     arrays: str | None
     members: dict[tuple[str, str], tuple[str, ...]]
+    defined: frozenset[str] = frozenset()
 
 
 def _expr(text: str) -> ast.expr:
@@ -344,7 +346,9 @@ EXTREMES = {"max": "min", "min": "max", "maximum": "minimum", "minimum": "maximu
 def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A function of UNARY left out (`np.sqrt(x)`, `math.sqrt(x)`, `x.sqrt()`, `abs(x)` and
     `np.maximum(x, 0)` all become `x`); the smallest taken for the largest and back (`np.min`
-    for `np.max`, `min(...)` for `max(...)`, `torch.minimum` for `torch.maximum`)."""
+    for `np.max`, `min(...)` for `max(...)`, `torch.minimum` for `torch.maximum`); two
+    neighbouring arguments of a call to one of the module's own functions in each other's
+    places (`combine(step, prefix)` for `combine(prefix, step)`)."""
     if not isinstance(node, ast.Call):
         return
     func = node.func
@@ -359,6 +363,12 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         other = ast.Attribute(func.value, EXTREMES[called], ast.Load()) \
             if isinstance(func, ast.Attribute) else ast.Name(EXTREMES[called], ast.Load())
         yield Edit("opposite_extreme", ast.Call(other, node.args, node.keywords))
+    if isinstance(func, ast.Name) and called in scope.defined \
+            and not any(isinstance(a, ast.Starred) for a in node.args):
+        for i in range(len(node.args) - 1):
+            if ast.dump(node.args[i]) != ast.dump(node.args[i + 1]):
+                swapped = [*node.args[:i], node.args[i + 1], node.args[i], *node.args[i + 2:]]
+                yield Edit("swap_arguments", ast.Call(func, swapped, node.keywords))
 
 
 def results(node: ast.AST, scope: Scope) -> Iterator[Edit]:
@@ -599,13 +609,14 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    results, unpacking, members, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
-            "shift_bound", "shift_range", "other_end", "whole_axis", "other_dimension",
-            "boundary", "sign_for_indicator", "sum_for_mean", "mean_for_sum", "wrong_axis",
-            "every_axis", "drop_keepdims", "sibling_function", "lower_precision", "default_dtype",
-            "opposite_extreme", "swap_unpacking", "swap_results", "flip_sign", "drop_factor",
-            "double_factor", "inverted_operator", "reverse_difference", "reverse_ratio",
-            "drop_call", "drop_term", "drop_operand", "drop_condition", "swap_steps",
-            "hoisted_step", "drop_step", "unentered_with", "other_member", "other_variable")
+            "shift_bound", "shift_range", "other_end", "whole_axis", "other_dimension", "boundary",
+            "sign_for_indicator", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
+            "drop_keepdims", "sibling_function", "lower_precision", "default_dtype",
+            "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments", "flip_sign",
+            "drop_factor", "double_factor", "inverted_operator", "reverse_difference",
+            "reverse_ratio", "drop_call", "drop_term", "drop_operand", "drop_condition",
+            "swap_steps", "hoisted_step", "drop_step", "unentered_with", "other_member",
+            "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
@@ -721,8 +732,9 @@ def mutants(source: str) -> tuple[Mutant, ...]:
     arrays = _array_library(tree)
     functions = [(path, node) for path, node in _walk(tree, ())
                  if isinstance(node, ast.FunctionDef)]
+    defined = frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
     for base, function in functions:
-        scope = Scope(_bound_names(function), arrays, _read_members(function, arrays))
+        scope = Scope(_bound_names(function), arrays, _read_members(function, arrays), defined)
         nodes = list(_walk_body(function, base))
         for operator in OPERATORS:
             for path, node in nodes:
