@@ -283,6 +283,33 @@ SEES_THROUGH = {
     "npyio-load": ("import numpy as np\nx = np.lib.npyio.load(f)", [(2, "unpickling")]),
     "torch-multiprocessing": ("import torch.multiprocessing as mp\nmp.Process(target=f)",
                               [(1, "processes"), (2, "processes")]),
+    # what a `case` pattern reads, as the statements that read it
+    "class-pattern": ("import os\nmatch os:\n    case object(system=run):\n        run('id')",
+                      [(3, "processes"), (4, "processes")]),
+    "class-pattern-builtins": ("match print:\n    case object(__self__=b):\n        pass\n"
+                               "match b:\n    case object(exec=run):\n        run('x = 1')",
+                               [(5, "dynamic-code"), (6, "dynamic-code")]),
+    "nested-pattern": ("try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    match e:\n"
+                       "        case object(__traceback__=object(tb_frame=f)):\n"
+                       "            pass", [(5, "stack-frames")]),
+    "pattern-in-or": ("import sys\nmatch sys:\n    case object(modules=m) | object(path=m):\n"
+                      "        pass", [(3, "dynamic-code"), (3, "loaded-modules")]),
+    "positional-pattern": ("import sys\nclass G:\n    __match_args__ = ('modules',)\n"
+                           "match sys:\n    case G(m):\n        pass",
+                           [(5, "dynamic-lookup")]),
+    "mapping-pattern": ("import os\nmatch vars(os):\n    case {'fork': f}:\n        f()",
+                        [(2, "dynamic-lookup"), (3, "processes"), (4, "processes")]),
+    "sequence-pattern": ("import os\nmatch [os]:\n    case [object(fork=f)]:\n        f()",
+                         [(3, "processes")]),
+    # runs code or looks names up by a string
+    "debugger-run": ("import bdb\nbdb.Bdb().run(text)", [(1, "dynamic-code"), (2, "dynamic-code")]),
+    "logging-factory": ("import logging.config\nlogging.config.dictConfig(settings)",
+                        [(1, "dynamic-code"), (2, "dynamic-code")]),
+    "patch-by-name": ("from unittest import mock\nmock.patch('builtins.len', f)",
+                      [(2, "dynamic-code")]),
+    "format-fields": ("import os, string\n"
+                      "f, _ = string.Formatter().get_field('0.system', (os,), {})",
+                      [(2, "dynamic-code")]),
 }
 
 
@@ -294,6 +321,12 @@ def test_a_name_is_flagged_for_what_it_resolves_to(source: str,
 
 # Correct code that looks names up, folds strings or shadows builtins, as honest code does.
 HONEST = {
+    "match-values": "def shape_of(x):\n    match x.shape:\n        case (n, d):\n"
+                    "            return n * d\n        case [n]:\n            return n\n"
+                    "        case int(n) | float(n):\n            return n\n"
+                    "        case {'rows': r, **rest}:\n            return r\n"
+                    "        case object(ndim=0) as scalar:\n            return scalar\n"
+                    "        case _:\n            raise ValueError('no shape')",
     "getattr-self": "class Net:\n    def forward(self, x):\n        return x @ getattr(self, "
                     "'weight')",
     "vars-args": "import argparse\nargs = argparse.Namespace(lr=1)\nconfig = vars(args)\n"

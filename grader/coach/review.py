@@ -24,6 +24,9 @@ few constants. What is followed:
   `f.__call__`, items of a namespace (`vars(m)[name]`, `.get(name)`, `.pop(name)`),
   `__import__(name)`, `importlib.import_module(name)`, and these functions reached under any of
   the names above (`builtins.getattr`, `__builtins__["__import__"]`, `print.__self__`);
+- what a `case` pattern reads, written out as the statements that read it before the scan
+  (`case object(system=run)` on os is `run = os.system`, `case {"fork": f}` an item, a
+  positional class pattern a lookup by a name from `__match_args__`; see _spell_out_patterns);
 - constant names, folded wherever a name is read from a string: concatenation, `*`, `%`,
   `.format`, f-strings, `"".join(...)`, indexing, slicing and reversal, the pure methods of str
   and bytes (`.lower()`, `.replace()`, `.decode()`, ...), `chr`, `ord`, `bytes`, `map`,
@@ -61,6 +64,7 @@ import base64
 import binascii
 import builtins
 import codecs
+import copy
 import fnmatch
 import importlib.machinery
 import math
@@ -1409,8 +1413,80 @@ def _scanned(file: str, source: bytes, deadline: float) -> list[FlagDoc]:
         return [{"file": file, "line": getattr(exc, "lineno", None) or 0, "rule": rule.id,
                  "construct": f"{type(exc).__name__}: {what}" if what else type(exc).__name__,
                  "reason": rule.reason}]
+    _spell_out_patterns(tree)
     found = _Scan(file, tree, deadline).found
     return [found[key] for key in sorted(found)]
+
+
+SELF_MATCHING = frozenset({"bool", "bytearray", "bytes", "dict", "float", "frozenset", "int",
+                           "list", "set", "str", "tuple"})
+"""The classes whose one positional pattern matches the subject itself (`case int(n)`)."""
+MATCH_ARG = "__match_args__"
+
+
+def _spell_out_patterns(tree: ast.Module) -> None:
+    """Write what each `case` pattern reads as the statements that read it, at the start of
+    the case's body, so that every rule sees them: a class pattern reads attributes (`case
+    object(system=run)` on os is `run = os.system`), a mapping pattern items (`case {"k": v}`
+    is `v = subject["k"]`), a positional class pattern attributes named by `__match_args__`,
+    which the scan cannot know (a lookup by a name computed at run time), a sequence pattern
+    elements, and `as` binds the whole. The tree is changed in place; line numbers stay the
+    pattern's."""
+    for match in [node for node in ast.walk(tree) if isinstance(node, ast.Match)]:
+        for case in match.cases:
+            reads: list[ast.stmt] = []
+            _pattern_reads(case.pattern, match.subject, reads)
+            for statement in reads:
+                ast.copy_location(statement, case.pattern)
+                ast.fix_missing_locations(statement)
+            case.body[:0] = reads
+
+
+def _pattern_reads(pattern: ast.pattern, subject: ast.expr, reads: list[ast.stmt]) -> None:
+    def bind(name: str | None, value: ast.expr) -> None:
+        reads.append(ast.Assign([ast.Name(name, ast.Store())], value) if name
+                     else ast.Expr(value))
+
+    read: ast.expr
+    if isinstance(pattern, ast.MatchAs):
+        if pattern.pattern is not None:
+            _pattern_reads(pattern.pattern, subject, reads)
+        if pattern.name:
+            bind(pattern.name, copy.deepcopy(subject))
+    elif isinstance(pattern, ast.MatchOr):
+        for each in pattern.patterns:
+            _pattern_reads(each, subject, reads)
+    elif isinstance(pattern, ast.MatchClass):
+        for attr, inner in zip(pattern.kwd_attrs, pattern.kwd_patterns, strict=True):
+            read = ast.Attribute(copy.deepcopy(subject), attr, ast.Load())
+            _inner_reads(inner, read, reads, bind)
+        called = pattern.cls.id if isinstance(pattern.cls, ast.Name) else ""
+        for inner in pattern.patterns:
+            read = copy.deepcopy(subject) if called in SELF_MATCHING else ast.Call(
+                ast.Name("getattr", ast.Load()),
+                [copy.deepcopy(subject), ast.Name(MATCH_ARG, ast.Load())], [])
+            _inner_reads(inner, read, reads, bind)
+    elif isinstance(pattern, ast.MatchMapping):
+        for key, inner in zip(pattern.keys, pattern.patterns, strict=True):
+            read = ast.Subscript(copy.deepcopy(subject), copy.deepcopy(key), ast.Load())
+            _inner_reads(inner, read, reads, bind)
+        if pattern.rest:
+            bind(pattern.rest, copy.deepcopy(subject))
+    elif isinstance(pattern, ast.MatchSequence):
+        for index, inner in enumerate(pattern.patterns):
+            read = ast.Subscript(copy.deepcopy(subject), ast.Constant(index), ast.Load())
+            _inner_reads(inner, read, reads, bind)
+
+
+def _inner_reads(inner: ast.pattern, read: ast.expr, reads: list[ast.stmt],
+                 bind: Callable[[str | None, ast.expr], None]) -> None:
+    """A sub-pattern's reads on `read`; a read whose value is bound or matched by nothing
+    further is kept as a statement of its own (the read happens all the same)."""
+    if isinstance(inner, ast.MatchAs) and inner.pattern is None:
+        bind(inner.name, read)
+        return
+    bind(None, read)
+    _pattern_reads(inner, read, reads)
 
 
 def scan_folder(folder: Path) -> list[FlagDoc]:
