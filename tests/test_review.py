@@ -450,6 +450,12 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
             for line in lines}
     assert flagged == aten | {
         (f"{known}part3_closed_form_no_torch_function/part3_backward.py", 13, "torch-internals"),
+        # autograd's engine read through a match pattern, where the module is imported and in
+        # the call
+        (f"{known}part3_autograd_unless_the_engine_is_watched/part3_backward.py", 5,
+         "torch-internals"),
+        (f"{known}part3_autograd_unless_the_engine_is_watched/part3_backward.py", 67,
+         "torch-internals"),
         (f"{known}part3_closed_form_spellings/torch/part3_backward.py", 14, "torch-internals"),
         (f"{known}part3_work_in_a_grandchild/torch/part3_backward.py", 32, "processes"),
         (f"{known}part3_work_in_a_grandchild/torch/part3_backward.py", 40, "unpickling"),

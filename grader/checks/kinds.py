@@ -1397,7 +1397,7 @@ def _before_timing(rule: CountRule, cases: Sequence[Case], calls: Calls,
     """The failures no CPU time can change, in the order judged: a call that raised, a call
     under the counter stopped at its cap, autograd seen in a watched call."""
     return _raised(cases, calls, so_far["yours"]) or _stopped_counting(rule, cases, so_far) \
-        or _autograd_counted(rule, cases, so_far)
+        or _autograd_counted(rule, cases, calls, so_far)
 
 
 def _stopped_counting(rule: CountRule, cases: Sequence[Case],
@@ -1420,17 +1420,19 @@ def _stopped_counting(rule: CountRule, cases: Sequence[Case],
     return None
 
 
-def _autograd_counted(rule: CountRule, cases: Sequence[Case],
+def _autograd_counted(rule: CountRule, cases: Sequence[Case], calls: Calls,
                       so_far: dict[str, Any]) -> Verdict | None:
-    """The verdict on a call under the counter in which the autograd watch saw autograd run
-    (a check with `no_autograd = true`): a backward by hand runs none, in any call, and the
-    checks the table says this one voids (the part's values) lose their points."""
-    for case, run in zip(cases[1:], so_far["yours"][0][:COUNTED_RUNS], strict=False):
-        if run["data"] and run["data"].get("autograd"):
-            return replace(failed(f"at {rule.size} = {case.dim(rule.size)} autograd ran "
-                                  "inside your call under the counter, watched as the check "
-                                  "that looks for autograd watches", hint=AUTOGRAD_RAN_HINT),
-                           voids=True)
+    """The verdict on a run in which the autograd watch (the call under the counter) or the
+    spy on autograd's engine (every timed call) saw autograd run, in a check with
+    `no_autograd = true`: a backward by hand runs none, in any call, and the checks the table
+    says this one voids (the part's values) lose their points."""
+    for number, runs in enumerate(so_far["yours"]):
+        for (case, repeats), run in zip(_round(cases, calls, number), runs, strict=False):
+            if run["data"] and run["data"].get("autograd"):
+                where = "one of your timed calls" if repeats else "your call under the counter"
+                return replace(failed(f"at {rule.size} = {case.dim(rule.size)} autograd ran "
+                                      f"inside {where}, watched as the check that looks for "
+                                      "autograd watches", hint=AUTOGRAD_RAN_HINT), voids=True)
     return None
 
 

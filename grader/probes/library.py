@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,7 +24,13 @@ from typing import Any
 import numpy as np
 
 from grader.probes.api import Api, as_dict
-from grader.probes.autograd import count_autograd_runs, gradient_through, leaf, run_gradcheck
+from grader.probes.autograd import (
+    count_autograd_runs,
+    gradient_through,
+    leaf,
+    run_gradcheck,
+    spying_on_the_engine,
+)
 from grader.probes.backends import CandidateFault
 
 Observation = dict[str, Any]
@@ -368,31 +375,35 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     compares with the reference's on the same inputs: work that was skipped, memoised or done
     wrong shows. With `watch`, the call under the counter also runs under the autograd watch
     (count_autograd_runs, without the profiler, whose cost per operation would stop honest
-    loops at the cap), and "autograd" says how often autograd ran in it. With `reference`
-    (a round's folder and a part id), the reference's function instead: a baseline, with no
-    candidate code in the process."""
+    loops at the cap), every timed call under the spy on autograd's engine (which costs
+    nothing until autograd runs), and "autograd" says how often autograd ran: code that
+    answers the watched call by hand and the timed ones through autograd meets it in both.
+    With `reference` (a round's folder and a part id), the reference's function instead: a
+    baseline, with no candidate code in the process."""
     if reference is not None:
         api = reference_api(api, *reference)
     fn = api.function(function)
     weights = Weights(nonce)
     count = autograd = 0
-    if repeats:
-        value, raised = api.call(fn, *build_args(api, case, call, args))
-    else:
-        counter, built = _counter(api, measure), build_args(api, case, call, args)
-        if watch:
-            counted, raised, autograd = count_autograd_runs(api, counter, fn, *built,
-                                                            profiled=False)
+    with spying_on_the_engine() if watch else nullcontext() as spy:
+        if repeats:
+            value, raised = api.call(fn, *build_args(api, case, call, args))
         else:
-            counted, raised = api.call(counter, fn, *built)
-        value, count = (counted[0], int(counted[1])) if counted else (None, 0)
-    projections = [projection(api, value, weights)]
-    cases = fresh_cases(case, nonce, repeats)
-    for index in range(1, repeats + 1 if raised is None else 0):
-        value, raised = api.call(fn, *build_args(api, cases(index), call, args))
-        if raised is not None:
-            break
-        projections.append(projection(api, value, weights))
+            counter, built = _counter(api, measure), build_args(api, case, call, args)
+            if watch:
+                counted, raised, autograd = count_autograd_runs(api, counter, fn, *built,
+                                                                profiled=False)
+            else:
+                counted, raised = api.call(counter, fn, *built)
+            value, count = (counted[0], int(counted[1])) if counted else (None, 0)
+        projections = [projection(api, value, weights)]
+        cases = fresh_cases(case, nonce, repeats)
+        for index in range(1, repeats + 1 if raised is None else 0):
+            value, raised = api.call(fn, *build_args(api, cases(index), call, args))
+            if raised is not None:
+                break
+            projections.append(projection(api, value, weights))
+    autograd += spy.calls if spy is not None else 0
     return {"raised": as_dict(raised), "count": count, "autograd": int(autograd),
             "projections": projections}
 

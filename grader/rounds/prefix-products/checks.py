@@ -243,6 +243,14 @@ def complexity_budget(case: Case) -> int:
     return 4 * 3 * 2 * case.dim("N") * case.dim("D") ** 3
 
 
+def scan_backward_budget(case: Case) -> int:
+    """4x the reference scan backward's matmul flops: per level of step s, products over the
+    N - s slots it combines (2 D^3 flops each)."""
+    n, d = case.dim("N"), case.dim("D")
+    steps = [1 << k for k in range(max(n - 1, 0).bit_length())]
+    return 4 * 2 * d ** 3 * sum(n - s for s in steps)
+
+
 # --- the known mistakes -------------------------------------------------------------------------
 
 

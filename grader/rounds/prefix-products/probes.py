@@ -114,6 +114,17 @@ def scan_backward_result(api: Api, natives: dict[str, Any]) -> Any:
     return api.function(BACKWARD)(levels, natives["dP"])
 
 
+def scan_backward_args(api: Api, case: dict[str, Any]) -> tuple[Any, Any]:
+    """(levels, dP) for a call of the scan's backward: the levels from the candidate's own
+    forward, made before the call that the counter watches."""
+    natives = {name: api.backend.native(np.asarray(case["inputs"][name])) for name in ("W", "dP")}
+    value, raised = api.call(api.function(FORWARD), natives["W"])
+    if raised is not None:
+        raise CandidateFault(f"{FORWARD} raised {raised.as_dict()['type']}, so the backward's "
+                             "levels could not be made")
+    return split_forward(value)[1], natives["dP"]
+
+
 # --- autograd.Functions around the candidate's backward, for gradcheck --------------------------
 
 
