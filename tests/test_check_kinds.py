@@ -331,9 +331,11 @@ def test_keeps_dtype_names_the_promoted_result(runner: CliRunner, tmp_path: Path
 @pytest.mark.parametrize(("result", "status", "message"), [
     ("float(x.sum())", "passed", "the total is a Python float in every case"),
     ("np.float64(x.sum())", "passed", "the total is a Python float in every case"),
-    ("x.sum()", "failed", "N=1, float32: the total is a numpy.float32, not a Python float"),
+    ("x.sum()", "failed", "N=1, float32: the total is of type numpy.float32, not a Python float"),
     ("np.asarray(float(x.sum()))", "failed",
-     "N=1, float64: the total is a numpy.ndarray, not a Python float"),
+     "N=1, float64: the total is of type numpy.ndarray, not a Python float"),
+    ("type('Loss', (float,), {})(x.sum())", "failed",
+     "N=1, float64: the total is of type exercises.part1_sum.Loss, not a Python float"),
 ])
 def test_returns_float_names_what_came_back(runner: CliRunner, tmp_path: Path, result: str,
                                             status: str, message: str) -> None:

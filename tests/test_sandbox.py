@@ -477,17 +477,18 @@ def test_the_executor_is_found_below_bwrap_and_not_mistaken_for_bwrap(tmp_path: 
 
 
 def _graded_in_one_sandbox(tmp_path: Path, parts: list[str], timeout_s: float = 10.0,
-                           part1: str | None = None) -> list[list[Any]]:
-    """gradient-check's references (part 1 replaced by `part1` when given), each part graded
-    in turn by the real runner through one sandbox, as a request is: results part by part."""
+                           **replaced: str) -> list[list[Any]]:
+    """gradient-check's references (a part's file replaced by the code given under its id),
+    each part graded in turn by the real runner through one sandbox, as a request is: results
+    part by part."""
     from grader.engine.rounds import get_round
     from grader.runner.protocol import Request
     from grader.runner.worker import grade_part
 
     round_ = get_round("gradient-check")
     root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
-    if part1 is not None:
-        (root / "exercises" / round_.part("part1").file).write_text(part1)
+    for part, code in replaced.items():
+        (root / "exercises" / round_.part(part).file).write_text(code)
     request = Request(id="t", root=str(root), round=round_.id, flavor="numpy", parts=parts,
                       seed=1, timeout_s=timeout_s)
     with sandbox.sandboxed_children(request, round_) as spawn:
@@ -589,6 +590,35 @@ def test_candidate_code_in_a_sandbox_runs_in_the_grading_environment(tmp_path: P
     ((*checks,),) = _graded_in_one_sandbox(
         tmp_path, ["part1"], part1=needing_the_grading_environment(reference.read_text()))
     assert {c.status for c in checks} == {"passed"}
+
+
+SYSV_SEGMENT = """
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+_found = _libc.shmget(0x67726164, 0, 0)
+"""
+
+
+@needs_sandbox
+def test_no_child_finds_the_shared_memory_an_earlier_one_made(tmp_path: Path) -> None:
+    """System V shared memory outlives its process like a file in /tmp: what part 1's child
+    made at import (a segment, a message queue, a semaphore set) is gone by the time part 2's
+    child looks for it, in the same sandbox."""
+    from grader.engine.rounds import get_round
+
+    round_ = get_round("gradient-check")
+    made = SYSV_SEGMENT + ("assert _found == -1\n"
+                           "assert _libc.shmget(0x67726164, 4096, 0o1600) >= 0\n"
+                           "assert _libc.msgget(0x67726164, 0o1600) >= 0\n"
+                           "assert _libc.semget(0x67726164, 1, 0o1600) >= 0\n")
+    looked = SYSV_SEGMENT + ("assert _found == -1, 'a segment is still here'\n"
+                             "assert _libc.msgget(0x67726164, 0) == -1, 'a queue is here'\n"
+                             "assert _libc.semget(0x67726164, 0, 0) == -1, 'semaphores are here'\n")
+    code = {part: round_.reference_file(round_.part(part), "numpy").read_text()
+            + (made if part == "part1" else looked) for part in ("part1", "part2")}
+    first, second = _graded_in_one_sandbox(tmp_path, ["part1", "part2"], **code)
+    assert {c.status for c in first} == {"passed"}, [c.message for c in first]
+    assert {c.status for c in second} == {"passed"}, [c.message for c in second]
 
 
 @needs_sandbox

@@ -549,7 +549,8 @@ def returns_float(spec: Spec) -> PlanFactory:
 
         def other_type(case: Case, row: Observation) -> Verdict | None:
             return None if row["is_float"] else failed(
-                f"{case.describe()}: {name} is a {row['type']}, not a Python float", hint=hint)
+                f"{case.describe()}: {name} is of type {row['type']}, not a Python float",
+                hint=hint)
 
         def judge(rows: list[Observation]) -> Verdict:
             return _each_case(cases, rows, other_type, f"{name} is a Python float in every case")

@@ -110,13 +110,14 @@ def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: s
 def result_types(api: Api, function: str, cases: Sequence[CaseData], call: str | None = None,
                  args: Sequence[str] = ()) -> list[Observation]:
     """For each case, the type of what the call returned and whether it is a Python float
-    (numpy's float64, a subclass, is one); up to and including the first call that raised."""
+    (or numpy's float64, a subclass of float that adds nothing); up to and including the first
+    call that raised. A subclass of the candidate's own is not one: it can carry anything."""
     rows: list[Observation] = []
     for case in cases:
         value, raised = api.call(api.function(function), *build_args(api, case, call, args))
         rows.append({"raised": as_dict(raised),
                      "type": f"{type(value).__module__}.{type(value).__qualname__}",
-                     "is_float": isinstance(value, float)})
+                     "is_float": type(value) in (float, np.float64)})
         if raised is not None:
             break
     return rows

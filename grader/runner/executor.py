@@ -20,7 +20,9 @@ answers the judge's messages (grader.runner.channel):
                                                              CPU time and whether it runs
     {"op": "end", "kill": bool}                              reap it (killed first if asked),
                                                              kill whatever it left, empty
-                                                             /tmp and /dev/shm, answer
+                                                             /tmp, /dev/shm and System V's
+                                                             shared memory, queues and
+                                                             semaphores, answer
                                                              {"op": "ended", "how", "cpu_s"}
 
 It reads no candidate output and judges nothing: the frames go straight from the child to the
@@ -31,6 +33,7 @@ starts outlives that child.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import shutil
@@ -85,9 +88,36 @@ def serve(sock: socket.socket, round_folder: str) -> None:
             how, cpu_s = strays.reap(child, bool(message.get("kill")))
             child = 0
             _wipe(WRITABLE)
+            _wipe_ipc()
             send(sock, {"op": "ended", "how": how, "cpu_s": cpu_s})
         for fd in fds:
             os.close(fd)
+
+
+IPC_RMID = 0
+SYSV_IPC = ("shm", "msg", "sem")
+"""System V's kinds of kept memory: shared memory segments, message queues, semaphore sets."""
+
+
+def _wipe_ipc() -> None:
+    """Remove every System V shared memory segment, message queue and semaphore set in the
+    sandbox's IPC namespace (its own: bwrap's --unshare-all): like a file in /tmp, each
+    outlives the process that made it, and the next child would find it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return
+    for kind in SYSV_IPC:
+        try:
+            rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            ident = int(row.split()[1])
+            if kind == "sem":
+                libc.semctl(ident, 0, IPC_RMID)
+            else:
+                getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
 
 
 def _wipe(folders: tuple[str, ...]) -> None:

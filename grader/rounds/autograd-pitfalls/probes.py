@@ -113,7 +113,8 @@ def same_tensors(before: list[np.ndarray], tensors: list[torch.Tensor]) -> float
 
 def as_float(value: Any, what: str) -> tuple[float, float, float]:
     """(the value, whether it is a Python float, whether it carries a graph) of a loss the
-    candidate returned: a float, or a one-element tensor."""
+    candidate returned: a float, or a one-element tensor. A subclass of float is not a float
+    here: it can hold the loss tensor, and its graph, on an attribute."""
     if isinstance(value, bool) or not isinstance(value, int | float | torch.Tensor):
         raise CandidateFault(f"{what} should be a float, got {type(value).__name__}")
     if isinstance(value, torch.Tensor):
@@ -121,7 +122,7 @@ def as_float(value: Any, what: str) -> tuple[float, float, float]:
             raise CandidateFault(f"{what} should be a float, got a tensor of shape "
                                  f"{tuple(value.shape)}")
         return float(value.detach()), 0.0, flag(value.grad_fn is not None)
-    return float(value), flag(isinstance(value, float)), 0.0
+    return float(value), flag(type(value) is float), 0.0
 
 
 def floats(value: Any, count: int, what: str) -> list[float]:
