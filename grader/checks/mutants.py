@@ -126,19 +126,21 @@ B)` adds A @ B into x)."""
 def matmul_operands(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """Products (`A @ B`, and the calls in PRODUCTS): operands swapped; an operand transposed,
     or its transpose dropped, or a last-two-axes transpose written `.T` (which reverses every
-    axis of a stack)."""
+    axis of a stack) or as one of the first two axes (`transpose(0, 1)`, numpy's
+    `swapaxes(0, 1)`: the same on a matrix, not on a stack)."""
+    numpy = scope.arrays != "torch"
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
         yield from _product_edits(node.left, node.right,
-                                  lambda a, b: ast.BinOp(a, ast.MatMult(), b))
+                                  lambda a, b: ast.BinOp(a, ast.MatMult(), b), numpy)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in PRODUCTS and len(node.args) >= 2:
         head = node.args[:-2]
         yield from _product_edits(node.args[-2], node.args[-1], lambda a, b: ast.Call(
-            node.func, [*head, a, b], node.keywords))
+            node.func, [*head, a, b], node.keywords), numpy)
 
 
-def _product_edits(left: ast.expr, right: ast.expr,
-                   make: Callable[[ast.expr, ast.expr], ast.AST]) -> Iterator[Edit]:
+def _product_edits(left: ast.expr, right: ast.expr, make: Callable[[ast.expr, ast.expr], ast.AST],
+                   numpy: bool) -> Iterator[Edit]:
     yield Edit("swap_operands", make(right, left))
     for side, operand in enumerate((left, right)):
         def with_operand(new: ast.expr, side: int = side) -> ast.AST:
@@ -151,6 +153,9 @@ def _product_edits(left: ast.expr, right: ast.expr,
         yield Edit("drop_transpose", with_operand(inner))
         if not (isinstance(operand, ast.Attribute) and operand.attr == "T"):
             yield Edit("full_transpose", with_operand(ast.Attribute(inner, "T", ast.Load())))
+        yield Edit("leading_transpose", with_operand(ast.Call(
+            ast.Attribute(inner, "swapaxes" if numpy else "transpose", ast.Load()),
+            [ast.Constant(0), ast.Constant(1)], [])))
 
 
 def _shifted(node: ast.expr, by: int) -> ast.expr:
@@ -603,20 +608,29 @@ def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                                                         node.value))
 
 
+def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A loop left where it should go on to the next item (`break` for `continue`), and the
+    other way round."""
+    if isinstance(node, ast.Continue):
+        yield Edit("break_for_continue", ast.Break())
+    elif isinstance(node, ast.Break):
+        yield Edit("continue_for_break", ast.Continue())
+
+
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, reductions, siblings,
                                    precision, arithmetic, left_out, conditions, calls,
-                                   results, unpacking, members, names)
+                                   results, unpacking, jumps, members, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
-            "assign_for_accumulate", "accumulate_for_assign", "reverse_loop", "shift_index",
-            "shift_bound", "shift_range", "other_end", "whole_axis", "other_dimension", "boundary",
-            "sign_for_indicator", "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis",
-            "drop_keepdims", "sibling_function", "lower_precision", "default_dtype",
-            "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments", "flip_sign",
-            "drop_factor", "double_factor", "inverted_operator", "reverse_difference",
-            "reverse_ratio", "drop_call", "drop_term", "drop_operand", "drop_condition",
-            "swap_steps", "hoisted_step", "drop_step", "unentered_with", "other_member",
-            "other_variable")
+            "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
+            "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis",
+            "other_dimension", "boundary", "sign_for_indicator", "sum_for_mean", "mean_for_sum",
+            "wrong_axis", "every_axis", "drop_keepdims", "sibling_function", "lower_precision",
+            "default_dtype", "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments",
+            "flip_sign", "break_for_continue", "continue_for_break", "drop_factor", "double_factor",
+            "inverted_operator", "reverse_difference", "reverse_ratio", "drop_call", "drop_term",
+            "drop_operand", "drop_condition", "swap_steps", "hoisted_step", "drop_step",
+            "unentered_with", "other_member", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
