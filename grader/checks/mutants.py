@@ -37,9 +37,11 @@ from grader.engine.rounds import Round
 from grader.probes.library import MUTANTS_CPU_S, OUT_OF_TIME
 
 TEMPLATES_FILE = Path(__file__).with_name("mutations.toml")
-MAX_MUTANTS = 400
-"""Enough for every site of a part's reference (a few dozen lines); a bound on the child's work
-should a round's reference be far longer."""
+MAX_MUTANTS = 1300
+"""Enough for every slip of every part's reference (the longest, a scan or a batchnorm of a few
+dozen lines, make about 1250, most of them another variable read: at 400 those were cut, and
+a slip such as `dy` read for `dxhat` went unnamed); a bound on the child's work should a
+round's reference be far longer."""
 MAX_CASES = 3
 """Failing cases a mutant is run on at least: small ones, where a slip shows and little else
 does (chosen_cases)."""
