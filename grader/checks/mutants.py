@@ -610,6 +610,27 @@ def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                                                         node.value))
 
 
+def graph_cuts(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """In torch, a result computed by a call cut from autograd's graph (`h = model.trunk(x)`
+    written `h = model.trunk(x).detach()`), and a `.detach()` left out."""
+    if scope.arrays != "torch":
+        return
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+            and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
+            and _detached(node.value) is None:
+        yield Edit("add_detach", ast.Assign(node.targets, ast.Call(
+            ast.Attribute(node.value, "detach", ast.Load()), [], [])))
+    elif isinstance(node, ast.Call) and (inner := _detached(node)) is not None:
+        yield Edit("drop_detach", inner)
+
+
+def _detached(node: ast.Call) -> ast.expr | None:
+    """What `x.detach()` detaches (x); None for any other call."""
+    func = node.func
+    return func.value if isinstance(func, ast.Attribute) and func.attr == "detach" \
+        and not node.args else None
+
+
 def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A loop left where it should go on to the next item (`break` for `continue`), and the
     other way round."""
@@ -622,17 +643,18 @@ def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, reductions, siblings,
                                    precision, arithmetic, left_out, conditions, calls,
-                                   results, unpacking, jumps, members, names)
+                                   results, unpacking, jumps, graph_cuts, members, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis",
             "other_dimension", "boundary", "sign_for_indicator", "sum_for_mean", "mean_for_sum",
             "wrong_axis", "every_axis", "drop_keepdims", "sibling_function", "lower_precision",
             "default_dtype", "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments",
-            "flip_sign", "break_for_continue", "continue_for_break", "drop_factor", "double_factor",
-            "inverted_operator", "reverse_difference", "reverse_ratio", "drop_call", "drop_term",
-            "drop_operand", "drop_condition", "swap_steps", "hoisted_step", "drop_step",
-            "unentered_with", "other_member", "other_variable")
+            "flip_sign", "break_for_continue", "continue_for_break", "add_detach", "drop_detach",
+            "drop_factor", "double_factor", "inverted_operator", "reverse_difference",
+            "reverse_ratio", "drop_call", "drop_term", "drop_operand", "drop_condition",
+            "swap_steps", "hoisted_step", "drop_step", "unentered_with", "other_member",
+            "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
