@@ -823,11 +823,18 @@ Where = tuple[Any, ...]
 """A node's place in the module: field names and list indices from the root."""
 
 
+ANNOTATIONS = frozenset({"annotation", "returns"})
+"""The fields that hold type annotations, which no slip changes the running of."""
+
+
 def _walk(node: ast.AST, path: Where) -> Iterator[tuple[Where, ast.AST]]:
     """Every node below `node` (itself included) with its path; of a guard only its test (a
-    slip there rejects valid input, or lets invalid input through), of a docstring nothing."""
+    slip there rejects valid input, or lets invalid input through), of a docstring and of an
+    annotation nothing."""
     yield path, node
     for field, value in ast.iter_fields(node):
+        if field in ANNOTATIONS:
+            continue
         if isinstance(value, list):
             for i, item in enumerate(value):
                 if isinstance(item, ast.AST):
