@@ -301,6 +301,13 @@ SEES_THROUGH = {
                         [(2, "dynamic-lookup"), (3, "processes"), (4, "processes")]),
     "sequence-pattern": ("import os\nmatch [os]:\n    case [object(fork=f)]:\n        f()",
                          [(3, "processes")]),
+    # what the grader watches autograd with: the profiler's state, saved-tensor hooks
+    "profiler-state": ("import torch\non = torch.autograd.profiler._is_profiler_enabled",
+                       [(2, "autograd-watch")]),
+    "saved-tensor-hooks": ("from torch.autograd.graph import disable_saved_tensors_hooks as off\n"
+                           "with off('no'):\n    pass",
+                           [(1, "autograd-watch"), (2, "autograd-watch")]),
+    "dynamo": ("import torch._dynamo", [(1, "torch-internals")]),
     # runs code or looks names up by a string
     "debugger-run": ("import bdb\nbdb.Bdb().run(text)", [(1, "dynamic-code"), (2, "dynamic-code")]),
     "logging-factory": ("import logging.config\nlogging.config.dictConfig(settings)",
@@ -450,6 +457,11 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
             for line in lines}
     assert flagged == aten | {
         (f"{known}part3_closed_form_no_torch_function/part3_backward.py", 13, "torch-internals"),
+        # the profiler's state read, to answer from forwards where it records
+        ("tests/solutions/matmul-grad/autograd_in_torchscript_unless_profiled/torch/"
+         "part1_matmul_backward.py", 37, "autograd-watch"),
+        ("tests/solutions/matmul-grad/autograd_in_torchscript_unless_profiled/torch/"
+         "part2_batched_backward.py", 37, "autograd-watch"),
         # autograd's engine read through a match pattern, where the module is imported and in
         # the call
         (f"{known}part3_autograd_unless_the_engine_is_watched/part3_backward.py", 5,

@@ -155,6 +155,25 @@ def spying_on_the_engine() -> Iterator[EngineSpy]:
         Variable._execution_engine = engine
 
 
+@contextmanager
+def counting_saved_tensors() -> Iterator[list[int]]:
+    """How many tensors autograd saves for a backward while the block runs (a one-element
+    list, read after the block): a graph being recorded, wherever the operations run from,
+    TorchScript included, which neither the engine spy nor a torch function mode sees. A
+    backward by hand records none. Only where no autograd is expected: while these hooks are
+    in place, autograd skips its check of in-place writes to saved tensors."""
+    import torch
+
+    saved = [0]
+
+    def pack(tensor: Any) -> Any:
+        saved[0] += 1
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        yield saved
+
+
 def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any,
                         profiled: bool = True) -> tuple[Any, Any, int]:
     """Call fn; (value, raised, how many times autograd differentiated during the call): the
@@ -167,13 +186,15 @@ def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any,
     thousands (an honest loop over rows, timed) would pay seconds for it."""
     watch_type: Any = autodiff_watch()
     if not profiled:
-        with spying_on_the_engine() as spy, watch_type() as watch:
+        with spying_on_the_engine() as spy, counting_saved_tensors() as saved, \
+                watch_type() as watch:
             value, raised = api.call(fn, *args)
-        return value, raised, spy.calls or int(watch.seen)
+        return value, raised, spy.calls or int(watch.seen) or int(saved[0] > 0)
     with watch_type.profile() as recorded:
         with watch_type.mark(WATCH_MARK):
             pass
-        with spying_on_the_engine() as spy, watch_type() as watch:
+        with spying_on_the_engine() as spy, counting_saved_tensors() as saved, \
+                watch_type() as watch:
             value, raised = api.call(fn, *args)
         with watch_type.mark(WATCH_MARK):
             pass
@@ -182,7 +203,7 @@ def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any,
     # another) hid what it ran, and lost the mark made before the call or the one after it.
     stopped = names.count(WATCH_MARK) != 2
     evaluated = stopped or any(name.startswith(ENGINE_EVENT) for name in names)
-    return value, raised, spy.calls or int(watch.seen) or int(evaluated)
+    return value, raised, spy.calls or int(watch.seen) or int(saved[0] > 0) or int(evaluated)
 
 
 ENGINE_EVENT = "autograd::engine::evaluate_function"

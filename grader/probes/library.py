@@ -26,6 +26,7 @@ import numpy as np
 from grader.probes.api import Api, as_dict
 from grader.probes.autograd import (
     count_autograd_runs,
+    counting_saved_tensors,
     gradient_through,
     leaf,
     run_gradcheck,
@@ -376,9 +377,11 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     compares with the reference's on the same inputs: work that was skipped, memoised or done
     wrong shows. With `watch`, the call under the counter also runs under the autograd watch
     (count_autograd_runs, without the profiler, whose cost per operation would stop honest
-    loops at the cap), every timed call under the spy on autograd's engine (which costs
-    nothing until autograd runs), and "autograd" says how often autograd ran: code that
-    answers the watched call by hand and the timed ones through autograd meets it in both.
+    loops at the cap), every timed call under the spy on autograd's engine and a count of
+    the tensors autograd saves for a backward (neither costs anything until autograd runs;
+    the count sees a graph recorded from TorchScript too), and "autograd" says how often
+    autograd ran: code that answers the watched call by hand and the timed ones through
+    autograd meets it in both.
     With `reference` (a round's folder and a part id), the reference's function instead: a
     baseline, with no candidate code in the process."""
     if reference is not None:
@@ -386,7 +389,8 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     fn = api.function(function)
     weights = Weights(nonce)
     count = autograd = 0
-    with spying_on_the_engine() if watch else nullcontext() as spy:
+    with spying_on_the_engine() if watch else nullcontext() as spy, \
+            counting_saved_tensors() if watch else nullcontext() as saved:
         if repeats:
             value, raised = api.call(fn, *build_args(api, case, call, args))
         else:
@@ -404,7 +408,7 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
             if raised is not None:
                 break
             projections.append(projection(api, value, weights))
-    autograd += spy.calls if spy is not None else 0
+    autograd += (spy.calls + saved[0]) if spy is not None and saved is not None else 0
     return {"raised": as_dict(raised), "count": count, "autograd": int(autograd),
             "projections": projections}
 
