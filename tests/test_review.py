@@ -41,7 +41,8 @@ def test_every_rule_has_a_reason_and_something_to_match() -> None:
     assert len(ids) == len(set(ids)) and given <= set(ids)
     for rule in rules():
         assert rule.reason and len(rule.reason) <= 90, rule.id
-        matchers = rule.names + rule.attributes + rule.builtins + rule.writes + rule.strings
+        matchers = rule.names + rule.attributes + rule.builtins + rule.writes + rule.strings \
+            + rule.read_attributes
         assert bool(matchers) == (rule.id not in given), rule.id
 
 
@@ -301,6 +302,20 @@ SEES_THROUGH = {
                         [(2, "dynamic-lookup"), (3, "processes"), (4, "processes")]),
     "sequence-pattern": ("import os\nmatch [os]:\n    case [object(fork=f)]:\n        f()",
                          [(3, "processes")]),
+    # names bound by unpacking, a parameter's default, `with ... as`, and attributes read on
+    # objects the scan cannot trace
+    "tuple-unpacking": ("import builtins\n_, b = 0, builtins\nb.exec('x = 1')",
+                        [(3, "dynamic-code")]),
+    "unpacked-from-a-call": ("import os\na, b = divmod(7, 2), os\nb.system('id')",
+                             [(3, "processes")]),
+    "parameter-default": ("import os\ndef f(m=os):\n    return m.popen('id')",
+                          [(3, "processes")]),
+    "lambda-default": ("import sys\nf = lambda s=sys: s.modules",
+                       [(2, "dynamic-lookup"), (2, "loaded-modules")]),
+    "with-as": ("import contextlib, sys\nwith contextlib.nullcontext(sys) as m:\n"
+                "    m.modules", [(3, "loaded-modules")]),
+    "modules-through-a-container": ("import sys\nm = [sys][0].modules", [(2, "loaded-modules")]),
+    "system-on-anything": ("def run(o):\n    return o.system('id')", [(2, "processes")]),
     # what the grader watches autograd with: the profiler's state, saved-tensor hooks
     "profiler-state": ("import torch\non = torch.autograd.profiler._is_profiler_enabled",
                        [(2, "autograd-watch")]),
@@ -328,6 +343,9 @@ def test_a_name_is_flagged_for_what_it_resolves_to(source: str,
 
 # Correct code that looks names up, folds strings or shadows builtins, as honest code does.
 HONEST = {
+    "module-methods": "def count(model):\n    n = len(list(model.modules()))\n"
+                      "    for layer in model.named_modules():\n        n += 1\n"
+                      "    a, b = model.parameters(), model.buffers()\n    return n",
     "match-values": "def shape_of(x):\n    match x.shape:\n        case (n, d):\n"
                     "            return n * d\n        case [n]:\n            return n\n"
                     "        case int(n) | float(n):\n            return n\n"

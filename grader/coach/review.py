@@ -131,6 +131,7 @@ class Rule:
     builtins: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     strings: tuple[str, ...] = ()
+    read_attributes: tuple[str, ...] = ()
 
     @cached_property
     def patterns(self) -> tuple[str, ...]:
@@ -491,11 +492,24 @@ class _Names:
 
 def _assigns(node: ast.AST) -> Iterator[tuple[str, ast.expr, bool]]:
     """The bindings of a name to a value the scan can follow: `x = ...`, `x: T = ...`,
-    `(x := ...)`, and (each True) `for x in ...`."""
+    `(x := ...)`, names unpacked from a tuple (`_, x = 0, os`: x is os; `a, b = v`: b is
+    `v[1]`), a parameter's default (`def f(m=os)`, lambdas too), `with ... as x`, and (each
+    True) `for x in ...`."""
     if isinstance(node, ast.Assign):
         for target in node.targets:
-            if isinstance(target, ast.Name):
-                yield target.id, node.value, False
+            yield from _unpacked(target, node.value)
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        positional = [*node.args.posonlyargs, *node.args.args]
+        defaults = zip(positional[len(positional) - len(node.args.defaults):],
+                       node.args.defaults, strict=True)
+        for arg, default in [*defaults, *zip(node.args.kwonlyargs, node.args.kw_defaults,
+                                               strict=True)]:
+            if default is not None:
+                yield arg.arg, default, False
+    elif isinstance(node, ast.With | ast.AsyncWith):
+        for item in node.items:
+            if item.optional_vars is not None:
+                yield from _unpacked(item.optional_vars, item.context_expr)
     elif isinstance(node, ast.AnnAssign) and node.value is not None \
             and isinstance(node.target, ast.Name):
         yield node.target.id, node.value, False
@@ -503,6 +517,23 @@ def _assigns(node: ast.AST) -> Iterator[tuple[str, ast.expr, bool]]:
         yield node.target.id, node.value, False
     elif isinstance(node, ast.For | ast.AsyncFor) and isinstance(node.target, ast.Name):
         yield node.target.id, node.iter, True
+
+
+def _unpacked(target: ast.expr, value: ast.expr) -> Iterator[tuple[str, ast.expr, bool]]:
+    """What each name of an assignment's target is bound to: a tuple or list of names against
+    a tuple or list as long, name by name; against anything else, its items."""
+    if isinstance(target, ast.Name):
+        yield target.id, value, False
+    elif isinstance(target, ast.Tuple | ast.List) \
+            and not any(isinstance(e, ast.Starred) for e in target.elts):
+        if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts) \
+                and not any(isinstance(e, ast.Starred) for e in value.elts):
+            for inner, item in zip(target.elts, value.elts, strict=True):
+                yield from _unpacked(inner, item)
+        else:
+            for index, inner in enumerate(target.elts):
+                yield from _unpacked(inner, ast.copy_location(
+                    ast.Subscript(value, ast.Constant(index), ast.Load()), value))
 
 
 def _joined(module: str | None, name: str) -> str:
@@ -1302,6 +1333,8 @@ class _Scan:
         elif isinstance(node, ast.Attribute | ast.Subscript | ast.Call) \
                 and (path := _path(value)) is not None:
             self.reached(node, path)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            self._read_attribute(node)
         for kind, what, extra in sorted(events, key=lambda event: ORDER.index(event[0])):
             self._event(node, kind, what, extra)
         if isinstance(node, ast.expr):
@@ -1321,6 +1354,16 @@ class _Scan:
                 if what in rule.writes:
                     self.flag(node, rule, f"sets {what}.{extra}" if extra else
                               f"sets {what} by a name computed at run time")
+
+    def _read_attribute(self, node: ast.Attribute) -> None:
+        """An attribute read on any object and not called there (`m.modules[...]`, where
+        `model.modules()` is a call): the rules' `read_attributes`."""
+        parent = self.parent.get(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return
+        for rule in rules():
+            if node.attr in rule.read_attributes:
+                self.flag(node, rule, f".{node.attr}")
 
     def _name(self, node: ast.Name, value: Value) -> None:
         if self.names.builtin(node.id):
