@@ -29,6 +29,7 @@ from grader.probes.autograd import (
     counting_saved_tensors,
     gradient_through,
     leaf,
+    refused_for_hooks,
     run_gradcheck,
     spying_on_the_engine,
 )
@@ -409,6 +410,8 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
                 break
             projections.append(projection(api, value, weights))
     autograd += (spy.calls + saved[0]) if spy is not None and saved is not None else 0
+    if watch and refused_for_hooks(raised):
+        raised, autograd = None, autograd + 1
     return {"raised": as_dict(raised), "count": count, "autograd": int(autograd),
             "projections": projections}
 
