@@ -28,6 +28,7 @@ def scripted_gradient(W: torch.Tensor, dP: torch.Tensor) -> torch.Tensor:
 '''
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 def test_a_graph_recorded_in_torchscript_is_counted(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "scripted_gradient_module.py").write_text(SCRIPTED)  # TorchScript reads files
