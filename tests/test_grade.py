@@ -335,7 +335,10 @@ def test_a_folder_of_submissions_expands_but_a_submission_does_not(tmp_path: Pat
     (tmp_path / "class" / "cat.zip").write_bytes(b"")
     (tmp_path / "class" / "notes.txt").write_text("ignored")
     (tmp_path / "class" / ".hidden").mkdir()
-    assert [p.name for p in expand(tmp_path / "class", PREFIX)] == ["ann", "ben", "cat.zip"]
+    (tmp_path / "class" / ".git" / "objects").mkdir(parents=True)
+    reference_workspace(tmp_path / "class" / ".dot")  # a candidate's name, not a tool's folder
+    assert [p.name for p in expand(tmp_path / "class", PREFIX)] == [".dot", "ann", "ben",
+                                                                     "cat.zip"]
     assert expand(tmp_path / "class" / "ben", PREFIX) == [tmp_path / "class" / "ben"]
     assert expand(tmp_path / "class" / "ann", PREFIX) == [tmp_path / "class" / "ann"]
 

@@ -81,12 +81,24 @@ def is_single_submission(folder: Path, names: tuple[str, ...]) -> bool:
 def expand(path: Path, round_: Round) -> list[Path]:
     """A folder of submissions becomes its entries (subfolders, .zip files, and links or
     special files named like one, which get a row saying they were refused); anything else is
-    one submission, even when it turns out to be broken."""
-    if not path.is_dir() or is_single_submission(path, part_files(round_)):
+    one submission, even when it turns out to be broken. A hidden entry (`.git`, `.cache`) is
+    left out unless it is a zip or holds a submission's files: a candidate's folder named
+    with a leading dot still gets its row."""
+    names = part_files(round_)
+    if not path.is_dir() or is_single_submission(path, names):
         return [path]
-    entries = sorted(p for p in path.iterdir() if not _ignored(p.name)
-                     and (p.is_symlink() or p.is_dir() or p.suffix.lower() == ".zip"))
+    entries = sorted(p for p in path.iterdir()
+                     if (p.is_symlink() or p.is_dir() or p.suffix.lower() == ".zip")
+                     and (not _ignored(p.name) or _handed_in(p, names)))
     return entries or [path]
+
+
+def _handed_in(entry: Path, names: tuple[str, ...]) -> bool:
+    """Whether a hidden entry of a folder of submissions is one all the same."""
+    if entry.is_symlink():
+        return False
+    return entry.suffix.lower() == ".zip" or (entry.is_dir()
+                                              and is_single_submission(entry, names))
 
 
 def _safe_relative(name: str) -> PurePosixPath:
