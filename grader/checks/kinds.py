@@ -1222,19 +1222,29 @@ def complexity(spec: Spec) -> PlanFactory:
     """A count at growing sizes (matmul flops, or array operations): the growth must be that
     of the expected order."""
     maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
-    call, rule = spec.helper("call"), CountRule.read(spec)
+    call, rule, watched = spec.helper("call"), CountRule.read(spec), spec.flag("no_autograd")
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
 
         def judge(obs: Observation) -> Verdict:
+            if obs.get("autograd"):
+                return autograd_seen("your calls under the counter")
             return rule.judge(cases[0], cases[-1], obs["counts"][0], obs["counts"][-1])
 
         return Plan("cost_counts", {"function": function, "args": args, "call": call,
-                                    "measure": rule.measure, "cases": [c.data() for c in cases]},
-                    judge)
+                                    "measure": rule.measure, "cases": [c.data() for c in cases],
+                                    "watch": watched}, judge)
 
     return plan
+
+
+def autograd_seen(where: str) -> Verdict:
+    """The verdict of a check with `no_autograd = true` whose watch saw autograd run `where`:
+    a backward by hand runs none, in any call, and the checks the table says this one voids
+    (the part's values) lose their points."""
+    return replace(failed(f"autograd ran inside {where}, watched as the check that looks for "
+                          "autograd watches", hint=AUTOGRAD_RAN_HINT), voids=True)
 
 
 def _too_fast(exponent: float, size: str) -> str:
@@ -1431,9 +1441,7 @@ def _autograd_counted(rule: CountRule, cases: Sequence[Case], calls: Calls,
         for (case, repeats), run in zip(_round(cases, calls, number), runs, strict=False):
             if run["data"] and run["data"].get("autograd"):
                 where = "one of your timed calls" if repeats else "your call under the counter"
-                return replace(failed(f"at {rule.size} = {case.dim(rule.size)} autograd ran "
-                                      f"inside {where}, watched as the check that looks for "
-                                      "autograd watches", hint=AUTOGRAD_RAN_HINT), voids=True)
+                return autograd_seen(f"{where} at {rule.size} = {case.dim(rule.size)}")
     return None
 
 
@@ -1805,6 +1813,7 @@ def depth(spec: Spec) -> PlanFactory:
     sequential loop in disguise grows like the size itself."""
     maker, run, size = spec.maker("cases"), spec.helper("run"), spec.text("size")
     per_level, slack = spec.number("per_level", 4), spec.number("slack", 4)
+    watched = spec.flag("no_autograd")
     what, hint, unit = spec.text("what"), spec.text("hint"), spec.text("unit", "matrix")
     if unit not in DEPTH_UNITS:
         raise RoundError(f"{spec.where}: unit must be one of {', '.join(DEPTH_UNITS)}")
@@ -1815,6 +1824,8 @@ def depth(spec: Spec) -> PlanFactory:
         allowed = per_level * (np.log2(large) - np.log2(small)) + slack
 
         def judge(obs: Observation) -> Verdict:
+            if obs.get("autograd"):
+                return autograd_seen(f"the {what}'s calls the depth was measured on")
             if obs["raised"]:
                 return raised_verdict(cases[len(obs["depths"])].describe(), obs["raised"])
             low, high = obs["depths"][0], obs["depths"][-1]
@@ -1833,7 +1844,7 @@ def depth(spec: Spec) -> PlanFactory:
             return passed(summary + f" (O(log {size}) levels)")
 
         return Plan("chain_depth", {"cases": [c.data() for c in cases], "run": run,
-                                    "unit": unit}, judge)
+                                    "unit": unit, "watch": watched}, judge)
 
     return plan
 

@@ -15,8 +15,8 @@ A round's helpers (its probes.py) are named by the check table:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,6 +25,7 @@ import numpy as np
 
 from grader.probes.api import Api, as_dict
 from grader.probes.autograd import (
+    HOOKS_REFUSED,
     count_autograd_runs,
     counting_saved_tensors,
     gradient_through,
@@ -349,6 +350,19 @@ def _readable(api: Api, built: Sequence[Any], value: Any, read: str | None) -> A
         return None
 
 
+@contextmanager
+def seeing_autograd(watch: bool) -> Iterator[Callable[[], int]]:
+    """With `watch` (a backward by hand), the block under the spy on autograd's engine and the
+    count of the tensors autograd saves for a backward (counting_saved_tensors, which sees a
+    graph recorded from TorchScript too; neither costs anything until autograd runs); yields
+    how often autograd has been seen so far (always 0 without `watch`)."""
+    if not watch:
+        yield lambda: 0
+        return
+    with spying_on_the_engine() as spy, counting_saved_tensors() as saved:
+        yield lambda: spy.calls + saved[0]
+
+
 def _counter(api: Api, measure: str) -> Callable[..., tuple[Any, int]]:
     """The backend's counter for a complexity check's measure ("flops", "operations" or
     "products")."""
@@ -358,11 +372,23 @@ def _counter(api: Api, measure: str) -> Callable[..., tuple[Any, int]]:
 
 @probe
 def cost_counts(api: Api, function: str, cases: Sequence[CaseData], args: Sequence[str] = (),
-                call: str | None = None, measure: str = "flops") -> Observation:
-    """What the counter saw in one call per case: matmul flops, or array operations."""
+                call: str | None = None, measure: str = "flops",
+                watch: bool = False) -> Observation:
+    """What the counter saw in one call per case: matmul flops, or array operations. With
+    `watch`, the calls also under seeing_autograd, and "autograd" says how often it ran (a
+    torch.func transform, which refuses to run under its hooks, counts by its refusal)."""
     fn = api.function(function)
     count = _counter(api, measure)
-    return {"counts": [int(count(fn, *build_args(api, case, call, args))[1]) for case in cases]}
+    counts: list[int] = []
+    with seeing_autograd(watch) as seen:
+        for case in cases:
+            try:
+                counts.append(int(count(fn, *build_args(api, case, call, args))[1]))
+            except RuntimeError as exc:
+                if not (watch and HOOKS_REFUSED in str(exc)):
+                    raise
+                return {"counts": counts, "autograd": seen() + 1}
+        return {"counts": counts, "autograd": seen()}
 
 
 @probe
@@ -390,8 +416,7 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
     fn = api.function(function)
     weights = Weights(nonce)
     count = autograd = 0
-    with spying_on_the_engine() if watch else nullcontext() as spy, \
-            counting_saved_tensors() if watch else nullcontext() as saved:
+    with seeing_autograd(watch) as seen:
         if repeats:
             value, raised = api.call(fn, *build_args(api, case, call, args))
         else:
@@ -409,7 +434,7 @@ def timed_calls(api: Api, function: str, case: CaseData, repeats: int, args: Seq
             if raised is not None:
                 break
             projections.append(projection(api, value, weights))
-    autograd += (spy.calls + saved[0]) if spy is not None and saved is not None else 0
+        autograd += seen()
     if watch and refused_for_hooks(raised):
         raised, autograd = None, autograd + 1
     return {"raised": as_dict(raised), "count": count, "autograd": int(autograd),
@@ -515,28 +540,33 @@ def reference_api(api: Api, folder: str, part_id: str) -> Api:
 
 @probe
 def chain_depth(api: Api, cases: Sequence[CaseData], run: str,
-                unit: str = "matrix") -> Observation:
+                unit: str = "matrix", watch: bool = False) -> Observation:
     """The longest chain of dependent products (of matrices, or with the unit "element" of
-    elements too) behind what `run(api, natives)` returns, per case (see grader.probes.depth)."""
+    elements too) behind what `run(api, natives)` returns, per case (see grader.probes.depth);
+    with `watch`, under seeing_autograd too ("autograd": how often it ran)."""
     from grader.probes.depth import numpy_depth, torch_depth
 
     helper, depths = api.helper(run), list[Any]()
-    for case in cases:
-        if api.flavor == "torch":
-            natives = {n: api.backend.native(np.asarray(a)) for n, a in case["inputs"].items()}
-            with torch_depth(unit) as depth:
-                value, raised = api.call(helper, api, natives)
-                found = depth(value)
-        else:
-            with numpy_depth(unit) as (wrap, depth):
-                natives = {n: wrap(api.backend.native(np.asarray(a)))
+    with seeing_autograd(watch) as seen:
+        for case in cases:
+            if api.flavor == "torch":
+                natives = {n: api.backend.native(np.asarray(a))
                            for n, a in case["inputs"].items()}
-                value, raised = api.call(helper, api, natives)
-                found = depth(value)
-        if raised:
-            return {"raised": raised.as_dict(), "depths": depths}
-        depths.append(found)
-    return {"raised": None, "depths": depths}
+                with torch_depth(unit) as depth:
+                    value, raised = api.call(helper, api, natives)
+                    found = depth(value)
+            else:
+                with numpy_depth(unit) as (wrap, depth):
+                    natives = {n: wrap(api.backend.native(np.asarray(a)))
+                               for n, a in case["inputs"].items()}
+                    value, raised = api.call(helper, api, natives)
+                    found = depth(value)
+            if watch and refused_for_hooks(raised):
+                return {"raised": None, "depths": depths, "autograd": seen() + 1}
+            if raised:
+                return {"raised": raised.as_dict(), "depths": depths, "autograd": seen()}
+            depths.append(found)
+        return {"raised": None, "depths": depths, "autograd": seen()}
 
 
 @probe
