@@ -1239,12 +1239,12 @@ def complexity(spec: Spec) -> PlanFactory:
     return plan
 
 
-def autograd_seen(where: str) -> Verdict:
-    """The verdict of a check with `no_autograd = true` whose watch saw autograd run `where`:
-    a backward by hand runs none, in any call, and the checks the table says this one voids
-    (the part's values) lose their points."""
-    return replace(failed(f"autograd ran inside {where}, watched as the check that looks for "
-                          "autograd watches", hint=AUTOGRAD_RAN_HINT), voids=True)
+def autograd_seen(where: str, at: str = "") -> Verdict:
+    """The verdict of a check with `no_autograd = true` whose watch saw autograd run `where`
+    (`at` a size, as "at N = 8 "): a backward by hand runs none, in any call, and the checks
+    the table says this one voids (the part's values) lose their points."""
+    return replace(failed(f"{at}autograd ran inside {where}, watched as the check that looks "
+                          "for autograd watches", hint=AUTOGRAD_RAN_HINT), voids=True)
 
 
 def _too_fast(exponent: float, size: str) -> str:
@@ -1441,7 +1441,7 @@ def _autograd_counted(rule: CountRule, cases: Sequence[Case], calls: Calls,
         for (case, repeats), run in zip(_round(cases, calls, number), runs, strict=False):
             if run["data"] and run["data"].get("autograd"):
                 where = "one of your timed calls" if repeats else "your call under the counter"
-                return autograd_seen(f"{where} at {rule.size} = {case.dim(rule.size)}")
+                return autograd_seen(where, f"at {rule.size} = {case.dim(rule.size)} ")
     return None
 
 
