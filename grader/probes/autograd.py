@@ -174,6 +174,20 @@ def counting_saved_tensors() -> Iterator[list[int]]:
         yield saved
 
 
+@contextmanager
+def seeing_autograd(watch: bool = True) -> Iterator[Callable[[], int]]:
+    """With `watch` (a backward by hand), the block under the spy on autograd's engine and the
+    count of the tensors autograd saves for a backward (counting_saved_tensors, which sees a
+    graph recorded from TorchScript too; neither costs anything until autograd runs); yields
+    how often autograd has been seen so far: its engine's runs, or 1 for a graph recorded
+    where no run was seen (always 0 without `watch`)."""
+    if not watch:
+        yield lambda: 0
+        return
+    with spying_on_the_engine() as spy, counting_saved_tensors() as saved:
+        yield lambda: spy.calls or int(saved[0] > 0)
+
+
 HOOKS_REFUSED = "saved tensor hooks"
 """What torch.func says when it refuses to run under saved-tensor hooks (counting_saved_tensors):
 a transform of autograd's was called, which is autograd run."""
@@ -197,17 +211,15 @@ def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any,
     thousands (an honest loop over rows, timed) would pay seconds for it."""
     watch_type: Any = autodiff_watch()
     if not profiled:
-        with spying_on_the_engine() as spy, counting_saved_tensors() as saved, \
-                watch_type() as watch:
+        with seeing_autograd() as seen, watch_type() as watch:
             value, raised = api.call(fn, *args)
         if refused_for_hooks(raised):
             return None, None, 1
-        return value, raised, spy.calls or int(watch.seen) or int(saved[0] > 0)
+        return value, raised, seen() or int(watch.seen)
     with watch_type.profile() as recorded:
         with watch_type.mark(WATCH_MARK):
             pass
-        with spying_on_the_engine() as spy, counting_saved_tensors() as saved, \
-                watch_type() as watch:
+        with seeing_autograd() as seen, watch_type() as watch:
             value, raised = api.call(fn, *args)
         with watch_type.mark(WATCH_MARK):
             pass
@@ -218,7 +230,7 @@ def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any,
     # another) hid what it ran, and lost the mark made before the call or the one after it.
     stopped = names.count(WATCH_MARK) != 2
     evaluated = stopped or any(name.startswith(ENGINE_EVENT) for name in names)
-    return value, raised, spy.calls or int(watch.seen) or int(saved[0] > 0) or int(evaluated)
+    return value, raised, seen() or int(watch.seen) or int(evaluated)
 
 
 ENGINE_EVENT = "autograd::engine::evaluate_function"

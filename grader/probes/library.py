@@ -15,8 +15,7 @@ A round's helpers (its probes.py) are named by the check table:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,12 +26,11 @@ from grader.probes.api import Api, as_dict
 from grader.probes.autograd import (
     HOOKS_REFUSED,
     count_autograd_runs,
-    counting_saved_tensors,
     gradient_through,
     leaf,
     refused_for_hooks,
     run_gradcheck,
-    spying_on_the_engine,
+    seeing_autograd,
 )
 from grader.probes.backends import CandidateFault
 
@@ -115,9 +113,9 @@ def result_types(api: Api, function: str, cases: Sequence[CaseData], call: str |
     """For each case, the type of what the call returned and whether it is a Python float
     (or numpy's float64, a subclass of float that adds nothing); up to and including the first
     call that raised. A subclass of the candidate's own is not one: it can carry anything."""
-    rows: list[Observation] = []
+    fn, rows = api.function(function), list[Observation]()
     for case in cases:
-        value, raised = api.call(api.function(function), *build_args(api, case, call, args))
+        value, raised = api.call(fn, *build_args(api, case, call, args))
         rows.append({"raised": as_dict(raised),
                      "type": f"{type(value).__module__}.{type(value).__qualname__}",
                      "is_float": type(value) in (float, np.float64)})
@@ -348,19 +346,6 @@ def _readable(api: Api, built: Sequence[Any], value: Any, read: str | None) -> A
         return api.helper(read)(api, built, value) if read else read_tree(api, value)
     except CandidateFault:
         return None
-
-
-@contextmanager
-def seeing_autograd(watch: bool) -> Iterator[Callable[[], int]]:
-    """With `watch` (a backward by hand), the block under the spy on autograd's engine and the
-    count of the tensors autograd saves for a backward (counting_saved_tensors, which sees a
-    graph recorded from TorchScript too; neither costs anything until autograd runs); yields
-    how often autograd has been seen so far (always 0 without `watch`)."""
-    if not watch:
-        yield lambda: 0
-        return
-    with spying_on_the_engine() as spy, counting_saved_tensors() as saved:
-        yield lambda: spy.calls + saved[0]
 
 
 def _counter(api: Api, measure: str) -> Callable[..., tuple[Any, int]]:
