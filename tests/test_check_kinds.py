@@ -320,6 +320,21 @@ def test_hostile_results_fail_without_a_traceback(runner: CliRunner, tmp_path: P
     assert "total's result" in found["part1.runs"]["message"]
 
 
+def test_a_library_s_not_implemented_is_no_unfilled_stub(runner: CliRunner,
+                                                        tmp_path: Path) -> None:
+    """NotImplementedError from the stub's own `raise` means "not implemented yet"; one raised
+    inside a library the code called (torch's on vmap's wrappers, here the standard library's)
+    is an error of the code, said as such."""
+    stub = checked(runner, tmp_path / "ws", "    raise NotImplementedError('write total')\n")
+    library = checked(runner, tmp_path / "ws",
+                      "    import numbers\n    return numbers.Integral.__int__(x)\n")
+    assert {(c["status"], c["message"]) for c in stub.values()} == {
+        ("failed", "not implemented yet (write total)")}
+    assert {c["status"] for c in library.values()} == {"error"}
+    assert all(c["message"].startswith("NotImplementedError: \n  at exercises/part1_sum.py")
+               for c in library.values()), library
+
+
 def test_keeps_dtype_names_the_promoted_result(runner: CliRunner, tmp_path: Path) -> None:
     body = RIGHT.replace("x.sum()", "np.float64(x.sum())")
     found = checked(runner, tmp_path / "ws", body)["part1.dtype"]

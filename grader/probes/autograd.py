@@ -244,8 +244,10 @@ all along."""
 def autodiff_watch() -> type:
     """A torch function mode that notes whether any torch call in its block returned a tensor
     that takes part in automatic differentiation: one that requires grad or has a grad_fn
-    (reverse mode, whichever engine runs it), a torch.func transform's wrapper, or one that
-    carries a forward-mode tangent. A hand-written backward on plain tensors makes none. Made
+    (reverse mode, whichever engine runs it), the wrapper of a torch.func transform that
+    differentiates (grad, vjp, jacrev: vmap's batching wrapper is no differentiation, and is
+    looked through), or one that carries a forward-mode tangent. A hand-written backward on
+    plain tensors makes none. Made
     once, before any candidate import (the worker and the executor call it as they start), so
     what it calls is torch's own."""
     import torch
@@ -254,6 +256,7 @@ def autodiff_watch() -> type:
     from torch.overrides import TorchFunctionMode
 
     unpack_dual: Callable[..., Any] = forward_ad.unpack_dual
+    functorch: Any = torch._C._functorch
     try:
         every_thread = _ExperimentalConfig(profile_all_threads=True)
     except TypeError:  # a torch older than the option: the profiler sees the caller's thread
@@ -264,10 +267,17 @@ def autodiff_watch() -> type:
             return any(differentiable(v) for v in value)
         if not isinstance(value, torch.Tensor):
             return False
-        return (value.requires_grad or value.grad_fn is not None
-                or torch._C._functorch.is_functorch_wrapped_tensor(value)
+        return (value.requires_grad or value.grad_fn is not None or grad_tracking(value)
                 or (forward_ad._current_level >= 0
                     and unpack_dual(value).tangent is not None))
+
+    def grad_tracking(value: Any) -> bool:
+        """Whether a torch.func wrapper, or one it wraps (vmap over grad), tracks gradients."""
+        while functorch.is_functorch_wrapped_tensor(value):
+            if functorch.is_gradtrackingtensor(value):
+                return True
+            value = functorch.get_unwrapped(value)
+        return False
 
     class Watch(TorchFunctionMode):
         seen = False

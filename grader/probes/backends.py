@@ -478,14 +478,25 @@ def _torch_watcher(torch: Any) -> type:
             out = func(*args, **kwargs)
             if func in multiplications and isinstance(out, torch.Tensor):
                 self.products += int(out.numel())
-            inputs = {t.untyped_storage().data_ptr() for t in tensors((args, kwargs))}
+            inputs = {plain(t).untyped_storage().data_ptr() for t in tensors((args, kwargs))}
             for t in tensors(out):
-                if t.untyped_storage().data_ptr() not in inputs:
-                    self._track(t.untyped_storage())
+                if plain(t).untyped_storage().data_ptr() not in inputs:
+                    self._track(plain(t).untyped_storage())
             self.peak = max(self.peak, self.total)
             return out
 
     return TorchCallWatcher
+
+
+def plain(t: Any) -> Any:
+    """The tensor itself, or the one a torch.func wrapper holds (vmap's batching, grad's
+    tracking): a wrapper has no storage of its own to read."""
+    import torch
+
+    functorch = torch._C._functorch
+    while functorch.is_functorch_wrapped_tensor(t):
+        t = functorch.get_unwrapped(t)
+    return t
 
 
 def make_backend(flavor: str) -> Backend:

@@ -333,17 +333,32 @@ def _report_crash(fd: int) -> None:
         pass
 
 
+def _raised_in(exc: BaseException, folder: Path) -> bool:
+    """Whether `exc` was raised by code in `folder` (the stub's own `raise NotImplementedError`),
+    not by a library below it (torch's "Cannot access storage of BatchedTensorImpl")."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and Path(tb.tb_frame.f_code.co_filename).is_relative_to(folder)
+
+
 def _run_probe(probe: str, args: dict[str, Any], api: Api, folder: Path) -> ProbeFrame:
     """One probe's frame: its observation, or why there is none."""
     try:
         return probe_frame("observation", data=resolve(api, probe)(api, **args))
     except NotImplementedError as exc:
-        return probe_frame("not_implemented", message=str(exc) or "NotImplementedError")
+        if _raised_in(exc, folder):
+            return probe_frame("not_implemented", message=str(exc) or "NotImplementedError")
+        return _error_frame(exc, folder)
     except CandidateFault as exc:
         return probe_frame("fault", message=str(exc))
     except MemoryError:
         return probe_frame("fault", message="ran out of memory (the grader caps memory per part)")
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, anything
-        raised = describe_exception(exc, folder)
-        where = f"\n  at {raised.where}" if raised.where else ""
-        return probe_frame("error", message=f"{raised.type}: {raised.message}{where}")
+        return _error_frame(exc, folder)
+
+
+def _error_frame(exc: BaseException, folder: Path) -> ProbeFrame:
+    raised = describe_exception(exc, folder)
+    where = f"\n  at {raised.where}" if raised.where else ""
+    return probe_frame("error", message=f"{raised.type}: {raised.message}{where}")
