@@ -8,13 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from tiny_round import write_tiny_round
 
 from grader.checks.table import round_checks
+from grader.cli import cli
 from grader.engine.flavored import for_flavor, problems
 from grader.engine.rounds import Round, RoundError, installed
 
-from helpers import PREFIX, run_grader, write_workspace
+from helpers import PREFIX, write_workspace
 
 BOTH = ("numpy", "torch")
 
@@ -93,11 +95,13 @@ def prefix_products(W):
 '''
 
 
-def test_torchs_empty_input_hint_names_torch_not_numpy(tmp_path: Path) -> None:
+def test_torchs_empty_input_hint_names_torch_not_numpy(tmp_path: Path,
+                                                       runner: CliRunner) -> None:
     """A torch part 2 that indexes W[0] with N == 0: its hint says how in torch."""
     root = write_workspace(tmp_path / "ws", "torch", "stubs")
     (root / "exercises" / PREFIX.part("part2").file).write_text(N_ZERO_FAILS)
-    done = run_grader("check", "part2", "--json", "--no-sandbox", "--seed", "2", cwd=root)
+    done = runner.invoke(cli, ["check", "part2", "--json", "--seed", "2", "--workspace",
+                               str(root)])
     checks = {c["id"]: c for c in json.loads(done.stdout)["parts"][0]["checks"]}
     empty = checks["part2.empty"]
     assert empty["status"] == "failed"

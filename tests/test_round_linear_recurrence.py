@@ -13,12 +13,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from grader.candidate.explain import run_demos
 from grader.checks.followups import followup_for, model_answer
 from grader.checks.kinds import central_differences
 from grader.checks.mistakes import diagnose
 from grader.checks.table import MistakeBook, load_module
+from grader.cli import cli
 from grader.engine.prose import topics
 from grader.engine.references import load_reference_part
 from grader.engine.rounds import get_round
@@ -26,7 +28,7 @@ from grader.probes.backends import make_backend
 from grader.probes.depth import SlotDepths, numpy_depth, torch_depth
 from grader.runner import Request, Worker
 
-from helpers import run_grader, solution, write_workspace
+from helpers import solution, write_workspace
 
 ROUND = get_round("linear-recurrence")
 CHECKS = load_module(ROUND, "checks")
@@ -312,13 +314,13 @@ def test_demonstrations_show_what_the_text_claims(name: str, shown: str) -> None
 # --- the real CLI ------------------------------------------------------------------------------
 
 
-def test_the_cli_names_the_mistake(tmp_path: Path) -> None:
-    """`grader check` as a user runs it (the references' full marks are selfcheck's to prove,
-    and the known-good solutions' the matrix's)."""
+def test_the_cli_names_the_mistake(tmp_path: Path, runner: CliRunner) -> None:
+    """`grader check`'s scorecard (the references' full marks are selfcheck's to prove, and the
+    known-good solutions' the matrix's; the command as a process is test_cli's)."""
     stale = solution("part2_stale_down_sweep", ROUND.id).files("numpy")
     buggy = write_workspace(tmp_path, "numpy", files=stale, round_=ROUND)
-    done = run_grader("check", "part2", "--seed", "5", "--no-sandbox", cwd=buggy)
-    assert done.returncode == 1, done.stderr
+    done = runner.invoke(cli, ["check", "part2", "--seed", "5", "--workspace", str(buggy)])
+    assert done.exit_code == 1, done.output
     shown = " ".join(done.stdout.split())
     assert "✗ failed part2.correctness" in shown
     assert "hint: the down-sweep reads a slot it has already overwritten" in shown

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from conftest import Grading
 
 from grader.checks.base import Context
@@ -21,10 +22,11 @@ from grader.checks.cases import Case
 from grader.checks.compare import tree_matches
 from grader.checks.followups import followup_for, model_answer
 from grader.checks.table import MistakeBook, load_module
+from grader.cli import cli
 from grader.engine.rounds import get_round
 from grader.runner import Request
 
-from helpers import SOLUTIONS_DIR, run_grader, write_workspace
+from helpers import SOLUTIONS_DIR, write_workspace
 
 ROUND = get_round("normalization")
 JUDGE = load_module(ROUND, "checks")
@@ -197,15 +199,16 @@ def test_followups_measure_on_the_candidates_code(evidence: dict[str, dict[str, 
         assert "Live, on your" in answer and "{" not in answer, part
 
 
-def test_cli_names_the_reversed_momentum(tmp_path: Path) -> None:
-    """The real command on a known-buggy Part 3 (the references' full marks are selfcheck's
-    and the solution matrix's), at a pinned seed: exactly the checks the slip breaks fail,
-    and the hint names it."""
+def test_cli_names_the_reversed_momentum(tmp_path: Path, runner: CliRunner) -> None:
+    """The command on a known-buggy Part 3 (the references' full marks are selfcheck's and the
+    solution matrix's), at a pinned seed: exactly the checks the slip breaks fail, and the hint
+    names it."""
     buggy = write_workspace(tmp_path, "numpy", "reference", {
         "part3_batchnorm.py": SOLUTIONS_DIR / "normalization" / "part3_momentum_reversed"
         / "part3_batchnorm.py"}, round_=ROUND)
-    done = run_grader("check", "part3", "--seed", "7", "--format", "json", cwd=buggy)
-    assert done.returncode == 1, done.stderr
+    done = runner.invoke(cli, ["check", "part3", "--seed", "7", "--format", "json",
+                               "--workspace", str(buggy)])
+    assert done.exit_code == 1, done.output
     checks = {c["id"]: c for p in json.loads(done.stdout)["parts"] for c in p["checks"]}
     failed = sorted(i for i, c in checks.items() if c["status"] != "passed")
     assert failed == ["part3.running_statistics", "part3.training"]

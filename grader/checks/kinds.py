@@ -321,7 +321,18 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
             if second is not None and named is not None:
                 second = replace(second, keep_hint=True)
             return replace(verdict, diagnosis=second)
+    changed = [case for case, obs in zip(cases, observed, strict=False)
+               if obs.get("changed_later")]
+    if changed:
+        return failed(f"{changed[0].describe()}: what the call returned changed when a later "
+                      f"call ran ({ctx.reproduce()})", hint=KEPT_RESULT_HINT)
     return passed(f"{len(cases)} cases matched ({span(cases)})")
+
+
+KEPT_RESULT_HINT = ("Your function hands back memory it writes again on a later call (an array, "
+                    "list or dict kept at module level, or one result buffer reused): a caller "
+                    "who keeps one call's result while making the next reads the next call's "
+                    "numbers. Make each call's result new memory.")
 
 
 def _once_per_case(truth: Callable[[Case], Any]) -> Callable[[Case], Any]:

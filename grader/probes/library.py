@@ -78,33 +78,78 @@ def one_call(api: Api, function: str | None, case: CaseData, call: str | None = 
 
     The value is read by the `read` helper, else as one array (`returns = "array"`: anything
     else is a fault naming what came back) or as a tree of arrays (`returns = "tree"`)."""
+    return _one_call_kept(api, function, case, call, args, read, run, returns)[0]
+
+
+def _one_call_kept(api: Api, function: str | None, case: CaseData, call: str | None,
+                   args: Sequence[str], read: str | None, run: str | None,
+                   returns: str) -> tuple[Observation, Any]:
+    """one_call's observation, and the value the call returned (None after a `run` helper or
+    a raise)."""
     if run:
         observed: Observation = api.helper(run)(api, case)
-        return observed
+        return observed, None
     built = build_args(api, case, call, args)
     value, raised = api.call(api.function(function or ""), *built)
     if raised is not None:
-        return {"value": None, "raised": raised.as_dict()}
+        return {"value": None, "raised": raised.as_dict()}, None
     if read:
         data = api.helper(read)(api, built, value)
     elif returns == "tree":
         data = read_tree(api, value)
     else:
         data = api.backend.to_numpy(value)
-    return {"value": data, "raised": None}
+    return {"value": data, "raised": None}, value
 
 
 @probe
 def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: str | None = None,
               args: Sequence[str] = (), read: str | None = None, run: str | None = None,
               returns: str = "array") -> list[Observation]:
-    """One observation per case, up to and including the first that raised."""
-    observed = []
+    """One observation per case, up to and including the first that raised.
+
+    What each call returned is read whole (as arrays) when it returns and again once every
+    later call has run; a result that changed in between is marked `changed_later`: the
+    function hands back memory it keeps and writes again (a module-level buffer or cache), so
+    a caller who holds one result while computing the next reads the wrong numbers."""
+    observed: list[Observation] = []
+    kept: list[tuple[int, Any, Any]] = []
     for case in cases:
-        observed.append(one_call(api, function, case, call, args, read, run, returns))
-        if observed[-1]["raised"] is not None:
+        observation, value = _one_call_kept(api, function, case, call, args, read, run,
+                                             returns)
+        observed.append(observation)
+        first = _whole_reading(api, value) if value is not None else None
+        if first is not None:
+            kept.append((len(observed) - 1, value, first))
+        if observation["raised"] is not None:
             break
+    for index, value, first in kept:
+        if not same_reading(first, _whole_reading(api, value)):
+            observed[index]["changed_later"] = True
     return observed
+
+
+def _whole_reading(api: Api, value: Any) -> Any:
+    """Every array in a returned value (arrays, and tuples, lists and dicts of them), copied;
+    None where some part of it is not an array or a number."""
+    try:
+        return read_tree(api, value)
+    except Exception:  # noqa: BLE001 - an object read_tree cannot copy is not compared
+        return None
+
+
+def same_reading(a: Any, b: Any) -> bool:
+    """Whether two readings of read_tree's are the same, bit for bit (NaN equal to NaN)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_reading(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_reading(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(
+            np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (a != a and b != b)
+    return False
 
 
 @probe
