@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal, cast
 
@@ -39,6 +40,7 @@ from grader.checks.compare import find_mismatch, tree_difference, tree_matches
 from grader.checks.growth import CEILING, FLOOR, FLOOR_SHARE, Growth, Timings, compare
 from grader.checks.mistakes import Mistake, diagnose
 from grader.checks.settle import DECIDING_ROUNDS, settled, spread_out
+from grader.checks.signatures import changed_defaults
 from grader.engine.prose import error_topic
 from grader.engine.rounds import Round, RoundError
 
@@ -72,12 +74,17 @@ REQUIRED = object()
 
 
 class Spec:
-    """One row of checks.toml, read key by key; `finish` rejects the keys nobody read."""
+    """One row of checks.toml, read key by key; `finish` rejects the keys nobody read.
+
+    `signature_flavors`: the flavors in which this row (a correctness row) also judges its
+    function's signature against the reference's (table._signature_rows)."""
 
     def __init__(self, table: dict[str, Any], where: str, round_: Round, judge: ModuleType,
                  helpers: ModuleType, mistakes: Callable[[Any, str], tuple[Mistake, ...]],
-                 defaults: dict[str, Any] | None = None) -> None:
+                 defaults: dict[str, Any] | None = None,
+                 signature_flavors: frozenset[str] = frozenset()) -> None:
         self.table = dict(table)
+        self.signature_flavors = signature_flavors
         self.defaults = defaults or {}
         self.where = where
         self.round = round_
@@ -400,6 +407,8 @@ def correctness(spec: Spec) -> PlanFactory:
         def judge(observed: list[Observation]) -> Verdict:
             verdict = judge_cases(ctx, cases, observed, truth, name, mistakes, hint, raise_hint,
                                   shape_hint, stages, None if failure_hint else differential)
+            if verdict.status == "passed" and ctx.flavor in spec.signature_flavors:
+                verdict = _signature_kept(spec.round, ctx, call["function"]) or verdict
             if verdict.status == "passed":
                 return passed(passed_text.format(count=len(cases))) if passed_text else verdict
             return replace(verdict, message=prefix + verdict.message,
@@ -409,6 +418,28 @@ def correctness(spec: Spec) -> PlanFactory:
 
     return plan
 
+
+def _signature_kept(round_: Round, ctx: Context, function: str) -> Verdict | None:
+    """A failure where the candidate's file gives one of `function`'s parameters another
+    default than the reference's (or none): every case passes each argument, so only the
+    signature shows it. None where it keeps them, or where no file can be read."""
+    file = round_.part(ctx.part_id).file
+    yours = mutants.source_text(Path(ctx.workspace) / "exercises" / file) if ctx.workspace \
+        else None
+    contract = mutants.source_text(round_.reference_dir(ctx.flavor) / file)
+    if yours is None or contract is None:
+        return None
+    changed = changed_defaults(yours, contract, function)
+    if not changed:
+        return None
+    first = changed[0]
+    return failed("; ".join(c.describe(function) for c in changed),
+                  hint=CHANGED_DEFAULT_HINT.format(parameter=first.parameter,
+                                                   default=first.contract))
+
+
+CHANGED_DEFAULT_HINT = ("Keep the signature as the stub gives it: a caller who leaves "
+                        "{parameter} out relies on {parameter} = {default}.")
 
 # --- inputs left unchanged, fresh results, dtype and device ------------------------------------
 

@@ -1152,7 +1152,7 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         found = mutants(reference)
     except (OSError, SyntaxError, ValueError):
         return None
-    source = _text(Path(workspace) / "exercises" / part.file) if workspace else None
+    source = source_text(Path(workspace) / "exercises" / part.file) if workspace else None
     found = by_evidence(found, source, reference)
     if not found or not wrong:
         return None
@@ -1179,10 +1179,11 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
 
 
 EVIDENCE_BYTES = 256 * 1024
-"""How much of the candidate's file by_evidence reads (a part is a few KiB)."""
+"""How much of a candidate's file is read judge side (a part is a few KiB)."""
 
 
-def _text(path: Path) -> str | None:
+def source_text(path: Path) -> str | None:
+    """The start of a file's text, undecodable bytes replaced; None where it cannot be read."""
     try:
         with open(path, "rb") as handle:
             return handle.read(EVIDENCE_BYTES).decode(errors="replace")

@@ -92,9 +92,30 @@ class MistakeBook:
         return tuple(found)
 
 
+def _signature_rows(entries: list[Any], round_: Round) -> dict[int, frozenset[str]]:
+    """The correctness rows that also judge their function's signature (Spec.signature_flavors),
+    by index: in each part, for each function and flavor, the first correctness row that calls
+    it, so that a changed default costs one check its points, not every check of the function."""
+    seen: set[tuple[str, str, str]] = set()
+    firsts: dict[int, frozenset[str]] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or entry.get("kind") != "correctness" \
+                or not isinstance(entry.get("function"), str) or "run" in entry:
+            continue
+        part_id = str(entry.get("id", "")).split(".", 1)[0]
+        if part_id not in round_.part_ids:
+            continue
+        flavors = entry.get("flavors", round_.part(part_id).flavors)
+        mine = frozenset(f for f in flavors if (part_id, entry["function"], f) not in seen)
+        seen |= {(part_id, entry["function"], f) for f in mine}
+        if mine:
+            firsts[index] = mine
+    return firsts
+
+
 def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
            helpers: ModuleType, book: MistakeBook, defaults: dict[str, Any],
-           where: str) -> Check:
+           where: str, signature_flavors: frozenset[str] = frozenset()) -> Check:
     here = f"{where}: check[{index}]"
     for key in ("id", "kind", "title", "points"):
         if key not in entry:
@@ -113,7 +134,7 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
     if needs is not None and needs not in NEEDS:
         raise RoundError(f"{here}: needs must be one of {', '.join(NEEDS)}")
     spec = Spec({k: v for k, v in entry.items() if k not in CHECK_KEYS}, here, round_, judge,
-                helpers, book.expand, defaults)
+                helpers, book.expand, defaults, signature_flavors)
     plan = KINDS[kind](spec)
     spec.finish()
     observed = entry.get("observed", "inside" if kind in OBSERVED_INSIDE else "outside")
@@ -188,8 +209,11 @@ def round_checks(round_: Round) -> tuple[Check, ...]:
     judge, helpers = load_module(round_, "checks"), load_module(round_, "probes")
     book = MistakeBook(data, judge, str(path))
     defaults = data.get("defaults", {})
-    checks = tuple(_check(entry, i, round_, judge, helpers, book, defaults, str(path))
-                   for i, entry in enumerate(data.get("check", [])))
+    entries = data.get("check", [])
+    firsts = _signature_rows(entries, round_)
+    checks = tuple(_check(entry, i, round_, judge, helpers, book, defaults, str(path),
+                          firsts.get(i, frozenset()))
+                   for i, entry in enumerate(entries))
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):
         raise RoundError(f"{path}: check ids repeat")

@@ -6,8 +6,8 @@ class _Saved:
         self.__dict__.update(kw)
 
 
-def batchnorm_forward(x, gamma, beta, running_mean, running_var, momentum=0.1, eps=1e-5,
-                      training=True):
+def batchnorm_forward(x, gamma, beta, running_mean, running_var, momentum=0.1, eps=10 ** -5,
+                      training=1):
     if x.ndim != 2:
         raise ValueError("x must be (N, D)")
     if any(a.shape != x.shape[1:] for a in (gamma, beta, running_mean, running_var)):

@@ -3,7 +3,7 @@ from types import SimpleNamespace
 import torch
 
 
-def layernorm_forward(x, gamma, beta, eps=1e-5):
+def layernorm_forward(x, gamma, beta, eps=0.00001):
     if x.dim() < 2 or tuple(gamma.shape) != (x.shape[-1],) or beta.shape != gamma.shape:
         raise ValueError("shapes")
     if eps < 0:
