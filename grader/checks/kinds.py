@@ -188,8 +188,8 @@ def format_raised(raised: dict[str, Any]) -> str:
 
 OWN_RAISE_HINT = ("Valid input must not raise, and this {type} is your own: the check before "
                   "`raise` at {line} rejected input the contract allows. Work out what it "
-                  "computes for the shapes above (each dimension it compares) against what "
-                  "they should be.")
+                  "computes for the input above (each size or value it compares) against "
+                  "what it should be.")
 
 
 def own_raise_hint(raised: dict[str, Any]) -> str | None:
@@ -227,35 +227,64 @@ def _cases(maker: Callable[[np.random.Generator], Any], ctx: Context) -> list[Ca
 
 def validation(spec: Spec) -> PlanFactory:
     """Malformed inputs must raise the expected error (ValueError); with `valid` (a maker of
-    well-formed input, the first case it makes), that input must not raise: code that
-    rejects every input validates nothing."""
+    well-formed inputs: one case, or a list, the contract's edges among them, such as a
+    momentum of exactly 0 or 1 or a batch of size 0), none of those may raise: code that
+    rejects every input validates nothing, and a bound drawn one step too tight (`<=` for `<`)
+    rejects the edge the contract allows."""
     function, maker = spec.text("function"), spec.maker("cases")
     call, args = spec.helper("call"), spec.names("args")
     hint, error = spec.text("hint", VALIDATION_HINT), spec.text("error", "ValueError")
     valid = spec.maker("valid", None)
 
-    def judge(rows: list[Observation]) -> Verdict:
-        malformed, accepted = (rows[:-1], rows[-1]) if valid else (rows, None)
-        for row in malformed:
-            raised = row["raised"]
-            if raised is None:
-                return failed(f"{row['case']}: returned normally; expected {error}", hint=hint)
-            if error not in raised["bases"]:
-                return failed(f"{row['case']}: raised {format_raised(raised)}; expected {error}",
-                              hint=hint)
-        if accepted is not None and accepted["raised"] is not None:
-            return failed(f"{accepted['case']}: rejecting every input validates nothing, and "
-                          f"this well-formed one raised {format_raised(accepted['raised'])}",
-                          hint=own_raise_hint(accepted["raised"]) or VALID_INPUT_HINT)
-        return passed(f"{error} for all {len(malformed)} malformed inputs"
-                      + (", and none for a well-formed one" if valid else ""))
+    def judge_with(ctx: Context, valid_cases: list[Case]
+                   ) -> Callable[[list[Observation]], Verdict]:
+        count = len(valid_cases)
+
+        def judge(rows: list[Observation]) -> Verdict:
+            malformed, accepted = rows[:len(rows) - count], rows[len(rows) - count:]
+            for row in malformed:
+                raised = row["raised"]
+                if raised is None:
+                    return failed(f"{row['case']}: returned normally; expected {error}",
+                                  hint=hint)
+                if error not in raised["bases"]:
+                    return failed(f"{row['case']}: raised {format_raised(raised)}; expected "
+                                  f"{error}", hint=hint)
+            rejected = [(case, row) for case, row in zip(valid_cases, accepted, strict=True)
+                        if row["raised"] is not None]
+            if rejected:
+                case, row = rejected[0]
+                why = ("rejecting every input validates nothing, and this well-formed one"
+                       if len(rejected) == count else "this input is well-formed, and it")
+                verdict = failed(f"{row['case']}: {why} raised {format_raised(row['raised'])}",
+                                 hint=own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
+                # The reference's slips that reject this input as the candidate's code does
+                # (a bound one step too tight, a condition left out) name the one made.
+                return replace(verdict, diagnosis=mutants.diagnosis(
+                    spec.round, ctx.part_id, ctx.flavor, {**PLAIN_CALL, "function": function,
+                                                          "call": call, "args": args},
+                    [(case, None)], "validation", row["raised"], ctx.workspace))
+            return passed(f"{error} for all {len(malformed)} malformed inputs"
+                          + (f", and none for {_well_formed(count)}" if count else ""))
+
+        return judge
 
     def plan(ctx: Context) -> Plan:
-        cases = _cases(maker, ctx) + (_cases(valid, ctx)[:1] if valid else [])
+        accepted = _cases(valid, ctx) if valid else []
+        cases = _cases(maker, ctx) + accepted
         return Plan("raises_each", {"function": function, "call": call, "args": args,
-                                    "cases": [c.data() for c in cases]}, judge)
+                                    "cases": [c.data() for c in cases]},
+                    judge_with(ctx, accepted))
 
     return plan
+
+
+PLAIN_CALL = {"read": None, "run": None, "returns": "nothing"}
+"""How a validation's call is read, for the mutants that replay it: only what it raises."""
+
+
+def _well_formed(count: int) -> str:
+    return "a well-formed one" if count == 1 else f"{count} well-formed ones"
 
 
 # --- correctness over many cases, with the mistake named ----------------------------------------

@@ -77,7 +77,8 @@ def one_call(api: Api, function: str | None, case: CaseData, call: str | None = 
     """Call the candidate once on a case: {"value": what to judge, "raised": ...}.
 
     The value is read by the `read` helper, else as one array (`returns = "array"`: anything
-    else is a fault naming what came back) or as a tree of arrays (`returns = "tree"`)."""
+    else is a fault naming what came back), as a tree of arrays (`returns = "tree"`), or not
+    at all (`returns = "nothing"`: a validation's replay, where only a raise counts)."""
     return _one_call_kept(api, function, case, call, args, read, run, returns)[0]
 
 
@@ -97,6 +98,8 @@ def _one_call_kept(api: Api, function: str | None, case: CaseData, call: str | N
         data = api.helper(read)(api, built, value)
     elif returns == "tree":
         data = read_tree(api, value)
+    elif returns == "nothing":
+        data = None
     else:
         data = api.backend.to_numpy(value)
     return {"value": data, "raised": None}, value

@@ -137,6 +137,13 @@ def one_broadcast(rng: np.random.Generator) -> Case:
     return make_case(rng, *BROADCAST)
 
 
+def valid_broadcasts(rng: np.random.Generator) -> list[Case]:
+    """Well-formed batches, broadcasting's edges among them: a batch axis of size 0 against
+    one of size 1 (an empty batch: size 0, not 1) and a batch A lacks entirely."""
+    return [one_broadcast(rng), make_case(rng, (0, 1, 2, 3), (1, 3, 2)),
+            make_case(rng, (2, 3), (4, 3, 2))]
+
+
 def dtype_plain(rng: np.random.Generator) -> list[Case]:
     """One 2-D case in each dtype: the gradients must come back in it."""
     return [make_case(rng, (3, 4), (4, 2), dtype) for dtype in DTYPES]

@@ -10,6 +10,7 @@ against an independent yardstick.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -268,6 +269,12 @@ def separable(rng: np.random.Generator) -> list[Case]:
 
 def one_training(rng: np.random.Generator) -> Case:
     return training_case(rng, 12, 2, 6, 3, 0.5, 4)
+
+
+def valid_trainings(rng: np.random.Generator) -> list[Case]:
+    """Well-formed runs, the contract's edge among them: steps = 0 takes no step."""
+    none = training_case(rng, 6, 2, 4, 3, 0.1, 0)
+    return [one_training(rng), replace(none, label=f"{none.describe()}, steps = 0")]
 
 
 def malformed_training(rng: np.random.Generator) -> list[Case]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -655,6 +656,14 @@ def evaluations(rng: np.random.Generator) -> list[Case]:
 
 def one_training(rng: np.random.Generator) -> Case:
     return batch_case(rng, 5, 3, 0.1, 1e-3, True)
+
+
+def valid_trainings(rng: np.random.Generator) -> list[Case]:
+    """Well-formed training batches, momentum at both ends of [0, 1] among them (0 keeps the
+    running statistics, 1 replaces them with the batch's)."""
+    edges = [batch_case(rng, 5, 3, momentum, 1e-3, True) for momentum in (0.0, 1.0)]
+    return [one_training(rng), *(replace(case, label=f"{case.describe()}, momentum = {m}")
+                                 for case, m in zip(edges, (0, 1), strict=True))]
 
 
 def one_evaluation(rng: np.random.Generator) -> Case:

@@ -1,0 +1,39 @@
+"""Part 2, torch reference: the gradients of C = A @ B under matmul's broadcasting."""
+
+from __future__ import annotations
+
+import torch
+
+
+def batch_shape(A: torch.Tensor, B: torch.Tensor) -> tuple[int, ...]:
+    """The broadcast batch shape of A (..., M, K) @ B (..., K, N); ValueError if there is none.
+
+    Batch shapes align from the right, and a missing or size-1 dimension stretches to the
+    other's size. (Spelled out: torch.broadcast_shapes would do, but its error path imports
+    sympy, a second per process.)
+    """
+    if A.ndim < 2 or B.ndim < 2:
+        raise ValueError(f"A and B need at least 2 dimensions, got {tuple(A.shape)} and "
+                         f"{tuple(B.shape)}")
+    if A.shape[-1] != B.shape[-2]:
+        raise ValueError(f"A {tuple(A.shape)} and B {tuple(B.shape)}: inner sizes differ")
+    size = max(A.ndim, B.ndim) - 2
+    a = (1,) * (size - A.ndim + 2) + tuple(A.shape[:-2])
+    b = (1,) * (size - B.ndim + 2) + tuple(B.shape[:-2])
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b, strict=True)):
+        raise ValueError(f"batch dimensions {tuple(A.shape[:-2])} and {tuple(B.shape[:-2])} "
+                         "do not broadcast")
+    return tuple(max(x, y) for x, y in zip(a, b, strict=True))
+
+
+def batched_matmul_backward(A: torch.Tensor, B: torch.Tensor,
+                            dC: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return (dA, dB) for C = A @ B with A (..., M, K), B (..., K, N) broadcast like torch.matmul.
+
+    Per matrix the rule is Part 1's; the batched matmuls produce gradients of the broadcast
+    shape, and sum_to_size sums each back over the axes its input was broadcast along.
+    """
+    expected = (*batch_shape(A, B), A.shape[-2], B.shape[-1])
+    if dC.shape != expected:
+        raise ValueError(f"dC must have C's shape {expected}, got {tuple(dC.shape)}")
+    return (dC @ B.mT).sum_to_size(A.shape), (A.mT @ dC).sum_to_size(B.shape)
