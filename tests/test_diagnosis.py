@@ -506,3 +506,27 @@ def test_a_staged_diagnosis_names_what_the_whole_search_names_and_stops_there(
     assert named.hint == mutants.describe(found[target], "h")
     assert named.hint == diagnosis.name([outputs])
     assert asked == [0, 1]
+
+
+def test_axes_of_size_one_are_left_out_and_vectors_made_columns() -> None:
+    """A new axis left out (`h0[None]`, `x[:, None]`, `unsqueeze`, `expand_dims`), one kept
+    where the subscript also indexes (`x[None, 0]` gives `x[0]`), and an operand of arithmetic
+    made a column; a part's functions imported from a sibling part are called with their
+    arguments swapped, as its own are."""
+    source = ("from .part1 import combine\n\n"
+              "def f(h0, h, x, b, t):\n"
+              "    before = torch.cat([h0[None], h[:-1]])\n"
+              "    y = x[:, None] * x[None, 0] + b\n"
+              "    z = t.unsqueeze(0) - np.expand_dims(t, 0)\n"
+              "    return combine(before, y) + z\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)}
+    for expected in [("drop_new_axis", "before = torch.cat([h0, h[:-1]])"),
+                     ("drop_new_axis", "y = x * x[None, 0] + b"),
+                     ("drop_new_axis", "y = x[:, None] * x[0] + b"),
+                     ("drop_new_axis", "z = t - np.expand_dims(t, 0)"),
+                     ("drop_new_axis", "z = t.unsqueeze(0) - t"),
+                     ("add_column_axis", "y = x[:, None] * x[None, 0] + b[:, None]"),
+                     ("swap_arguments", "return combine(y, before) + z")]:
+        assert expected in made, expected
+    # An operand that already has a new axis is not made a column again.
+    assert ("add_column_axis", "y = x[:, None][:, None] * x[None, 0] + b") not in made

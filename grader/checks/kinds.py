@@ -263,7 +263,7 @@ def validation(spec: Spec) -> PlanFactory:
                 return replace(verdict, diagnosis=mutants.diagnosis(
                     spec.round, ctx.part_id, ctx.flavor, {**PLAIN_CALL, "function": function,
                                                           "call": call, "args": args},
-                    [(case, None)], "validation", row["raised"], ctx.workspace))
+                    [(case, None)], f"{function}()", row["raised"], ctx.workspace))
             return passed(f"{error} for all {len(malformed)} malformed inputs"
                           + (f", and none for {_well_formed(count)}" if count else ""))
 

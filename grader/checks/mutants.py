@@ -631,6 +631,56 @@ def _detached(node: ast.Call) -> ast.expr | None:
         and not node.args else None
 
 
+def new_axes(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """An axis of size 1 left out (`h0[None]`, `x[:, None]`, `x.unsqueeze(0)` or
+    `np.expand_dims(x, 0)` written `h0`, `x`), and a vector operand of arithmetic made a column
+    (`X @ W1 + b1` written with `b1[:, None]`): either way the shapes broadcast differently, or
+    not at all."""
+    if isinstance(node, ast.Subscript) and (kept := _without_new_axes(node)) is not None:
+        yield Edit("drop_new_axis", kept)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "unsqueeze" and len(node.args) == 1:
+            yield Edit("drop_new_axis", node.func.value)
+        elif node.func.attr == "expand_dims" and len(node.args) == 2:
+            yield Edit("drop_new_axis", node.args[0])
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult
+                                                    | ast.Div):
+        for side, operand in enumerate((node.left, node.right)):
+            if isinstance(operand, ast.Name) or isinstance(operand, ast.Subscript) \
+                    and _without_new_axes(operand) is None:
+                column = ast.Subscript(operand, ast.Tuple([ast.Slice(), ast.Constant(None)],
+                                                          ast.Load()), ast.Load())
+                yield Edit("add_column_axis", ast.BinOp(column, node.op, node.right) if side == 0
+                           else ast.BinOp(node.left, node.op, column))
+
+
+def _new_axis(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None \
+        or isinstance(node, ast.Attribute) and node.attr == "newaxis"
+
+
+def _without_new_axes(node: ast.Subscript) -> ast.expr | None:
+    """The subscript without its new axes (`x[:, None]` gives `x`, `x[None, 0]` gives
+    `x[0]`); None where it adds none."""
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not any(_new_axis(p) for p in parts):
+        return None
+    rest = [p for p in parts if not _new_axis(p)]
+    if all(isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None for p in rest):
+        return node.value
+    return ast.Subscript(node.value, rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load()),
+                         node.ctx)
+
+
+def _imported_from_siblings(tree: ast.Module) -> frozenset[str]:
+    """The functions a part imports from another part of its round (`from .part1_inplace
+    import prefix_products_out`): called with its arguments in each other's places, as the
+    module's own are."""
+    return frozenset(alias.asname or alias.name for node in tree.body
+                     if isinstance(node, ast.ImportFrom) and node.level > 0
+                     for alias in node.names if alias.name != "*")
+
+
 def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A loop left where it should go on to the next item (`break` for `continue`), and the
     other way round."""
@@ -643,7 +693,8 @@ def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, reductions, siblings,
                                    precision, arithmetic, left_out, conditions, calls,
-                                   results, unpacking, jumps, graph_cuts, members, names)
+                                   results, unpacking, jumps, graph_cuts, new_axes, members,
+                                   names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis",
@@ -651,10 +702,11 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "wrong_axis", "every_axis", "drop_keepdims", "sibling_function", "lower_precision",
             "default_dtype", "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments",
             "flip_sign", "break_for_continue", "continue_for_break", "add_detach", "drop_detach",
+            "drop_new_axis",
             "drop_factor", "double_factor", "inverted_operator", "reverse_difference",
             "reverse_ratio", "drop_call", "drop_term", "drop_operand", "drop_condition",
-            "swap_steps", "hoisted_step", "drop_step", "unentered_with", "other_member",
-            "other_variable")
+            "swap_steps", "hoisted_step", "drop_step", "unentered_with", "add_column_axis",
+            "other_member", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
@@ -770,7 +822,8 @@ def mutants(source: str) -> tuple[Mutant, ...]:
     arrays = _array_library(tree)
     functions = [(path, node) for path, node in _walk(tree, ())
                  if isinstance(node, ast.FunctionDef)]
-    defined = frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
+    defined = frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef)) \
+        | _imported_from_siblings(tree)
     for base, function in functions:
         scope = Scope(_bound_names(function), arrays, _read_members(function, arrays), defined)
         nodes = list(_walk_body(function, base))
