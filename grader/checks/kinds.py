@@ -973,6 +973,12 @@ def no_autograd(spec: Spec) -> PlanFactory:
         (case,) = _cases(maker, ctx)
 
         def judge(obs: Observation) -> Verdict:
+            if obs.get("at_import"):
+                return replace(failed(
+                    f"autograd's engine ran {obs['at_import']} time(s) while your file was "
+                    "imported: module-level code differentiated (a derivative traced or kept "
+                    "then is autograd's work, whatever the calls replay)",
+                    hint=AUTOGRAD_AT_IMPORT_HINT), voids=True)
             if obs["runs"]:
                 return autograd_used(case, obs["runs"], hint)
             if obs["raised"]:
@@ -1516,6 +1522,9 @@ def _autograd_counted(rule: CountRule, cases: Sequence[Case], calls: Calls,
     return None
 
 
+AUTOGRAD_AT_IMPORT_HINT = ("A backward by hand computes its gradients from their formulas, "
+                           "in the call: no autograd at import either (a test of your own "
+                           "belongs under `if __name__ == \"__main__\":`).")
 AUTOGRAD_RAN_HINT = ("This backward is written by hand, in every call: no requires_grad, "
                      "backward() or autograd.grad, whether or not a call looks watched. Compute "
                      "the gradients from their formulas.")

@@ -155,6 +155,30 @@ def spying_on_the_engine() -> Iterator[EngineSpy]:
         Variable._execution_engine = engine
 
 
+_AT_IMPORT = [0]
+"""How often autograd's engine ran while this child imported the candidate's part."""
+
+
+@contextmanager
+def watching_the_import() -> Iterator[None]:
+    """The candidate's import under the spy on autograd's engine: module-level code that runs
+    autograd (to trace the derivative it produces into a graph of plain operations, say, which
+    every later call replays with no engine run) has differentiated as surely as a call that
+    does it. Only the spy: an import may make tensors that require grad, and the saved-tensor
+    hooks would stop torch.func transforms that honest module-level code may run."""
+    with spying_on_the_engine() as spy:
+        try:
+            yield
+        finally:
+            _AT_IMPORT[0] = spy.calls
+
+
+def autograd_at_import() -> int:
+    """How often autograd's engine ran while the candidate's part was imported (see
+    watching_the_import)."""
+    return _AT_IMPORT[0]
+
+
 @contextmanager
 def counting_saved_tensors() -> Iterator[list[int]]:
     """How many tensors autograd saves for a backward while the block runs (a one-element

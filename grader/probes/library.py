@@ -25,6 +25,7 @@ import numpy as np
 from grader.probes.api import Api, as_dict
 from grader.probes.autograd import (
     HOOKS_REFUSED,
+    autograd_at_import,
     count_autograd_runs,
     gradient_through,
     leaf,
@@ -381,10 +382,10 @@ def autograd_runs(api: Api, function: str | None, case: CaseData, args: Sequence
         helper = api.helper(run)
         obs, _, runs = count_autograd_runs(api, lambda: helper(api, case))
         return {"raised": obs["raised"] if obs else None, "runs": runs,
-                "value": obs.get("value") if obs else None}
+                "value": obs.get("value") if obs else None, "at_import": autograd_at_import()}
     built = build_args(api, case, call, args)
     value, raised, runs = count_autograd_runs(api, api.function(function or ""), *built)
-    return {"raised": as_dict(raised), "runs": runs,
+    return {"raised": as_dict(raised), "runs": runs, "at_import": autograd_at_import(),
             "value": None if raised else _readable(api, built, value, read)}
 
 

@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.probes.api import Api, describe_exception
+from grader.probes.autograd import watching_the_import
 from grader.probes.backends import CandidateFault, make_backend
 from grader.probes.library import resolve
 from grader.runner.nofork import forbid_new_processes
@@ -275,7 +276,8 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
             api = Api(ModuleType("baseline"), make_backend(spec["flavor"]), folder, helpers)
         else:
             try:
-                module = _import_module(root, module_name)
+                with watching_the_import():
+                    module = _import_module(root, module_name)
             except BaseException as exc:  # noqa: BLE001 - a failed import is a result
                 message = describe_import_failure(exc, folder)
                 write_frame(fd, {"kind": "import_error", "message": message,
