@@ -46,3 +46,42 @@ def test_work_by_hand_saves_nothing() -> None:
         dW = dP @ W.mT + W.mT @ dP
         dW.sum(dim=0).abs().sqrt()
     assert saved[0] == 0
+
+
+def _at_import(code: str) -> int:
+    from grader.probes.autograd import autograd_at_import, watching_the_import
+
+    with watching_the_import():
+        exec(compile(code, "<part>", "exec"), {"torch": torch})
+    return autograd_at_import()
+
+
+@pytest.mark.parametrize("code", [
+    "W = torch.randn(3, 3, requires_grad=True)",  # a tensor that could be differentiated
+    "S = torch.func.vmap(lambda r: r * 2)(torch.ones(4, 3))",
+    "D = torch.randn(3, 3) @ torch.randn(3, 3)",
+])
+def test_module_level_code_that_differentiates_nothing_is_no_autograd(code: str) -> None:
+    assert _at_import(code) == 0
+
+
+@pytest.mark.parametrize("code", [
+    "x = torch.ones(3, requires_grad=True)\n(g,) = torch.autograd.grad((x * x).sum(), x)",
+    # An engine of the code's own, which the spy on autograd's engine never sees.
+    "from torch.autograd.variable import ImperativeEngine\n"
+    "x = torch.ones(3, requires_grad=True)\ny = (x * x).sum()\n"
+    "ImperativeEngine().run_backward((y,), (torch.ones(()),), False, False, (x,), True, True)",
+])
+def test_module_level_code_that_differentiates_is_seen(code: str) -> None:
+    assert _at_import(code) > 0
+
+
+def test_a_torch_func_transform_at_import_is_refused_and_named_for_what_it_is() -> None:
+    from grader.probes.api import describe_exception
+    from grader.runner.child import describe_import_failure
+
+    with pytest.raises(RuntimeError) as raised:
+        _at_import("g = torch.func.grad(lambda x: (x * x).sum())(torch.ones(3))")
+    assert describe_exception(raised.value, Path("/nowhere")).type == "RuntimeError"
+    assert describe_import_failure(raised.value, Path("/nowhere")).startswith(
+        "autograd ran while your file was imported (a torch.func transform at module level")

@@ -161,16 +161,18 @@ _AT_IMPORT = [0]
 
 @contextmanager
 def watching_the_import() -> Iterator[None]:
-    """The candidate's import under the spy on autograd's engine: module-level code that runs
-    autograd (to trace the derivative it produces into a graph of plain operations, say, which
-    every later call replays with no engine run) has differentiated as surely as a call that
-    does it. Only the spy: an import may make tensors that require grad, and the saved-tensor
-    hooks would stop torch.func transforms that honest module-level code may run."""
-    with spying_on_the_engine() as spy:
+    """The candidate's import under seeing_autograd (the spy on autograd's engine, and the
+    count of the tensors autograd saves for a backward, which sees an engine of the code's own
+    and TorchScript too): module-level code that runs autograd (to trace the derivative it
+    produces into a graph of plain operations, say, which every later call replays with no
+    engine run) has differentiated as surely as a call that does it. A tensor made with
+    requires_grad at import is no run; torch.func's vmap runs under the hooks, and only its
+    autograd transforms refuse them (the import then fails, saying so)."""
+    with seeing_autograd() as seen:
         try:
             yield
         finally:
-            _AT_IMPORT[0] = spy.calls
+            _AT_IMPORT[0] = seen()
 
 
 def autograd_at_import() -> int:

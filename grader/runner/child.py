@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.probes.api import Api, describe_exception
-from grader.probes.autograd import watching_the_import
+from grader.probes.autograd import refused_for_hooks, watching_the_import
 from grader.probes.backends import CandidateFault, make_backend
 from grader.probes.library import resolve
 from grader.runner.nofork import forbid_new_processes
@@ -223,7 +223,9 @@ def _import_module(root: Path, module: str) -> Any:
 
 
 def describe_import_failure(exc: BaseException, folder: Path) -> str:
-    """A syntax error names file, line and the offending text; anything else, its own line."""
+    """A syntax error names file, line and the offending text; a torch.func transform of
+    autograd's refused under the import's watch (watching_the_import) says that autograd ran
+    at import; anything else, its own line."""
     if isinstance(exc, SyntaxError):
         where = Path(exc.filename or "?")
         shown = where.relative_to(folder.parent) if where.is_relative_to(folder) else where
@@ -232,7 +234,11 @@ def describe_import_failure(exc: BaseException, folder: Path) -> str:
             f"\n    {text}" if text else ""
         )
     raised = describe_exception(exc, folder)
-    return f"{raised.type}: {raised.message}" + (f"\n  at {raised.where}" if raised.where else "")
+    said = f"{raised.type}: {raised.message}" + (f"\n  at {raised.where}" if raised.where else "")
+    if refused_for_hooks(raised):
+        return ("autograd ran while your file was imported (a torch.func transform at module "
+                "level: grad, vjp or jacrev differentiate): " + said)
+    return said
 
 
 def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None,
