@@ -694,3 +694,48 @@ def read_frame_from(payload: bytes) -> Any:
         return read_frame(read_fd, until(time.monotonic() + 5))
     finally:
         os.close(read_fd)
+
+
+_COLLIDE = 2**61 - 1
+"""k * _COLLIDE + 7 hashes to 7 for every k: an int's hash is its value modulo this prime."""
+
+
+def _colliding(count: int) -> list[bytes]:
+    """`count` distinct ints of one hash, each as a pickle opcode (LONG1)."""
+    pushed = []
+    for k in range(count):
+        value = k * _COLLIDE + 7
+        raw = value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
+        pushed.append(b"\x8a" + bytes([len(raw)]) + raw)
+    return pushed
+
+
+KEYS = _colliding(65)
+
+
+@pytest.mark.parametrize("body", [
+    b"\x8f(" + b"".join(KEYS) + b"\x90",                        # a set (ADDITEMS)
+    b"(" + b"".join(KEYS) + b"\x91",                             # a frozenset
+    b"}(" + b"".join(k + b"N" for k in KEYS) + b"u",             # a dict (SETITEMS)
+    # A dict filled key by key (SETITEM), every other key after a round trip through the
+    # memo: all of them count toward the one dict.
+    b"}\x94" + b"".join((b"0h\x00" if i % 2 else b"") + k + b"Ns" for i, k in enumerate(KEYS)),
+], ids=["set", "frozenset", "dict", "dict-key-by-key"])
+def test_a_frame_cannot_make_the_judge_hash_for_ever(body: bytes) -> None:
+    """A dict or set whose members a child chose to share one hash costs the judge time
+    quadratic in their number, in C, where nothing can stop it: more than 64 such members in
+    one container are refused before anything is built (300,000 of them, a 3.6 MB frame,
+    are refused after 0.3 s of reading, where building them took the worker 100 s)."""
+    with pytest.raises(pickle.UnpicklingError, match="not strings"):
+        read_frame_from(b"\x80\x05" + body + b".")
+
+
+def test_frames_as_probes_send_them_are_read() -> None:
+    """Dicts keyed by names, small sets of numbers and of names, a tuple-keyed table of 64, a
+    list of floats, arrays: read whole (within a pipe's size, written before it is read)."""
+    frame = {"kind": "observation", "data": {
+        "yours": [{"value": np.arange(4.0), "raised": None}] * 40, "seen": {1, 2, 3},
+        "names": frozenset({"x", "y"}), "table": {(i, i + 1): i for i in range(64)},
+        "losses": [float(i) for i in range(2_000)]}}
+    read = read_frame_from(pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL))
+    assert read["data"]["losses"][-1] == 1999.0 and read["data"]["table"][(63, 64)] == 63

@@ -16,6 +16,7 @@ import io
 import math
 import os
 import pickle
+import pickletools
 import select
 import signal
 import socket
@@ -49,8 +50,6 @@ _ALLOWED = {
     ("numpy.core.numeric", "_frombuffer"),
     ("numpy._core.numeric", "_frombuffer"),
     ("builtins", "complex"),
-    ("builtins", "set"),
-    ("builtins", "frozenset"),
 }
 
 
@@ -96,7 +95,92 @@ def dumps(obj: Any) -> bytes:
 
 
 def loads(payload: bytes) -> Any:
+    """A frame's object; refused (pickle.UnpicklingError) where building it would cost more
+    than its size says (see bounded_hashing)."""
+    bounded_hashing(payload)
     return _SafeUnpickler(io.BytesIO(payload)).load()
+
+
+FRAME_OPCODES = 2_000_000
+"""The most pieces a frame may be built of: a frame carries numbers, names and arrays (an
+array is one piece), and reading each piece's effect costs the judge a step in Python."""
+CHOSEN_HASHES = 64
+"""The most members one dict or set of a frame may have whose hash the sender chooses: an
+int's hash is its value, a float's and a tuple's follow from theirs (a string's is salted
+per process), so a set of ints that all collide costs its receiver time quadratic in their
+number; 64 cost nothing, and a frame's dicts are keyed by names."""
+_STRINGS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"})
+_CONTAINERS = frozenset({"EMPTY_DICT", "DICT", "EMPTY_SET", "FROZENSET"})
+_MEMO_PUT = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+_MEMO_GET = frozenset({"GET", "BINGET", "LONG_BINGET"})
+
+
+def bounded_hashing(payload: bytes) -> None:
+    """Walk a frame's opcodes without building anything (pickletools.genops) and refuse one
+    with too many pieces, or with a dict or set holding more than CHOSEN_HASHES members of a
+    kind whose hash the sender chooses: the unpickler builds those in C, where no signal or
+    watchdog can stop it, and a child could otherwise spend the judge's CPU, not its own.
+    Each stack slot is tracked by kind: a string, a mark, a dict or set (by an id, so that
+    members added to it piece by piece, or through the memo, count together), anything else."""
+    stack: list[object] = []
+    memo: dict[int, object] = {}
+    chosen: dict[int, int] = {}
+    containers = 0
+    try:
+        for count, (op, arg, _) in enumerate(pickletools.genops(payload)):
+            if count >= FRAME_OPCODES:
+                raise pickle.UnpicklingError(f"a frame of more than {FRAME_OPCODES} pieces")
+            name = op.name
+            if name in _MEMO_PUT or name == "MEMOIZE":
+                memo[len(memo) if name == "MEMOIZE" else int(cast(int, arg))] = stack[-1]
+                continue
+            if name in _MEMO_GET:
+                stack.append(memo.get(int(cast(int, arg)), "other"))
+                continue
+            popped, below = _pop(stack, op.stack_before)
+            if name == "SETITEM":
+                _count(chosen, popped[0], popped[1:2])
+                stack.append(popped[0])  # the same dict, added to again later
+                continue
+            if name in ("SETITEMS", "ADDITEMS"):
+                _count(chosen, below[0], popped[0::2] if name == "SETITEMS" else popped)
+                stack.append(below[0])
+                continue
+            pushed: list[object] = []
+            for _ in op.stack_after:
+                if name in _CONTAINERS:
+                    containers += 1
+                    pushed.append(containers)
+                    added = popped[0::2] if name == "DICT" else popped
+                    _count(chosen, containers, added)
+                else:
+                    pushed.append("str" if name in _STRINGS else
+                                  "mark" if name == "MARK" else "other")
+            stack.extend(pushed)
+    except (ValueError, IndexError) as exc:  # a malformed stream: the unpickler says how
+        raise pickle.UnpicklingError(f"malformed frame: {exc}") from None
+
+
+def _pop(stack: list[object], before: list[Any]) -> tuple[list[object], list[object]]:
+    """(the slots an opcode takes above its mark, or all it takes where it has none; the
+    slots it takes below its mark: the container it adds to)."""
+    if pickletools.markobject not in before:
+        return [stack.pop() for _ in before][::-1], []
+    above: list[object] = []
+    while stack[-1] != "mark":
+        above.append(stack.pop())
+    stack.pop()
+    below = [stack.pop() for _ in range(before.index(pickletools.markobject))][::-1]
+    return above[::-1], below
+
+
+def _count(chosen: dict[int, int], container: object, members: list[object]) -> None:
+    if not isinstance(container, int):
+        return
+    chosen[container] = chosen.get(container, 0) + sum(m != "str" for m in members)
+    if chosen[container] > CHOSEN_HASHES:
+        raise pickle.UnpicklingError(f"a dict or set of more than {CHOSEN_HASHES} members "
+                                     "that are not strings")
 
 
 # Sent by the worker to a child it is about to kill at a timeout: the child answers with a
