@@ -504,6 +504,12 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
          "stack-frames"),
         ("tests/solutions/matmul-grad/part1_transposed_when_watched/torch/"
          "part1_matmul_backward.py", 14, "stack-frames"),
+        # The backwards that autograd derived at import, traced into a graph of operations.
+        *{(f"tests/solutions/normalization/part2_backward_{name}/part2_layernorm.py", line,
+           "graph-tracing")
+          for name, lines in [("traced_at_import", (38, 61)),
+                              ("traced_with_an_engine_of_its_own", (39, 62))]
+          for line in lines},
         # The backward that runs autograd in a forked process.
         ("tests/solutions/normalization/part2_autograd_in_a_forked_process/part2_layernorm.py",
          52, "processes"),

@@ -22,6 +22,18 @@ def test_the_contracts_defaults_however_written_pass(signature: str) -> None:
     assert changed_defaults(f"{signature}\n    pass\n", CONTRACT, "f") == []
 
 
+def test_a_default_named_by_a_module_constant_is_read_through_it() -> None:
+    """`eps = _EPS` with `_EPS = 1e-6` bound once at the top level changes the default; a
+    constant bound twice (or in a function) is not read."""
+    changed = changed_defaults("_EPS = 1e-6\n\ndef f(x, gamma, *, eps=_EPS):\n    pass\n",
+                               CONTRACT, "f")
+    assert changed == [ChangedDefault("eps", "_EPS", "1e-05")]
+    for rebound in ("_EPS = 1e-6\n_EPS = 1e-5\n", "_EPS = 1e-6\ndef g():\n    global _EPS\n"
+                    "    _EPS = 1e-5\n"):
+        assert changed_defaults(rebound + "def f(x, gamma, *, eps=_EPS):\n    pass\n",
+                                CONTRACT, "f") == []
+
+
 def test_a_changed_or_dropped_default_is_named() -> None:
     yours = "import numpy as np\n\ndef f(x, gamma, eps=1e-6, training=True, mode='fan_out'):\n" \
             "    pass\n"

@@ -70,16 +70,36 @@ def _defaults(source: str, function: str) -> Defaults | None:
     arguments = found[0].args
     if arguments.vararg or arguments.kwarg:
         return None
+    constants = _module_constants(tree)
     positional = [*arguments.posonlyargs, *arguments.args]
     pairs = list(zip(positional[len(positional) - len(arguments.defaults):],
                      arguments.defaults, strict=True))
     pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
               if d is not None]
     names = frozenset(a.arg for a in [*positional, *arguments.kwonlyargs])
-    return names, {a.arg: (_literal(d), ast.unparse(d)) for a, d in pairs}
+    return names, {a.arg: (_literal(d, constants), ast.unparse(d)) for a, d in pairs}
 
 
-def _literal(node: ast.expr) -> Any:
+def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
+    """Names the module binds once, at its top level, to a value (`_EPS = 1e-6`): a default
+    may name one."""
+    bound: dict[str, list[ast.expr]] = {}
+    top = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign | ast.AugAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                bound.setdefault(target.id, []).append(
+                    node.value if isinstance(node, ast.Assign | ast.AnnAssign) and node.value
+                    and id(node) in top else target)
+    return {name: values[0] for name, values in bound.items()
+            if len(values) == 1 and not isinstance(values[0], ast.Name)}
+
+
+def _literal(node: ast.expr, constants: dict[str, ast.expr] | None = None) -> Any:
+    if isinstance(node, ast.Name) and constants and node.id in constants:
+        node = constants[node.id]
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
