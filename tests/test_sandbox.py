@@ -622,6 +622,35 @@ def test_no_child_finds_the_shared_memory_an_earlier_one_made(tmp_path: Path) ->
 
 
 @needs_sandbox
+def test_no_child_reads_what_an_earlier_one_set_on_the_writable_places_themselves(
+        tmp_path: Path) -> None:
+    """/tmp and /dev/shm are emptied between children, and put back as made: an extended
+    attribute, the times or the mode part 1's child set on the folders themselves are gone
+    when part 2's child looks."""
+    from grader.engine.rounds import get_round
+
+    round_ = get_round("gradient-check")
+    made = ("\nimport os as _os\n"
+            "for _place in ('/tmp', '/dev/shm'):\n"
+            "    try:\n"
+            "        _os.setxattr(_place, 'user.answer', b'42')\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "    _os.utime(_place, (123456, 123456))\n"
+            "    _os.chmod(_place, 0o1700)\n")
+    looked = ("\nimport os as _os\n"
+              "for _place in ('/tmp', '/dev/shm'):\n"
+              "    assert 'user.answer' not in _os.listxattr(_place), 'an attribute is here'\n"
+              "    assert _os.stat(_place).st_mtime != 123456, 'the times are as set'\n"
+              "    assert _os.stat(_place).st_mode & 0o777 != 0o700, 'the mode is as set'\n")
+    code = {part: round_.reference_file(round_.part(part), "numpy").read_text()
+            + (made if part == "part1" else looked) for part in ("part1", "part2")}
+    first, second = _graded_in_one_sandbox(tmp_path, ["part1", "part2"], **code)
+    assert {c.status for c in first} == {"passed"}, [c.message for c in first]
+    assert {c.status for c in second} == {"passed"}, [c.message for c in second]
+
+
+@needs_sandbox
 def test_a_sandbox_competes_for_the_cpu_as_one_process(tmp_path: Path) -> None:
     """Where this machine has the cpu controller, the sandbox's processes share one CPU weight
     (a cgroup of their own in the cpu hierarchy): code that starts many spinning processes

@@ -38,6 +38,7 @@ import os
 import resource
 import shutil
 import socket
+import stat
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -65,6 +66,7 @@ def serve(sock: socket.socket, round_folder: str) -> None:
     bound_gradcheck()  # its first call's imports, paid here once instead of in each child
     autodiff_watch()
     helpers = probe_helpers(Round.load(Path(round_folder)))
+    made = {folder: stat.S_IMODE(os.stat(folder).st_mode) for folder in WRITABLE}
     send(sock, {"op": "ready"})
     child = 0
     while True:
@@ -87,7 +89,7 @@ def serve(sock: socket.socket, round_folder: str) -> None:
         elif op == "end" and child:
             how, cpu_s = strays.reap(child, bool(message.get("kill")))
             child = 0
-            _wipe(WRITABLE)
+            _wipe(made)
             _wipe_ipc()
             send(sock, {"op": "ended", "how": how, "cpu_s": cpu_s})
         for fd in fds:
@@ -120,12 +122,14 @@ def _wipe_ipc() -> None:
                 getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
 
 
-def _wipe(folders: tuple[str, ...]) -> None:
+def _wipe(folders: dict[str, int]) -> None:
     """Empty the sandbox's writable places once a child is gone: each child starts with
     nothing an earlier one wrote (an answer kept in a file, say, for a measured process).
     A folder the child made unwritable or unreadable (its own: the same user) is opened up
-    first, so that nothing it holds survives."""
-    for folder in folders:
+    first, so that nothing it holds survives; the folder itself is put back as it was made
+    (_as_made): its mode, times and extended attributes could carry a message too."""
+    for folder, mode in folders.items():
+        _as_made(folder, mode)
         for entry in Path(folder).iterdir():
             try:
                 if entry.is_dir() and not entry.is_symlink():
@@ -135,6 +139,19 @@ def _wipe(folders: tuple[str, ...]) -> None:
                     entry.unlink(missing_ok=True)
             except OSError:
                 pass  # what cannot be removed stays; the sandbox dies with the submission
+
+
+def _as_made(folder: str, mode: int) -> None:
+    """The folder's own mode (as the sandbox made it), times and extended attributes reset: a
+    child can set each on a place it may write (`chmod`, `utime`, `setxattr` on /tmp itself),
+    and the next child could read them."""
+    try:
+        os.chmod(folder, mode)
+        for name in os.listxattr(folder):
+            os.removexattr(folder, name)
+        os.utime(folder, ns=(0, 0))
+    except OSError:
+        pass  # what cannot be reset stays; the sandbox dies with the submission
 
 
 def _open_up(folder: Path) -> None:

@@ -38,7 +38,9 @@ from grader.engine.safe_text import (
 from grader.engine.shapes import brief, shape_problem
 
 _HEADER = struct.Struct("!Q")
-MAX_FRAME = 256 * 1024 * 1024
+MAX_FRAME = 64 * 1024 * 1024
+"""The largest frame a child may send: a frame carries observations (the largest, a grid of
+mutants' answers, is some megabytes), and the judge holds each twice while it reads it."""
 
 _ALLOWED = {
     ("numpy", "ndarray"),
