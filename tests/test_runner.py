@@ -947,7 +947,7 @@ def test_the_sandbox_wipe_leaves_nothing_a_child_locked_away() -> None:
             os.chmod(folder / "keep" / "deep", 0o000)
             os.chmod(folder / "keep", 0o500)
             (folder / "note").write_text("x")
-            _wipe((str(folder),))
+            _wipe({str(folder): 0o755})
             code = 0 if not any(folder.iterdir()) else 2
         finally:
             os._exit(code)
