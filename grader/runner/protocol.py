@@ -38,9 +38,10 @@ from grader.engine.safe_text import (
 from grader.engine.shapes import brief, shape_problem
 
 _HEADER = struct.Struct("!Q")
-MAX_FRAME = 64 * 1024 * 1024
-"""The largest frame a child may send: a frame carries observations (the largest, a grid of
-mutants' answers, is some megabytes), and the judge holds each twice while it reads it."""
+MAX_FRAME = 128 * 1024 * 1024
+"""The largest frame a child may send: a frame carries observations and what the code printed
+(capped text, a long raise's message: 110 MB from a hostile submission whose row must still
+read), and the judge holds each about twice while it reads it."""
 
 _ALLOWED = {
     ("numpy", "ndarray"),
