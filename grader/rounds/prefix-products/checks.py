@@ -124,9 +124,13 @@ def make_case(rng: np.random.Generator, n: int, d: int, dtype: str = "float64") 
 
 
 def many(rng: np.random.Generator) -> list[Case]:
-    """Every forward shape in float64; those with N > 1 again in float32."""
+    """Every forward shape in float64; those with N > 1 again in float32; then one float64
+    shape drawn from the run's seed (N from 9 to 40, D from 5 to 12), so that code cannot be
+    right at the fixed shapes alone."""
     cases = [make_case(rng, n, d, "float64") for n, d in FORWARD_SHAPES]
-    return cases + [make_case(rng, n, d, "float32") for n, d in FORWARD_SHAPES if n > 1]
+    cases += [make_case(rng, n, d, "float32") for n, d in FORWARD_SHAPES if n > 1]
+    n, d = int(rng.integers(9, 41)), int(rng.integers(5, 13))
+    return [*cases, make_case(rng, n, d, "float64")]
 
 
 def empty(rng: np.random.Generator) -> list[Case]:
