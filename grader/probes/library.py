@@ -122,9 +122,7 @@ def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: s
         observation, value = _one_call_kept(api, function, case, call, args, read, run,
                                              returns)
         observed.append(observation)
-        # Without a `read` helper the observation is already the whole value, read as arrays.
-        first = None if value is None else observation["value"] if read is None \
-            else _whole_reading(api, value)
+        first = _whole_reading(api, value) if value is not None else None
         if first is not None:
             kept.append((len(observed) - 1, value, first))
         if observation["raised"] is not None:
