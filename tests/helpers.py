@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 import tomllib
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -207,6 +208,18 @@ def measured_in(solution: Solution, flavor: str) -> frozenset[str]:
     if solution.full_marks:
         return measured
     return measured & {e.check for e in solution.expect if flavor in e.flavors}
+
+
+def in_quick_tier(solution: Solution, flavor: str) -> bool:
+    """Whether the quick tier grades the folder in this flavor: in none where grading it runs
+    timed rounds (measured_in), else in one flavor only, the one the folder pins most in
+    (a tie decided by a hash of its name, so that the quick tier grades about as many folders
+    in each flavor). The slow tier grades the other flavors: CI grades every pair."""
+    if measured_in(solution, flavor):
+        return False
+    pinned = {f: sum(f in e.flavors for e in solution.expect) for f in solution.flavors}
+    most = [f for f in solution.flavors if pinned[f] == max(pinned.values())]
+    return flavor == most[zlib.crc32(solution.key.encode()) % len(most)]
 
 
 def load_solution(folder: Path) -> Solution:

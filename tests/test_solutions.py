@@ -17,15 +17,16 @@ from grader.checks.table import checks_for
 from grader.engine.results import STATUSES
 from grader.engine.rounds import installed
 
-from helpers import Solution, all_solutions, checks_by_id, measured_in
+from helpers import Solution, all_solutions, checks_by_id, in_quick_tier
 
 SOLUTIONS = all_solutions()
 
 
 def case(solution: Solution, flavor: str) -> Any:
-    """One (solution, flavor), in the slow tier where grading it times CPU-time rounds."""
+    """One (solution, flavor), in the slow tier unless the quick tier grades the folder in
+    that flavor (helpers.in_quick_tier)."""
     return pytest.param(solution, flavor, id=f"{solution.key}[{flavor}]",
-                        marks=[pytest.mark.slow] if measured_in(solution, flavor) else [])
+                        marks=[] if in_quick_tier(solution, flavor) else [pytest.mark.slow])
 
 
 CASES = [case(s, f) for s in SOLUTIONS for f in s.flavors]
