@@ -46,6 +46,22 @@ class Case:
         return {"inputs": self.inputs, "label": self.describe(), "extra": self.extra}
 
 
+DRAWN_SIZES = (9, 24)
+"""The range (inclusive) of drawn_sizes: past every fixed shape's sizes (8 at most in the rounds'
+lists), where tiled, unrolled or hard-coded code first goes wrong, and small enough that a case
+costs little."""
+
+
+def drawn_sizes(rng: np.random.Generator, count: int,
+                within: tuple[int, int] = DRAWN_SIZES) -> tuple[int, ...]:
+    """`count` sizes drawn from the run's seed, each within `within` (inclusive). A correctness
+    check's fixed shapes end with a shape of these: code can then not be right at the fixed
+    sizes alone (a tiled product that drops a partial tile, a loop bound written as a number),
+    and no two seeds ask for the same sizes."""
+    low, high = within
+    return tuple(int(v) for v in rng.integers(low, high + 1, size=count))
+
+
 def span(cases: Sequence[Case]) -> str:
     """'N from 1 to 64, D from 1 to 8, float64 and float32': what a set of cases covered."""
     pieces = []

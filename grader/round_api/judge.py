@@ -12,7 +12,7 @@ from grader.checks.base import (
     skipped,
     undecided,
 )
-from grader.checks.cases import Case, mismatched_inputs, mismatched_shapes, span
+from grader.checks.cases import Case, drawn_sizes, mismatched_inputs, mismatched_shapes, span
 from grader.checks.compare import find_mismatch, matches, tree_difference, tree_matches
 from grader.checks.followups import unavailable
 from grader.checks.growth import backward_sizes
@@ -38,7 +38,8 @@ from grader.probes.backends import TorchBackend
 __all__ = [
     "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake", "Plan", "Round",
     "TorchBackend", "Verdict", "backward_sizes", "bound_gradcheck",
-    "central_differences", "diagnose", "error_topic", "explain_error", "failed", "fill",
+    "central_differences", "diagnose", "drawn_sizes", "error_topic", "explain_error",
+    "failed", "fill",
     "find_mismatch", "first_line", "followups", "format_raised", "judge_cases",
     "load_module", "load_reference_part", "matches", "mismatched_inputs", "mismatched_shapes",
     "mutant_diagnosis",

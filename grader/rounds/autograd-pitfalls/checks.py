@@ -26,6 +26,7 @@ from grader.round_api.judge import (
     Case,
     Round,
     TorchBackend,
+    drawn_sizes,
     error_topic,
     fill,
     followups,
@@ -146,7 +147,13 @@ def _train_case(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) ->
 
 
 def training_cases(rng: np.random.Generator) -> list[Case]:
-    return [_train_case(rng, shape, dtype) for dtype in DTYPES for shape in TRAIN_SHAPES]
+    """TRAIN_SHAPES in each dtype, then a float64 run whose widths and rows per batch the
+    run's seed draws (drawn_sizes; 2 to 4 outputs, batches and steps): a loop cannot be right
+    at the fixed shapes alone."""
+    d, h, b = drawn_sizes(rng, 3)
+    o, batches, steps = drawn_sizes(rng, 3, (2, 4))
+    return [_train_case(rng, shape, dtype) for dtype in DTYPES for shape in TRAIN_SHAPES] + [
+        _train_case(rng, (d, h, o, b, batches, steps), "float64")]
 
 
 def training_and_malformed(rng: np.random.Generator) -> list[Case]:

@@ -23,6 +23,7 @@ from grader.round_api.judge import (
     Plan,
     Round,
     Verdict,
+    drawn_sizes,
     failed,
     format_raised,
     load_module,
@@ -150,10 +151,15 @@ VIEWS: tuple[tuple[str, tuple[int, ...], list[Any]], ...] = (
 
 def many(rng: np.random.Generator) -> list[Case]:
     """Every shape in float64 at the default eps; all but the 0-d one again in float32 at a
-    step single precision can resolve."""
+    step single precision can resolve; then a quadratic at x of a shape the run's seed draws,
+    in each dtype (9 to 24 entries in float64, 2 to 5 by 2 to 5 in float32: the sizes the
+    fixed shapes' tolerances hold at): code cannot be right at the fixed shapes alone."""
     cases = [make(kind, rng, shape) for kind, shape in SMOOTH_SHAPES]
-    return cases + [make(kind, rng, shape, "float32", eps=FLOAT32_EPS)
-                    for kind, shape in SMOOTH_SHAPES if shape]
+    cases += [make(kind, rng, shape, "float32", eps=FLOAT32_EPS)
+              for kind, shape in SMOOTH_SHAPES if shape]
+    return cases + [make("quadratic", rng, drawn_sizes(rng, 1)),
+                    make("quadratic", rng, drawn_sizes(rng, 2, (2, 5)), "float32",
+                         eps=FLOAT32_EPS)]
 
 
 def views(rng: np.random.Generator) -> list[Case]:
@@ -435,10 +441,13 @@ def _sign_flipped_pair(rng: np.random.Generator, shape: tuple[int, ...], dtype: 
 
 
 def pairs(rng: np.random.Generator) -> list[Case]:
+    """PAIR_SHAPES and a 2-D shape the run's seed draws (drawn_sizes), noisy, in each dtype;
+    then pairs with a flipped sign."""
+    shapes = [*PAIR_SHAPES, drawn_sizes(rng, 2)]
     return [_noisy_pair(rng, shape, dtype) for dtype in ("float64", "float32")
-            for shape in PAIR_SHAPES] + [_sign_flipped_pair(rng, shape, dtype)
-                                         for dtype in ("float64", "float32")
-                                         for shape in ((5,), (3, 4))]
+            for shape in shapes] + [_sign_flipped_pair(rng, shape, dtype)
+                                    for dtype in ("float64", "float32")
+                                    for shape in ((5,), (3, 4))]
 
 
 def zero_pairs(rng: np.random.Generator) -> list[Case]:

@@ -22,6 +22,7 @@ from grader.round_api.judge import (
     Round,
     Verdict,
     backward_sizes,
+    drawn_sizes,
     explain_error,
     failed,
     format_raised,
@@ -124,14 +125,21 @@ def plain_cases(rng: np.random.Generator) -> list[Case]:
     past K = 8 was)."""
     fixed = [make_case(rng, (m, k), (k, n), dtype) for dtype in DTYPES
              for m, k, n in PLAIN_SHAPES]
-    drawn = [(dtype, [int(v) for v in rng.integers(9, 41, size=3)]) for dtype in DTYPES]
+    drawn = [(dtype, drawn_sizes(rng, 3, (9, 40))) for dtype in DTYPES]
     return fixed + [make_case(rng, (m, k), (k, n), dtype) for dtype, (m, k, n) in drawn]
 
 
 def batched_cases(rng: np.random.Generator) -> list[Case]:
+    """BATCHED_SHAPES in each dtype, then one broadcast per dtype drawn from the run's seed (a
+    batch of 2 to 4 against A's size-1 axis, B lacking it; M, K and N from 9 to 24): code
+    cannot be right at the fixed sizes alone."""
+    shapes = [(a, b, dtype) for dtype in DTYPES for a, b in BATCHED_SHAPES]
+    for dtype in DTYPES:
+        batch, (m, k, n) = int(rng.integers(2, 5)), drawn_sizes(rng, 3)
+        shapes.append(((batch, 1, m, k), (batch + 1, k, n), dtype))
     return [make_case(rng, a, b, dtype, (("batch dims", len(output_shape(a, b)) - 2),
                                          *sizes(a, b)))
-            for dtype in DTYPES for a, b in BATCHED_SHAPES]
+            for a, b, dtype in shapes]
 
 
 def one_plain(rng: np.random.Generator) -> Case:

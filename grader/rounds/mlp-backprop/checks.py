@@ -9,7 +9,7 @@ against an independent yardstick.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +21,7 @@ from grader.round_api.judge import (
     Plan,
     Verdict,
     backward_sizes,
+    drawn_sizes,
     failed,
     mismatched_inputs,
     passed,
@@ -62,8 +63,11 @@ def network_case(rng: np.random.Generator, b: int, d: int, h: int, c: int,
 
 
 def networks(rng: np.random.Generator) -> list[Case]:
-    """Every network shape in each float dtype (float64 first)."""
-    return [network_case(rng, *shape, dtype) for dtype in DTYPES for shape in NETWORK_SHAPES]
+    """Every network shape in each float dtype (float64 first), then one per dtype whose sizes
+    the run's seed draws (drawn_sizes): code cannot be right at the fixed shapes alone."""
+    fixed = [network_case(rng, *shape, dtype) for dtype in DTYPES for shape in NETWORK_SHAPES]
+    b, d, h, c = drawn_sizes(rng, 4)
+    return fixed + [network_case(rng, b, d, h, c, dtype) for dtype in DTYPES]
 
 
 def one_network(rng: np.random.Generator) -> Case:
@@ -139,7 +143,8 @@ def losses(rng: np.random.Generator) -> list[Case]:
     narrow = loss_case(rng, 5, 4)
     return [loss_case(rng, b, c, dtype) for dtype in DTYPES for b, c in LOSS_SHAPES] + [
         Case({**narrow.inputs, "y": narrow["y"].astype(np.int32)}, narrow.dims, narrow.dtype,
-             label="B=5, C=4, float64, labels int32")]
+             label="B=5, C=4, float64, labels int32")] + [
+        loss_case(rng, b, c, dtype) for b, c in [drawn_sizes(rng, 2)] for dtype in DTYPES]
 
 
 def one_loss(rng: np.random.Generator) -> Case:
@@ -204,17 +209,20 @@ def extreme_logits(rng: np.random.Generator) -> list[Case]:
 SGD_RATES = (0.1, 0.5, 1.0, 0.01)
 
 
-def sgd_case(rng: np.random.Generator, shape: tuple[int, int, int, int], lr: float,
+def sgd_case(rng: np.random.Generator, shape: Sequence[int], lr: float,
              dtype: str) -> Case:
-    net = network_case(rng, *shape, dtype)
+    b, d, h, c = shape
+    net = network_case(rng, b, d, h, c, dtype)
     grads = {"d" + name: rng.standard_normal(net[name].shape).astype(dtype) for name in PARAMS}
     return Case({name: net[name] for name in PARAMS} | grads, net.dims[1:], dtype,
                 extra={"lr": lr})
 
 
 def sgd_cases(rng: np.random.Generator) -> list[Case]:
+    """Six network shapes and one drawn from the run's seed, in each dtype."""
+    shapes = [*NETWORK_SHAPES[:6], drawn_sizes(rng, 4)]
     return [sgd_case(rng, shape, SGD_RATES[i % len(SGD_RATES)], dtype)
-            for dtype in DTYPES for i, shape in enumerate(NETWORK_SHAPES[:6])]
+            for dtype in DTYPES for i, shape in enumerate(shapes)]
 
 
 def one_sgd(rng: np.random.Generator) -> Case:
@@ -258,9 +266,13 @@ def training_case(rng: np.random.Generator, b: int, d: int, h: int, c: int, lr: 
 
 
 def trajectories(rng: np.random.Generator) -> list[Case]:
-    """float64 only: a float32 run may flip a ReLU gate near 0 and take another path."""
+    """float64 only: a float32 run may flip a ReLU gate near 0 and take another path. The last
+    run's batch and hidden width are drawn from the run's seed (drawn_sizes), its input width
+    (2 to 5) and classes (2 to 5) too."""
+    b, h = drawn_sizes(rng, 2)
+    d, c = (int(v) for v in rng.integers(2, 6, size=2))
     return [training_case(rng, 12, 2, 6, 3, 0.5, 12), training_case(rng, 9, 3, 4, 2, 0.2, 8),
-            training_case(rng, 1, 2, 3, 2, 1.0, 5)]
+            training_case(rng, 1, 2, 3, 2, 1.0, 5), training_case(rng, b, d, h, c, 0.3, 8)]
 
 
 def separable(rng: np.random.Generator) -> list[Case]:

@@ -9,7 +9,7 @@ checks.toml names everything here that a check uses.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +23,7 @@ from grader.round_api.judge import (
     Verdict,
     backward_sizes,
     diagnose,
+    drawn_sizes,
     failed,
     mismatched_inputs,
     passed,
@@ -297,8 +298,12 @@ def stack_case(rng: np.random.Generator, batch: int, widths: tuple[int, ...], ac
 
 
 def stacks(rng: np.random.Generator) -> list[Case]:
+    """STACKS, then a ReLU stack whose batch and three widths the run's seed draws
+    (drawn_sizes), in each dtype."""
+    batch, *widths = drawn_sizes(rng, 4)
+    shapes = [*STACKS, (batch, tuple(widths), "relu")]
     return [stack_case(rng, b, widths, act, dtype) for dtype in DTYPES
-            for b, widths, act in STACKS]
+            for b, widths, act in shapes]
 
 
 def one_stack(rng: np.random.Generator) -> Case:
@@ -418,13 +423,18 @@ def layer_case(rng: np.random.Generator, shape: tuple[int, ...], eps: float,
 
 
 def layernorms(rng: np.random.Generator) -> list[Case]:
-    return [layer_case(rng, shape, EPSILONS[i % len(EPSILONS)], dtype)
-            for dtype in DTYPES for i, shape in enumerate(LAYER_SHAPES)]
+    """LAYER_SHAPES and one the run's seed draws (drawn_sizes), in each dtype."""
+    return _layered(rng, [*LAYER_SHAPES, drawn_sizes(rng, 2)])
 
 
 def sequences(rng: np.random.Generator) -> list[Case]:
+    """SEQUENCE_SHAPES and one the run's seed draws (drawn_sizes), in each dtype."""
+    return _layered(rng, [*SEQUENCE_SHAPES, drawn_sizes(rng, 3)])
+
+
+def _layered(rng: np.random.Generator, shapes: Sequence[tuple[int, ...]]) -> list[Case]:
     return [layer_case(rng, shape, EPSILONS[i % len(EPSILONS)], dtype)
-            for dtype in DTYPES for i, shape in enumerate(SEQUENCE_SHAPES)]
+            for dtype in DTYPES for i, shape in enumerate(shapes)]
 
 
 def one_layernorm(rng: np.random.Generator) -> Case:
@@ -634,9 +644,11 @@ def cpu_trainings(rng: np.random.Generator) -> list[Case]:
 
 
 def _batches(rng: np.random.Generator, training: bool) -> list[Case]:
+    """BATCH_SHAPES and one the run's seed draws (drawn_sizes), in each dtype."""
+    shapes = [*BATCH_SHAPES, drawn_sizes(rng, 2)]
     return [batch_case(rng, n, d, MOMENTA[i % len(MOMENTA)], EPSILONS[i % len(EPSILONS)],
                        training, dtype)
-            for dtype in DTYPES for i, (n, d) in enumerate(BATCH_SHAPES)]
+            for dtype in DTYPES for i, (n, d) in enumerate(shapes)]
 
 
 def trainings(rng: np.random.Generator) -> list[Case]:
