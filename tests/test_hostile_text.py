@@ -51,6 +51,7 @@ from grader.render import report
 from grader.render.instructor_report import BatchProgress, batch_csv, batch_json, render_batch
 from grader.runner.children import next_frame
 from grader.runner.protocol import (
+    NESTING,
     read_frame,
     received_data,
     received_frame,
@@ -728,6 +729,40 @@ def test_a_frame_cannot_make_the_judge_hash_for_ever(body: bytes) -> None:
     are refused after 0.3 s of reading, where building them took the worker 100 s)."""
     with pytest.raises(pickle.UnpicklingError, match="not strings"):
         read_frame_from(b"\x80\x05" + body + b".")
+
+
+DEEP = 20_000
+"""Levels of nesting a hostile frame below sends: past NESTING, within a pipe's buffer."""
+
+
+def _nested_from_the_top(levels: int) -> bytes:
+    """A dict whose value is a list, then each level's list appended to the one before after
+    that one was placed (fetched back from the memo): nested from the top down."""
+    body = b"}K\x01]\x94"
+    for level in range(1, levels + 1):
+        body += b"j" + (level - 1).to_bytes(4, "little") + b"]\x94a0"
+    return body + b"s"
+
+
+@pytest.mark.parametrize(("body", "refused"), [
+    (b"}K\x01" + b"\x85" * DEEP + b"Ns", "nested more than"),  # a key: a tuple in a tuple ...
+    (b"(" * DEEP + b"N" + b"l" * DEEP, "nested more than"),      # lists in lists (MARK, LIST)
+    (_nested_from_the_top(5000), "changed after it was placed"),
+], ids=["tuple-key", "lists", "from-the-top"])
+def test_a_frame_cannot_nest_deeper_than_the_judge_can_read(body: bytes, refused: str) -> None:
+    """Hashing a key, comparing or freeing an object recurses in C: a tuple nested a million
+    levels deep as a dict's key (a 1 MB frame) took the worker down with its stack. Objects
+    nested deeper than NESTING are refused before anything is built, whichever opcodes nest
+    them, and so is an object changed after it was placed in another (the way to nest from the
+    top, unseen by a depth counted as objects are built); a frame nested as deep as probes'
+    never are is read."""
+    with pytest.raises(pickle.UnpicklingError, match=refused):
+        read_frame_from(b"\x80\x05" + body + b".")
+    tree: Any = 1.0
+    for _ in range(NESTING - 2):
+        tree = {"level": [tree]} if isinstance(tree, float) else [tree]
+    assert read_frame_from(pickle.dumps({"kind": "observation", "data": tree}, protocol=5)) \
+        is not None
 
 
 def test_frames_as_probes_send_them_are_read() -> None:

@@ -20,6 +20,7 @@ from tiny_round import write_tiny_round
 from grader.checks.base import Check, Context, Measured, Plan, Verdict, passed, undecided
 from grader.engine.results import POINT_UNITS, CheckResult
 from grader.engine.rounds import Round
+from grader.probes.autograd import autodiff_watch
 from grader.runner import GraderCrash, Request, strays
 from grader.runner import worker as worker_module
 from grader.runner.children import Spawn, fork_spawner
@@ -86,7 +87,9 @@ def _cap_report(capped: bool) -> Verdict:
 
 def _run_plans_here(tiny: Round, root: Path, plans: list[Plan], ready: bool,
                     timeout_s: float = 10.0, spawn: Spawn | None = None) -> list[CheckResult]:
-    """Run plans through the real runner from this process (forked children, real limits)."""
+    """Run plans through the real runner from this process (forked children, real limits),
+    made ready as the worker is before it forks (the autograd watch made once)."""
+    autodiff_watch()
     checks = [Check(f"part1.plan{i}", f"plan {i}", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
               for i, plan in enumerate(plans)]
     request = Request(id="device", root=str(root), round=tiny.id, flavor="numpy",
@@ -95,6 +98,7 @@ def _run_plans_here(tiny: Round, root: Path, plans: list[Plan], ready: bool,
                     [Context(1, "numpy", c.id) for c in checks], plans,
                     spawn or fork_spawner(tiny))
     grading.ready = ready
+    grading.idle = grading.idle_budget()  # the part's allowance of sleep follows `ready`
     return run_part(grading)
 
 
@@ -165,7 +169,7 @@ def test_a_probe_that_uses_the_device_gets_time_to_set_it_up(tiny: Round,
     root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
     device_plan = Plan("round:slow", {"seconds": 0.8}, _cap_report, uses_device=True)
     (ready,) = _run_plans_here(tiny, root, [device_plan], ready=True, timeout_s=0.3)
-    assert ready.status == "passed"
+    assert ready.status == "passed", ready.message
     (absent,) = _run_plans_here(tiny, root, [device_plan], ready=False, timeout_s=0.3)
     assert absent.status == "timeout"
     assert "sat idle for 0.3 s" in absent.message

@@ -112,23 +112,46 @@ CHOSEN_HASHES = 64
 int's hash is its value, a float's and a tuple's follow from theirs (a string's is salted
 per process), so a set of ints that all collide costs its receiver time quadratic in their
 number; 64 cost nothing, and a frame's dicts are keyed by names."""
+NESTING = 200
+"""The deepest a frame's objects may nest (a tuple in a tuple in a dict ...): hashing a key,
+comparing or freeing a nested object recurses in C, and a million levels overflow the judge's
+stack. A frame's data nests a few levels deep (a tree of results, an array's state)."""
 _STRINGS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"})
 _CONTAINERS = frozenset({"EMPTY_DICT", "DICT", "EMPTY_SET", "FROZENSET"})
 _MEMO_PUT = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 _MEMO_GET = frozenset({"GET", "BINGET", "LONG_BINGET"})
+_ADDED_TO = frozenset({"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD"})
+"""Opcodes that add to (or set the state of) an object already on the stack and leave it
+there: the object keeps its identity, and its depth grows with what it takes in."""
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """What bounded_hashing knows of one stack slot: its kind ("str", "mark", "container" for
+    a dict or set, "other") and an id that the memo and later additions share."""
+
+    kind: str
+    id: int
+
+
+_OTHER = _Slot("other", 0)
 
 
 def bounded_hashing(payload: bytes) -> None:
     """Walk a frame's opcodes without building anything (pickletools.genops) and refuse one
-    with too many pieces, or with a dict or set holding more than CHOSEN_HASHES members of a
-    kind whose hash the sender chooses: the unpickler builds those in C, where no signal or
-    watchdog can stop it, and a child could otherwise spend the judge's CPU, not its own.
-    Each stack slot is tracked by kind: a string, a mark, a dict or set (by an id, so that
-    members added to it piece by piece, or through the memo, count together), anything else."""
-    stack: list[object] = []
-    memo: dict[int, object] = {}
+    with too many pieces, objects nested more than NESTING deep, or a dict or set holding more
+    than CHOSEN_HASHES members of a kind whose hash the sender chooses: the unpickler builds
+    those in C, where no signal or watchdog can stop it, and a child could otherwise spend the
+    judge's CPU or overflow its stack. Each object made is a _Slot with an id, so that members
+    added to it piece by piece, or through the memo, count together, and its depth is one more
+    than the deepest of what it was built from or took in. An object placed in another is
+    sealed: pickle sends each object whole before the one that holds it, and one changed
+    afterwards (fetched from the memo) could deepen what holds it unseen."""
+    stack: list[_Slot] = []
+    memo: dict[int, _Slot] = {}
     chosen: dict[int, int] = {}
-    containers = 0
+    depth: dict[int, int] = {}
+    sealed: set[int] = set()
     try:
         for count, (op, arg, _) in enumerate(pickletools.genops(payload)):
             if count >= FRAME_OPCODES:
@@ -138,50 +161,62 @@ def bounded_hashing(payload: bytes) -> None:
                 memo[len(memo) if name == "MEMOIZE" else int(cast(int, arg))] = stack[-1]
                 continue
             if name in _MEMO_GET:
-                stack.append(memo.get(int(cast(int, arg)), "other"))
+                stack.append(memo.get(int(cast(int, arg)), _OTHER))
                 continue
             popped, below = _pop(stack, op.stack_before)
-            if name == "SETITEM":
-                _count(chosen, popped[0], popped[1:2])
-                stack.append(popped[0])  # the same dict, added to again later
+            if name in _ADDED_TO:
+                target, taken = (below[0], popped) if below else (popped[0], popped[1:])
+                if target.id in sealed:
+                    raise pickle.UnpicklingError("an object changed after it was placed in "
+                                                 "another")
+                if name != "APPEND" and name != "APPENDS" and name != "BUILD":
+                    _count(chosen, target, taken[0::2] if name != "ADDITEMS" else taken)
+                _deepen(depth, target, taken)
+                sealed.update(part.id for part in taken)
+                stack.append(target)
                 continue
-            if name in ("SETITEMS", "ADDITEMS"):
-                _count(chosen, below[0], popped[0::2] if name == "SETITEMS" else popped)
-                stack.append(below[0])
-                continue
-            pushed: list[object] = []
             for _ in op.stack_after:
+                slot = _Slot("str" if name in _STRINGS else "mark" if name == "MARK" else
+                             "container" if name in _CONTAINERS else "other", count + 1)
                 if name in _CONTAINERS:
-                    containers += 1
-                    pushed.append(containers)
-                    added = popped[0::2] if name == "DICT" else popped
-                    _count(chosen, containers, added)
-                else:
-                    pushed.append("str" if name in _STRINGS else
-                                  "mark" if name == "MARK" else "other")
-            stack.extend(pushed)
+                    _count(chosen, slot, popped[0::2] if name == "DICT" else popped)
+                _deepen(depth, slot, popped + below)
+                stack.append(slot)
+            if op.stack_after:  # what it took is now inside what it made (POP makes nothing)
+                sealed.update(part.id for part in popped + below)
     except (ValueError, IndexError) as exc:  # a malformed stream: the unpickler says how
         raise pickle.UnpicklingError(f"malformed frame: {exc}") from None
 
 
-def _pop(stack: list[object], before: list[Any]) -> tuple[list[object], list[object]]:
+def _pop(stack: list[_Slot], before: list[Any]) -> tuple[list[_Slot], list[_Slot]]:
     """(the slots an opcode takes above its mark, or all it takes where it has none; the
-    slots it takes below its mark: the container it adds to)."""
+    slots it takes below its mark: the object it adds to)."""
     if pickletools.markobject not in before:
         return [stack.pop() for _ in before][::-1], []
-    above: list[object] = []
-    while stack[-1] != "mark":
+    above: list[_Slot] = []
+    while stack[-1].kind != "mark":
         above.append(stack.pop())
     stack.pop()
     below = [stack.pop() for _ in range(before.index(pickletools.markobject))][::-1]
     return above[::-1], below
 
 
-def _count(chosen: dict[int, int], container: object, members: list[object]) -> None:
-    if not isinstance(container, int):
+def _deepen(depth: dict[int, int], made: _Slot, parts: list[_Slot]) -> None:
+    """The depth of `made` once it holds `parts` (one more than the deepest of them)."""
+    if not parts or not made.id:
         return
-    chosen[container] = chosen.get(container, 0) + sum(m != "str" for m in members)
-    if chosen[container] > CHOSEN_HASHES:
+    deepest = 1 + max(depth.get(part.id, 0) for part in parts)
+    if deepest > depth.get(made.id, 0):
+        if deepest > NESTING:
+            raise pickle.UnpicklingError(f"objects nested more than {NESTING} deep")
+        depth[made.id] = deepest
+
+
+def _count(chosen: dict[int, int], container: _Slot, members: list[_Slot]) -> None:
+    if container.kind != "container":
+        return
+    chosen[container.id] = chosen.get(container.id, 0) + sum(m.kind != "str" for m in members)
+    if chosen[container.id] > CHOSEN_HASHES:
         raise pickle.UnpicklingError(f"a dict or set of more than {CHOSEN_HASHES} members "
                                      "that are not strings")
 
