@@ -265,6 +265,15 @@ SEES_THROUGH = {
     "torch-sys": ("import torch\ntorch.sys.modules['grader'].x = 1",
                   [(2, "imports-the-grader"), (2, "loaded-modules")]),
     "torch-builtins": ("import torch\ntorch.builtins.exec(code)", [(2, "dynamic-code")]),
+    # a library's attribute rebound, however the module is reached; the submission's own
+    # modules and its objects are its own to change
+    "patched-library": ("import pickle as p, numpy, part1_inplace\np.dumps = len\n"
+                        "setattr(numpy.linalg, 'norm', abs)\nvars(p)['loads'] = len\n"
+                        "numpy.ndarray.x = 1\npart1_inplace.helper = len\n"
+                        "class A: pass\nA.x = 1",
+                        [(2, "patches-a-library"), (3, "patches-a-library"),
+                         (4, "patches-a-library"), (4, "unpickling"),
+                         (5, "patches-a-library")]),
     "torch-os-system": ("import torch as t\nt.os.system('ls')", [(2, "processes")]),
     "torch-ctypes": ("from torch import ctypes\nlib = ctypes.CDLL(None)", [(2, "native-code")]),
     "os-sys-frames": ("import os\nframe = os.sys._getframe(1)", [(2, "stack-frames")]),
@@ -515,6 +524,18 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
          52, "processes"),
         ("tests/solutions/normalization/part2_autograd_in_a_forked_process/part2_layernorm.py",
          60, "unpickling"),
+    } | {
+        # Library functions rebound at import: the comparisons, gradcheck, autograd's engine.
+        *{(f"{hostile}patched_torch/part3_backward.py", line, "patches-a-library")
+          for line in (9, 10, 11, 12)},
+        *{(f"{hostile}patched_numpy/part1_inplace.py", line, "patches-a-library")
+          for line in range(6, 12)},
+        ("tests/solutions/mlp-backprop/hostile_frames_rewritten/part3_backward.py", 47,
+         "patches-a-library"),
+        *{(f"tests/solutions/matmul-grad/part1_{name}/torch/part1_matmul_backward.py", line,
+           "patches-a-library")
+          for name in ("hides_from_the_watch", "restarts_the_profiler", "stops_the_profiler")
+          for line in (14, 20 if name == "hides_from_the_watch" else 21)},
     } | {("tests/solutions/matmul-grad/part1_hides_from_the_watch/torch/"
           "part1_matmul_backward.py", line, "torch-internals") for line in (13, 14, 16, 20)} | {
         ("tests/solutions/matmul-grad/part1_stops_the_profiler/torch/part1_matmul_backward.py",

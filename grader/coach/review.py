@@ -89,6 +89,8 @@ COMPILED_SUFFIXES = tuple(importlib.machinery.BYTECODE_SUFFIXES
                           + importlib.machinery.EXTENSION_SUFFIXES)
 """The endings of the files Python's own finders import as modules that are not source."""
 DYNAMIC = "dynamic-lookup"
+ANY_LIBRARY = "*"
+"""In a rule's `writes`: any library module that no rule names itself."""
 SHOWN_FLAGS = 5
 STRING_SHOWN = 40
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -642,6 +644,14 @@ def _top_level(name: str) -> importlib.machinery.ModuleSpec | None:
         return importlib.machinery.PathFinder.find_spec(name)
     except (ImportError, ValueError):
         return None
+
+
+def _library(path: str) -> bool:
+    """Whether a dotted path lies in a library: the standard library, or a module installed
+    where the grader runs (the submission's own files are not on its path)."""
+    top = path.partition(".")[0]
+    return top in sys.stdlib_module_names or top in sys.builtin_module_names \
+        or _top_level(top) is not None
 
 
 def _own_submodule(package: tuple[str, ...], name: str) -> bool:
@@ -1350,10 +1360,13 @@ class _Scan:
                 if rule.names_attribute(what):
                     self.flag(node, rule, f".{what}")
         elif kind == "write":
-            for rule in rules():
-                if what in rule.writes:
-                    self.flag(node, rule, f"sets {what}.{extra}" if extra else
-                              f"sets {what} by a name computed at run time")
+            named = [rule for rule in rules() if what in rule.writes]
+            # A module some rule names is flagged by that rule already, where it is reached.
+            for rule in named or [rule for rule in rules() if ANY_LIBRARY in rule.writes
+                                  and _library(what)
+                                  and not any(other.reaches(what) for other in rules())]:
+                self.flag(node, rule, f"sets {what}.{extra}" if extra else
+                          f"sets {what} by a name computed at run time")
 
     def _read_attribute(self, node: ast.Attribute) -> None:
         """An attribute read on any object and not called there (`m.modules[...]`, where

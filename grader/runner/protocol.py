@@ -92,8 +92,24 @@ def _numpy_dtype_class(module: str, found: Any) -> bool:
     return module == "numpy.dtypes" and isinstance(found, type) and issubclass(found, np.dtype)
 
 
+# What a child's frames are written with, bound when this module is imported: before any
+# candidate code runs in the process, and where code under test that rebinds pickle.dumps,
+# io.BytesIO or os.write (no module of the grader's reached) cannot put itself between the
+# probes and the judge.
+_Pickler = pickle.Pickler
+_BytesIO = io.BytesIO
+_write = os.write
+_memoryview = memoryview
+
+
 def dumps(obj: Any) -> bytes:
-    payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    """A frame: the header, then `obj` pickled by the bound pickler with a table of reducers
+    of its own (empty), so that none registered with copyreg by the code under test applies."""
+    buffer = _BytesIO()
+    pickler = _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {}
+    pickler.dump(obj)
+    payload = buffer.getvalue()
     return _HEADER.pack(len(payload)) + payload
 
 
@@ -227,9 +243,9 @@ LAST_WORDS_SIGNAL = signal.SIGUSR1
 
 
 def write_frame(fd: int, obj: Any) -> None:
-    view = memoryview(dumps(obj))
+    view = _memoryview(dumps(obj))
     while view:
-        written = os.write(fd, view)
+        written = _write(fd, view)
         view = view[written:]
 
 
