@@ -785,14 +785,16 @@ def autograd_function(spec: Spec) -> PlanFactory:
                 return replace(failed(f"{cls} is a {obs['kind']} that does not subclass "
                                       "torch.autograd.Function", hint=not_function_hint),
                                voids=True)
-            if not obs["setup_context"]:
-                return failed(f"{cls} has no setup_context of its own: forward(ctx, ...) is the "
-                              "old style", hint=old_style_hint)
             if obs["raised"]:
                 return raised_verdict(case.describe(), obs["raised"])
+            # Evidence against the backward voids first, whatever else is wrong: a result
+            # that bypasses the Function carries autograd's own gradients.
             if not obs["through"]:
                 return replace(failed(f"{called}.grad_fn is {obs['grad_fn']}, not {cls}'s "
                                       "backward node", hint=bypass_hint), voids=True)
+            if not obs["setup_context"]:
+                return failed(f"{cls} has no setup_context of its own: forward(ctx, ...) is the "
+                              "old style", hint=old_style_hint)
             return passed(f"{called}.grad_fn is {obs['grad_fn']}")
 
         return Plan("function_node", {"cls": cls, "function": function, "case": case.data(),

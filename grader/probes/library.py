@@ -273,7 +273,8 @@ def function_node(api: Api, cls: str, function: str, case: CaseData, args: Seque
                   wrt: Sequence[str], setup_context: bool) -> Observation:
     """Is `cls` a torch.autograd.Function (with a setup_context of its own, where asked), and
     is the node of `function(*args)`'s result (the inputs `wrt` leaves requiring grad) its
-    backward node?"""
+    backward node? Asked of any Function, whatever its style: a result that bypasses it is
+    evidence of its own."""
     import torch
 
     found: Any = api.function(cls)
@@ -283,7 +284,7 @@ def function_node(api: Api, cls: str, function: str, case: CaseData, args: Seque
         "kind": "class" if isinstance(found, type) else type(found).__name__,
         "setup_context": not setup_context or (
             is_function and found.setup_context is not torch.autograd.Function.setup_context)}
-    if not is_function or not observed["setup_context"]:
+    if not is_function:
         return observed
     inputs = [leaf(case["inputs"][n]) if n in wrt else torch.from_numpy(
         np.array(case["inputs"][n], copy=True)) for n in args]
