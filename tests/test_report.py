@@ -151,6 +151,18 @@ def test_printed_output_is_shown_under_its_check_and_trimmed() -> None:
     assert f"... ({40 - report.OUTPUT_LINES} more lines)" in text
 
 
+def test_a_hint_followed_by_printed_output_is_repeated_just_above_the_score() -> None:
+    """What the code printed (warnings, debug lines) follows the hint in its panel and can
+    push it off an 80x24 screen: the likeliest mistake's hint is then named again just above
+    the score, even where its panel is the last; a panel without output needs no repeat."""
+    only = RunResult(round="prefix-products", flavor="numpy", seed=5, parts=[
+        PartResult("part2", "Out-of-place forward", [sample().parts[1].checks[0]])])
+    lines = render(only).splitlines()
+    assert flat(" ".join(lines[-4:-2])) == f"start with part2.correctness: {HINT}"
+    only.parts[0].checks[0].output = ""
+    assert "start with" not in render(only)
+
+
 def test_a_timeout_gets_its_own_panel_and_status() -> None:
     text = render(sample())
     assert "⏱ timeout" in text and "did not finish within 10 s" in text

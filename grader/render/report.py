@@ -174,7 +174,8 @@ def render_scorecard(console: Console, result: RunResult) -> None:
     table per part (a stub part, or one that never ran, is one line), then any figures, then
     the failures' panels in the tables' order (part1 first, each part's checks in order), so
     the evidence reads in the order the candidate works through the round; where the likeliest
-    mistake's panel is not the last, one line names it and its hint just above the score."""
+    mistake's panel is not the last, or its hint is followed by what the code printed, one line
+    names it and its hint just above the score."""
     found = triage(result)
     never_ran = {t.part.id: t for t in found.troubles if t.whole_part}
     heading = f" · {result.round} · {result.flavor} flavor · seed {result.seed} · hidden checks"
@@ -197,7 +198,10 @@ def render_scorecard(console: Console, result: RunResult) -> None:
         panels.insert(0, start_here_panel(result.round, found.untouched[0]))
     for panel in panels:
         console.print(panel)
-    if found.first is not None and found.first is not found.troubles[-1]:
+    # Its hint is far from the last lines where another panel comes after its own, or where
+    # what the code printed (up to OUTPUT_LINES, wrapped) follows the hint in its panel.
+    if found.first is not None and (found.first is not found.troubles[-1]
+                                    or found.first.root.hint and found.first.root.output):
         console.print(start_with_line(found.first))
     console.print(summary_line(result))
     console.print(Text(HONESTY_NOTE, style="dim"))

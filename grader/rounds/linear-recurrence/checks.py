@@ -9,6 +9,7 @@ through that same loop (float64), so neither leans on the hand-written backward.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -107,8 +108,10 @@ def draw_a(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.choice([-1.0, 1.0], size=shape) * rng.uniform(0.5, 0.98, size=shape)
 
 
-def make_case(rng: np.random.Generator, t: int, d: int, dtype: str = "float64") -> Case:
-    a = draw_a(rng, (t, d))
+def make_case(rng: np.random.Generator, t: int, d: int, dtype: str = "float64",
+              a: np.ndarray | None = None) -> Case:
+    """A case of T steps over D channels: `a` drawn (draw_a) unless given."""
+    a = draw_a(rng, (t, d)) if a is None else a
     b = rng.standard_normal((t, d))
     h0 = rng.standard_normal(d)
     dh = rng.standard_normal((t, d))
@@ -125,7 +128,29 @@ def many(rng: np.random.Generator) -> list[Case]:
     cases += [make_case(rng, t, d, "float32") for t, d in SHAPES if t > 1]
     (t,), (d,) = drawn_sizes(rng, 1, (9, 200)), drawn_sizes(rng, 1, (1, 6))
     return cases + [make_case(rng, *LONG), make_case(rng, *LONG, dtype="float32"),
-                    make_case(rng, t, d)]
+                    make_case(rng, t, d), *gated(rng)]
+
+
+GATED = (12, 3)
+DECAYING = (2000, 2)
+
+
+def gated(rng: np.random.Generator) -> list[Case]:
+    """The contract's whole range of a, in float64: gates shut (a = 0: the state resets) and
+    wide open (a = 1 and -1) at steps the seed draws, and a long sequence of strong decay (|a|
+    from 0.3 to 0.6, products below float64's smallest number within 2000 steps). A closed
+    form that divides by the running product of a (h = A * cumsum(b / A)) meets a zero or an
+    underflow in these, as the recurrence itself never does."""
+    t, d = GATED
+    a = draw_a(rng, (t, d))
+    for channel in range(d):
+        shut, open_ = rng.choice(np.arange(1, t), size=2, replace=False)
+        a[shut, channel], a[open_, channel] = 0.0, rng.choice([-1.0, 1.0])
+    t, d = DECAYING
+    decay = rng.choice([-1.0, 1.0], size=(t, d)) * rng.uniform(0.3, 0.6, size=(t, d))
+    return [replace(make_case(rng, *GATED, a=a), label=f"T={GATED[0]}, D={GATED[1]}, float64, "
+                                                       "gates shut (a = 0) and open (|a| = 1)"),
+            make_case(rng, *DECAYING, a=decay)]
 
 
 def empty(rng: np.random.Generator) -> list[Case]:
@@ -288,10 +313,25 @@ def tail_dropped(case: Case, actual: Any) -> bool:
 
 def closed_form(case: Case, actual: Any) -> bool:
     """h = A * (h0 + cumsum(b / A)) with A the running product of a: it divides by a product
-    that underflows on a long sequence (to 0 in float32), giving inf or NaN."""
+    that is 0 where a gate shuts and underflows on a long sequence (to 0 in float32 first),
+    giving inf or NaN. The result's non-finite entries are where the closed form's, computed
+    in float64 or in the case's dtype, are; or, on a long sequence, anywhere."""
     value = np.asarray(actual, dtype=np.float64)
-    return case.dim("T") >= LONG[0] and value.shape == case["a"].shape and bool(
-        (~np.isfinite(value)).any())
+    if value.shape != case["a"].shape:
+        return False
+    broken = ~np.isfinite(value)
+    if not broken.any():
+        return False
+    if case.dim("T") >= LONG[0]:
+        return True
+    for dtype in {"float64", case.dtype}:
+        a, b, h0 = (np.asarray(case[name], dtype=dtype) for name in ("a", "b", "h0"))
+        with np.errstate(all="ignore"):
+            products = np.cumprod(a, axis=0)
+            closed = products * (h0 + np.cumsum(b / products, axis=0))
+        if np.array_equal(~np.isfinite(closed), broken):
+            return True
+    return False
 
 
 def _blelloch(case: Case, *, stale: bool = False) -> np.ndarray:
