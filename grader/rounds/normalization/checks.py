@@ -55,17 +55,23 @@ DTYPES = ("float64", "float32")
 #   estimated); Dvoretzky-Kiefer-Wolfowitz (Massart's constant): P(D >= t) <= 2 exp(-2 n t^2)
 #   = ALPHA, the share's band again (about 0.02 at 32000 entries; four values with the right
 #   moments and tails are 0.15 or more away).
+# * independence (not one row, or a few, repeated, permuted or mirrored): for an m x n array of
+#   i.i.d. N(0, v) entries each column's mean is N(0, v / m), independently of the others, so
+#   m * sum(column means^2) / v is chi-square with n degrees of freedom exactly, and the rows'
+#   likewise with m: `second_moment_band` again, on both sides. Identical rows make the
+#   columns' statistic m times too large; rows that are permutations of one symmetric set
+#   make the rows' 0.
 #
-# Each array is tested 5 times (the second moment's two sides, the mean, the share, the
-# distribution) at ALPHA each; a run tests SHAPES_PER_CHECK arrays in each of the two checks, so
-# a correct sampler fails a run with probability at most 2 * 3 * 5 * 1e-11 = 3e-10 < 1e-9 (a
-# union bound).
+# Each array is tested 9 times (the second moment's two sides, the mean, the share, the
+# distribution, the two means' statistics on both sides) at ALPHA each; a run tests
+# SHAPES_PER_CHECK arrays in each of the two checks, so a correct sampler fails a run with
+# probability at most 2 * 3 * 9 * 1e-11 = 5.4e-10 < 1e-9 (a union bound).
 # The smallest array has 32000 entries: the second moment's band is then about +-6%, the
 # share's +-0.02; every slip listed below is 17% or more away from the truth.
 
 ALPHA = 1e-11
 SHAPES_PER_CHECK = 3
-FALSE_FAILURE = 2 * SHAPES_PER_CHECK * 5 * ALPHA
+FALSE_FAILURE = 2 * SHAPES_PER_CHECK * 9 * ALPHA
 TAIL_EDGE = math.sqrt(3.0)
 TAIL_SHARE = math.erfc(TAIL_EDGE / math.sqrt(2.0))
 
@@ -106,6 +112,19 @@ def normal_gap(sample: np.ndarray, variance: float) -> float:
     normal = 0.5 * np.asarray([math.erfc(-x / math.sqrt(2.0)) for x in ordered])
     steps = np.arange(1, n + 1) / n
     return float(max(np.max(steps - normal), np.max(normal - (steps - 1.0 / n))))
+
+
+def dependent_means(sample: np.ndarray, variance: float) -> str | None:
+    """What shows the entries are not independent (see the comment above): the columns' or the
+    rows' means spread outside the band i.i.d. N(0, variance) entries keep; None if neither."""
+    for axis, whose in ((0, "columns"), (1, "rows")):
+        means = sample.mean(axis=axis)
+        ratio = float(np.mean(means ** 2)) * sample.shape[axis] / variance
+        low, high = second_moment_band(means.size)
+        if not (math.isfinite(ratio) and low <= ratio <= high):
+            return (f"its {whose}' means spread {ratio:.3g} times as much as independent "
+                    f"draws' (allowed {low:.3g} to {high:.3g})")
+    return None
 
 
 def xavier_variance(fan_in: int, fan_out: int) -> float:
@@ -259,6 +278,10 @@ def init_statistics(ctx: Context, params: dict[str, Any]) -> Plan:
                 first = first or (f"{where}: its values' distribution is {gap:.3f} away from "
                                   f"N(0, {variance:.4g}) at its widest (at most {band:.3f} "
                                   "allowed)", "distribution")
+                continue
+            dependent = dependent_means(sample, variance)
+            if dependent:
+                first = first or (f"{where}: {dependent}", "independence")
                 continue
             lines.append(f"{fan_in}x{fan_out}: variance ratio {m2 / variance:.4f}")
         if first is None:
