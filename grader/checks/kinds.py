@@ -1135,7 +1135,9 @@ def compare_runs(spec: Spec) -> PlanFactory:
     end to end, observed as a table of plain data) on the candidate's code against `truth`, the
     same run on the reference; `fields` are the observations compared (default all), `at_most`
     those that pass at or under a limit instead. A case whose extra says `malformed` must raise
-    ValueError (`validation_hint` otherwise), judged once every valid case matched."""
+    ValueError (`validation_hint` otherwise), judged once every valid case matched. A run that
+    answered and differs voids the checks the row's `voids` names (an observation of how the
+    values were made, such as a graph kept alive, can only cost the submission)."""
     maker, truth, mistakes = spec.maker("cases"), spec.maker("truth"), spec.mistakes()
     fields = spec.value("fields", None)
     limits: dict[str, float] = spec.value("at_most", {})
@@ -1167,6 +1169,7 @@ def compare_runs(spec: Spec) -> PlanFactory:
         def judge(observed: list[Observation]) -> Verdict:
             wrong: list[tuple[Case, Any]] = []
             first: tuple[str, str | None] | None = None
+            answered = False
             for case, run in zip(cases, observed, strict=True):
                 if case.extra.get("malformed"):
                     continue
@@ -1183,12 +1186,16 @@ def compare_runs(spec: Spec) -> PlanFactory:
                     case.dtype, "the result")
                 if difference:
                     wrong.append((case, run["value"]))
+                    answered = True
                     first = first or (f"{case.describe()}: {difference} ({ctx.reproduce()})",
                                       None)
             if first is not None:
                 named = diagnose(wrong, mistakes)
                 verdict = failed(first[0], hint=named or first[1] or hint)
-                return replace(verdict, diagnosis=differential(ctx, wrong, named is not None))
+                # A run that answered otherwise than the truth is evidence against how the
+                # part's values were made (the checks a row's `voids` names); a raise is not.
+                return replace(verdict, diagnosis=differential(ctx, wrong, named is not None),
+                               voids=answered)
             for case, run in zip(cases, observed, strict=True):
                 if case.extra.get("malformed") and (
                         run["raised"] is None or "ValueError" not in run["raised"]["bases"]):

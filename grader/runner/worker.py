@@ -389,10 +389,13 @@ def void_results(checks: list[Check], results: list[CheckResult],
             own.score = own.max_score if otherwise.status == "passed" else 0.0
             continue
         for voided in targets:
-            if voided.status in ("passed", "failed"):
-                shown = f" (on its own it {voided.status})"
+            # One that failed on its own keeps its message and hint: its values' own trouble,
+            # named; it loses whatever share of its points it kept.
+            if voided.status == "failed":
+                voided.score = 0.0
+            elif voided.status == "passed":
                 voided.status, voided.score, voided.hint = "failed", 0.0, None
-                voided.message = f"{check.void_message}{shown}: see {check.id}"
+                voided.message = f"{check.void_message} (on its own it passed): see {check.id}"
                 voided.after = [check.id]
 
 
