@@ -278,8 +278,8 @@ def _as_load(node: ast.expr) -> ast.expr:
 def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A sign flipped (`+` for `-` and back, a negation dropped); a product for a quotient (and
     back) by a variable; a constant factor or divisor dropped or doubled (`size // 4` for
-    `size // 2`). `x + 1` and `x - 1` are an
-    index's arithmetic, which off_by_one shifts instead."""
+    `size // 2`); a floor division for a true one and back (_division). `x + 1` and `x - 1`
+    are an index's arithmetic, which off_by_one shifts instead."""
     if isinstance(node, ast.BinOp) and not (isinstance(node.right, ast.Constant)
                                             and isinstance(node.op, ast.Add | ast.Sub)):
         if isinstance(node.op, ast.Add):
@@ -308,6 +308,18 @@ def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Sub):
         flipped = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
         yield Edit("flip_sign", ast.AugAssign(node.target, flipped, node.value))
+    yield from _division(node)
+
+
+def _division(node: ast.AST) -> Iterator[Edit]:
+    """A true division for a floor division and back (`/` for `//`, `//=` for `/=`): a float
+    index or count, or a quotient rounded down to whole numbers."""
+    if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div | ast.FloorDiv):
+        floor = isinstance(node.op, ast.Div)
+        other: ast.operator = ast.FloorDiv() if floor else ast.Div()
+        made = ast.BinOp(node.left, other, node.right) if isinstance(node, ast.BinOp) \
+            else ast.AugAssign(node.target, other, node.value)
+        yield Edit("floor_division" if floor else "true_division", made)
 
 
 def left_out(node: ast.AST, scope: Scope) -> Iterator[Edit]:
@@ -355,7 +367,8 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     `np.maximum(x, 0)` all become `x`); the smallest taken for the largest and back (`np.min`
     for `np.max`, `min(...)` for `max(...)`, `torch.minimum` for `torch.maximum`); two
     neighbouring arguments of a call to one of the module's own functions in each other's
-    places (`combine(step, prefix)` for `combine(prefix, step)`)."""
+    places (`combine(step, prefix)` for `combine(prefix, step)`); a bound given by keyword on
+    the other side (`x.clamp(max=tiny)` for `x.clamp(min=tiny)`)."""
     if not isinstance(node, ast.Call):
         return
     func = node.func
@@ -370,6 +383,12 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         other = ast.Attribute(func.value, EXTREMES[called], ast.Load()) \
             if isinstance(func, ast.Attribute) else ast.Name(EXTREMES[called], ast.Load())
         yield Edit("opposite_extreme", ast.Call(other, node.args, node.keywords))
+    bounds = [k for k in node.keywords if k.arg in EXTREMES]
+    if len(bounds) == 1:  # clamp(min=...) for clamp(max=...) and back; both given: a swap
+        (bound,) = bounds
+        other_bound = ast.keyword(EXTREMES[str(bound.arg)], bound.value)
+        yield Edit("opposite_extreme", ast.Call(func, node.args, [
+            other_bound if k is bound else k for k in node.keywords]))
     if isinstance(func, ast.Name) and called in scope.defined \
             and not any(isinstance(a, ast.Starred) for a in node.args):
         for i in range(len(node.args) - 1):
@@ -703,7 +722,8 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "default_dtype", "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments",
             "flip_sign", "break_for_continue", "continue_for_break", "add_detach", "drop_detach",
             "drop_new_axis",
-            "drop_factor", "double_factor", "inverted_operator", "reverse_difference",
+            "drop_factor", "double_factor", "inverted_operator", "floor_division",
+            "true_division", "reverse_difference",
             "reverse_ratio", "drop_call", "drop_term", "drop_operand", "drop_condition",
             "swap_steps", "hoisted_step", "drop_step", "unentered_with", "add_column_axis",
             "other_member", "other_variable")
