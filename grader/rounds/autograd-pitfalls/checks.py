@@ -157,8 +157,13 @@ def training_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def training_and_malformed(rng: np.random.Generator) -> list[Case]:
+    """The training cases, the contract's edge among them (steps = 0 is a run of no step,
+    valid: only steps < 0 raise), and inputs that must raise."""
     cases = training_cases(rng)
-    return cases + [
+    first = cases[0]
+    none = Case(first.inputs, first.dims, first.dtype, extra={**first.extra, "steps": 0},
+                label=f"{first.describe()}, steps = 0")
+    return [*cases, none] + [
         malformed(cases[0], "batches is empty", extra={"batches": 0}),
         malformed(cases[0], "lr = 0", extra={"lr": 0.0}),
         malformed(cases[0], "steps = -1", extra={"steps": -1}),

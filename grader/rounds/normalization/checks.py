@@ -464,6 +464,13 @@ def one_layernorm(rng: np.random.Generator) -> Case:
     return layer_case(rng, (3, 4), 1e-3)
 
 
+def valid_layernorms(rng: np.random.Generator) -> list[Case]:
+    """Well-formed calls, the contract's edge among them: eps = 0 (only eps < 0 is refused;
+    every row varies)."""
+    no_eps = layer_case(rng, (3, 4), 0.0)
+    return [one_layernorm(rng), replace(no_eps, label=f"{no_eps.describe()}, eps = 0")]
+
+
 def one_sequence(rng: np.random.Generator) -> Case:
     return layer_case(rng, (2, 3, 4), 1e-3)
 
@@ -695,7 +702,8 @@ def one_training(rng: np.random.Generator) -> Case:
 
 def valid_trainings(rng: np.random.Generator) -> list[Case]:
     """Well-formed training batches, momentum at both ends of [0, 1] among them (0 keeps the
-    running statistics, 1 replaces them with the batch's)."""
+    running statistics, 1 replaces them with the batch's). Not eps = 0: torch's own batch_norm
+    refuses it in training."""
     edges = [batch_case(rng, 5, 3, momentum, 1e-3, True) for momentum in (0.0, 1.0)]
     return [one_training(rng), *(replace(case, label=f"{case.describe()}, momentum = {m}")
                                  for case, m in zip(edges, (0, 1), strict=True))]
