@@ -1136,8 +1136,9 @@ def compare_runs(spec: Spec) -> PlanFactory:
     same run on the reference; `fields` are the observations compared (default all), `at_most`
     those that pass at or under a limit instead. A case whose extra says `malformed` must raise
     ValueError (`validation_hint` otherwise), judged once every valid case matched. A run that
-    answered and differs voids the checks the row's `voids` names (an observation of how the
-    values were made, such as a graph kept alive, can only cost the submission)."""
+    answered and differs voids the checks the row's `voids` names where the first of them
+    passed (an observation of how right values were made, such as a graph kept alive, can
+    only cost the submission); where it did not, this verdict stands alone."""
     maker, truth, mistakes = spec.maker("cases"), spec.maker("truth"), spec.mistakes()
     fields = spec.value("fields", None)
     limits: dict[str, float] = spec.value("at_most", {})
@@ -1193,9 +1194,12 @@ def compare_runs(spec: Spec) -> PlanFactory:
                 named = diagnose(wrong, mistakes)
                 verdict = failed(first[0], hint=named or first[1] or hint)
                 # A run that answered otherwise than the truth is evidence against how the
-                # part's values were made (the checks a row's `voids` names); a raise is not.
-                return replace(verdict, diagnosis=differential(ctx, wrong, named is not None),
-                               voids=answered)
+                # part's values were made (the checks a row's `voids` names), where those values
+                # were right (a part that updates nothing moves no version counter either); a
+                # raise is no evidence.
+                verdict = replace(verdict, diagnosis=differential(ctx, wrong, named is not None))
+                return replace(verdict, voids=answered, otherwise=verdict) if answered \
+                    else verdict
             for case, run in zip(cases, observed, strict=True):
                 if case.extra.get("malformed") and (
                         run["raised"] is None or "ValueError" not in run["raised"]["bases"]):

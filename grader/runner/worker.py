@@ -385,17 +385,14 @@ def void_results(checks: list[Check], results: list[CheckResult],
         answer = by_id.get(check.voids[0])
         if otherwise is not None and (answer is None or answer.status != "passed"):
             own = by_id[check.id]
-            own.status, own.message, own.hint = otherwise.status, otherwise.message, None
+            own.status, own.message, own.hint = otherwise.status, otherwise.message, otherwise.hint
             own.score = own.max_score if otherwise.status == "passed" else 0.0
             continue
         for voided in targets:
-            # One that failed on its own keeps its message and hint: its values' own trouble,
-            # named; it loses whatever share of its points it kept.
-            if voided.status == "failed":
-                voided.score = 0.0
-            elif voided.status == "passed":
+            if voided.status in ("passed", "failed"):
+                shown = f" (on its own it {voided.status})"
                 voided.status, voided.score, voided.hint = "failed", 0.0, None
-                voided.message = f"{check.void_message} (on its own it passed): see {check.id}"
+                voided.message = f"{check.void_message}{shown}: see {check.id}"
                 voided.after = [check.id]
 
 
