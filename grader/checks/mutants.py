@@ -103,13 +103,22 @@ def _expr(text: str) -> ast.expr:
 
 def _is_transpose(node: ast.AST) -> ast.expr | None:
     """The operand of a last-two-axes transpose (`x.T`, `x.mT`, `x.transpose(-1, -2)`,
-    `x.swapaxes(-1, -2)`, `x.transpose(1, 2)` on a stack...), else None."""
+    `x.swapaxes(-1, -2)`, `x.transpose(1, 2)` on a stack..., and the module functions
+    `np.swapaxes(x, -1, -2)`, `torch.transpose(x, -2, -1)`), else None."""
     if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
         return node.value
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in ("transpose", "swapaxes", "permute") and not node.keywords:
-        return node.func.value
+        owner = node.func.value
+        if isinstance(owner, ast.Name) and owner.id in ARRAY_MODULES:
+            return node.args[0] if node.args else None
+        return owner
     return None
+
+
+ARRAY_MODULES = frozenset({"np", "numpy", "torch"})
+"""The names under which a file calls the array libraries' module functions (`np.swapaxes(x,
+-1, -2)`), whose first argument is the array."""
 
 
 def _transposed(node: ast.expr) -> ast.expr:
@@ -469,14 +478,17 @@ def siblings(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 
 def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """A strict comparison made inclusive, or the other way round; an indicator of the
-    positive values (`z > 0`, a ReLU's gate) taken as their sign (`np.sign(z)`, -1 below
-    zero where the indicator is 0)."""
+    """A strict comparison made inclusive, or the other way round; a whole-number bound off by
+    one (`i > 1` for `i > 0`); an indicator of the positive values (`z > 0`, a ReLU's gate)
+    taken as their sign (`np.sign(z)`, -1 below zero where the indicator is 0)."""
     swaps = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in swaps:
         yield Edit("boundary", ast.Compare(node.left, [swaps[type(node.ops[0])]()],
                                            node.comparators))
         (bound,) = node.comparators
+        if (value := _int_constant(bound)) is not None:
+            for shifted in (value - 1, value + 1):
+                yield Edit("shift_bound", ast.Compare(node.left, node.ops, [_int_literal(shifted)]))
         if scope.arrays and isinstance(node.ops[0], ast.Gt | ast.GtE) \
                 and isinstance(bound, ast.Constant) and bound.value == 0:
             sign = ast.Attribute(ast.Name(scope.arrays, ast.Load()), "sign", ast.Load())
@@ -492,6 +504,11 @@ def index_arrays(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         if len(paired) >= 2:
             for position in paired:
                 yield Edit("whole_axis", _with_part(node, position, ast.Slice()))
+
+
+def _int_literal(value: int) -> ast.expr:
+    """An int as the expression a file would write: `-1` is a negation of 1."""
+    return ast.Constant(value) if value >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-value))
 
 
 def _int_constant(node: ast.AST) -> int | None:
