@@ -742,7 +742,8 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "drop_factor", "double_factor", "inverted_operator", "floor_division",
             "true_division", "reverse_difference",
             "reverse_ratio", "drop_call", "drop_term", "drop_operand", "drop_condition",
-            "swap_steps", "hoisted_step", "drop_step", "unentered_with", "add_column_axis",
+            "swap_steps", "hoisted_step", "return_in_loop", "drop_step", "unentered_with",
+            "add_column_axis",
             "other_member", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
@@ -750,8 +751,9 @@ broadest (another variable read) last, so a cap on the count drops the broadest.
 
 def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
     """Block-level slips: two neighbouring steps in the other order, a step left out, a step
-    of a loop hoisted before it, a context manager called as a statement of its own instead of
-    entered with `with`."""
+    of a loop hoisted before it, the return that follows a loop indented into it (the loop
+    stops after its first pass), a context manager called as a statement of its own instead
+    of entered with `with`."""
     for i, statement in enumerate(body):
         if _is_guard(statement) or isinstance(statement, ast.Return):
             continue
@@ -761,6 +763,11 @@ def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
         if len(body) > 1:
             yield i, Edit("drop_step", [ast.Pass()])
         yield from ((i, edit) for edit in _hoisted(statement))
+        if isinstance(statement, ast.For | ast.While) and i + 1 < len(body) \
+                and isinstance(body[i + 1], ast.Return):
+            early = copy.copy(statement)
+            early.body = [*statement.body, body[i + 1]]
+            yield i, Edit("return_in_loop", [early])
         if isinstance(statement, ast.With):
             governed = tuple(_first_line(ast.unparse(step)) for inner in statement.body
                              for step in ast.walk(inner) if isinstance(step, ast.stmt))
@@ -1312,7 +1319,8 @@ def by_evidence(found: Sequence[Mutant], source: str | None,
     aside, or a step left out that the file lacks; then slips at lines the file lacks; then
     the rest. Ruled out: a slip at a line the file holds as often as the reference, as written,
     without more copies of the slip's line (`zero_grad()` for `step()` in a file that has one
-    of each, as the reference), and a move whose statements stand in the reference's order.
+    of each, as the reference), a move whose statements stand in the reference's order, and a
+    return moved into a loop where no loop of the file ends with one.
     Each group keeps its order (PRIORITY). Two slips often give the same wrong results on every
     case run (a test that is never true, and the test left out), and the hint must name the one
     the candidate made, never quote as theirs a line that is nowhere in their code, nor blame
@@ -1325,6 +1333,8 @@ def by_evidence(found: Sequence[Mutant], source: str | None,
     def rank(mutant: Mutant) -> int:
         if mutant.operator in MOVES:
             return _order(mutant, held_lines)
+        if mutant.operator == "return_in_loop":  # its lines read alike: the file's structure
+            return 0 if _returns_in_a_loop(source) else 4
         before, after = shape(mutant.line_before), shape(mutant.line_after)
         was, now = shape(mutant.line_before, renamed=False), shape(mutant.line_after,
                                                                     renamed=False)
@@ -1341,6 +1351,18 @@ def by_evidence(found: Sequence[Mutant], source: str | None,
 
     ranked = sorted(((rank(m), m) for m in found), key=lambda pair: pair[0])
     return tuple(m for r, m in ranked if r < 4)
+
+
+@functools.lru_cache(maxsize=16)
+def _returns_in_a_loop(source: str) -> bool:
+    """Whether a loop of the file ends its body with a return (the slip return_in_loop makes),
+    read from its syntax tree; False for a file that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(node, ast.For | ast.While) and isinstance(node.body[-1], ast.Return)
+               for node in ast.walk(tree))
 
 
 @functools.lru_cache(maxsize=16)
