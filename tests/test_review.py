@@ -352,6 +352,8 @@ def test_a_name_is_flagged_for_what_it_resolves_to(source: str,
 
 # Correct code that looks names up, folds strings or shadows builtins, as honest code does.
 HONEST = {
+    "library-settings": "import os, torch\ntorch.backends.cudnn.deterministic = True\n"
+                        "os.environ['OMP_NUM_THREADS'] = '1'\nnet.fc.bias.requires_grad = False",
     "module-methods": "def count(model):\n    n = len(list(model.modules()))\n"
                       "    for layer in model.named_modules():\n        n += 1\n"
                       "    a, b = model.parameters(), model.buffers()\n    return n",

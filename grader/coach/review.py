@@ -132,6 +132,7 @@ class Rule:
     attributes: tuple[str, ...] = ()
     builtins: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()
     strings: tuple[str, ...] = ()
     read_attributes: tuple[str, ...] = ()
 
@@ -147,6 +148,11 @@ class Rule:
     def reaches(self, dotted: str) -> bool:
         """Whether a dotted name, or a module or object above it, is one of the rule's."""
         return any(self._pattern.match(prefix) for prefix in _prefixes(dotted))
+
+    def sets(self, module: str) -> bool:
+        """Whether a module is one of the rule's `settings`, or lies below one: a library's
+        namespace of switches meant to be set (`torch.backends.cudnn.deterministic = True`)."""
+        return any(prefix in self.settings for prefix in _prefixes(module))
 
     def names_attribute(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.attributes)
@@ -1363,7 +1369,7 @@ class _Scan:
             named = [rule for rule in rules() if what in rule.writes]
             # A module some rule names is flagged by that rule already, where it is reached.
             for rule in named or [rule for rule in rules() if ANY_LIBRARY in rule.writes
-                                  and _library(what)
+                                  and _library(what) and not rule.sets(what)
                                   and not any(other.reaches(what) for other in rules())]:
                 self.flag(node, rule, f"sets {what}.{extra}" if extra else
                           f"sets {what} by a name computed at run time")
