@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -106,16 +107,19 @@ def _linear(rng: np.random.Generator, inputs: dict[str, np.ndarray], name: str, 
     inputs[f"{name}.bias"] = (0.1 * rng.standard_normal(fan_out)).astype(dtype)
 
 
-def _batches(rng: np.random.Generator, inputs: dict[str, np.ndarray], count: int, size: int,
-             width_in: int, width_out: int, dtype: str) -> None:
-    for i in range(count):
-        inputs[f"x{i}"] = rng.standard_normal((size, width_in)).astype(dtype)
-        inputs[f"y{i}"] = rng.standard_normal((size, width_out)).astype(dtype)
+def _batches(rng: np.random.Generator, inputs: dict[str, np.ndarray], count: int,
+             size: int | Sequence[int], width_in: int, width_out: int, dtype: str) -> None:
+    """`count` batches (x, y) of `size` rows each, or of the sizes listed, one per batch."""
+    sizes = [size] * count if isinstance(size, int) else list(size)
+    for i, rows in enumerate(sizes):
+        inputs[f"x{i}"] = rng.standard_normal((rows, width_in)).astype(dtype)
+        inputs[f"y{i}"] = rng.standard_normal((rows, width_out)).astype(dtype)
 
 
-def mlp_case(rng: np.random.Generator, part: str, run: str, d: int, h: int, o: int, b: int,
-             batches: int, dtype: str, **settings: Any) -> Case:
-    """A Linear-Tanh-Linear model (d -> h -> o) and `batches` batches of b rows."""
+def mlp_case(rng: np.random.Generator, part: str, run: str, d: int, h: int, o: int,
+             b: int | Sequence[int], batches: int, dtype: str, **settings: Any) -> Case:
+    """A Linear-Tanh-Linear model (d -> h -> o) and `batches` batches of b rows (or of the
+    sizes b lists)."""
     inputs: dict[str, np.ndarray] = {}
     _linear(rng, inputs, "hidden.0", d, h, dtype)
     _linear(rng, inputs, "output.0", h, o, dtype)
@@ -215,10 +219,19 @@ EVAL_SHAPES = ((3, 4, 2, 5, 1), (2, 3, 1, 4, 3), (4, 6, 3, 8, 2), (1, 2, 1, 3, 5
 """(D, H, O, rows per batch, batches)."""
 
 
+UNEQUAL_BATCHES = (2, 5, 9)
+"""Rows per batch of one evaluation case: the mean over batches of each batch's mean differs
+from the mean over every row pooled only where the batches' sizes differ."""
+
+
 def _eval_cases(rng: np.random.Generator, run: str) -> list[Case]:
     cases = [mlp_case(rng, "part3", run, d, h, o, b, n, dtype, lr=float(rng.uniform(0.1, 0.3)))
              for dtype in DTYPES for d, h, o, b, n in EVAL_SHAPES]
-    return cases + [malformed(cases[0], "batches is empty", extra={"batches": 0})]
+    unequal = mlp_case(rng, "part3", run, 3, 4, 2, UNEQUAL_BATCHES, len(UNEQUAL_BATCHES),
+                       "float64", lr=0.2)
+    return cases + [replace(unequal, label=f"{unequal.describe()}, batches of "
+                                           f"{', '.join(map(str, UNEQUAL_BATCHES))} rows"),
+                    malformed(cases[0], "batches is empty", extra={"batches": 0})]
 
 
 def evaluate_cases(rng: np.random.Generator) -> list[Case]:
