@@ -692,14 +692,15 @@ def float32_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def _kinked(rng: np.random.Generator, kind: str, at: list[float], size: int = 6,
-            wrong: tuple[int, ...] | None = None) -> Case:
-    """relu or abs with the first len(at) entries at those points near 0, the rest smooth."""
+            wrong: tuple[int, ...] | None = None, off: float = 0.5) -> Case:
+    """relu or abs with the first len(at) entries at those points near 0, the rest smooth;
+    grad_f wrong by `off` (relative, or absolute where the gradient is 0) at `wrong`."""
     spec, x = _made(kind, rng, (size,))
     x[:len(at)] = at
     case = case_of(spec, x, tol=CHECK_TOL)
     case = Case(case.inputs, case.dims, case.dtype, extra={**case.extra, "kinks": len(at)},
                 label=f"{case.label}, x[:{len(at)}] = {at}")
-    return _with_wrong(case, wrong, 0.5) if wrong else case
+    return _with_wrong(case, wrong, off) if wrong else case
 
 
 def kink_cases(rng: np.random.Generator) -> list[Case]:
@@ -709,8 +710,12 @@ def kink_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def kink_and_bug_cases(rng: np.random.Generator) -> list[Case]:
+    """A wrong smooth entry beside kinks, and a wrong entry at a kink itself: an analytic value
+    of 3 or 4 where ReLU's one-sided slopes are 0 and 1 lies between neither, so it is a bug
+    to report, not a kink to excuse (whatever the central difference says)."""
     return [_kinked(rng, "relu", [0.0, KINK_SHIFT], wrong=(4,)),
-            _kinked(rng, "abs", [-KINK_SHIFT], size=5, wrong=(1,))]
+            _kinked(rng, "abs", [-KINK_SHIFT], size=5, wrong=(1,)),
+            _kinked(rng, "relu", [0.0, 0.0], wrong=(0,), off=3.0)]
 
 
 def malformed_checks(rng: np.random.Generator) -> list[Case]:
@@ -911,8 +916,9 @@ def kink_and_bug(ctx: Context, params: dict[str, str]) -> Plan:
     def judge_one(case: Case, row: dict[str, Any]) -> Verdict | None:
         want = case.judge["index"]
         if row["ok"] or not _index_matches(row, want):
-            return failed(f"{case.describe()} (a smooth entry): {_claims(row)}",
-                          hint=params["hint"])
+            where = "a kink whose slopes it lies outside" \
+                if want[0] < case.extra["kinks"] else "a smooth entry"
+            return failed(f"{case.describe()} ({where}): {_claims(row)}", hint=params["hint"])
         return None
 
     return _plan(kink_and_bug_cases(ctx.rng()), judge_one,
