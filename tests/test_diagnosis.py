@@ -294,6 +294,23 @@ def test_a_factor_equal_to_several_sizes_is_told_apart_by_the_other_wrong_cases(
     assert unlike == alone
 
 
+def test_single_precision_of_a_small_result_is_said_where_a_larger_wrong_case_shows_it() -> None:
+    """A float64 result right only to float32's rounding: said of 4 entries or more; one of
+    fewer is too few alone, and enough where another wrong case of 4 or more errs alike (a float32
+    h0 made the recurrence wrong at T=1 and at T=8 alike)."""
+    small, large = E[0, 0, :].copy(), E.copy()
+    rounded = [x + 1e-6 * x for x in (small, large)]
+    said = ("your h agrees with the expected values only to about 6 significant digits, single "
+            "precision's: part of it was computed in float32 (keep the inputs' dtype "
+            "throughout).")
+    assert symptoms.describe(rounded[1], large, "float64", "h") == said
+    assert symptoms.describe(rounded[0], small, "float64", "h") != said
+    assert symptoms.describe({"h": rounded[0]}, {"h": small}, "float64", "result", (),
+                             [({"h": rounded[1]}, {"h": large}, ())]) == said
+    assert symptoms.describe({"h": rounded[0]}, {"h": small}, "float64", "result", (),
+                             [({"h": 2 * large}, {"h": large}, ())]) != said
+
+
 def test_nothing_simple_holds_of_a_result_unlike_the_truth() -> None:
     rng = np.random.default_rng(0)
     assert symptoms.describe(rng.standard_normal((1, 3, 3)), rng.standard_normal((1, 3, 3)),
