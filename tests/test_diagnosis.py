@@ -89,6 +89,30 @@ def test_each_operator_makes_the_slip_it_names() -> None:
     assert not any(op == "other_variable" and "i." in after for op, after in made)
 
 
+def test_the_operators_added_for_the_fifth_fresh_set_make_the_slips_they_name() -> None:
+    """Division spelt the other way, a keyword bound on the other side, a whole-number bound
+    off by one in a test, a bound a statement repeats shifted everywhere in it at once, the
+    return after a loop indented into it, a module function's transpose dropped."""
+    source = ("def f(x, W, n, tiny):\n"
+              "    step = n // 2\n"
+              "    scale = x.clamp(min=tiny) / n\n"
+              "    left = W[0] if n > 0 else W[1]\n"
+              "    new = x.copy()\n"
+              "    for i in range(n):\n"
+              "        new[:step] = x[:step]\n"
+              "    return np.matmul(np.swapaxes(W, -1, -2), new) * scale + left\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)}
+    for expected in [("true_division", "step = n / 2"),
+                     ("floor_division", "scale = x.clamp(min=tiny) // n"),
+                     ("opposite_extreme", "scale = x.clamp(max=tiny) / n"),
+                     ("shift_bound", "left = W[0] if n > 1 else W[1]"),
+                     ("shift_bound", "new[:step - 1] = x[:step - 1]"),
+                     ("return_in_loop", "for i in range(n):"),
+                     ("drop_transpose",
+                      "return np.matmul(W, new) * scale + left")]:
+        assert expected in made, expected
+
+
 @pytest.mark.parametrize(("name", "opening"), [
     ("dW", "Your dW is what you get"),
     ("the gradients", "Your gradients are what you get"),

@@ -199,9 +199,9 @@ def _index_like(node: ast.AST) -> bool:
 
 
 def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """An index, a slice bound or a range bound one too high or too low; a whole range one step
-    late or early (`range(1, n + 1)` for `range(n)`: counting from one); a slice taken from the
-    other end."""
+    """An index, a slice bound or a range bound one too high or too low (a bound a statement
+    repeats, everywhere in it at once too); a whole range one step late or early (`range(1, n
+    + 1)` for `range(n)`: counting from one); a slice taken from the other end."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -221,6 +221,8 @@ def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                         moved = copy.copy(part)
                         setattr(moved, bound, _shifted(value, by))
                         yield Edit("shift_bound", _with_part(node, position, moved))
+    elif isinstance(node, ast.Assign | ast.AugAssign):
+        yield from _shifted_together(node)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == "range" and not node.keywords:
         for position in range(min(len(node.args), 2)):
@@ -235,6 +237,24 @@ def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             for by in (-1, 1):
                 yield Edit("shift_range", ast.Call(node.func, [_shifted(a, by) for a in node.args],
                                                    []))
+
+
+def _shifted_together(statement: ast.Assign | ast.AugAssign) -> Iterator[Edit]:
+    """A slice bound that a statement writes more than once (`new[:step] = old[:step]`) one
+    too high or too low everywhere in it at once: the slip of a hand that wrote the bound
+    wrong once and copied it."""
+    bounds = [ast.dump(value) for part in ast.walk(statement) if isinstance(part, ast.Slice)
+              for value in (part.lower, part.upper) if value is not None]
+    for repeated in sorted({b for b in bounds if bounds.count(b) > 1}):
+        for by in (-1, 1):
+            moved = copy.deepcopy(statement)
+            for part in ast.walk(moved):
+                if isinstance(part, ast.Slice):
+                    for bound in ("lower", "upper"):
+                        value = getattr(part, bound)
+                        if value is not None and ast.dump(value) == repeated:
+                            setattr(part, bound, _shifted(value, by))
+            yield Edit("shift_bound", moved)
 
 
 def _other_end(part: ast.Slice) -> ast.Slice | None:
