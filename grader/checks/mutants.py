@@ -506,9 +506,9 @@ def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         yield Edit("boundary", ast.Compare(node.left, [swaps[type(node.ops[0])]()],
                                            node.comparators))
         (bound,) = node.comparators
-        if (value := _int_constant(bound)) is not None:
-            for shifted in (value - 1, value + 1):
-                yield Edit("shift_bound", ast.Compare(node.left, node.ops, [_int_literal(shifted)]))
+        if _int_constant(bound) is not None:
+            for by in (-1, 1):
+                yield Edit("shift_bound", ast.Compare(node.left, node.ops, [_shifted(bound, by)]))
         if scope.arrays and isinstance(node.ops[0], ast.Gt | ast.GtE) \
                 and isinstance(bound, ast.Constant) and bound.value == 0:
             sign = ast.Attribute(ast.Name(scope.arrays, ast.Load()), "sign", ast.Load())
@@ -524,11 +524,6 @@ def index_arrays(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         if len(paired) >= 2:
             for position in paired:
                 yield Edit("whole_axis", _with_part(node, position, ast.Slice()))
-
-
-def _int_literal(value: int) -> ast.expr:
-    """An int as the expression a file would write: `-1` is a negation of 1."""
-    return ast.Constant(value) if value >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-value))
 
 
 def _int_constant(node: ast.AST) -> int | None:

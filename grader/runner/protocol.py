@@ -185,7 +185,7 @@ def bounded_hashing(payload: bytes) -> None:
                 if target.id in sealed:
                     raise pickle.UnpicklingError("an object changed after it was placed in "
                                                  "another")
-                if name != "APPEND" and name != "APPENDS" and name != "BUILD":
+                if name in ("SETITEM", "SETITEMS", "ADDITEMS"):
                     _count(chosen, target, taken[0::2] if name != "ADDITEMS" else taken)
                 _deepen(depth, target, taken)
                 sealed.update(part.id for part in taken)

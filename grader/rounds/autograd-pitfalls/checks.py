@@ -165,8 +165,8 @@ def training_and_malformed(rng: np.random.Generator) -> list[Case]:
     valid: only steps < 0 raise), and inputs that must raise."""
     cases = training_cases(rng)
     first = cases[0]
-    none = Case(first.inputs, first.dims, first.dtype, extra={**first.extra, "steps": 0},
-                label=f"{first.describe()}, steps = 0")
+    none = replace(first, extra={**first.extra, "steps": 0},
+                   label=f"{first.describe()}, steps = 0")
     return [*cases, none] + [
         malformed(cases[0], "batches is empty", extra={"batches": 0}),
         malformed(cases[0], "lr = 0", extra={"lr": 0.0}),

@@ -270,7 +270,7 @@ def trajectories(rng: np.random.Generator) -> list[Case]:
     run's batch and hidden width are drawn from the run's seed (drawn_sizes), its input width
     (2 to 5) and classes (2 to 5) too."""
     b, h = drawn_sizes(rng, 2)
-    d, c = (int(v) for v in rng.integers(2, 6, size=2))
+    d, c = drawn_sizes(rng, 2, (2, 5))
     return [training_case(rng, 12, 2, 6, 3, 0.5, 12), training_case(rng, 9, 3, 4, 2, 0.2, 8),
             training_case(rng, 1, 2, 3, 2, 1.0, 5), training_case(rng, b, d, h, c, 0.3, 8)]
 
