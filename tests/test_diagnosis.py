@@ -282,6 +282,27 @@ def test_what_holds_of_a_wrong_array(actual: np.ndarray, said: str) -> None:
     assert symptoms.describe(actual, E, "float64", "dW") == said
 
 
+def test_memory_never_written_is_told_apart_from_every_slip_of_arithmetic() -> None:
+    """Bytes an empty array held (1e-310, 1e+113) lie dozens of orders of magnitude from any
+    value arithmetic on the inputs makes; a factor, however large, and a right entry that is
+    tiny, do not read as them."""
+    garbage = E.copy()
+    garbage[1, 0, 1], garbage[2, 1, 1] = 6.9e-310, -7.6e113
+    assert symptoms.describe(garbage, E, "float64", "dW") == (
+        "your dW[1, 0, 1] is 6.9e-310 where 6 was expected (and 1 more entry as far off): no "
+        "arithmetic on these inputs makes such values, but memory never written does (an array "
+        "from empty or empty_like holds whatever bytes were there), so some slots of your dW "
+        "are never assigned.")
+    for actual in (E * 1e12, E / 1e12, E + 1e20, np.where(E > 6, 0.0, E)):
+        assert "never written" not in (symptoms.describe(actual, E, "float64", "dW") or "")
+    tiny = E.copy()
+    tiny[0, 0, 0] = 1e-40
+    wrong = tiny.copy()
+    wrong[2] += 1
+    assert symptoms.describe(wrong, tiny, "float64", "dW") == (
+        "your dW is right at dW[0], dW[1] and wrong at dW[2].")
+
+
 def test_a_factor_that_is_one_of_the_cases_sizes_is_said_to_be_one() -> None:
     dims = (("M", 3), ("N", 5), ("K", 1))
     assert symptoms.describe(E / 5, E, "float64", "dA", dims) == (

@@ -1,5 +1,6 @@
 """The filter that keeps a watched child from starting processes: every way Python starts one
-fails, threads still start, and the filter holds in the processes it could not start anyway."""
+fails, threads still start (but not where the autograd watch runs), and the filter holds in
+the processes it could not start anyway."""
 
 from __future__ import annotations
 
@@ -62,3 +63,60 @@ def _in_a_child(attempt: str) -> int:
                                      "thread"])
 def test_a_filtered_process_starts_threads_and_no_process(attempt: str) -> None:
     assert _in_a_child(attempt) == 0
+
+
+def _threadless_child(attempt: str) -> int:
+    """Exit status of a forked process that warms the watch's profiler, installs the filter
+    with threads refused, then makes the attempt: 0 when a thread was refused (or, for the
+    profile, when the profiler still recorded autograd's engine), 1 otherwise, 2 when the
+    filter could not be installed."""
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            from grader.probes.autograd import ENGINE_EVENT, autodiff_watch, warm_the_profiler
+
+            warm_the_profiler()
+            if not forbid_new_processes(threads=False):
+                os._exit(2)
+            if attempt == "profile":
+                import torch
+
+                with autodiff_watch().profile() as recorded:
+                    (torch.ones(3, requires_grad=True) * 2).sum().backward()
+                names = [e.name for e in recorded.function_events]
+                code = 0 if any(n.startswith(ENGINE_EVENT) for n in names) else 1
+            else:
+                try:
+                    if attempt == "threading":
+                        import threading
+
+                        threading.Thread(target=int).start()
+                    elif attempt == "_thread":
+                        import _thread
+
+                        _thread.start_new_thread(int, ())
+                    elif attempt == "pool":
+                        from concurrent.futures import ThreadPoolExecutor
+
+                        with ThreadPoolExecutor(2) as pool:
+                            pool.submit(int).result()
+                    elif attempt == "fork":
+                        if os.fork() == 0:
+                            os._exit(0)
+                    code = 1
+                except (RuntimeError, PermissionError):
+                    code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+@pytest.mark.parametrize("attempt", ["threading", "_thread", "pool", "fork", "profile"])
+def test_where_the_autograd_watch_runs_no_thread_starts_and_the_profiler_still_records(
+        attempt: str) -> None:
+    """The watch's saved-tensor count and torch function mode see the calling thread alone:
+    a thread started by any means is refused, while the profiler, whose thread was made
+    before the filter, still records autograd's engine."""
+    assert _threadless_child(attempt) == 0

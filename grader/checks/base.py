@@ -161,6 +161,9 @@ class Plan:
     `forkless`: the probe watches a call from inside the candidate's process (autograd used),
     so the child running it can start no process (grader.runner.nofork): work sent to another
     process would be out of the watch's sight.
+
+    `watched`: the probe runs its calls under the autograd watch (a backward by hand's count,
+    depth or timed calls), which sees the calling thread alone.
     """
 
     probe: str
@@ -170,6 +173,7 @@ class Plan:
     baseline: tuple[str, dict[str, Any]] | None = None
     measured: Measured | None = None
     forkless: bool = False
+    watched: bool = False
 
     @property
     def processless(self) -> bool:
@@ -177,6 +181,13 @@ class Plan:
         a measurement's, whose CPU time a process the kernel reaps on its own (a child started
         with SIGCHLD ignored) would leave uncounted, its work charged to nobody."""
         return self.forkless or self.measured is not None
+
+    @property
+    def threadless(self) -> bool:
+        """Whether the child running this plan can start no thread either: wherever the
+        autograd watch runs (forkless, watched), since a graph recorded on another thread is
+        out of its sight; not where the device is used (CUDA makes threads of its own)."""
+        return (self.forkless or self.watched) and not self.uses_device
 
 
 @dataclass(frozen=True)

@@ -192,19 +192,33 @@ OWN_RAISE_HINT = ("Valid input must not raise, and this {type} is your own: the 
                   "what it should be.")
 
 
+THREAD_REFUSED_HINT = ("A backward by hand runs where it is called, on one thread: where the "
+                      "autograd watch runs, no thread may be started (the watch sees the "
+                      "calling thread alone). Compute the gradients in the call itself.")
+
+
 def own_raise_hint(raised: dict[str, Any]) -> str | None:
     """The hint for valid input rejected by the candidate's own `raise` statement (a guard
-    whose condition is wrong), where the recipe would guess at a cause; None for any other
-    exception."""
+    whose condition is wrong), where the recipe would guess at a cause, or for a thread the
+    process may not start (thread_refused_hint); None for any other exception."""
     line, statement = mutants.raise_site(str(raised.get("where", "")))
     if statement.split(maxsplit=1)[:1] != ["raise"]:
-        return None
+        return thread_refused_hint(raised)
     return OWN_RAISE_HINT.format(type=raised["type"], line=line)
+
+
+def thread_refused_hint(raised: dict[str, Any]) -> str | None:
+    """The hint for a thread refused to the candidate's process (grader.runner.nofork, where
+    the autograd watch runs); None for any other exception."""
+    refused = raised.get("type") == "RuntimeError" \
+        and "can't start new thread" in str(raised.get("message", ""))
+    return THREAD_REFUSED_HINT if refused else None
 
 
 def raised_verdict(where: str, raised: dict[str, Any], hint: str | None = None) -> Verdict:
     """The verdict for candidate code that raised where it should have returned."""
-    return failed(f"{where}: raised {format_raised(raised)}", hint=hint)
+    return failed(f"{where}: raised {format_raised(raised)}",
+                  hint=hint or thread_refused_hint(raised))
 
 
 def first_line(message: str, limit: int = 300) -> str:
@@ -1324,7 +1338,7 @@ def complexity(spec: Spec) -> PlanFactory:
 
         return Plan("cost_counts", {"function": function, "args": args, "call": call,
                                     "measure": rule.measure, "cases": [c.data() for c in cases],
-                                    "watch": watched}, judge)
+                                    "watch": watched}, judge, watched=watched)
 
     return plan
 
@@ -1410,7 +1424,8 @@ def cpu_growth(spec: Spec) -> PlanFactory:
                     measured=Measured(rounds, least=DECIDING_ROUNDS,
                                       cap=growth_cap(_expected(rule, cases), calls, limits),
                                       early=partial(early_growth, rule, cases, calls,
-                                                    limits)))
+                                                    limits)),
+                    watched=watched)
 
     return plan
 
@@ -1937,7 +1952,7 @@ def depth(spec: Spec) -> PlanFactory:
             return passed(summary + f" (O(log {size}) levels)")
 
         return Plan("chain_depth", {"cases": [c.data() for c in cases], "run": run,
-                                    "unit": unit, "watch": watched}, judge)
+                                    "unit": unit, "watch": watched}, judge, watched=watched)
 
     return plan
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from grader.checks.cases import Case
-from grader.checks.compare import tree_matches
+from grader.checks.compare import close_mask, tree_matches
 
 Transform = Callable[[np.ndarray], np.ndarray | None]
 NAMED_CASES = 3
@@ -93,6 +93,9 @@ def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str, dims: Sizes,
     if bad.any():
         return f"your {label} has {int(bad.sum())} NaN or infinite entr" \
                f"{'y' if bad.sum() == 1 else 'ies'} where every expected value is finite"
+    unwritten = _never_written(label, a, e, dtype)
+    if unwritten:
+        return unwritten
     for words, transform in TRANSFORMS:
         other = transform(e)
         if other is not None and tree_matches(a, other, dtype) and not tree_matches(a, e, dtype):
@@ -103,6 +106,33 @@ def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str, dims: Sizes,
             + _sized(scale, dims, others)
     return _precision(label, a, e, dtype, others) or _shifted(label, a, e, dtype) \
         or _partly(label, a, e, dtype)
+
+
+UNWRITTEN_ORDERS = 30
+"""How many orders of magnitude an entry must lie from the expected values' largest to read as
+memory never written: a slip of arithmetic (a factor, a sign, an eps in the wrong place, a
+float32 step) moves a value by a few orders at most, where the bytes an empty array holds
+read as 1e-310 or 1e+113."""
+
+
+def _never_written(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
+    """Wrong entries so far from every expected value that no arithmetic on the inputs made
+    them: bytes an `empty`/`empty_like` array held before any slot of it was assigned."""
+    finite = np.isfinite(a) & np.isfinite(e)
+    scale = float(np.abs(e[finite]).max()) if finite.any() else 0.0
+    with np.errstate(divide="ignore"):
+        orders = np.abs(np.log10(np.abs(np.where(finite, a, 0.0))) - np.log10(scale or 1.0))
+    far = finite & (a != 0) & (orders > UNWRITTEN_ORDERS) & ~close_mask(a, e, dtype)
+    if not far.any():
+        return None
+    where = tuple(int(i) for i in np.argwhere(far)[0])
+    slot = f"{label}[{', '.join(map(str, where))}]" if where else label
+    others = int(far.sum()) - 1
+    also = f" (and {others} more entr{'y' if others == 1 else 'ies'} as far off)" if others else ""
+    return (f"your {slot} is {a[where]:.3g} where {e[where]:.3g} was expected{also}: no "
+            f"arithmetic on these inputs makes such values, but memory never written does (an "
+            f"array from empty or empty_like holds whatever bytes were there), so some slots "
+            f"of your {label} are never assigned")
 
 
 def _precision(label: str, a: np.ndarray, e: np.ndarray, dtype: str,

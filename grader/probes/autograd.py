@@ -259,6 +259,15 @@ def count_autograd_runs(api: Api, fn: Callable[..., Any], *args: Any,
     return value, raised, seen() or int(watch.seen) or int(evaluated)
 
 
+def warm_the_profiler() -> None:
+    """Start and stop the watch's profiler once, in a child about to refuse new threads
+    (grader.runner.nofork): the thread the profiler makes on its first start is made now, and
+    the watched call's profile later runs with it."""
+    watch_type: Any = autodiff_watch()
+    with watch_type.profile():
+        pass
+
+
 ENGINE_EVENT = "autograd::engine::evaluate_function"
 """The profiler's name for autograd's engine running one node of a backward."""
 WATCH_MARK = "grader::autograd_watch"

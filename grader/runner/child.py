@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.probes.api import Api, describe_exception
-from grader.probes.autograd import refused_for_hooks, watching_the_import
+from grader.probes.autograd import refused_for_hooks, warm_the_profiler, watching_the_import
 from grader.probes.backends import CandidateFault, make_backend
 from grader.probes.library import resolve
 from grader.runner.nofork import forbid_new_processes
@@ -277,7 +277,10 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
         capture = _prepare(fd, 0 if uses_device else spec["memory_mb"], spec["flavor"],
                            worker_pid, folder)
         if module_name is not None and any(c["forkless"] for c in spec["calls"]):
-            forbid_new_processes()
+            threadless = any(c["threadless"] for c in spec["calls"]) and not uses_device
+            if threadless and any(c["profiled"] for c in spec["calls"]):
+                warm_the_profiler()
+            forbid_new_processes(threads=not threadless)
         if module_name is None:
             api = Api(ModuleType("baseline"), make_backend(spec["flavor"]), folder, helpers)
         else:

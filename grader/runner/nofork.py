@@ -1,12 +1,16 @@
 """A child process that can start no other process: a seccomp filter, installed before the
 candidate's code is imported, under which fork, vfork and clone without CLONE_THREAD fail with
-EPERM (threads are still made: torch and numpy make them), and clone3 fails with ENOSYS (so
-that glibc falls back to clone for its threads). Used for the checks that watch a call from
-inside the candidate's process (no autograd), and for every measured run (CPU time): work sent
-to a forked process is out of every instrument's sight, and a process the kernel reaps on its
-own (started with SIGCHLD ignored) is charged to no wait4, so there it must not be possible at
-all (Plan.processless). The filter cannot be lifted
-by the process, nor by anything it could start."""
+EPERM, and clone3 fails with ENOSYS (so that glibc falls back to clone for its threads). Used
+for the checks that watch a call from inside the candidate's process (no autograd), and for
+every measured run (CPU time): work sent to a forked process is out of every instrument's
+sight, and a process the kernel reaps on its own (started with SIGCHLD ignored) is charged to
+no wait4, so there it must not be possible at all (Plan.processless). Where the autograd watch
+runs (Plan.threadless) clone is refused with CLONE_THREAD too: its saved-tensor count and
+torch function mode see the calling thread alone, so a graph recorded on another thread (and
+differentiated through TorchScript, which no Python spy sees) would be out of sight. The
+grading processes make no thread of their own (one thread for every math library), and the
+profiler's thread is made before the filter (child.py). The filter cannot be lifted by the
+process, nor by anything it could start."""
 
 from __future__ import annotations
 
@@ -31,9 +35,10 @@ _SYSCALLS = {
 
 
 def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
-             clone3: int) -> list[tuple[int, int, int, int]]:
+             clone3: int, threads: bool = True) -> list[tuple[int, int, int, int]]:
     """The filter, as (code, jt, jf, k) instructions: another ABI than this process's is
-    refused outright (a 32-bit syscall would name other numbers), then the calls above."""
+    refused outright (a 32-bit syscall would name other numbers), then the calls above; with
+    `threads` False, every clone."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     refused = [n for n in (fork, vfork) if n is not None]
     program = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, deny),
@@ -42,18 +47,19 @@ def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
         program += [(_JEQ_K, 0, 1, number), (_RET_K, 0, 0, deny)]
     program += [(_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
                 (_JEQ_K, 0, 3, clone), (_LD_W_ABS, 0, 0, _ARG0),
-                (_JSET_K, 1, 0, _CLONE_THREAD), (_RET_K, 0, 0, deny),
+                (_JSET_K, int(threads), 0, _CLONE_THREAD), (_RET_K, 0, 0, deny),
                 (_RET_K, 0, 0, _ALLOW)]
     return program
 
 
-def forbid_new_processes() -> bool:
-    """Install the filter in this process: whether it is in place (False on a machine whose
-    architecture or kernel offers no such filter; the sandbox's task cap is then the guard)."""
+def forbid_new_processes(threads: bool = True) -> bool:
+    """Install the filter in this process (with `threads` False, no new thread either):
+    whether it is in place (False on a machine whose architecture or kernel offers no such
+    filter; the sandbox's task cap is then the guard)."""
     numbers = _SYSCALLS.get(platform.machine())
     if numbers is None:
         return False
-    program = _program(*numbers)
+    program = _program(*numbers, threads=threads)
     code = b"".join(struct.pack("HBBI", *op) for op in program)
     buffer = ctypes.create_string_buffer(code, len(code))
     fprog = struct.pack("HxxxxxxP", len(program), ctypes.addressof(buffer))

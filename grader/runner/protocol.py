@@ -366,8 +366,10 @@ class Request:
 
 
 class ProbeCall(TypedDict):
-    """One probe as a child starts with it: a name, whether it may use CUDA, and whether its
-    child must be unable to start processes (Plan.forkless). This, and each call's arguments
+    """One probe as a child starts with it: a name, whether it may use CUDA, whether its
+    child must be unable to start processes (Plan.processless) and threads (Plan.threadless),
+    and whether it profiles a call (Plan.forkless: the profiler's thread is then made before
+    the filter that refuses others). This, and each call's arguments
     when the judge releases that call (ChildJob), is all that crosses into a child, so in the
     sandbox nothing of the judge's (its truths, its closures) is ever within the candidate's
     reach."""
@@ -375,6 +377,8 @@ class ProbeCall(TypedDict):
     probe: str
     uses_device: bool
     forkless: bool
+    threadless: bool
+    profiled: bool
 
 
 class ChildSpec(TypedDict):

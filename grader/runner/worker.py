@@ -212,7 +212,7 @@ class _Part:
         one run's arguments, for a plan measured run by run)."""
         plans = self.plans[first:stop]
         return _job(self.request, self.round, str(self.request.root), self.part.module,
-                    [_call(p.probe, p.uses_device, p.processless) for p in plans],
+                    [_plan_call(p) for p in plans],
                     [{**p.args, **(run or {})} for p in plans], first, self.ready)
 
     def baseline_job(self, index: int, run: dict[str, Any] | None = None) -> ChildJob:
@@ -266,8 +266,18 @@ class _Part:
         return len(self.checks)
 
 
-def _call(probe: str, uses_device: bool, forkless: bool = False) -> ProbeCall:
-    return {"probe": probe, "uses_device": uses_device, "forkless": forkless}
+def _call(probe: str, uses_device: bool) -> ProbeCall:
+    """A call of a child that runs no candidate code: nothing in it is refused."""
+    return {"probe": probe, "uses_device": uses_device, "forkless": False, "threadless": False,
+            "profiled": False}
+
+
+def _plan_call(plan: Plan) -> ProbeCall:
+    """A plan's call in a child running the candidate's code: its process and thread filters
+    (Plan.processless, Plan.threadless), and whether its watch profiles a call (forkless)."""
+    return {"probe": plan.probe, "uses_device": plan.uses_device,
+            "forkless": plan.processless, "threadless": plan.threadless,
+            "profiled": plan.forkless}
 
 
 def _job(request: Request, round_: Round, root: str, module: str | None,
