@@ -592,3 +592,31 @@ def test_axes_of_size_one_are_left_out_and_vectors_made_columns() -> None:
         assert expected in made, expected
     # An operand that already has a new axis is not made a column again.
     assert ("add_column_axis", "y = x[:, None][:, None] * x[None, 0] + b") not in made
+
+
+def test_a_slip_the_file_shows_it_did_not_make_is_not_quoted_as_its_own() -> None:
+    """Where the file holds the statement a slip changes as the reference has it (and not the
+    slip's line), the slip is not the candidate's: quote says so (False), and the diagnosis
+    goes on to the next slip that computes the same. Where the file holds it, it is quoted."""
+    reference = "def f(levels, dP):\n    grad = dP\n    upstream = grad\n    return grad\n"
+    slip = mutants.Mutant("names", "return grad", "return upstream", "",
+                          line_before="return grad", line_after="return upstream")
+    assert mutants.quote(slip, reference, reference) is False
+    assert mutants.quote(slip, reference.replace("return grad", "return upstream"),
+                         reference) is True
+
+
+def test_a_fix_that_reads_a_name_the_file_never_binds_is_not_shown() -> None:
+    """The slip's line under the file's own names, and the fix renamed alike: shown where it
+    can run, not where it would read a name only that line binds."""
+    reference = ("def run(a, b, h0):\n    state = h0\n    for t in range(len(a)):\n"
+                 "        state = a[t] * state + b[t]\n    return state\n")
+    slip = mutants.Mutant("names", "state = a[t] * state + b[t]", "state = a[t] * h0 + b[t]", "",
+                          line_before="state = a[t] * state + b[t]",
+                          line_after="state = a[t] * h0 + b[t]")
+    stale = reference.replace("state = a[t] * state", "new_state = a[t] * state").replace(
+        "return state", "return new_state")
+    assert mutants.quote(slip, stale, reference) is None
+    renamed = reference.replace("state", "s").replace("s = a[t] * s", "s = a[t] * h0")
+    assert mutants.quote(slip, renamed, reference) == ("s = a[t] * s + b[t]",
+                                                        "s = a[t] * h0 + b[t]")

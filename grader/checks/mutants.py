@@ -1283,8 +1283,13 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         ran = found[:len(outputs)]
         matched = raising_alike(ran, outputs, raised, chosen[1:]) if raised else \
             matching(ran, outputs, chosen)
-        return describe(matched[0], what, quote(matched[0], source, reference)) \
-            if matched else None
+        # A slip the file shows it did not make (its statement there as it should be) is not
+        # the candidate's, whatever it computes: the next slip that computes the same is.
+        for mutant in matched:
+            quoted = quote(mutant, source, reference)
+            if quoted is not False:
+                return describe(mutant, what, quoted)
+        return None
 
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME)
@@ -1465,17 +1470,50 @@ def quote(mutant: Mutant, source: str | None, reference: str) -> tuple[str, str]
     file holds the slip's line as written more often than the reference does, or there is no
     file to read; where it holds it under names of its own, that line, and the statement it
     should be in the same names (`adj = adj + dP[k + 1]` where it should be `adj = adj +
-    dP[k]`); None where it holds no such line."""
+    dP[k]`), unless that statement would read a name the file binds nowhere else; None where
+    it holds no such line; False where the file refutes the slip: it holds the statement the
+    slip changes, as written, as often as the reference does, and the slip's line no more."""
     if source is None or mutant.operator in MOVES:
         return True  # a move shows the statements it moves, judged by their order (by_evidence)
     if _holds_slip(mutant, source, reference):
         return True
+    kept = shape(mutant.line_before, renamed=False)
+    if kept not in (None, shape(mutant.line_after, renamed=False)) \
+            and _written(source)[kept] >= _written(reference)[kept] > 0:
+        return False
     texts, shapes, _ = _lines(source)
     wanted = shape(mutant.line_after)
     own = next((text for text, found in zip(texts, shapes, strict=True)
                 if wanted is not None and found == wanted), None)
     renamed = _renamed(mutant.line_before, mutant.line_after, own) if own else None
-    return _shown_pair(renamed, own) if renamed and own else None
+    if not renamed or not own or _reads_unbound(renamed, own, source):
+        return None
+    return _shown_pair(renamed, own)
+
+
+def _reads_unbound(fix: str, own: str, source: str) -> bool:
+    """Whether the statement `fix`, put in place of the file's `own`, would read a name the
+    file binds nowhere but in `own` itself (`new = a * new + b` where only that line binds
+    `new`): a fix that cannot run, so no fix to show."""
+    def loads_and_stores(text: str) -> tuple[set[str], set[str]]:
+        tree = _statement(text)
+        names = [n for n in ast.walk(tree) if isinstance(n, ast.Name)] if tree else []
+        return ({n.id for n in names if isinstance(n.ctx, ast.Load)},
+                {n.id for n in names if isinstance(n.ctx, ast.Store)})
+
+    reads, _ = loads_and_stores(fix)
+    _, binds_here = loads_and_stores(own)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    bound = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                    and isinstance(n.ctx, ast.Store | ast.Del))
+    bound.update(a.arg for a in ast.walk(tree) if isinstance(a, ast.arg))
+    bound.update(n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef))
+    bound.update((a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                 if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names)
+    return any(bound[name] <= (name in binds_here) for name in reads & binds_here)
 
 
 def _renamed(before: str, after: str, own: str) -> str | None:

@@ -638,7 +638,8 @@ def scan_backward(ctx: Context, params: dict[str, Any]) -> Plan:
     def differential(wrong: Sequence[tuple[Case, Any]],
                      raised: dict[str, Any] | None) -> Diagnosis | None:
         return mutant_diagnosis(ROUND, ctx.part_id, ctx.flavor,
-                                 {"function": None, "run": "scan_gradient"}, wrong, "dW", raised)
+                                 {"function": None, "run": "scan_gradient"}, wrong, "dW", raised,
+                                 ctx.workspace)
 
     def judge(observed: list[dict[str, Any]]) -> Verdict:
         verdict = judge_cases(ctx, cases, observed, backward_of, "dW", params["mistakes"],
