@@ -712,10 +712,20 @@ def kink_cases(rng: np.random.Generator) -> list[Case]:
 def kink_and_bug_cases(rng: np.random.Generator) -> list[Case]:
     """A wrong smooth entry beside kinks, and a wrong entry at a kink itself: an analytic value
     of 3 or 4 where ReLU's one-sided slopes are 0 and 1 lies between neither, so it is a bug
-    to report, not a kink to excuse (whatever the central difference says)."""
+    to report, not a kink to excuse (whatever the central difference says); nor is one just
+    past |x|'s slope of 1, by 20 tol: the slack at a kink is tol times the larger slope."""
     return [_kinked(rng, "relu", [0.0, KINK_SHIFT], wrong=(4,)),
             _kinked(rng, "abs", [-KINK_SHIFT], size=5, wrong=(1,)),
-            _kinked(rng, "relu", [0.0, 0.0], wrong=(0,), off=3.0)]
+            _kinked(rng, "relu", [0.0, 0.0], wrong=(0,), off=3.0),
+            _past_the_slope(rng)]
+
+
+def _past_the_slope(rng: np.random.Generator) -> Case:
+    """w |x| at its kink, the analytic value 20 tol past the slope |w| (autograd says 0 there,
+    so the wrong value is absolute)."""
+    case = _kinked(rng, "abs", [0.0], size=4)
+    slope = abs(float(np.ravel(case.extra["f"]["w"])[0]))
+    return _with_wrong(case, (0,), slope * (1 + 20 * CHECK_TOL))
 
 
 def malformed_checks(rng: np.random.Generator) -> list[Case]:

@@ -210,18 +210,21 @@ SGD_RATES = (0.1, 0.5, 1.0, 0.01)
 
 
 def sgd_case(rng: np.random.Generator, shape: Sequence[int], lr: float,
-             dtype: str) -> Case:
+             dtype: str, grads_reversed: bool = False) -> Case:
+    """One sgd_step call; with `grads_reversed`, its grads dict holds its keys in the other
+    order than params (the contract pairs them by name, which no order changes)."""
     b, d, h, c = shape
     net = network_case(rng, b, d, h, c, dtype)
     grads = {"d" + name: rng.standard_normal(net[name].shape).astype(dtype) for name in PARAMS}
     return Case({name: net[name] for name in PARAMS} | grads, net.dims[1:], dtype,
-                extra={"lr": lr})
+                extra={"lr": lr, "grads_reversed": grads_reversed})
 
 
 def sgd_cases(rng: np.random.Generator) -> list[Case]:
-    """Six network shapes and one drawn from the run's seed, in each dtype."""
+    """Six network shapes and one drawn from the run's seed, in each dtype; every other one
+    with its grads in the other key order."""
     shapes = [*NETWORK_SHAPES[:6], drawn_sizes(rng, 4)]
-    return [sgd_case(rng, shape, SGD_RATES[i % len(SGD_RATES)], dtype)
+    return [sgd_case(rng, shape, SGD_RATES[i % len(SGD_RATES)], dtype, i % 2 == 1)
             for dtype in DTYPES for i, shape in enumerate(shapes)]
 
 

@@ -149,8 +149,10 @@ def loss_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
 
 
 def sgd_call(api: Api, case: dict[str, Any]) -> tuple[Any, Any, float]:
+    """sgd_step's arguments; a case's grads in the other key order where it says so."""
     arrays = natives(api, case)
-    return params_from(arrays), params_from(arrays, GRADS), case["extra"]["lr"]
+    order = GRADS[::-1] if case["extra"].get("grads_reversed") else GRADS
+    return params_from(arrays), params_from(arrays, order), case["extra"]["lr"]
 
 
 def read_params(api: Api, args: tuple[Any, ...], value: Any) -> Observation:
