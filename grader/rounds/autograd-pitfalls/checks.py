@@ -176,14 +176,16 @@ def training_and_malformed(rng: np.random.Generator) -> list[Case]:
 
 def stale_cases(rng: np.random.Generator) -> list[Case]:
     """Training cases whose model arrives with gradients left in .grad."""
-    cases = []
-    for dtype in DTYPES:
-        for shape in TRAIN_SHAPES[:2]:
-            case = _train_case(rng, shape, dtype)
-            stale = {f"stale.{name}": rng.standard_normal(np.shape(value)).astype(dtype)
-                     for name, value in case.inputs.items() if "." in name}
-            cases.append(Case({**case.inputs, **stale}, case.dims, dtype, extra=case.extra))
-    return cases
+    return [_arriving_with_grads(rng, _train_case(rng, shape, dtype))
+            for dtype in DTYPES for shape in TRAIN_SHAPES[:2]]
+
+
+def _arriving_with_grads(rng: np.random.Generator, case: Case) -> Case:
+    """The case with gradients left in every parameter's .grad as its model arrives (the
+    runs give them: probes.give_grads)."""
+    stale = {f"stale.{name}": rng.standard_normal(np.shape(value)).astype(case.dtype)
+             for name, value in case.inputs.items() if "." in name}
+    return replace(case, inputs={**case.inputs, **stale})
 
 
 def _sgd_case(rng: np.random.Generator, shapes: Sequence[tuple[int, ...]], dtype: str,
@@ -248,8 +250,12 @@ def recording_cases(rng: np.random.Generator) -> list[Case]:
 
 
 def running_cases(rng: np.random.Generator) -> list[Case]:
+    """The evaluation shapes, one model that arrives with gradients in .grad (each step clears
+    them before its backward, as train does), and lr = 0."""
     cases = _eval_cases(rng, "run_running_loss")
-    return cases + [malformed(cases[1], "lr = 0", extra={"lr": 0.0})]
+    stale = _arriving_with_grads(rng, cases[0])
+    return cases + [replace(stale, label=f"{stale.describe()}, gradients already in .grad"),
+                    malformed(cases[1], "lr = 0", extra={"lr": 0.0})]
 
 
 MEMORY_BATCHES = 12
@@ -345,21 +351,39 @@ def _sgd_loop(order: str) -> Callable[..., list[float]]:
         losses = []
         for step in range(steps):
             x, y = batches[step % len(batches)]
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            for call in order.split():
-                {"zero": optimizer.zero_grad, "backward": loss.backward,
-                 "step": optimizer.step}[call]()
-            losses.append(loss.item())
+            losses.append(_sgd_step(model, optimizer, x, y, order))
         return losses
 
     return train
+
+
+def _running_loop(order: str) -> Callable[..., float]:
+    """Part 3's running_loss with zero_grad, backward and step in the `order` given."""
+
+    def running_loss(model: Any, batches: Any, lr: float) -> float:
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        return sum(_sgd_step(model, optimizer, x, y, order) for x, y in batches) / len(batches)
+
+    return running_loss
+
+
+def _sgd_step(model: Any, optimizer: Any, x: Any, y: Any, order: str) -> float:
+    """One step of the loops above, its calls in `order`; the step's loss."""
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    for call in order.split():
+        {"zero": optimizer.zero_grad, "backward": loss.backward, "step": optimizer.step}[call]()
+    return float(loss.item())
 
 
 def part1_stub(case: Case) -> Tree:
     return outcome_of(stub("part1"), case)
 
 
-def part1_zeroed_at_end(case: Case) -> Tree:
+def zeroed_at_end(case: Case) -> Tree:
+    """The loop of the case's part (train's, or running_loss's) zeroing after step()."""
+    if case.extra["part"] == "part3":
+        return outcome_of(variant("part3", running_loss=_running_loop("backward step zero")),
+                          case)
     return outcome_of(variant("part1", train=_sgd_loop("backward step zero")), case)
 
 

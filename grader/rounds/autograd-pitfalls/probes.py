@@ -288,6 +288,7 @@ def run_running_loss(api: Api, case: Case) -> Run:
     """Part 3: one epoch of running_loss; the result, the parameters, and how many earlier
     steps' graphs were still alive when the last step began."""
     model, batches = build_model(case), batches_of(case)
+    give_grads(model, case, "stale.")
     before = [t.numpy().copy() for pair in batches for t in pair]
     with GraphWatch(model).watching() as watch:
         value, failed = outcome(api, api.function("running_loss"), model, batches,
