@@ -804,8 +804,10 @@ def autograd_function(spec: Spec) -> PlanFactory:
             # Evidence against the backward voids first, whatever else is wrong: a result
             # that bypasses the Function carries autograd's own gradients.
             if not obs["through"]:
+                hint = DETACHED_HINT.format(called=called, cls=cls) \
+                    if obs["grad_fn"] == "NoneType" else bypass_hint
                 return replace(failed(f"{called}.grad_fn is {obs['grad_fn']}, not {cls}'s "
-                                      "backward node", hint=bypass_hint), voids=True)
+                                      "backward node", hint=hint), voids=True)
             if not obs["setup_context"]:
                 return failed(f"{cls} has no setup_context of its own: forward(ctx, ...) is the "
                               "old style", hint=old_style_hint)
@@ -816,6 +818,14 @@ def autograd_function(spec: Spec) -> PlanFactory:
                                       "setup_context": old_style_hint is not None}, judge)
 
     return plan
+
+
+DETACHED_HINT = ("{called} carries no graph at all (its grad_fn is None), so no gradient "
+                 "reaches the inputs: the result was cut from the graph (.detach(), .data) or "
+                 "made outside it (through numpy, under torch.no_grad()). Return the output of "
+                 "{cls}.apply itself.")
+"""The autograd_function kind's hint where the result has no node at all: no bypass of the
+Function, but its output cut from the graph."""
 
 
 def gradcheck_every(spec: Spec) -> PlanFactory:
