@@ -357,7 +357,7 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
         if isinstance(expected, np.ndarray) and np.shape(actual) != expected.shape:
             verdict = failed(f"{case.describe()}: returned shape {tuple(np.shape(actual))}, "
                              f"expected {tuple(expected.shape)} ({ctx.reproduce()})",
-                             hint=shape_hint)
+                             hint=_reshaped_hint(actual, expected, case, name, shape_hint))
             if differential is None:
                 return verdict
             return replace(verdict, diagnosis=differential([(case, actual)], None))
@@ -415,6 +415,20 @@ def _known(cases: Sequence[Case], observed: Sequence[Observation],
     facts.append(symptoms.where_wrong([c for c, _ in ran], [id(c) not in bad for c, _ in ran]))
     known = " ".join(_sentence(f) for f in facts if f)
     return f"What holds: {known} {recipe}".strip() if known else recipe
+
+
+def _reshaped_hint(actual: Any, expected: np.ndarray, case: Case, name: str,
+                   shape_hint: str | None) -> str | None:
+    """A wrong shape's hint: what holds where the values are right and only axes of size 1
+    differ (symptoms.size_one_axes_moved), before the check's own shape hint."""
+    try:
+        moved = symptoms.size_one_axes_moved(name, np.asarray(actual, dtype=np.float64),
+                                             expected, case.dtype)
+    except (TypeError, ValueError):
+        moved = None
+    if moved is None:
+        return shape_hint
+    return f"What holds: {_sentence(moved)} {shape_hint or ''}".strip()
 
 
 def _sentence(fact: str) -> str:

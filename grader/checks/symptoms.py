@@ -58,13 +58,21 @@ def describe(actual: Any, expected: Any, dtype: str, name: str, dims: Sizes = ()
     pairs = list(zip(_leaves(actual, name), _leaves(expected, name), strict=False))
     if len(pairs) != len(_leaves(expected, name)):
         return None
-    wrong = []
+    wrong, reshaped = [], []
     for (label, a), (_, e) in pairs:
-        a, e = np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64)
-        if a.shape != e.shape:
+        try:
+            a, e = np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64)
+        except (TypeError, ValueError):
             return None
-        if not tree_matches(a, e, dtype):
+        if a.shape != e.shape:
+            moved = size_one_axes_moved(label, a, e, dtype)
+            if moved is None:
+                return None
+            reshaped.append(moved)
+        elif not tree_matches(a, e, dtype):
             wrong.append((label, a, e))
+    if reshaped:
+        return "; ".join(reshaped) + "."
     if not wrong:
         return None
     elsewhere = [(dict(_leaves(a, name)), dict(_leaves(e, name)), d) for a, e, d in others]
@@ -79,6 +87,18 @@ def describe(actual: Any, expected: Any, dtype: str, name: str, dims: Sizes = ()
                          f"{_names([w[0] for w in wrong])} "
                          f"{'is' if len(wrong) == 1 else 'are'} not")
     return "; ".join(facts) + "." if facts else None
+
+
+def size_one_axes_moved(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
+    """Where a result of another shape holds the expected values, in order, and the two shapes
+    differ only in axes of size 1 (a keepdims dropped, or re-added at the other end), what
+    holds; None otherwise."""
+    if a.size != e.size or [n for n in a.shape if n != 1] != [n for n in e.shape if n != 1] \
+            or not tree_matches(a.reshape(e.shape), e, dtype):
+        return None
+    return (f"your {label} holds the expected values in shape {tuple(a.shape)} where "
+            f"{tuple(e.shape)} is expected: only axes of size 1 differ (a keepdims dropped, "
+            f"kept, or an axis of size 1 added at the other end)")
 
 
 def _names(labels: Sequence[str]) -> str:
