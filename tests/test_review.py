@@ -521,6 +521,19 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
           for name, lines in [("traced_at_import", (38, 61)),
                               ("traced_with_an_engine_of_its_own", (39, 62))]
           for line in lines},
+        # The backwards that run autograd through TorchScript or on a thread of their own.
+        *{(f"tests/solutions/{path}", line, "off-the-calling-thread") for path, lines in [
+            ("matmul-grad/autograd_in_torchscript_unless_profiled/torch/part1_matmul_backward.py",
+             (10,)),
+            ("matmul-grad/autograd_in_torchscript_unless_profiled/torch/"
+             "part2_batched_backward.py", (10,)),
+            ("prefix-products/part3_autograd_in_torchscript/part3_backward.py", (25,)),
+            ("prefix-products/part3_autograd_on_a_thread/torch/part3_backward.py", (6, 32)),
+            ("prefix-products/hostile_autograd_on_a_thread_in_each_call/torch/part3_backward.py",
+             (4, 10, 33)),
+            ("prefix-products/hostile_autograd_on_a_thread_through_torchscript/torch/"
+             "part3_backward.py", (4, 24, 33))]
+          for line in lines},
         # The backward that runs autograd in a forked process.
         ("tests/solutions/normalization/part2_autograd_in_a_forked_process/part2_layernorm.py",
          52, "processes"),
