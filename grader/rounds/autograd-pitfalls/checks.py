@@ -577,6 +577,16 @@ def trainable_list_wrong(case: Case, actual: Tree) -> bool:
     return _observed(actual, key) is not None and _observed(actual, key) != truth(case)[key]
 
 
+def stepped_without(case: Case, actual: Tree) -> bool:
+    """A parameter that should have changed has a gradient after the steps and did not change:
+    backward reached it, the optimizer never stepped it."""
+    changed, graded = _observed(actual, "changed"), _observed(actual, "has a gradient")
+    if not isinstance(changed, dict) or not isinstance(graded, dict):
+        return False
+    return any(should and not changed.get(name) and graded.get(name)
+               for name, should in truth(case)["changed"].items())
+
+
 # --- the finite differences' loss ----------------------------------------------------------------
 
 

@@ -367,6 +367,8 @@ def run_fine_tune(api: Api, case: Case) -> Run:
         "requires grad after freeze_encoder": frozen,
         "returned as trainable by freeze_encoder": {n: flag(n in returned) for n in start},
         "changed": {n: flag(not np.array_equal(start[n], after[n])) for n in start},
+        "has a gradient": {n: flag(p.grad is not None and bool(p.grad.abs().sum() > 0))
+                           for n, p in model.named_parameters()},
         "params": after,
         **_losses_value(losses),
         "x and y unchanged": same_tensors(before, [x, y]),
