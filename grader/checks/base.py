@@ -177,10 +177,11 @@ class Plan:
 
     @property
     def processless(self) -> bool:
-        """Whether the child running this plan can start no process: a watch's (forkless), and
-        a measurement's, whose CPU time a process the kernel reaps on its own (a child started
-        with SIGCHLD ignored) would leave uncounted, its work charged to nobody."""
-        return self.forkless or self.measured is not None
+        """Whether the child running this plan can start no process: a watch's (forkless,
+        watched: work sent to another process is out of its sight), and a measurement's, whose
+        CPU time a process the kernel reaps on its own (a child started with SIGCHLD ignored)
+        would leave uncounted, its work charged to nobody."""
+        return self.forkless or self.watched or self.measured is not None
 
     @property
     def threadless(self) -> bool:

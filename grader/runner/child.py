@@ -258,6 +258,22 @@ def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None,
     return capture
 
 
+def _held_to_one_thread() -> None:
+    """In a child that may start no thread, torch's thread counts stay at one: code that asks
+    for more (torch.set_num_threads(4), honest, if needless) would have OpenMP start threads
+    at the next large operation, which the filter refuses and OpenMP answers by ending the
+    process. The request is ignored instead; the work is the same on one thread."""
+    torch: Any = sys.modules.get("torch")
+    if torch is None:
+        return
+
+    def one_thread(count: int) -> None:
+        """Ignored here: this process runs on one thread (grader.runner.nofork)."""
+
+    torch.set_num_threads = one_thread
+    torch.set_num_interop_threads = one_thread
+
+
 def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
               worker_pid: int | None = None) -> None:
     """Run spec's calls, one frame each on `fd`, after importing the candidate's part
@@ -281,6 +297,8 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
             if threadless and any(c["profiled"] for c in spec["calls"]):
                 warm_the_profiler()
             forbid_new_processes(threads=not threadless)
+            if threadless:
+                _held_to_one_thread()
         if module_name is None:
             api = Api(ModuleType("baseline"), make_backend(spec["flavor"]), folder, helpers)
         else:
