@@ -120,3 +120,18 @@ def test_where_the_autograd_watch_runs_no_thread_starts_and_the_profiler_still_r
     a thread started by any means is refused, while the profiler, whose thread was made
     before the filter, still records autograd's engine."""
     assert _threadless_child(attempt) == 0
+
+
+def test_every_plan_that_watches_autograd_refuses_processes_and_threads() -> None:
+    """A watched plan's child gets both filters whichever plans share it: after a child dies,
+    the next check runs in a fresh child of its own, and a depth or a count watched for
+    autograd must not run there with threads allowed."""
+    from grader.checks.base import Plan, passed
+
+    def judge(data: object) -> object:
+        return passed()
+
+    for plan in (Plan("p", {}, judge, forkless=True), Plan("p", {}, judge, watched=True)):
+        assert plan.processless and plan.threadless
+    assert not Plan("p", {}, judge, watched=True, uses_device=True).threadless
+    assert not Plan("p", {}, judge).processless and not Plan("p", {}, judge).threadless
