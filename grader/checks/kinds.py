@@ -201,10 +201,17 @@ def own_raise_hint(raised: dict[str, Any]) -> str | None:
     """The hint for valid input rejected by the candidate's own `raise` statement (a guard
     whose condition is wrong), where the recipe would guess at a cause, or for a thread the
     process may not start (thread_refused_hint); None for any other exception."""
-    line, statement = mutants.raise_site(str(raised.get("where", "")))
-    if statement.split(maxsplit=1)[:1] != ["raise"]:
+    if not _raised_by_a_raise(raised):
         return thread_refused_hint(raised)
+    line, _ = mutants.raise_site(str(raised.get("where", "")))
     return OWN_RAISE_HINT.format(type=raised["type"], line=line)
+
+
+def _raised_by_a_raise(raised: dict[str, Any]) -> bool:
+    """Whether the candidate's own `raise` statement raised it (not a library call, nor an
+    operation of theirs that broke)."""
+    _, statement = mutants.raise_site(str(raised.get("where", "")))
+    return statement.split(maxsplit=1)[:1] == ["raise"]
 
 
 def thread_refused_hint(raised: dict[str, Any]) -> str | None:
@@ -268,8 +275,12 @@ def validation(spec: Spec) -> PlanFactory:
                         if row["raised"] is not None]
             if rejected:
                 case, row = rejected[0]
+                # Every well-formed input refused with the validation's own error is a check
+                # that rejects everything; any other exception is code that broke on them.
+                refused_all = len(rejected) == count and all(
+                    _raised_by_a_raise(r["raised"]) for _, r in rejected)
                 why = ("rejecting every input validates nothing, and this well-formed one"
-                       if len(rejected) == count else "this input is well-formed, and it")
+                       if refused_all else "this input is well-formed, and it")
                 verdict = failed(f"{row['case']}: {why} raised {format_raised(row['raised'])}",
                                  hint=own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
                 # The reference's slips that reject this input as the candidate's code does
