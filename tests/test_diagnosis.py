@@ -635,3 +635,42 @@ def test_a_fix_that_reads_a_name_the_file_never_binds_is_not_shown() -> None:
     renamed = reference.replace("state", "s").replace("s = a[t] * s", "s = a[t] * h0")
     assert mutants.quote(slip, renamed, reference) == ("s = a[t] * s + b[t]",
                                                         "s = a[t] * h0 + b[t]")
+
+
+def _raised(attempt: Any) -> dict[str, str]:
+    try:
+        attempt()
+    except Exception as exc:  # noqa: BLE001 - the exception is the datum
+        return {"type": type(exc).__name__, "message": str(exc)}
+    raise AssertionError("it did not raise")
+
+
+def _no_grad_uncalled() -> None:
+    import torch
+
+    with torch.no_grad:  # type: ignore[attr-defined]
+        pass
+
+
+def test_the_errors_whose_message_names_the_slip_are_read_from_the_libraries_real_messages(
+) -> None:
+    """Each entry of errors.toml matches the message torch or numpy really raises here, so a
+    library that rewords one fails this test rather than silently losing the hint."""
+    import torch
+
+    from grader.checks.kinds import known_error_hint
+
+    said = {
+        "float index (torch)": _raised(lambda: torch.zeros(3)[torch.zeros(2)]),
+        "float index (numpy)": _raised(lambda: np.zeros(3)[np.zeros(2)]),
+        "dtype clash": _raised(lambda: torch.ones(2, 2) @ torch.ones(2, 2, dtype=torch.float64)),
+        "context manager": _raised(_no_grad_uncalled),
+        "float of an array": _raised(lambda: float(np.ones(3))),
+    }
+    hints = {what: known_error_hint(raised) for what, raised in said.items()}
+    assert all(hints.values()), hints
+    assert "integers" in hints["float index (torch)"] == hints["float index (numpy)"]
+    assert "float32 against float64" in hints["dtype clash"]
+    assert "`with torch.no_grad():`" in hints["context manager"]
+    assert "float() or int()" in hints["float of an array"]
+    assert known_error_hint({"type": "ValueError", "message": "W must be 3-D"}) is None

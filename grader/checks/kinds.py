@@ -13,9 +13,10 @@ from __future__ import annotations
 import inspect
 import math
 import re
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal, cast
@@ -192,17 +193,12 @@ OWN_RAISE_HINT = ("Valid input must not raise, and this {type} is your own: the 
                   "what it should be.")
 
 
-THREAD_REFUSED_HINT = ("A backward by hand runs where it is called, on one thread: where the "
-                      "autograd watch runs, no thread may be started (the watch sees the "
-                      "calling thread alone). Compute the gradients in the call itself.")
-
-
 def own_raise_hint(raised: dict[str, Any]) -> str | None:
     """The hint for valid input rejected by the candidate's own `raise` statement (a guard
-    whose condition is wrong), where the recipe would guess at a cause, or for a thread the
-    process may not start (thread_refused_hint); None for any other exception."""
+    whose condition is wrong), where the recipe would guess at a cause, or for an exception
+    whose message names the slip (known_error_hint); None for any other exception."""
     if not _raised_by_a_raise(raised):
-        return thread_refused_hint(raised)
+        return known_error_hint(raised)
     line, _ = mutants.raise_site(str(raised.get("where", "")))
     return OWN_RAISE_HINT.format(type=raised["type"], line=line)
 
@@ -214,18 +210,28 @@ def _raised_by_a_raise(raised: dict[str, Any]) -> bool:
     return statement.split(maxsplit=1)[:1] == ["raise"]
 
 
-def thread_refused_hint(raised: dict[str, Any]) -> str | None:
-    """The hint for a thread refused to the candidate's process (grader.runner.nofork, where
-    the autograd watch runs); None for any other exception."""
-    refused = raised.get("type") == "RuntimeError" \
-        and "can't start new thread" in str(raised.get("message", ""))
-    return THREAD_REFUSED_HINT if refused else None
+ERRORS_FILE = Path(__file__).with_name("errors.toml")
+
+
+@cache
+def _known_errors() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """errors.toml's entries, compiled once."""
+    table = tomllib.loads(ERRORS_FILE.read_text())
+    return tuple((re.compile(entry["matches"]), entry["hint"]) for entry in table["error"])
+
+
+def known_error_hint(raised: dict[str, Any]) -> str | None:
+    """The hint errors.toml gives for an exception whose message names the slip (a thread the
+    process may not start, a float index, a dtype clash, a context manager never called);
+    None for any other."""
+    said = f"{raised.get('type', '')}: {raised.get('message', '')}"
+    return next((hint for pattern, hint in _known_errors() if pattern.search(said)), None)
 
 
 def raised_verdict(where: str, raised: dict[str, Any], hint: str | None = None) -> Verdict:
     """The verdict for candidate code that raised where it should have returned."""
     return failed(f"{where}: raised {format_raised(raised)}",
-                  hint=hint or thread_refused_hint(raised))
+                  hint=known_error_hint(raised) or hint)
 
 
 def first_line(message: str, limit: int = 300) -> str:
@@ -1227,7 +1233,8 @@ def compare_runs(spec: Spec) -> PlanFactory:
                     wrong.append((case, {"raised": run["raised"]}))
                     known = explain_error(spec.round, run["raised"]["message"])
                     first = first or (f"{case.describe()}: raised {format_raised(run['raised'])}",
-                                      known[1] if known else hint)
+                                      known[1] if known else
+                                      known_error_hint(run["raised"]) or hint)
                     continue
                 actual = select(run["value"], fields)
                 compared = [k for k in actual if k not in limits]
