@@ -609,16 +609,17 @@ def test_axes_of_size_one_are_left_out_and_vectors_made_columns() -> None:
     assert ("add_column_axis", "y = x[:, None][:, None] * x[None, 0] + b") not in made
 
 
-def test_a_slip_the_file_shows_it_did_not_make_is_not_quoted_as_its_own() -> None:
+def test_a_slip_the_file_shows_it_did_not_make_is_ruled_out() -> None:
     """Where the file holds the statement a slip changes as the reference has it (and not the
-    slip's line), the slip is not the candidate's: quote says so (False), and the diagnosis
-    goes on to the next slip that computes the same. Where the file holds it, it is quoted."""
+    slip's line), the slip is not the candidate's, whatever it computes; where the file holds
+    the slip's line, it is borne out, and quoted as theirs."""
     reference = "def f(levels, dP):\n    grad = dP\n    upstream = grad\n    return grad\n"
     slip = mutants.Mutant("names", "return grad", "return upstream", "",
                           line_before="return grad", line_after="return upstream")
-    assert mutants.quote(slip, reference, reference) is False
-    assert mutants.quote(slip, reference.replace("return grad", "return upstream"),
-                         reference) is True
+    assert mutants.by_evidence([slip], reference, reference) == ()
+    slipped = reference.replace("return grad", "return upstream")
+    assert mutants.by_evidence([slip], slipped, reference) == (slip,)
+    assert mutants.quote(slip, slipped, reference) is True
 
 
 def test_a_fix_that_reads_a_name_the_file_never_binds_is_not_shown() -> None:

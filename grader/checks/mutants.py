@@ -1283,13 +1283,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         ran = found[:len(outputs)]
         matched = raising_alike(ran, outputs, raised, chosen[1:]) if raised else \
             matching(ran, outputs, chosen)
-        # A slip the file shows it did not make (its statement there as it should be) is not
-        # the candidate's, whatever it computes: the next slip that computes the same is.
-        for mutant in matched:
-            quoted = quote(mutant, source, reference)
-            if quoted is not False:
-                return describe(mutant, what, quoted)
-        return None
+        return describe(matched[0], what, quote(matched[0], source, reference)) \
+            if matched else None
 
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME)
@@ -1471,16 +1466,11 @@ def quote(mutant: Mutant, source: str | None, reference: str) -> tuple[str, str]
     file to read; where it holds it under names of its own, that line, and the statement it
     should be in the same names (`adj = adj + dP[k + 1]` where it should be `adj = adj +
     dP[k]`), unless that statement would read a name the file binds nowhere else; None where
-    it holds no such line; False where the file refutes the slip: it holds the statement the
-    slip changes, as written, as often as the reference does, and the slip's line no more."""
+    it holds no such line."""
     if source is None or mutant.operator in MOVES:
         return True  # a move shows the statements it moves, judged by their order (by_evidence)
     if _holds_slip(mutant, source, reference):
         return True
-    kept = shape(mutant.line_before, renamed=False)
-    if kept not in (None, shape(mutant.line_after, renamed=False)) \
-            and _written(source)[kept] >= _written(reference)[kept] > 0:
-        return False
     texts, shapes, _ = _lines(source)
     wanted = shape(mutant.line_after)
     own = next((text for text, found in zip(texts, shapes, strict=True)
