@@ -1503,7 +1503,7 @@ def _reads_unbound(fix: str, own: str, source: str) -> bool:
     bound.update(n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef))
     bound.update((a.asname or a.name).split(".")[0] for n in ast.walk(tree)
                  if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names)
-    return any(bound[name] <= (name in binds_here) for name in reads & binds_here)
+    return any(bound[name] <= 1 for name in reads & binds_here)
 
 
 def _renamed(before: str, after: str, own: str) -> str | None:

@@ -713,7 +713,7 @@ def kink_and_bug_cases(rng: np.random.Generator) -> list[Case]:
     """A wrong smooth entry beside kinks, and a wrong entry at a kink itself: an analytic value
     of 3 or 4 where ReLU's one-sided slopes are 0 and 1 lies between neither, so it is a bug
     to report, not a kink to excuse (whatever the central difference says); nor is one just
-    past |x|'s slope of 1, by 20 tol: the slack at a kink is tol times the larger slope."""
+    past w |x|'s slope |w|, by 20 tol: the slack at a kink is tol times the larger slope."""
     return [_kinked(rng, "relu", [0.0, KINK_SHIFT], wrong=(4,)),
             _kinked(rng, "abs", [-KINK_SHIFT], size=5, wrong=(1,)),
             _kinked(rng, "relu", [0.0, 0.0], wrong=(0,), off=3.0),
