@@ -24,6 +24,12 @@ from click.testing import CliRunner
 
 # Ask NVML whether CUDA is there, so that no test process initialises CUDA before it forks.
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+# The suite starts about 150 Python processes that import the grader (each command run, each
+# worker, each sandbox's executor, and pytest-xdist's test processes, which rewrite every test
+# module's asserts): with bytecode writing off (PYTHONDONTWRITEBYTECODE, set on some machines),
+# each compiles it all again, a tenth of the quick tier's CPU time. With it on, the first to
+# import a module writes its bytecode beside it (atomically) and the others read it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 from grader.checks.table import round_checks  # noqa: E402
 from grader.engine.secret import SECRET_ENV
