@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from grader.checks.table import checks_for
 from grader.engine.results import RunResult
 from grader.runner.child import OUTPUT_LIMIT
 from grader.runner.children import BACKSTOP
 
-from helpers import PREFIX, all_solutions, checks_by_id, solution
+from helpers import PREFIX, all_solutions, checks_by_id, in_quick_tier, solution
 
 
 def graded(grading, name: str, flavor: str = "numpy") -> RunResult:
@@ -85,11 +87,16 @@ def test_a_crash_costs_only_the_check_it_happened_in(grading) -> None:
     assert all("SIGSEGV" in c.message for c in crashed.parts[0].checks)
 
 
-def test_the_worker_outlives_every_hostile_submission(grading) -> None:
+@pytest.mark.parametrize("quick", [True, pytest.param(False, marks=pytest.mark.slow)],
+                         ids=["quick-tier-flavors", "slow-tier-flavors"])
+def test_the_worker_outlives_every_hostile_submission(grading, quick: bool) -> None:
+    """Every hostile folder in the flavors its tier grades (test_solutions grades the same
+    ones in the same test process: each grading is made once)."""
     for case in all_solutions():
         if case.name.startswith("hostile_"):
             for flavor in case.flavors:
-                grading.solution(case, flavor)
+                if in_quick_tier(case, flavor) == quick:
+                    grading.solution(case, flavor)
     assert grading.worker.process.poll() is None
 
 
