@@ -357,7 +357,13 @@ def test_returns_float_names_what_came_back(runner: CliRunner, tmp_path: Path, r
     found = checked(runner, tmp_path / "ws", RIGHT.replace("x.sum()", result))["part1.as_float"]
     assert found["status"] == status
     assert found["message"].partition("; worth")[0] == message  # a property: see results.py
-    assert found["hint"] == (None if status == "passed" else "Return float(...) of the sum.")
+    # The tiny round's reference does not validate: RIGHT stands apart from it at its two
+    # lines of validation alone (apart.py), which a hint shows; elsewhere the return too.
+    apart = (" Your part1_sum.py differs from a working solution at 2 lines (names aside): "
+             "`if np.ndim(x) != 1:`, which that solution does not have; `raise "
+             "ValueError('x must be a vector')`, which that solution does not have.")
+    assert found["hint"] == (None if status == "passed" else "Return float(...) of the sum."
+                             + (apart if result == "x.sum()" else ""))
 
 
 FUNCTION = """
@@ -398,7 +404,9 @@ class Total(torch.autograd.Function):
      "Give Total a setup_context of its own."),
     ("class Total:\n    pass\n", "    return x.sum()\n", "failed",
      "Total is a class that does not subclass torch.autograd.Function",
-     "Define `class Total(torch.autograd.Function)`."),
+     "Define `class Total(torch.autograd.Function)`. Your part1_sum.py differs from a working "
+     "solution at 2 lines (names aside): `class Total:`, which that solution does not have; "
+     "`pass`, which that solution does not have."),
     ("Total = 'not a class'\n", "    return x.sum()\n", "failed", None, None),
 ])
 def test_autograd_function(runner: CliRunner, tmp_path: Path, head: str, body: str,

@@ -784,7 +784,7 @@ def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
             early.body = [*statement.body, body[i + 1]]
             yield i, Edit("return_in_loop", [early])
         if isinstance(statement, ast.With):
-            governed = tuple(_first_line(ast.unparse(step)) for inner in statement.body
+            governed = tuple(head_line(ast.unparse(step)) for inner in statement.body
                              for step in ast.walk(inner) if isinstance(step, ast.stmt))
             yield i, Edit("unentered_with", [*(ast.Expr(item.context_expr)
                                                for item in statement.items), *statement.body],
@@ -1027,8 +1027,8 @@ def _keep(found: list[Mutant], seen: set[str], module: _Module, path: Where, nod
     if text in seen:
         return
     seen.add(text)
-    found.append(Mutant(edit.operator, *_shown_pair(_first_line(before), _first_line(after)),
-                        text, edit.explains, _first_line(before), _first_line(after)))
+    found.append(Mutant(edit.operator, *shown_pair(head_line(before), head_line(after)),
+                        text, edit.explains, head_line(before), head_line(after)))
 
 
 def _locate(new: ast.AST, old: ast.AST) -> None:
@@ -1073,11 +1073,17 @@ SHOWN = 80
 """The most of a statement a hint shows."""
 
 
-def _first_line(text: str) -> str:
+def head_line(text: str) -> str:
+    """A statement's first line (a compound statement's header), as a hint shows it."""
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
-def _shown_pair(before: str, after: str) -> tuple[str, str]:
+def cut_line(text: str) -> str:
+    """One statement cut to SHOWN characters."""
+    return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
+
+
+def shown_pair(before: str, after: str) -> tuple[str, str]:
     """The two statements cut to SHOWN characters each, both from the same place: where they
     start to differ, less some context, so that a slip far along a long line stays in view."""
     if max(len(before), len(after)) <= SHOWN:
@@ -1317,7 +1323,7 @@ def _lines(source: str) -> tuple[tuple[str, ...], tuple[str | None, ...],
     part (a file is up to EVIDENCE_BYTES of anything)."""
     try:
         tree = ast.parse(source)
-        texts = tuple(_first_line(ast.unparse(node)) for node in ast.walk(tree)
+        texts = tuple(head_line(ast.unparse(node)) for node in ast.walk(tree)
                       if isinstance(node, ast.stmt))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         texts = tuple(line.strip() for line in source.splitlines())
@@ -1478,7 +1484,7 @@ def quote(mutant: Mutant, source: str | None, reference: str) -> tuple[str, str]
     renamed = _renamed(mutant.line_before, mutant.line_after, own) if own else None
     if not renamed or not own or _reads_unbound(renamed, own, source):
         return None
-    return _shown_pair(renamed, own)
+    return shown_pair(renamed, own)
 
 
 def _reads_unbound(fix: str, own: str, source: str) -> bool:
@@ -1523,7 +1529,7 @@ def _renamed(before: str, after: str, own: str) -> str | None:
             return None
     for node in target[1]:
         node.id = mapping.get(node.id, node.id)
-    return _first_line(ast.unparse(target[0]))
+    return head_line(ast.unparse(target[0]))
 
 
 def plural(name: str) -> bool:

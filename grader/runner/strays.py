@@ -99,13 +99,17 @@ def stopped(pid: int) -> bool:
 class Usage:
     """What a process tree is doing: the CPU seconds it has been charged (its processes' own,
     and those of the children they reaped), and whether any of its processes is at work
-    (running, waiting for a CPU, or waiting on a disk in the kernel) rather than asleep."""
+    (running or waiting for a CPU) rather than asleep."""
 
     cpu_s: float
     runnable: bool
 
 
-_AT_WORK = ("R", "D")  # running or waiting for a CPU; in the kernel waiting on a disk
+_AT_WORK = ("R",)
+"""The states of a process at work: running, or waiting for a CPU (what a busy machine does to
+it). Not the uninterruptible sleep "D": code can sit in it for as long as it likes at no CPU
+cost (a vfork that never returns, membarrier in a loop), and a wait counted as work there would
+reach the clock's backstop as a starved one and leave its check undecided, not timed out."""
 
 
 def tree_usage(pid: int) -> Usage | None:

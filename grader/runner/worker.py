@@ -28,7 +28,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from grader.checks import apart
 from grader.checks.base import Check, Context, Diagnosis, Plan, Verdict, skipped
+from grader.checks.mutants import source_text
 from grader.checks.table import checks_for
 from grader.engine.flavored import for_flavor
 from grader.engine.results import (
@@ -41,6 +43,7 @@ from grader.engine.results import (
 )
 from grader.engine.rounds import Part, Round, RoundError, get_round, load_module
 from grader.engine.triage import follows_from
+from grader.engine.workspace import EXERCISES_DIR
 from grader.probes.autograd import autodiff_watch
 from grader.runner import strays
 from grader.runner.children import (
@@ -344,6 +347,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
             grading.not_run(len(grading.results), str(lost), status=lost.status)
     void_results(grading.checks, grading.results, grading.voiding)
     drop_hints_to_passed_checks(grading.results)
+    show_lines_apart(grading)
     weigh_properties(grading.results)
     hand_on_advice(grading.results, grading.advised)
     part = grading.part
@@ -404,6 +408,21 @@ def void_results(checks: list[Check], results: list[CheckResult],
                 voided.status, voided.score, voided.hint = "failed", 0.0, None
                 voided.message = f"{check.void_message}{shown}: see {check.id}"
                 voided.after = [check.id]
+
+
+def show_lines_apart(grading: _Part) -> None:
+    """Each check the part's code did not pass gets, in its hint, the lines where the part's
+    file differs from the reference's when they are one or two (apart.lines_apart): the
+    statement a slip no mutant makes is in them. The file is read here, never run."""
+    failing = [r for r in grading.results if r.status in apart.HINTED and not r.not_implemented]
+    if not failing:
+        return
+    file = grading.part.file
+    source = source_text(Path(grading.request.root) / EXERCISES_DIR / file)
+    reference = source_text(grading.round.reference_dir(grading.request.flavor) / file)
+    places = apart.lines_apart(source, reference) if source and reference else ()
+    for result in failing:
+        result.hint = apart.with_lines_apart(result.hint, file, places)
 
 
 CHECK_ID = re.compile(r"\bpart\d+\.\w+")
