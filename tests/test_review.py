@@ -508,6 +508,8 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
         (f"{hostile}segfault/part2_out_of_place.py", 8, "processes"),
         (f"{hostile}segfault/part2_out_of_place.py", 8, "signals-and-limits"),
         (f"{hostile}syntax_error/part1_inplace.py", 6, NOT_PARSED),
+        (f"{hostile}stall_in_the_kernel/part3_backward.py", 6, "native-code"),
+        (f"{hostile}stall_in_the_kernel/part3_backward.py", 12, "native-code"),
         # The backwards that look up their call stack for the grader's watch.
         ("tests/solutions/mlp-backprop/part3_autograd_unless_watched/part3_backward.py", 15,
          "stack-frames"),
