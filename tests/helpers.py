@@ -16,6 +16,8 @@ A solution folder tests/solutions/<round>/<case>/ holds exercise files and an `e
     check = "part1.correctness"
     status = "failed"              # default "failed"
     hint = "not commutative"       # optional: a substring the hint must contain
+    hint_lacks = "keepdims"        # optional: a substring the hint must not contain (a cause
+                                   # the code does not have, once misnamed)
     message = "first wrong entry"  # optional: a regex the message must match
     flavors = ["torch"]            # optional: pinned in these flavors only
 
@@ -156,6 +158,7 @@ class Expectation:
     check: str
     status: str = "failed"
     hint: str | None = None
+    hint_lacks: str | None = None
     message: str | None = None
     flavors: tuple[str, ...] = ("torch", "numpy")
 

@@ -76,6 +76,8 @@ def test_solution_gets_the_pinned_verdicts(grading, solution: Solution, flavor: 
         assert check.status == expect.status, shown
         if expect.hint is not None:
             assert check.hint is not None and expect.hint in check.hint, shown
+        if expect.hint_lacks is not None:
+            assert expect.hint_lacks not in (check.hint or ""), shown
         if expect.message is not None:
             assert re.search(expect.message, check.message), shown
 

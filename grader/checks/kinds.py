@@ -372,9 +372,11 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
         expected = truth(case)
         actual = obs["value"]
         if isinstance(expected, np.ndarray) and np.shape(actual) != expected.shape:
+            reshaped = [(c, o["value"], truth(c)) for c, o in zip(cases, observed, strict=False)
+                        if o["raised"] is None and _other_shape(o["value"], truth(c))]
             verdict = failed(f"{case.describe()}: returned shape {tuple(np.shape(actual))}, "
                              f"expected {tuple(expected.shape)} ({ctx.reproduce()})",
-                             hint=_reshaped_hint(actual, expected, case, name, shape_hint))
+                             hint=_reshaped_hint(reshaped, name, shape_hint))
             if differential is None:
                 return verdict
             return replace(verdict, diagnosis=differential([(case, actual)], None))
@@ -434,18 +436,27 @@ def _known(cases: Sequence[Case], observed: Sequence[Observation],
     return f"What holds: {known} {recipe}".strip() if known else recipe
 
 
-def _reshaped_hint(actual: Any, expected: np.ndarray, case: Case, name: str,
+def _other_shape(actual: Any, expected: Any) -> bool:
+    return isinstance(expected, np.ndarray) and np.shape(actual) != expected.shape
+
+
+def _reshaped_hint(reshaped: Sequence[tuple[Case, Any, np.ndarray]], name: str,
                    shape_hint: str | None) -> str | None:
     """A wrong shape's hint: what holds where the values are right and only axes of size 1
-    differ (symptoms.size_one_axes_moved), before the check's own shape hint."""
-    try:
-        moved = symptoms.size_one_axes_moved(name, np.asarray(actual, dtype=np.float64),
-                                             expected, case.dtype)
-    except (TypeError, ValueError):
-        moved = None
-    if moved is None:
+    differ (symptoms.size_one_axes_moved), before the check's own shape hint; said only where
+    it holds of every case returned in a wrong shape (`reshaped`: case, result, truth): a
+    stack along the wrong axis looks like a moved axis of size 1 where that axis has one
+    entry, and only there."""
+    said = []
+    for case, actual, expected in reshaped:
+        try:
+            said.append(symptoms.size_one_axes_moved(
+                name, np.asarray(actual, dtype=np.float64), expected, case.dtype))
+        except (TypeError, ValueError):
+            said.append(None)
+    if not said or None in said:
         return shape_hint
-    return f"What holds: {_sentence(moved)} {shape_hint or ''}".strip()
+    return f"What holds: {_sentence(cast(str, said[0]))} {shape_hint or ''}".strip()
 
 
 def _sentence(fact: str) -> str:
