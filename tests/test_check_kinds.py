@@ -404,9 +404,7 @@ class Total(torch.autograd.Function):
      "Give Total a setup_context of its own."),
     ("class Total:\n    pass\n", "    return x.sum()\n", "failed",
      "Total is a class that does not subclass torch.autograd.Function",
-     "Define `class Total(torch.autograd.Function)`. Your part1_sum.py differs from a working "
-     "solution at 2 lines (names aside): `class Total:`, which that solution does not have; "
-     "`pass`, which that solution does not have."),
+     "Define `class Total(torch.autograd.Function)`."),
     ("Total = 'not a class'\n", "    return x.sum()\n", "failed", None, None),
 ])
 def test_autograd_function(runner: CliRunner, tmp_path: Path, head: str, body: str,

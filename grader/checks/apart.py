@@ -238,11 +238,11 @@ def describe(file: str, places: Sequence[Apart]) -> str:
 
 
 def with_lines_apart(hint: str | None, file: str, places: Sequence[Apart]) -> str | None:
-    """A failing check's hint with the places added, unless it already quotes each of the
-    file's own lines among them (a mutant's sentence naming the same slip)."""
+    """A failing check's hint with the places added, unless it already shows each of them,
+    the file's line or the reference's (a mutant's sentence naming the same slip)."""
     if not places:
         return hint
-    shown = [p.own for p in places if p.own is not None]
-    if hint and shown and all(own in hint or cut_line(own) in hint for own in shown):
+    if hint and all(any(line and (line in hint or cut_line(line) in hint)
+                        for line in (place.own, place.fix)) for place in places):
         return hint
     return " ".join(filter(None, (hint, describe(file, places))))

@@ -281,9 +281,10 @@ def validation(spec: Spec) -> PlanFactory:
                         if row["raised"] is not None]
             if rejected:
                 case, row = rejected[0]
-                # Every well-formed input refused with the validation's own error is a check
-                # that rejects everything; any other exception is code that broke on them.
-                refused_all = len(rejected) == count and all(
+                # Every well-formed input refused with the validation's own error, of several,
+                # is a check that rejects everything; one input alone cannot say so, and any
+                # other exception is code that broke on them.
+                refused_all = len(rejected) == count > 1 and all(
                     _raised_by_a_raise(r["raised"]) for _, r in rejected)
                 why = ("rejecting every input validates nothing, and this well-formed one"
                        if refused_all else "this input is well-formed, and it")

@@ -411,9 +411,11 @@ def void_results(checks: list[Check], results: list[CheckResult],
 
 
 def show_lines_apart(grading: _Part) -> None:
-    """Each check the part's code did not pass gets, in its hint, the lines where the part's
+    """The hint of the part's failure a reader meets first gets the lines where the part's
     file differs from the reference's when they are one or two (apart.lines_apart): the
-    statement a slip no mutant makes is in them. The file is read here, never run."""
+    statement a slip no mutant makes is in them. Met first: the first failing row, and the
+    root failure the scorecard opens with (most likely the mistake, engine.triage), once each.
+    The file is read here, never run."""
     failing = [r for r in grading.results if r.status in apart.HINTED and not r.not_implemented]
     if not failing:
         return
@@ -421,7 +423,12 @@ def show_lines_apart(grading: _Part) -> None:
     source = source_text(Path(grading.request.root) / EXERCISES_DIR / file)
     reference = source_text(grading.round.reference_dir(grading.request.flavor) / file)
     places = apart.lines_apart(source, reference) if source and reference else ()
-    for result in failing:
+    if not places:
+        return
+    statuses = {r.id: r.status for r in grading.results}
+    roots = [r for r in failing if follows_from(r.after, statuses) is None] or failing
+    opening = min(roots, key=lambda r: (-r.rank, -r.max_score))
+    for result in {id(r): r for r in (failing[0], opening)}.values():
         result.hint = apart.with_lines_apart(result.hint, file, places)
 
 

@@ -741,11 +741,15 @@ def malformed_checks(rng: np.random.Generator) -> list[Case]:
 
 
 def well_formed_check(rng: np.random.Generator) -> list[Case]:
-    """A right gradient of the shape of x, and a positive tol: part3.validation's input that
-    must not raise."""
-    spec, x = _made("quadratic", rng, (3, 4))
-    return claimed([Case({"x": x}, label="a right grad_f for x of shape (3, 4)",
-                         extra={"f": spec, "tol": CHECK_TOL})])
+    """Right gradients of the shape of x, and a positive tol: part3.validation's inputs that
+    must not raise, of three shapes (a matrix, a vector, a single entry), so that refusing
+    them all says the check refuses everything."""
+    cases = []
+    for shape in ((3, 4), (5,), (1, 1)):
+        spec, x = _made("quadratic", rng, shape)
+        cases.append(Case({"x": x}, label=f"a right grad_f for x of shape {shape}",
+                          extra={"f": spec, "tol": CHECK_TOL}))
+    return claimed(cases)
 
 
 def quadratic_inputs(rng: np.random.Generator) -> Case:

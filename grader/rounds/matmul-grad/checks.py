@@ -146,6 +146,13 @@ def one_plain(rng: np.random.Generator) -> Case:
     return make_case(rng, (3, 4), (4, 2))
 
 
+def valid_plain(rng: np.random.Generator) -> list[Case]:
+    """The well-formed products a validation must accept: M above N, a 1 x 1 times a row, and
+    M equal to N (a test of the wrong axes lets it through), so that refusing them all says
+    the check refuses everything, and refusing some names which."""
+    return [one_plain(rng), make_case(rng, (1, 1), (1, 5)), make_case(rng, (2, 3), (3, 2))]
+
+
 def one_broadcast(rng: np.random.Generator) -> Case:
     return make_case(rng, *BROADCAST)
 

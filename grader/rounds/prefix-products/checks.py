@@ -148,6 +148,10 @@ def small(n: int, d: int) -> Callable[[np.random.Generator], Case]:
 
 one_5x3 = small(5, 3)
 one_4x3 = small(4, 3)
+well_formed = sizes((5, 3), (3, 3), (1, 2))
+"""The well-formed inputs a validation must accept: N above D, N equal to D (a test of the
+wrong axes lets it through) and one matrix, so that refusing them all says the check refuses
+everything, and refusing some names which."""
 
 
 def unit_upstreams_4x3(rng: np.random.Generator) -> list[Case]:
