@@ -116,6 +116,8 @@ def test_the_sentence_and_a_hint_that_already_quotes_the_line() -> None:
     quoted = "Your out is what you get reading the wrong variable: `out[i] = weights` ..."
     assert with_lines_apart(quoted, "part1.py", [place]) == quoted
     assert with_lines_apart(None, "part1.py", []) is None
+    recipe = "Write each row: out[i] = total, after the sum."
+    assert with_lines_apart(recipe, "part1.py", [place]) == f"{recipe} {said}"
     two = describe("p.py", [Apart("a = 1", None), Apart(None, "b = 2", "c = 3")])
     assert two == ("Your p.py differs from a working solution at 2 lines (names aside): "
                    "`a = 1`, which that solution does not have; that solution also has "

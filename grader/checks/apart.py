@@ -238,11 +238,12 @@ def describe(file: str, places: Sequence[Apart]) -> str:
 
 
 def with_lines_apart(hint: str | None, file: str, places: Sequence[Apart]) -> str | None:
-    """A failing check's hint with the places added, unless it already shows each of them,
-    the file's line or the reference's (a mutant's sentence naming the same slip)."""
+    """A failing check's hint with the places added, unless it already quotes each of them,
+    the file's line or the reference's in backticks (a mutant's sentence naming the same
+    slip; a recipe that happens to hold the same words quotes nothing)."""
     if not places:
         return hint
-    if hint and all(any(line and (line in hint or cut_line(line) in hint)
+    if hint and all(any(line and (f"`{line}`" in hint or f"`{cut_line(line)}`" in hint)
                         for line in (place.own, place.fix)) for place in places):
         return hint
     return " ".join(filter(None, (hint, describe(file, places))))
