@@ -139,6 +139,53 @@ def test_a_failure_that_follows_from_another_is_not_diagnosed_again(tiny: Round,
                      "part1.after_a_pass": "after_a_pass's slip"}
 
 
+def test_a_fork_refused_for_want_of_processes_is_tried_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """EAGAIN (the machine's process table full for a moment, as while a sweep kills a fork
+    loop's strays) is waited out, FORK_WAITS_S apart; past them it is NoProcessLeft."""
+    waits: list[float] = []
+    refusals = iter([True, True, False])
+
+    def fork() -> int:
+        if next(refusals):
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return 4242
+
+    monkeypatch.setattr(strays.os, "fork", fork)
+    monkeypatch.setattr(strays.time, "sleep", waits.append)
+    assert strays.fork() == 4242
+    assert waits == list(strays.FORK_WAITS_S[:2])
+    refusals = iter(lambda: True, None)
+    with pytest.raises(strays.NoProcessLeft):
+        strays.fork()
+    assert waits[2:] == list(strays.FORK_WAITS_S)
+
+
+def test_a_part_whose_children_cannot_be_forked_is_undecided_not_failed(
+        tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine out of processes is no fact about the code: the part's checks are held for a
+    re-run, the worker goes on, and no descriptor is left open."""
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(strays.os, "fork", refused)
+    monkeypatch.setattr(strays.time, "sleep", lambda seconds: None)
+    plan = Plan("round:spin", {"seconds": 0.0}, lambda data: passed("right"))
+    checks = [Check(f"part1.c{i}", f"c{i}", 1.0, lambda ctx: plan, ("numpy",))
+              for i in range(2)]
+    request = Request(id="t", root=str(write_workspace(tmp_path / "ws", "numpy", round_=tiny)),
+                      round=tiny.id, flavor="numpy", parts=["part1"], seed=1)
+    grading = _Part(request, tiny, tiny.part("part1"), checks,
+                    [Context(1, "numpy", c.id) for c in checks], [plan, plan],
+                    fork_spawner(tiny))
+    open_before = len(os.listdir("/proc/self/fd"))
+    results = run_part(grading)
+    assert [r.status for r in results] == ["undecided", "undecided"]
+    assert all(r.score == 0 and "too busy" in r.message and "process table" in r.message
+               for r in results), [r.message for r in results]
+    assert len(os.listdir("/proc/self/fd")) == open_before
+
+
 CAPPED = Plan("round:address_space_capped", {}, _cap_report)
 CAPPED_ON_DEVICE = Plan("round:address_space_capped", {}, _cap_report, uses_device=True)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from grader.engine.results import Status
+from grader.engine.results import TOO_BUSY, Status
 from grader.engine.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.protocol import (
@@ -238,7 +238,15 @@ class ForkedChild:
         read_fd, write_fd = os.pipe()
         self.orders = Orders(job)
         worker_pid = os.getpid()
-        pid = strays.fork()
+        try:
+            pid = strays.fork()
+        except strays.NoProcessLeft as exc:
+            for fd in (read_fd, write_fd):
+                os.close(fd)
+            self.orders.handed_over()
+            self.orders.close()
+            raise ChildrenLost(f"not run: {TOO_BUSY.format(what='this')} ({exc})",
+                               status="undecided") from None
         if pid == 0:
             run_child(write_fd, self.orders.child_fd, job.spec, helpers, worker_pid)
         os.close(write_fd)

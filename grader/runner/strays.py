@@ -58,16 +58,38 @@ def undumpable() -> None:
         pass
 
 
+FORK_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+"""How long fork waits before each new try while the machine has no process to give (EAGAIN:
+its process table, or this user's share of it, full for a moment, as while a sweep kills a
+fork loop's strays): 3 s in all, then NoProcessLeft."""
+
+
+class NoProcessLeft(OSError):
+    """No process could be forked: the machine's process table stayed full (see FORK_WAITS_S).
+    A fact about the machine, not about the code under test."""
+
+
 def fork() -> int:
     """os.fork(), with every object alive at the fork left out of the child's garbage
     collections (gc.freeze): a child that allocates would otherwise walk the worker's million
     objects (torch's among them) in each full collection, and write to every page it walks,
-    copying it. The parent's objects are handed back to its collector once the fork is done."""
-    gc.freeze()
-    pid = os.fork()
-    if pid:
-        gc.unfreeze()
-    return pid
+    copying it. The parent's objects are handed back to its collector once the fork is done.
+    A fork refused for want of processes (EAGAIN) is tried again after each of FORK_WAITS_S."""
+    for wait in (*FORK_WAITS_S, None):
+        gc.freeze()
+        try:
+            pid = os.fork()
+        except BlockingIOError:
+            gc.unfreeze()
+            if wait is None:
+                raise NoProcessLeft("no process could be started: the machine's process "
+                                    "table stayed full") from None
+            time.sleep(wait)
+            continue
+        if pid:
+            gc.unfreeze()
+        return pid
+    raise AssertionError("unreachable")
 
 
 def children(pid: int | None = None) -> set[int]:

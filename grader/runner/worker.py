@@ -333,9 +333,9 @@ def run_part(grading: _Part) -> list[CheckResult]:
     for the device readiness the part has now."""
     grading.idle = grading.idle_budget()
     with device_turn(grading.ready):
-        baselines = run_baselines(grading)
         index, count = 0, len(grading.checks)
         try:
+            baselines = run_baselines(grading)
             while index < count:
                 if grading.plans[index].measured:
                     index = _measure(grading, index)
