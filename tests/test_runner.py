@@ -135,7 +135,9 @@ def test_a_failure_that_follows_from_another_is_not_diagnosed_again(tiny: Round,
     hints = {r.id: r.hint for r in run_part(grading)}
     assert named == ["root", "alone", "after_a_pass"]
     assert hints == {"part1.passes": None, "part1.root": "root's slip",
-                     "part1.follows": "The hint.", "part1.alone": "alone's slip",
+                     "part1.follows": "Fix part1.root first: this failure follows from it "
+                     "(what this check measures supposes what part1.root checks is right). "
+                     "The hint.", "part1.alone": "alone's slip",
                      "part1.after_a_pass": "after_a_pass's slip"}
 
 

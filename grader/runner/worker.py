@@ -42,7 +42,7 @@ from grader.engine.results import (
     weigh_properties,
 )
 from grader.engine.rounds import Part, Round, RoundError, get_round, load_module
-from grader.engine.triage import follows_from
+from grader.engine.triage import FAILING, follows_from
 from grader.engine.workspace import EXERCISES_DIR
 from grader.probes.autograd import autodiff_watch
 from grader.runner import strays
@@ -347,6 +347,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
             grading.not_run(len(grading.results), str(lost), status=lost.status)
     void_results(grading.checks, grading.results, grading.voiding)
     drop_hints_to_passed_checks(grading.results)
+    point_folded_failures_at_their_root(grading.results)
     show_lines_apart(grading)
     weigh_properties(grading.results)
     hand_on_advice(grading.results, grading.advised)
@@ -408,6 +409,23 @@ def void_results(checks: list[Check], results: list[CheckResult],
                 voided.status, voided.score, voided.hint = "failed", 0.0, None
                 voided.message = f"{check.void_message}{shown}: see {check.id}"
                 voided.after = [check.id]
+
+
+FOLLOWS_HINT = ("Fix {root} first: this failure follows from it (what this check measures "
+                "supposes what {root} checks is right).")
+
+
+def point_folded_failures_at_their_root(results: list[CheckResult]) -> None:
+    """A failure folded under another (its row names in `after` a check that failed, and its
+    verdict did not stand alone) has its hint open with that check: its own (no cache across
+    calls, subtract each row's max, clear the gradients) supposes the values right, which the
+    failure before it says they are not. The scorecard shows the root's hint alone; the JSON,
+    Gradescope's and Classroom's results show every row's."""
+    statuses = {r.id: r.status for r in results}
+    for result in results:
+        root = follows_from(result.after, statuses) if result.status in FAILING else None
+        if root is not None:
+            result.hint = " ".join(filter(None, (FOLLOWS_HINT.format(root=root), result.hint)))
 
 
 def show_lines_apart(grading: _Part) -> None:
