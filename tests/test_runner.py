@@ -186,6 +186,16 @@ def test_a_part_whose_children_cannot_be_forked_is_undecided_not_failed(
     assert all(r.score == 0 and "too busy" in r.message and "process table" in r.message
                for r in results), [r.message for r in results]
     assert len(os.listdir("/proc/self/fd")) == open_before
+    # Where what fills the table is what the code under test left behind (strays that
+    # outlived the sweeps), it is the code's doing: an error, not held points.
+    monkeypatch.setattr(strays, "_adopting", True)
+    monkeypatch.setattr(strays, "children", lambda pid=None: {999999})
+    monkeypatch.setattr(strays, "kill_all", lambda: None)
+    left = run_part(_Part(request, tiny, tiny.part("part1"), checks,
+                          [Context(1, "numpy", c.id) for c in checks], [plan, plan],
+                          fork_spawner(tiny)))
+    assert [r.status for r in left] == ["error", "error"]
+    assert all("left behind" in r.message for r in left), [r.message for r in left]
 
 
 CAPPED = Plan("round:address_space_capped", {}, _cap_report)

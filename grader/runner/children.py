@@ -245,6 +245,8 @@ class ForkedChild:
                 os.close(fd)
             self.orders.handed_over()
             self.orders.close()
+            if exc.strays_left:
+                raise ChildrenLost(f"not run: {exc}") from None
             raise ChildrenLost(f"not run: {TOO_BUSY.format(what='this')} ({exc})",
                                status="undecided") from None
         if pid == 0:

@@ -65,8 +65,13 @@ fork loop's strays): 3 s in all, then NoProcessLeft."""
 
 
 class NoProcessLeft(OSError):
-    """No process could be forked: the machine's process table stayed full (see FORK_WAITS_S).
-    A fact about the machine, not about the code under test."""
+    """No process could be forked: the process table stayed full (see FORK_WAITS_S).
+    `strays_left`: processes the code under test left behind outlived the sweeps meanwhile
+    (they, not the machine, are what fills it)."""
+
+    def __init__(self, message: str, strays_left: bool) -> None:
+        super().__init__(message)
+        self.strays_left = strays_left
 
 
 def fork() -> int:
@@ -74,7 +79,9 @@ def fork() -> int:
     collections (gc.freeze): a child that allocates would otherwise walk the worker's million
     objects (torch's among them) in each full collection, and write to every page it walks,
     copying it. The parent's objects are handed back to its collector once the fork is done.
-    A fork refused for want of processes (EAGAIN) is tried again after each of FORK_WAITS_S."""
+    A fork refused for want of processes (EAGAIN) is tried again after each of FORK_WAITS_S,
+    the strays of earlier children swept each time (a fork loop's may be what fills the
+    table)."""
     for wait in (*FORK_WAITS_S, None):
         gc.freeze()
         try:
@@ -82,8 +89,11 @@ def fork() -> int:
         except BlockingIOError:
             gc.unfreeze()
             if wait is None:
-                raise NoProcessLeft("no process could be started: the machine's process "
-                                    "table stayed full") from None
+                left = _adopting and bool(children() - _own)
+                raise NoProcessLeft("no process could be started: the process table stayed "
+                                    "full" + (", filled by processes the code under test left "
+                                              "behind" if left else ""), left) from None
+            kill_all()
             time.sleep(wait)
             continue
         if pid:
