@@ -4,7 +4,12 @@ file's own names; nothing for a file written another way, or the same."""
 
 from __future__ import annotations
 
-from grader.checks.apart import Apart, describe, lines_apart, with_lines_apart
+import ast
+
+import pytest
+
+from grader.checks import apart
+from grader.checks.apart import Apart, describe, lines_apart, same_code, with_lines_apart
 
 REFERENCE = '''"""The reference."""
 import numpy as np
@@ -68,6 +73,61 @@ def test_a_part_not_written_yet_shows_nothing() -> None:
     """The stub's line beside the reference's would be the answer, not a slip."""
     stub = changed("    return out\n", "    raise NotImplementedError('write running')\n")
     assert lines_apart(stub, REFERENCE) == ()
+
+
+SHORT = '''"""Part 2: the stack."""
+import numpy as np
+
+from .part1 import fill
+
+
+def stacked(W):
+    """Every product, stacked."""
+    return fill(W, np.empty_like(W))
+'''
+
+
+def test_a_function_too_short_to_line_up_gives_nothing_away() -> None:
+    """A one-line function written otherwise (or not at all: a docstring, `pass`, another
+    raise, a parameter renamed) is no slip in written code: its line beside the reference's
+    would be the answer (red team 10)."""
+    for body in ("    return W\n", "    pass\n", "", "    raise RuntimeError('todo')\n"):
+        mine = SHORT.replace("    return fill(W, np.empty_like(W))\n", body)
+        assert lines_apart(mine, SHORT) == (), body
+    renamed = SHORT.replace("def stacked(W):", "def stacked(Q):").replace(
+        "    return fill(W, np.empty_like(W))\n", "    return Q\n")
+    assert lines_apart(renamed, SHORT) == ()
+
+
+def test_a_file_built_to_be_costly_to_line_up_is_declined_unread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deep nesting and tens of thousands of statements on one line (red team 10 took the
+    grader from 4 s to 109 s with one): past MOST_STATEMENTS none is read, and a compound
+    statement's header is written without its blocks."""
+    read: list[str] = []
+    original = apart._statement
+    monkeypatch.setattr(apart, "_statement",
+                        lambda node, owner: read.append(owner) or original(node, owner))
+    nested = "".join("    " * depth + "if 0:\n" for depth in range(99))
+    costly = REFERENCE + nested + "    " * 99 + "y = a + b; " * 20000 + "\n"
+    assert lines_apart(costly, REFERENCE) == ()
+    assert len(read) <= apart.MOST_STATEMENTS
+    deep = ast.parse(nested + "    " * 99 + "y = a + b\n").body[0]
+    assert apart._head(deep) == "if 0:"
+
+
+def test_the_files_a_file_imports_from_its_folder() -> None:
+    assert apart.imported_files(SHORT) == ("part1.py",)
+    assert apart.imported_files("from exercises.part2 import g\nimport exercises.part3\n"
+                                "from numpy import eye\nimport os.path\n") == (
+        "part2.py", "part3.py")
+    assert apart.imported_files("def (:") == ()
+
+
+def test_the_same_code_names_aside() -> None:
+    renamed = REFERENCE.replace("total", "acc")
+    assert same_code(renamed, REFERENCE) and same_code(REFERENCE, REFERENCE)
+    assert not same_code(changed("x[i]", "x[i - 1]"), REFERENCE)
 
 
 def test_two_places_are_shown_and_three_are_another_way_of_writing_it() -> None:

@@ -196,6 +196,15 @@ def test_a_part_whose_children_cannot_be_forked_is_undecided_not_failed(
                           fork_spawner(tiny)))
     assert [r.status for r in left] == ["error", "error"]
     assert all("left behind" in r.message for r in left), [r.message for r in left]
+    # Nor where its limit on processes is not what it started with (code under test, the
+    # same user, can lower it with prlimit).
+    monkeypatch.setattr(strays, "children", lambda pid=None: set())
+    monkeypatch.setattr(strays, "_PROCESS_LIMIT", (1, 1))
+    lowered = run_part(_Part(request, tiny, tiny.part("part1"), checks,
+                             [Context(1, "numpy", c.id) for c in checks], [plan, plan],
+                             fork_spawner(tiny)))
+    assert [r.status for r in lowered] == ["error", "error"]
+    assert all("limit on processes was lowered" in r.message for r in lowered)
 
 
 CAPPED = Plan("round:address_space_capped", {}, _cap_report)

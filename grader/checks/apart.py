@@ -15,8 +15,10 @@ Judge side: the file is only read and parsed, never run.
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import functools
+import itertools
 import tomllib
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -37,12 +39,13 @@ HINTED = frozenset({"failed", "error", "timeout"})
 @dataclass(frozen=True)
 class Statement:
     """One statement as compared: its first line as `ast.unparse` writes it (a compound
-    statement's header), its shape with names numbered (mutants.shape), and its names in
-    order of appearance."""
+    statement's header), its shape with names numbered (mutants.shape), its names in order of
+    appearance, and the function it is in ("" at module level)."""
 
     text: str
     shape: str
     names: tuple[str, ...]
+    owner: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,23 +59,43 @@ class Apart:
     follows: str | None = None
 
 
-def _in_order(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+def _in_order(body: Sequence[ast.stmt], owner: str = "") -> Iterator[tuple[ast.stmt, str]]:
     """A body's statements in the order they are written, each compound statement before
-    the statements of its blocks; docstrings and imports left out (a file may import more
-    or document itself otherwise without computing anything else)."""
+    the statements of its blocks, with the function each is in; docstrings and imports left
+    out (a file may import more or document itself otherwise without computing anything
+    else)."""
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             continue
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
                 and isinstance(node.value.value, str):
             continue
-        yield node
-        for field in ("body", "orelse", "finalbody"):
-            yield from _in_order(getattr(node, field, None) or [])
+        yield node, owner
+        inner = f"{owner}.{node.name}".lstrip(".") if isinstance(
+            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else owner
+        for field in BLOCKS:
+            yield from _in_order(getattr(node, field, None) or [], inner)
         for handler in getattr(node, "handlers", None) or []:
-            yield from _in_order(handler.body)
+            yield from _in_order(handler.body, inner)
         for case in getattr(node, "cases", None) or []:
-            yield from _in_order(case.body)
+            yield from _in_order(case.body, inner)
+
+
+BLOCKS = ("body", "orelse", "finalbody")
+
+
+def _head(node: ast.stmt) -> str:
+    """A statement's first line as `ast.unparse` writes it, its blocks left out before it is
+    written (a compound statement's header costs its header, not its whole subtree)."""
+    if any(getattr(node, field, None) for field in (*BLOCKS, "handlers", "cases")):
+        node = copy.copy(node)
+        for field in BLOCKS:
+            if getattr(node, field, None):
+                setattr(node, field, [ast.Pass()])
+        for field in ("handlers", "cases"):
+            if getattr(node, field, None):
+                setattr(node, field, [])
+    return head_line(ast.unparse(node))
 
 
 def _parsed(text: str) -> ast.Module:
@@ -80,27 +103,36 @@ def _parsed(text: str) -> ast.Module:
     return ast.parse(text + " pass" if text.endswith(":") else text)
 
 
-def _statement(node: ast.stmt) -> Statement | None:
+def _statement(node: ast.stmt, owner: str) -> Statement | None:
     """How a statement is compared; a definition by its name and its parameters' count, its
     parameters' names paired like variables (a file may call them otherwise)."""
-    text = head_line(ast.unparse(node))
+    text = _head(node)
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args,
                                   *node.args.kwonlyargs)]
-        return Statement(text, f"def {node.name}/{len(params)}", tuple(params))
+        return Statement(text, f"def {node.name}/{len(params)}", tuple(params), owner)
     found = shape(text)
     if found is None:
         return None
     names = tuple(n.id for n in ast.walk(_parsed(text)) if isinstance(n, ast.Name))
-    return Statement(text, found, names)
+    return Statement(text, found, names, owner)
+
+
+MOST_STATEMENTS = 1000
+"""The most statements a file may have to be lined up (a part has a few dozen): past that it
+is no part written by hand, and lining it up would only cost the grader time."""
 
 
 @functools.lru_cache(maxsize=32)
 def _statements(source: str) -> tuple[Statement, ...] | None:
-    """A file's statements as compared, in order; None where it does not parse."""
+    """A file's statements as compared, in order; None where it does not parse or has more
+    than MOST_STATEMENTS."""
     try:
         tree = ast.parse(source)
-        found = [_statement(node) for node in _in_order(tree.body)]
+        nodes = list(itertools.islice(_in_order(tree.body), MOST_STATEMENTS + 1))
+        if len(nodes) > MOST_STATEMENTS:
+            return None
+        found = [_statement(node, owner) for node, owner in nodes]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return tuple(s for s in found if s is not None)
@@ -150,13 +182,16 @@ def _in_names(statement: Statement, names: dict[str, str]) -> str:
     return head_line(ast.unparse(tree))
 
 
-def lines_apart(source: str, reference: str) -> tuple[Apart, ...]:
-    """Where the file `source` stands apart from `reference`, in its order: empty where it
-    stands apart nowhere (the cause lies elsewhere), or at more than MOST_APART statements,
-    or either does not parse."""
+def _places(source: str, reference: str
+            ) -> tuple[list[tuple[int | None, int | None]], list[tuple[int, int]],
+                       dict[str, str]] | None:
+    """Where the file stands apart from the reference (file index, reference index; None on
+    the side that lacks the statement), the statements lined up, and the file's names for
+    the reference's; None where either does not parse, or they stand apart at more than
+    MOST_APART places."""
     mine, theirs = _statements(source), _statements(reference)
     if not mine or not theirs:
-        return ()
+        return None
     matcher = difflib.SequenceMatcher(None, [s.shape for s in mine], [s.shape for s in theirs],
                                       autojunk=False)
     pairs: list[tuple[int, int]] = []
@@ -169,7 +204,7 @@ def lines_apart(source: str, reference: str) -> tuple[Apart, ...]:
             places.extend((i, None) for i in range(i1, i2))
             places.extend((None, j) for j in range(j1, j2))
         if len(places) > MOST_APART:
-            return ()
+            return None
     bound = _bound(source), _bound(reference)
     names = _names(mine, theirs, pairs, bound)
     backwards = {ref: own for own, ref in names.items()}
@@ -179,12 +214,58 @@ def lines_apart(source: str, reference: str) -> tuple[Apart, ...]:
             return names.get(own) == ref and backwards.get(ref) == own
         return own == ref
 
-    places.extend((i, j) for i, j in pairs
-                  if not all(same(own, ref) for own, ref
-                             in zip(mine[i].names, theirs[j].names, strict=True)))
-    if not places or len(places) > MOST_APART or any(
-            i is not None and _unfinished(mine[i]) for i, _ in places):
+    renamed = [(i, j) for i, j in pairs if not all(
+        same(own, ref) for own, ref in zip(mine[i].names, theirs[j].names, strict=True))]
+    places.extend(renamed)
+    if len(places) > MOST_APART:
+        return None
+    return places, [p for p in pairs if p not in renamed], backwards
+
+
+def imported_files(source: str) -> tuple[str, ...]:
+    """The files of the same folder a file imports (`from .part1 import f`, `from
+    exercises.part1 import f`, `import exercises.part1`), by file name; none where it does not
+    parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
+    modules = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+               and n.module and (n.level == 1 or n.module.startswith("exercises."))]
+    modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+                if a.name.startswith("exercises.")]
+    return tuple(dict.fromkeys(f"{m.removeprefix('exercises.')}.py" for m in modules
+                               if "." not in m.removeprefix("exercises.")))
+
+
+def same_code(source: str, reference: str) -> bool:
+    """Whether the file is the reference, statement by statement, names aside."""
+    found = _places(source, reference)
+    return found is not None and not found[0]
+
+
+MOST_LINED_UP_NEEDED = 3
+"""How many statements of the function a place is in must line up with the reference's for
+the place to be shown: a function of one or two statements written otherwise (`return W`,
+`pass`, a docstring alone) is not a slip in written code, and the reference's statement
+beside it would be the answer."""
+
+
+def lines_apart(source: str, reference: str) -> tuple[Apart, ...]:
+    """Where the file `source` stands apart from `reference`, in its order: empty where it
+    stands apart nowhere (the cause lies elsewhere), or at more than MOST_APART statements,
+    or in a function too little of which lines up (MOST_LINED_UP_NEEDED), or at a stub's
+    line, or either does not parse."""
+    found = _places(source, reference)
+    mine, theirs = _statements(source), _statements(reference)
+    if found is None or not found[0] or mine is None or theirs is None:
+        return ()
+    places, pairs, backwards = found
+    lined_up = Counter(mine[i].owner for i, _ in pairs)
+    for i, j in places:
+        owner = mine[i].owner if i is not None else theirs[j].owner if j is not None else ""
+        if lined_up[owner] < MOST_LINED_UP_NEEDED or (i is not None and _unfinished(mine[i])):
+            return ()
     return tuple(_apart(mine, theirs, i, j, backwards)
                  for i, j in sorted(places, key=lambda p: _position(p, pairs)))
 

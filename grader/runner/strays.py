@@ -64,10 +64,17 @@ its process table, or this user's share of it, full for a moment, as while a swe
 fork loop's strays): 3 s in all, then NoProcessLeft."""
 
 
+_PROCESS_LIMIT = resource.getrlimit(resource.RLIMIT_NPROC)
+"""This process's limit on processes when it started: code under test (in plain forked
+processes, the same user) can lower it with prlimit, and a fork refused under a lowered one is
+that code's doing."""
+
+
 class NoProcessLeft(OSError):
     """No process could be forked: the process table stayed full (see FORK_WAITS_S).
-    `strays_left`: processes the code under test left behind outlived the sweeps meanwhile
-    (they, not the machine, are what fills it)."""
+    `strays_left`: processes the code under test left behind outlived the sweeps meanwhile,
+    or this process's limit on processes was lowered since it started (the code, not the
+    machine, refused the fork)."""
 
     def __init__(self, message: str, strays_left: bool) -> None:
         super().__init__(message)
@@ -89,10 +96,12 @@ def fork() -> int:
         except BlockingIOError:
             gc.unfreeze()
             if wait is None:
-                left = _adopting and bool(children() - _own)
+                lowered = resource.getrlimit(resource.RLIMIT_NPROC) != _PROCESS_LIMIT
+                left = lowered or (_adopting and bool(children() - _own))
+                why = ("the grader's limit on processes was lowered" if lowered else
+                       "filled by processes the code under test left behind" if left else "")
                 raise NoProcessLeft("no process could be started: the process table stayed "
-                                    "full" + (", filled by processes the code under test left "
-                                              "behind" if left else ""), left) from None
+                                    "full" + (f" ({why})" if why else ""), left) from None
             kill_all()
             time.sleep(wait)
             continue

@@ -433,15 +433,20 @@ def show_lines_apart(grading: _Part) -> None:
     file differs from the reference's when they are one or two (apart.lines_apart): the
     statement a slip no mutant makes is in them. Met first: the first failing row, and the
     root failure the scorecard opens with (most likely the mistake, engine.triage), once each.
-    The file is read here, never run."""
+    Not where a file of the workspace that the part's file imports differs from its
+    reference: the failure may come from there, and the lines would point away from it. The
+    files are read here, never run."""
     failing = [r for r in grading.results if r.status in apart.HINTED and not r.not_implemented]
     if not failing:
         return
     file = grading.part.file
-    source = source_text(Path(grading.request.root) / EXERCISES_DIR / file)
-    reference = source_text(grading.round.reference_dir(grading.request.flavor) / file)
+    mine, theirs = (Path(grading.request.root) / EXERCISES_DIR,
+                    grading.round.reference_dir(grading.request.flavor))
+    source, reference = source_text(mine / file), source_text(theirs / file)
     places = apart.lines_apart(source, reference) if source and reference else ()
-    if not places:
+    if not places or not all(apart.same_code(source_text(mine / used) or "",
+                                             source_text(theirs / used) or "")
+                             for used in apart.imported_files(source or "")):
         return
     statuses = {r.id: r.status for r in grading.results}
     roots = [r for r in failing if follows_from(r.after, statuses) is None] or failing
