@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from grader.checks import apart
+from grader.checks import apart, mutants
 from grader.checks.apart import Apart, describe, lines_apart, same_code, with_lines_apart
 
 REFERENCE = '''"""The reference."""
@@ -111,9 +111,9 @@ def test_a_file_built_to_be_costly_to_line_up_is_declined_unread(
     nested = "".join("    " * depth + "if 0:\n" for depth in range(99))
     costly = REFERENCE + nested + "    " * 99 + "y = a + b; " * 20000 + "\n"
     assert lines_apart(costly, REFERENCE) == ()
-    assert len(read) <= apart.MOST_STATEMENTS
+    assert len(read) <= mutants.MOST_STATEMENTS
     deep = ast.parse(nested + "    " * 99 + "y = a + b\n").body[0]
-    assert apart._head(deep) == "if 0:"
+    assert mutants.statement_head(deep) == "if 0:"
 
 
 def test_the_files_a_file_imports_from_its_folder() -> None:

@@ -15,7 +15,6 @@ Judge side: the file is only read and parsed, never run.
 from __future__ import annotations
 
 import ast
-import copy
 import difflib
 import functools
 import itertools
@@ -25,7 +24,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.checks.mutants import cut_line, head_line, shape, shown_pair
+from grader.checks.mutants import (
+    BLOCKS,
+    MOST_STATEMENTS,
+    cut_line,
+    head_line,
+    shape,
+    shown_pair,
+    statement_head,
+)
 
 SENTENCES_FILE = Path(__file__).with_name("apart.toml")
 MOST_APART = 2
@@ -81,23 +88,6 @@ def _in_order(body: Sequence[ast.stmt], owner: str = "") -> Iterator[tuple[ast.s
             yield from _in_order(case.body, inner)
 
 
-BLOCKS = ("body", "orelse", "finalbody")
-
-
-def _head(node: ast.stmt) -> str:
-    """A statement's first line as `ast.unparse` writes it, its blocks left out before it is
-    written (a compound statement's header costs its header, not its whole subtree)."""
-    if any(getattr(node, field, None) for field in (*BLOCKS, "handlers", "cases")):
-        node = copy.copy(node)
-        for field in BLOCKS:
-            if getattr(node, field, None):
-                setattr(node, field, [ast.Pass()])
-        for field in ("handlers", "cases"):
-            if getattr(node, field, None):
-                setattr(node, field, [])
-    return head_line(ast.unparse(node))
-
-
 def _parsed(text: str) -> ast.Module:
     """A statement's line parsed (a compound statement's header with an empty body)."""
     return ast.parse(text + " pass" if text.endswith(":") else text)
@@ -106,7 +96,7 @@ def _parsed(text: str) -> ast.Module:
 def _statement(node: ast.stmt, owner: str) -> Statement | None:
     """How a statement is compared; a definition by its name and its parameters' count, its
     parameters' names paired like variables (a file may call them otherwise)."""
-    text = _head(node)
+    text = statement_head(node)
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args,
                                   *node.args.kwonlyargs)]
@@ -116,11 +106,6 @@ def _statement(node: ast.stmt, owner: str) -> Statement | None:
         return None
     names = tuple(n.id for n in ast.walk(_parsed(text)) if isinstance(n, ast.Name))
     return Statement(text, found, names, owner)
-
-
-MOST_STATEMENTS = 1000
-"""The most statements a file may have to be lined up (a part has a few dozen): past that it
-is no part written by hand, and lining it up would only cost the grader time."""
 
 
 @functools.lru_cache(maxsize=32)

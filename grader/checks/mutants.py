@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import itertools
 import textwrap
 import tomllib
 from collections import Counter
@@ -1073,6 +1074,27 @@ SHOWN = 80
 """The most of a statement a hint shows."""
 
 
+MOST_STATEMENTS = 1000
+"""The most statements of a file read statement by statement (a part has a few dozen): past
+that it is no part written by hand, and is read by its physical lines, which costs nothing
+(a file of 99 nested blocks around 40,000 statements once cost the judge a minute)."""
+BLOCKS = ("body", "orelse", "finalbody")
+
+
+def statement_head(node: ast.stmt) -> str:
+    """A statement's first line as `ast.unparse` writes it, its blocks left out before it is
+    written (a compound statement's header costs its header, not its whole subtree)."""
+    if any(getattr(node, field, None) for field in (*BLOCKS, "handlers", "cases")):
+        node = copy.copy(node)
+        for field in BLOCKS:
+            if getattr(node, field, None):
+                setattr(node, field, [ast.Pass()])
+        for field in ("handlers", "cases"):
+            if getattr(node, field, None):
+                setattr(node, field, [])
+    return head_line(ast.unparse(node))
+
+
 def head_line(text: str) -> str:
     """A statement's first line (a compound statement's header), as a hint shows it."""
     return text.strip().splitlines()[0] if text.strip() else ""
@@ -1163,6 +1185,8 @@ def shape(code: str, renamed: bool = True) -> str | None:
     length is parsed once: the ranking of mutants asks for the same lines' shapes at every
     failing check of every part (a long one, which only a hostile file has, every time, so
     that no file can fill the worker's memory with them)."""
+    if len(code) > LONGEST_SHAPED:
+        return None
     if len(code) > SHAPES_KEPT_UP_TO:
         return _shape(code, renamed)
     return _kept_shape(code, renamed)
@@ -1170,6 +1194,9 @@ def shape(code: str, renamed: bool = True) -> str | None:
 
 SHAPES_KEPT_UP_TO = 500
 """The longest line whose shape is kept (characters)."""
+LONGEST_SHAPED = 5000
+"""The longest line given a shape at all: no statement written by hand is longer, and parsing
+a line of tens of thousands of statements, at every failing check, costs the judge seconds."""
 
 
 def _shape(code: str, renamed: bool) -> str | None:
@@ -1323,8 +1350,11 @@ def _lines(source: str) -> tuple[tuple[str, ...], tuple[str | None, ...],
     part (a file is up to EVIDENCE_BYTES of anything)."""
     try:
         tree = ast.parse(source)
-        texts = tuple(head_line(ast.unparse(node)) for node in ast.walk(tree)
-                      if isinstance(node, ast.stmt))
+        nodes = list(itertools.islice((n for n in ast.walk(tree) if isinstance(n, ast.stmt)),
+                                      MOST_STATEMENTS + 1))
+        if len(nodes) > MOST_STATEMENTS:
+            raise ValueError("no file written by hand")
+        texts = tuple(statement_head(node) for node in nodes)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         texts = tuple(line.strip() for line in source.splitlines())
     return (texts, tuple(shape(text) for text in texts),
