@@ -27,8 +27,10 @@ from pathlib import Path
 from grader.checks.mutants import (
     BLOCKS,
     MOST_STATEMENTS,
+    bindings,
     cut_line,
     head_line,
+    parse_line,
     shape,
     shown_pair,
     statement_head,
@@ -88,11 +90,6 @@ def _in_order(body: Sequence[ast.stmt], owner: str = "") -> Iterator[tuple[ast.s
             yield from _in_order(case.body, inner)
 
 
-def _parsed(text: str) -> ast.Module:
-    """A statement's line parsed (a compound statement's header with an empty body)."""
-    return ast.parse(text + " pass" if text.endswith(":") else text)
-
-
 def _statement(node: ast.stmt, owner: str) -> Statement | None:
     """How a statement is compared; a definition by its name and its parameters' count, its
     parameters' names paired like variables (a file may call them otherwise)."""
@@ -101,10 +98,10 @@ def _statement(node: ast.stmt, owner: str) -> Statement | None:
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args,
                                   *node.args.kwonlyargs)]
         return Statement(text, f"def {node.name}/{len(params)}", tuple(params), owner)
-    found = shape(text)
-    if found is None:
+    found, tree = shape(text), parse_line(text)
+    if found is None or tree is None:
         return None
-    names = tuple(n.id for n in ast.walk(_parsed(text)) if isinstance(n, ast.Name))
+    names = tuple(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
     return Statement(text, found, names, owner)
 
 
@@ -128,13 +125,7 @@ def _bound(source: str) -> frozenset[str]:
     """The names a file binds itself (assigned, parameters, loop and `with` targets,
     definitions): the ones another file may call otherwise. A name it only reads (a builtin,
     an imported module) means what it says: `int` for `float` is a difference, not a name."""
-    tree = ast.parse(source)
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-             and isinstance(n.ctx, ast.Store | ast.Del)}
-    names.update(a.arg for a in ast.walk(tree) if isinstance(a, ast.arg))
-    names.update(n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef
-                                                             | ast.AsyncFunctionDef | ast.ClassDef))
-    return frozenset(names)
+    return frozenset(bindings(ast.parse(source), imports=False))
 
 
 def _names(mine: Sequence[Statement], theirs: Sequence[Statement],
@@ -158,9 +149,9 @@ def _names(mine: Sequence[Statement], theirs: Sequence[Statement],
 def _in_names(statement: Statement, names: dict[str, str]) -> str:
     """A reference statement with its names in the file's (those the file has); a
     definition's line as the reference has it."""
-    if statement.shape.startswith("def "):
+    tree = parse_line(statement.text)
+    if statement.shape.startswith("def ") or tree is None:
         return statement.text
-    tree = _parsed(statement.text)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             node.id = names.get(node.id, node.id)

@@ -1200,7 +1200,7 @@ a line of tens of thousands of statements, at every failing check, costs the jud
 
 
 def _shape(code: str, renamed: bool) -> str | None:
-    tree = _statement(code)
+    tree = parse_line(code)
     if tree is None:
         return None
     numbered: dict[str, str] = {}
@@ -1213,7 +1213,7 @@ def _shape(code: str, renamed: bool) -> str | None:
 _kept_shape = functools.lru_cache(maxsize=8192)(_shape)
 
 
-def _statement(code: str) -> ast.Module | None:
+def parse_line(code: str) -> ast.Module | None:
     """One line of code parsed, a compound statement's header with an empty body; None for
     an empty line or one that does not parse (the candidate's: anything at all, nested past
     the parser too)."""
@@ -1522,7 +1522,7 @@ def _reads_unbound(fix: str, own: str, source: str) -> bool:
     file binds nowhere but in `own` itself (`new = a * new + b` where only that line binds
     `new`): a fix that cannot run, so no fix to show."""
     def loads_and_stores(text: str) -> tuple[set[str], set[str]]:
-        tree = _statement(text)
+        tree = parse_line(text)
         names = [n for n in ast.walk(tree) if isinstance(n, ast.Name)] if tree else []
         return ({n.id for n in names if isinstance(n.ctx, ast.Load)},
                 {n.id for n in names if isinstance(n.ctx, ast.Store)})
@@ -1533,20 +1533,29 @@ def _reads_unbound(fix: str, own: str, source: str) -> bool:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+    bound = bindings(tree)
+    return any(bound[name] <= 1 for name in reads & binds_here)
+
+
+def bindings(tree: ast.AST, imports: bool = True) -> Counter[str]:
+    """How many times a file binds each name itself: assigned or deleted, a parameter, a
+    definition, and with `imports` an import's name."""
     bound = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
                     and isinstance(n.ctx, ast.Store | ast.Del))
     bound.update(a.arg for a in ast.walk(tree) if isinstance(a, ast.arg))
-    bound.update(n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef))
-    bound.update((a.asname or a.name).split(".")[0] for n in ast.walk(tree)
-                 if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names)
-    return any(bound[name] <= 1 for name in reads & binds_here)
+    bound.update(n.name for n in ast.walk(tree)
+                 if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
+    if imports:
+        bound.update((a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                     if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names)
+    return bound
 
 
 def _renamed(before: str, after: str, own: str) -> str | None:
     """`before` in the names `own` uses where the slip's line `after` uses others (the two
     have one shape, so their names pair up in order); None where they do not pair."""
     def names(text: str) -> tuple[ast.Module, list[ast.Name]] | None:
-        tree = _statement(text)
+        tree = parse_line(text)
         return None if tree is None else (
             tree, [n for n in ast.walk(tree) if isinstance(n, ast.Name)])
 

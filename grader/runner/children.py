@@ -245,7 +245,7 @@ class ForkedChild:
                 os.close(fd)
             self.orders.handed_over()
             self.orders.close()
-            if exc.strays_left:
+            if exc.by_the_code:
                 raise ChildrenLost(f"not run: {exc}") from None
             raise ChildrenLost(f"not run: {TOO_BUSY.format(what='this')} ({exc})",
                                status="undecided") from None

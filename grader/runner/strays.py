@@ -72,13 +72,13 @@ that code's doing."""
 
 class NoProcessLeft(OSError):
     """No process could be forked: the process table stayed full (see FORK_WAITS_S).
-    `strays_left`: processes the code under test left behind outlived the sweeps meanwhile,
+    `by_the_code`: processes the code under test left behind outlived the sweeps meanwhile,
     or this process's limit on processes was lowered since it started (the code, not the
     machine, refused the fork)."""
 
-    def __init__(self, message: str, strays_left: bool) -> None:
+    def __init__(self, message: str, by_the_code: bool) -> None:
         super().__init__(message)
-        self.strays_left = strays_left
+        self.by_the_code = by_the_code
 
 
 def fork() -> int:
@@ -89,26 +89,33 @@ def fork() -> int:
     A fork refused for want of processes (EAGAIN) is tried again after each of FORK_WAITS_S,
     the strays of earlier children swept each time (a fork loop's may be what fills the
     table)."""
-    for wait in (*FORK_WAITS_S, None):
-        gc.freeze()
+    for wait in FORK_WAITS_S:
         try:
-            pid = os.fork()
+            return _fork_once()
         except BlockingIOError:
-            gc.unfreeze()
-            if wait is None:
-                lowered = resource.getrlimit(resource.RLIMIT_NPROC) != _PROCESS_LIMIT
-                left = lowered or (_adopting and bool(children() - _own))
-                why = ("the grader's limit on processes was lowered" if lowered else
-                       "filled by processes the code under test left behind" if left else "")
-                raise NoProcessLeft("no process could be started: the process table stayed "
-                                    "full" + (f" ({why})" if why else ""), left) from None
             kill_all()
             time.sleep(wait)
-            continue
-        if pid:
-            gc.unfreeze()
-        return pid
-    raise AssertionError("unreachable")
+    try:
+        return _fork_once()
+    except BlockingIOError:
+        lowered = resource.getrlimit(resource.RLIMIT_NPROC) != _PROCESS_LIMIT
+        left = lowered or (_adopting and bool(children() - _own))
+        why = ("the grader's limit on processes was lowered" if lowered else
+               "filled by processes the code under test left behind" if left else "")
+        raise NoProcessLeft("no process could be started: the process table stayed full"
+                            + (f" ({why})" if why else ""), left) from None
+
+
+def _fork_once() -> int:
+    gc.freeze()
+    try:
+        pid = os.fork()
+    except BlockingIOError:
+        gc.unfreeze()
+        raise
+    if pid:
+        gc.unfreeze()
+    return pid
 
 
 def children(pid: int | None = None) -> set[int]:
