@@ -417,14 +417,18 @@ FOLLOWS_HINT = ("Fix {root} first: this failure follows from it (what this check
 
 def point_folded_failures_at_their_root(results: list[CheckResult]) -> None:
     """A failure folded under another (its row names in `after` a check that failed, and its
-    verdict did not stand alone) has its hint open with that check: its own (no cache across
+    verdict did not stand alone) has its hint open with the check at the root of its chain,
+    as the scorecard folds it, unless the hint names that check already: its own (no cache across
     calls, subtract each row's max, clear the gradients) supposes the values right, which the
     failure before it says they are not. The scorecard shows the root's hint alone; the JSON,
     Gradescope's and Classroom's results show every row's."""
     statuses = {r.id: r.status for r in results}
+    parent = {r.id: follows_from(r.after, statuses) for r in results if r.status in FAILING}
     for result in results:
-        root = follows_from(result.after, statuses) if result.status in FAILING else None
-        if root is not None:
+        root = parent.get(result.id)
+        while parent.get(root or ""):
+            root = parent[root or ""]  # the scorecard folds it under the root of the chain
+        if root is not None and root not in (result.hint or ""):
             result.hint = " ".join(filter(None, (FOLLOWS_HINT.format(root=root), result.hint)))
 
 
