@@ -1,16 +1,19 @@
 """Do verdicts depend on how busy the machine is? Grade the same submissions at several loads
 and compare every verdict and score with the quiet run.
 
-    python benchmarks/agreement.py [--loads 0 4 8 16] [--cpus 0.5 0.25] [--runs 2] [--jobs 2]
-                                   [--buggy 1] [--measured 4] [--modes check sandbox grade]
+    python benchmarks/agreement.py [--loads 0 4 8 16 8memory 4io] [--cpus 0.5 0.25] [--runs 2]
+                                   [--jobs 2] [--buggy 1] [--measured 4]
+                                   [--modes check sandbox grade]
 
 The submissions: every round's references (in its first flavor) and, per round, `--buggy`
 known-buggy solutions from tests/solutions (the first ones that are neither hostile nor correct
 in an unusual way) and `--measured` solutions that pin the verdict of a check measured in rounds
 (CPU-time growth, timing: the checks a busy machine could sway), each in a workspace of its
-own. The load: that many busy loops (one Python
-process spinning each), started by this script before a measurement and killed after it; or,
-with `--cpus`, a quota: every grader process started in a cgroup whose processes together get
+own. The load: that many busy processes, started by this script before a measurement and
+killed after it, each spinning (`8`) or busy another way (`8bursts`, `8memory`, `8io`,
+`8forks`: spinning and resting at random, copying through arrays larger than the caches,
+writing and flushing to the disk, forking and reaping; tests/helpers.py's LOADS); or, with
+`--cpus`, a quota: every grader process started in a cgroup whose processes together get
 that many CPUs' time, as in a container (Gradescope's, a CI runner's; needs root and a
 writable cgroup cpu controller). The modes:
 
@@ -31,7 +34,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -49,7 +51,7 @@ from grader.coach.selfcheck import write_exercises  # noqa: E402
 from grader.engine.rounds import Round, installed  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tests"))
-from helpers import cpu_quota  # noqa: E402
+from helpers import LOADS, busy, cpu_quota  # noqa: E402
 
 SEED = "424242"
 SOLUTIONS = REPO / "tests" / "solutions"
@@ -95,19 +97,6 @@ def make_submissions(folder: Path, buggy: int, measured: int) -> dict[str, tuple
                     shutil.copy(file, root / "exercises" / file.name)
             made[name] = (round_.id, root)
     return made
-
-
-@contextmanager
-def busy_loops(count: int) -> Iterator[None]:
-    """`count` spinning processes for as long as the block runs."""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
-    try:
-        time.sleep(0.5 if loops else 0.0)
-        yield
-    finally:
-        for loop in loops:
-            loop.send_signal(signal.SIGKILL)
-            loop.wait()
 
 
 def joining(procs: Path | None) -> Callable[[], None] | None:
@@ -176,8 +165,8 @@ def compare(quiet: Verdicts, other: Verdicts) -> tuple[int, int, int, int, list[
 
 @contextmanager
 def condition(label: str) -> Iterator[Path | None]:
-    """The machine a measurement runs on: `N` busy loops beside it, or `N cpu` of quota (the
-    cgroup's procs file is yielded)."""
+    """The machine a measurement runs on: `N` or `N<kind>` busy processes beside it, or `N cpu` of
+    quota (the cgroup's procs file is yielded)."""
     if label.endswith("cpu"):
         with ExitStack() as stack:
             try:
@@ -187,13 +176,34 @@ def condition(label: str) -> Iterator[Path | None]:
                                  f"{exc}") from exc
             yield procs
     else:
-        with busy_loops(int(label)):
+        count, kind = load_of(label)
+        with busy(count, kind) as loads:
+            time.sleep(0.5 if loads else 0.0)
             yield None
+            if any(load.poll() is not None for load in loads):
+                raise SystemExit(f"a busy process of {label} ended early: the load was not there")
+
+
+def load_label(label: str) -> str:
+    """The label itself, once load_of reads it (argparse's type for --loads)."""
+    load_of(label)
+    return label
+
+
+def load_of(label: str) -> tuple[int, str]:
+    """(count, kind) of a load label: `8` (spinning) or `8memory`."""
+    digits = label[:len(label) - len(label.lstrip("0123456789"))]
+    kind = label[len(digits):] or "spin"
+    if not digits or kind not in LOADS:
+        raise argparse.ArgumentTypeError(f"{label!r}: a count, then nothing or one of "
+                                         f"{', '.join(LOADS)}")
+    return int(digits), kind
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--loads", type=int, nargs="+", default=[0, 4, 8, 16])
+    parser.add_argument("--loads", nargs="+", default=["0", "4", "8", "16"],
+                        type=load_label)
     parser.add_argument("--cpus", type=float, nargs="*", default=[])
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2, help="grade's --jobs")
@@ -204,7 +214,7 @@ def main() -> None:
     options = parser.parse_args()
     if any(not 0 < cpus <= (os.cpu_count() or 1) for cpus in options.cpus):
         parser.error("--cpus: each quota is more than 0 and at most the machine's cores")
-    labels = [str(load) for load in sorted(set(options.loads) | {0})] + \
+    labels = sorted(set(options.loads) | {"0"}, key=lambda label: (label != "0", label)) + \
         [f"{cpus:g}cpu" for cpus in options.cpus]
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)

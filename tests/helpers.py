@@ -349,6 +349,67 @@ class LentWorker:
         """The worker stays up for the next test."""
 
 
+LOADS = {
+    # One core's worth of plain computing.
+    "spin": "while True: pass",
+    # A few tenths of a second on the CPU, then about as long asleep, at random: the load moves
+    # between one timed run and the next.
+    "bursts": """
+import random, time
+while True:
+    until = time.monotonic() + random.uniform(0.02, 0.4)
+    while time.monotonic() < until:
+        pass
+    time.sleep(random.uniform(0.02, 0.4))
+""",
+    # Copies through arrays far larger than any cache: the memory bus and the caches are what is
+    # shared, so every other process's work costs more CPU time for the same result.
+    "memory": """
+import numpy as np
+source = np.ones(1 << 25)
+target = np.empty_like(source)
+while True:
+    np.copyto(target, source)
+""",
+    # Writes flushed to the disk: other processes wait on it (reading a module, writing a file).
+    "io": """
+import os, tempfile
+block = os.urandom(1 << 22)
+with tempfile.TemporaryFile() as file:
+    while True:
+        for _ in range(64):
+            file.write(block)
+            file.flush()
+            os.fsync(file.fileno())
+        file.seek(0)
+        file.truncate()
+""",
+    # Processes made and ended as fast as the kernel allows: the scheduler and the process
+    # table are what is shared.
+    "forks": """
+import os
+while True:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+""",
+}
+"""Programs that keep a machine busy in one way each, for as long as they run (`busy`)."""
+
+
+@contextmanager
+def busy(count: int, kind: str = "spin") -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`count` processes running the LOADS program `kind` until the block ends."""
+    loads = [subprocess.Popen([sys.executable, "-c", LOADS[kind]]) for _ in range(count)]
+    try:
+        yield loads
+    finally:
+        for load in loads:
+            load.kill()
+            load.wait()
+
+
 CGROUPS = Path("/sys/fs/cgroup")
 QUOTA_PERIOD_US = 100_000
 

@@ -13,17 +13,13 @@ at several loads, over more submissions and through the CLI; this keeps the prop
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from grader.engine.results import RunResult
 
-from helpers import Solution, measured_in
+from helpers import Solution, busy, measured_in
 from helpers import solution as known_solution
 
 AGREEING = [
@@ -44,29 +40,6 @@ def case(round_id: str, name: str, flavor: str) -> object:
     return pytest.param(found, flavor, id=f"{found.key}[{flavor}]")
 
 
-# A few tenths of a second on the CPU, then about as long asleep, at random.
-SPIN = """
-import random, time
-while True:
-    until = time.monotonic() + random.uniform(0.02, 0.4)
-    while time.monotonic() < until:
-        pass
-    time.sleep(random.uniform(0.02, 0.4))
-"""
-
-
-@contextmanager
-def busy_loops(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """`count` processes spinning on the CPU in bursts (SPIN) until the block ends."""
-    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
-    try:
-        yield spinners
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
-
-
 def outcomes(result: RunResult) -> dict[str, tuple[str, float]]:
     return {c.id: (c.status, c.score) for part in result.parts for c in part.checks}
 
@@ -78,13 +51,13 @@ def test_a_busy_machine_gives_every_check_its_quiet_verdict(grading, solution: S
     """The quiet grading is the one the known solutions' own test uses (graded once per test
     process, in the same group of tests); the busy one is made afresh."""
     quiet = grading.solution(solution, flavor)
-    with busy_loops(2 * (os.cpu_count() or 1)) as spinners:
-        busy = grading.grade_solution(solution, flavor)
+    with busy(2 * (os.cpu_count() or 1), "bursts") as spinners:
+        loaded = grading.grade_solution(solution, flavor)
         alive = [spinner.poll() is None for spinner in spinners]
     assert all(alive), "a busy loop ended before the grading did: the machine was not busy"
-    assert outcomes(busy) == outcomes(quiet)
+    assert outcomes(loaded) == outcomes(quiet)
     pinned = {e.check: e.status for e in solution.expect if flavor in e.flavors}
-    assert {check: outcomes(busy)[check][0] for check in pinned} == pinned
+    assert {check: outcomes(loaded)[check][0] for check in pinned} == pinned
 
 
 @pytest.mark.slow
