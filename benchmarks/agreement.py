@@ -23,9 +23,11 @@ writable cgroup cpu controller). The modes:
             each in its sandbox.
 
 Every run uses the same seed. For each mode and load it prints the share of check verdicts
-(status) and of submission scores equal to the quiet run's (load 0, first run), over all runs
-at that load, the machine's one-minute load average as each run ended (the highest: other
-work on a shared machine shows there), and lists what differed. The target is 100% at every load.
+(status), of verdicts with the same hint too (a hint is no grade, but a candidate reads it as
+the tool's word on the code) and of submission scores equal to the quiet run's (load 0, first
+run), over all runs at that load, the machine's one-minute load average as each run ended (the
+highest: other work on a shared machine shows there), and lists what differed. The target is
+100% at every load.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -55,8 +58,18 @@ from helpers import LOADS, busy, cpu_quota  # noqa: E402
 
 SEED = "424242"
 SOLUTIONS = REPO / "tests" / "solutions"
-Verdicts = dict[str, tuple[dict[str, str], float]]
-"""By submission: each check's status, and the total score."""
+
+
+class Outcome(NamedTuple):
+    """One submission's grading: each check's status and hint, and the total score."""
+
+    statuses: dict[str, str]
+    hints: dict[str, str | None]
+    score: float
+
+
+Verdicts = dict[str, Outcome]
+"""By submission."""
 
 
 def buggy_solutions(round_: Round, count: int, measured: int) -> list[Path]:
@@ -120,9 +133,10 @@ def grader(*args: str | Path, cwd: Path, procs: Path | None) -> dict:
     return json.loads(done.stdout)
 
 
-def verdicts_of(parts: list[dict]) -> tuple[dict[str, str], float]:
-    checks = {c["id"]: c["status"] for p in parts for c in p["checks"]}
-    return checks, round(sum(p["score"] for p in parts), 4)
+def verdicts_of(parts: list[dict]) -> Outcome:
+    checks = [c for p in parts for c in p["checks"]]
+    return Outcome({c["id"]: c["status"] for c in checks}, {c["id"]: c["hint"] for c in checks},
+                   round(sum(p["score"] for p in parts), 4))
 
 
 def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path,
@@ -146,21 +160,44 @@ def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path,
     return found
 
 
-def compare(quiet: Verdicts, other: Verdicts) -> tuple[int, int, int, int, list[str]]:
-    """(equal verdicts, verdicts, equal scores, scores, what differed)."""
-    same = total = same_scores = 0
+class Agreement(NamedTuple):
+    """How many of the quiet run's verdicts, hints and scores another run repeated."""
+
+    verdicts: int
+    hints: int
+    checks: int
+    scores: int
+    submissions: int
+    differed: list[str]
+
+    @staticmethod
+    def over(runs: list[Agreement]) -> Agreement:
+        """The counts of several runs added up, each one's differences listed."""
+        return Agreement(*(sum(run[field] for run in runs) for field in range(5)),
+                         [line for run in runs for line in run.differed])
+
+
+def compare(quiet: Verdicts, other: Verdicts) -> Agreement:
+    """What another run repeated of the quiet one, and what it did not. A hint counts where
+    its check's status was repeated too (a changed status changes its hint as well)."""
+    verdicts = hints = checks = scores = 0
     differed = []
-    for name, (checks, score) in quiet.items():
-        their_checks, their_score = other.get(name, ({}, -1.0))
-        for check_id, status in checks.items():
-            total += 1
-            if their_checks.get(check_id) == status:
-                same += 1
+    for name, (statuses, quiet_hints, score) in quiet.items():
+        theirs = other.get(name, Outcome({}, {}, -1.0))
+        for check_id, status in statuses.items():
+            checks += 1
+            their_status = theirs.statuses.get(check_id, "missing")
+            if their_status != status:
+                differed.append(f"{name} {check_id}: {status} -> {their_status}")
+                continue
+            verdicts += 1
+            if theirs.hints.get(check_id) == quiet_hints[check_id]:
+                hints += 1
             else:
-                differed.append(f"{name} {check_id}: {status} -> "
-                                f"{their_checks.get(check_id, 'missing')}")
-        same_scores += score == their_score
-    return same, total, same_scores, len(quiet), differed
+                differed.append(f"{name} {check_id} hint: {quiet_hints[check_id]!r} -> "
+                                f"{theirs.hints.get(check_id)!r}")
+        scores += score == theirs.score
+    return Agreement(verdicts, hints, checks, scores, len(quiet), differed)
 
 
 @contextmanager
@@ -214,20 +251,19 @@ def main() -> None:
     options = parser.parse_args()
     if any(not 0 < cpus <= (os.cpu_count() or 1) for cpus in options.cpus):
         parser.error("--cpus: each quota is more than 0 and at most the machine's cores")
-    labels = sorted(set(options.loads) | {"0"}, key=lambda label: (label != "0", label)) + \
+    labels = list(dict.fromkeys(["0", *options.loads])) + \
         [f"{cpus:g}cpu" for cpus in options.cpus]
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
         submissions = make_submissions(scratch / "ws", options.buggy, options.measured)
         print(f"{len(submissions)} submissions, {os.cpu_count()} cores, seed {SEED}",
               flush=True)
-        print(f"{'mode':<8} {'load':>6} {'verdicts equal':>16} {'scores equal':>13} "
-              f"{'wall s':>7} {'loadavg':>8}", flush=True)
+        print(f"{'mode':<8} {'load':>8} {'verdicts equal':>16} {'hints equal':>12} "
+              f"{'scores equal':>13} {'wall s':>7} {'loadavg':>8}", flush=True)
         for mode in options.modes:
             quiet: Verdicts | None = None
             for label in labels:
-                same = total = same_scores = scores = 0
-                differed: list[str] = []
+                runs: list[Agreement] = []
                 machine: list[float] = []
                 began = time.monotonic()
                 for _ in range(options.runs):
@@ -236,15 +272,14 @@ def main() -> None:
                         machine.append(os.getloadavg()[0])
                     if quiet is None:
                         quiet = found
-                    a, b, c, d, e = compare(quiet, found)
-                    same, total, same_scores, scores = (same + a, total + b,
-                                                        same_scores + c, scores + d)
-                    differed += e
+                    runs.append(compare(quiet, found))
                 wall = (time.monotonic() - began) / options.runs
-                print(f"{mode:<8} {label:>6} {same / total:>15.1%} "
-                      f"{same_scores:>6}/{scores:<6} {wall:>7.1f} {max(machine):>8.1f}",
-                      flush=True)
-                for line in sorted(set(differed)):
+                agreed = Agreement.over(runs)
+                print(f"{mode:<8} {label:>8} {agreed.verdicts / agreed.checks:>15.1%} "
+                      f"{agreed.hints / agreed.checks:>12.1%} "
+                      f"{agreed.scores:>6}/{agreed.submissions:<6} {wall:>7.1f} "
+                      f"{max(machine):>8.1f}", flush=True)
+                for line in sorted(set(agreed.differed)):
                     print(f"    differed: {line}", flush=True)
 
 
