@@ -11,11 +11,11 @@ in an unusual way) and `--measured` solutions that pin the verdict of a check me
 (CPU-time growth, timing: the checks a busy machine could sway), each in a workspace of its
 own. The load: that many busy processes, started by this script before a measurement and
 killed after it, each spinning (`8`) or busy another way (`8bursts`, `8memory`, `8io`,
-`8forks`: spinning and resting at random, copying through arrays larger than the caches,
-writing and flushing to the disk, forking and reaping; tests/helpers.py's LOADS); or, with
-`--cpus`, a quota: every grader process started in a cgroup whose processes together get
-that many CPUs' time, as in a container (Gradescope's, a CI runner's; needs root and a
-writable cgroup cpu controller). The modes:
+`8forks`, `20held`: spinning and resting at random, copying through arrays larger than the
+caches, writing and flushing to the disk, forking and reaping, holding a GiB of memory;
+tests/helpers.py's LOADS); or, with `--cpus`, a quota: every grader process started in a
+cgroup whose processes together get that many CPUs' time, as in a container (Gradescope's, a
+CI runner's; needs root and a writable cgroup cpu controller). The modes:
 
   check:    `grader check --no-sandbox --json`, one workspace after another;
   sandbox:  `grader check --json` (sandboxed, the default where bubblewrap works);
@@ -215,7 +215,6 @@ def condition(label: str) -> Iterator[Path | None]:
     else:
         count, kind = load_of(label)
         with busy(count, kind) as loads:
-            time.sleep(0.5 if loads else 0.0)
             yield None
             if any(load.poll() is not None for load in loads):
                 raise SystemExit(f"a busy process of {label} ended early: the load was not there")

@@ -33,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import tomllib
@@ -41,7 +42,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -349,65 +350,77 @@ class LentWorker:
         """The worker stays up for the next test."""
 
 
+class Load(NamedTuple):
+    """A program that keeps a machine busy in one way: what it sets up, then what it repeats."""
+
+    setup: str
+    step: str
+
+
 LOADS = {
     # One core's worth of plain computing.
-    "spin": "while True: pass",
+    "spin": Load("", "pass"),
     # A few tenths of a second on the CPU, then about as long asleep, at random: the load moves
     # between one timed run and the next.
-    "bursts": """
-import random, time
-while True:
-    until = time.monotonic() + random.uniform(0.02, 0.4)
-    while time.monotonic() < until:
-        pass
-    time.sleep(random.uniform(0.02, 0.4))
-""",
+    "bursts": Load("import random, time", """
+until = time.monotonic() + random.uniform(0.02, 0.4)
+while time.monotonic() < until:
+    pass
+time.sleep(random.uniform(0.02, 0.4))"""),
     # Copies through arrays far larger than any cache: the memory bus and the caches are what is
     # shared, so every other process's work costs more CPU time for the same result.
-    "memory": """
+    "memory": Load("""
 import numpy as np
 source = np.ones(1 << 25)
-target = np.empty_like(source)
-while True:
-    np.copyto(target, source)
-""",
+target = np.empty_like(source)""", "np.copyto(target, source)"),
     # Writes flushed to the disk: other processes wait on it (reading a module, writing a file).
-    "io": """
+    "io": Load("""
 import os, tempfile
 block = os.urandom(1 << 22)
-with tempfile.TemporaryFile() as file:
-    while True:
-        for _ in range(64):
-            file.write(block)
-            file.flush()
-            os.fsync(file.fileno())
-        file.seek(0)
-        file.truncate()
-""",
+file = tempfile.TemporaryFile()""", """
+for _ in range(64):
+    file.write(block)
+    file.flush()
+    os.fsync(file.fileno())
+file.seek(0)
+file.truncate()"""),
+    # A GiB of memory taken and kept (the machine has no swap to put it in): with enough of them,
+    # the kernel makes room by dropping cached files, so libraries' code is read from the disk
+    # again as it runs, and processes wait on the disk at no CPU cost.
+    "held": Load("""
+import mmap, time
+block = mmap.mmap(-1, 1 << 30)
+for offset in range(0, 1 << 30, mmap.PAGESIZE):
+    block[offset] = 1""", "time.sleep(60)"),
     # Processes made and ended as fast as the kernel allows: the scheduler and the process
     # table are what is shared.
-    "forks": """
-import os
-while True:
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
-""",
+    "forks": Load("import os", """
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)"""),
 }
-"""Programs that keep a machine busy in one way each, for as long as they run (`busy`)."""
+"""The ways `busy` keeps a machine busy."""
 
 
 @contextmanager
-def busy(count: int, kind: str = "spin") -> Iterator[list[subprocess.Popen[bytes]]]:
-    """`count` processes running the LOADS program `kind` until the block ends."""
-    loads = [subprocess.Popen([sys.executable, "-c", LOADS[kind]]) for _ in range(count)]
+def busy(count: int, kind: str = "spin") -> Iterator[list[subprocess.Popen[str]]]:
+    """`count` processes running the LOADS program `kind` until the block ends, each set up
+    (its memory taken, its file open) before the block begins."""
+    load = LOADS[kind]
+    program = f"{load.setup}\nprint(flush=True)\nwhile True:\n{textwrap.indent(load.step, '    ')}"
+    loads = [subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+             for _ in range(count)]
     try:
+        for started in loads:
+            assert started.stdout is not None
+            if started.stdout.readline() != "\n":
+                raise RuntimeError(f"a {kind} load ended before it was set up")
         yield loads
     finally:
-        for load in loads:
-            load.kill()
-            load.wait()
+        for started in loads:
+            started.kill()
+            started.wait()
 
 
 CGROUPS = Path("/sys/fs/cgroup")
