@@ -324,8 +324,7 @@ def check(parts: tuple[str, ...], workspace_dir: Path | None, seed: int | None,
                     graded = grading.grade(workspace, request, worker, now, lambda part, c:
                                            status.update(f"grading {part}: {c.id} {c.status}"))
     except GraderCrash as exc:
-        raise click.ClickException(f"the grader itself failed; please report this:\n{exc}") \
-            from exc
+        raise click.ClickException(exc.report) from exc
     if shown == "text":
         views.present(out, workspace, graded, now, terminal_ask(out))
     else:

@@ -75,8 +75,7 @@ class WatchSession:
                     # load what it poisoned.
                     self.verify()
         except GraderCrash as exc:  # report it, and carry on with a fresh worker
-            self.console.print(Text(f"the grader itself failed; please report this:\n{exc}",
-                                    style="red"))
+            self.console.print(Text(exc.report, style="red"))
             self.worker.close()
             self.worker = self.new_worker()
             self._wait()

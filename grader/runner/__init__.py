@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,12 +22,12 @@ from typing import IO, Any
 from grader.engine.results import CheckResult, PartResult, RunResult
 from grader.engine.rounds import get_round
 from grader.engine.secret import SECRET_ENV
-from grader.runner import strays
+from grader.runner import memory, strays
 from grader.runner.children import BACKSTOP, TreeWatch, wait_readable
 from grader.runner.process_env import grading_environment
 from grader.runner.protocol import Event, FrameTimeout, Request, received_event
 
-__all__ = ["GraderCrash", "Request", "Worker", "run_request"]
+__all__ = ["GraderCrash", "OutOfMemory", "Request", "Worker", "run_request"]
 
 OnCheck = Callable[[str, CheckResult], None]
 OnPart = Callable[[PartResult], None]
@@ -34,6 +35,28 @@ OnPart = Callable[[PartResult], None]
 
 class GraderCrash(Exception):
     """The worker itself failed (a grader bug or a broken install), not the candidate's code."""
+
+    @property
+    def report(self) -> str:
+        """What a command says of it to the person running it."""
+        return f"the grader itself failed; please report this:\n{self}"
+
+
+class OutOfMemory(GraderCrash):
+    """The kernel's out-of-memory killer ended the worker: the machine failed (too little
+    memory for all it runs, or a container's limit), not the grader nor the code under test."""
+
+    def __init__(self, process: str) -> None:
+        room = memory.room()
+        super().__init__(
+            f"the machine ran out of memory: the kernel's out-of-memory killer ended {process}"
+            f"{f' ({room})' if room else ''}, and nothing it did was kept. Free some memory "
+            "(close programs, raise the container's memory limit, or grade fewer submissions at "
+            "once with --jobs) and run it again.")
+
+    @property
+    def report(self) -> str:
+        return str(self)
 
 
 def _worker_environment() -> dict[str, str]:
@@ -105,6 +128,8 @@ class Worker:
         # The code under test runs as this user: this process, which believes the worker's
         # stdout, must not be open to it through /proc/<pid>/fd.
         strays.undumpable()
+        self._oom_kills = memory.oom_kills()
+        self._killed = False  # by this process: a SIGKILL from elsewhere may be the kernel's
         # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
         self._stderr = tempfile.TemporaryFile(mode="w+")
         options = ["--sandbox", *([json.dumps(asdict(first))] if first else [])] \
@@ -147,6 +172,9 @@ class Worker:
                                   "was killed") from None
             yield event
         self.process.wait()
+        if self.process.returncode == -signal.SIGKILL and not self._killed and \
+                memory.rose(self._oom_kills, memory.oom_kills()):
+            raise OutOfMemory("the grading worker")
         self._stderr.seek(0)
         err = self._stderr.read()
         raise GraderCrash(f"the grading worker stopped unexpectedly:\n{err.strip()[-2000:]}")
@@ -203,6 +231,7 @@ class Worker:
         thread that owns the worker then closes it.
         """
         if self.process.poll() is None:
+            self._killed = True
             self.process.kill()
             self.process.wait()
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from grader.engine.results import CheckResult, PartResult, RunResult
-from grader.runner import GraderCrash, Worker
+from grader.runner import GraderCrash, OutOfMemory, Worker
 from grader.runner.protocol import Request
 
 
@@ -53,6 +53,8 @@ _STOP = None
 def failure(exc: Exception) -> str:
     """Why a worker produced no result for a request, as its row says (a crash of the worker
     speaks for itself; anything else is named)."""
+    if isinstance(exc, OutOfMemory):
+        return str(exc)
     why = str(exc) if isinstance(exc, GraderCrash | OSError) else f"{type(exc).__name__}: {exc}"
     return f"the grader itself failed: {why}"
 

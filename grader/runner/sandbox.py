@@ -382,7 +382,8 @@ CANDIDATE_SIDE = ("__init__.py", "engine/__init__.py", "engine/results.py", "eng
                   "engine/shapes.py", "engine/timing.py", "engine/rounds.py",
                   "engine/flavored.py", "probes/*.py", "runner/__init__.py", "runner/channel.py",
                   "runner/child.py", "runner/children.py", "runner/executor.py",
-                  "runner/nofork.py", "runner/process_env.py", "runner/protocol.py",
+                  "runner/memory.py", "runner/nofork.py", "runner/process_env.py",
+                  "runner/protocol.py",
                   "runner/sandbox.py", "runner/strays.py",
                   "round_api/__init__.py", "round_api/probes.py")
 """The grader's modules that the executor and the probes import: all of the package that a

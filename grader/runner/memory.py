@@ -1,0 +1,94 @@
+"""Whether the kernel ended a process for want of memory: a process of the grading killed by
+the out-of-memory killer was ended by the machine (too little memory for all that runs on it,
+or a container's limit), which says nothing about the code under test or about the grader.
+
+The kernel counts its out-of-memory kills: in /proc/vmstat for the whole machine (memory
+cgroups' own kills included) and, for the cgroup a process is in, in its memory.events (v2)
+or memory.oom_control (v1), which is what a container with a memory limit sees. Nothing
+records which process was killed where an unprivileged process can read it, so a process that
+died of SIGKILL that the grader did not send, while a count rose, is taken for one of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+VMSTAT = Path("/proc/vmstat")
+CGROUPS = Path("/sys/fs/cgroup")
+_FILES = {"": ("memory.events", "memory.max"),
+          "memory": ("memory.oom_control", "memory.limit_in_bytes")}
+"""Where a memory cgroup counts its out-of-memory kills and keeps its limit, by the controller
+named in /proc/self/cgroup (v2's unified hierarchy names none)."""
+
+
+def _oom_kill_line(path: Path) -> int | None:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        name, _, value = line.partition(" ")
+        if name == "oom_kill" and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def _own_memory_cgroups() -> list[tuple[Path, str, str]]:
+    """(folder, counter file, limit file) of each memory cgroup this process is in."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            if controller in _FILES:
+                base = CGROUPS if controller == "" else CGROUPS / controller
+                found.append((base / path.lstrip("/"), *_FILES[controller]))
+    return found
+
+
+def oom_kills() -> tuple[int | None, ...]:
+    """The kernel's counts of out-of-memory kills that cover this process: the machine's, and
+    its cgroup's (each None where it cannot be read). Compare two readings with `rose`."""
+    return (_oom_kill_line(VMSTAT),
+            *(_oom_kill_line(folder / counter) for folder, counter, _ in _own_memory_cgroups()))
+
+
+def rose(before: tuple[int | None, ...], after: tuple[int | None, ...]) -> bool:
+    """Whether any count read both times grew between the two readings."""
+    return any(a is not None and b is not None and a > b
+               for b, a in zip(before, after, strict=False))
+
+
+def _meminfo_mib(field: str) -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _cgroup_limit_mib() -> int | None:
+    """The lowest memory limit of this process's cgroups, in MiB (None where none is set)."""
+    limits = []
+    for folder, _, limit in _own_memory_cgroups():
+        try:
+            text = (folder / limit).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            limits.append(int(text) // (1024 * 1024))
+    return min(limits, default=None)
+
+
+def room() -> str:
+    """How much memory there is, in words: a container's limit where it is below the machine's
+    memory, else what the machine says it could give now."""
+    limit, total = _cgroup_limit_mib(), _meminfo_mib("MemTotal")
+    if limit is not None and (total is None or limit < total):
+        return f"its memory limit is {limit} MiB"
+    available = _meminfo_mib("MemAvailable")
+    return "" if available is None else f"it has {available} MiB available now"
