@@ -145,11 +145,12 @@ class Work:
         return self.idle + cpu > self.limit_s or now_s - self.began > BACKSTOP * self.limit_s
 
 
-def run_grader(*args: str | Path, cwd: Path, env: dict[str, str] | None = None
+def run_grader(*args: str | Path, cwd: Path, env: dict[str, str] | None = None, **popen: Any
                ) -> subprocess.CompletedProcess[str]:
-    """The console entry point as a user runs it, importing this checkout's grader."""
+    """The console entry point as a user runs it, importing this checkout's grader (`popen`:
+    more of subprocess.Popen's arguments)."""
     return run_owned([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
-                     env={**SESSION_ENV, **(env or {})})
+                     env={**SESSION_ENV, **(env or {})}, **popen)
 
 
 @dataclass(frozen=True)
@@ -434,19 +435,37 @@ def cpu_quota(cpus: float) -> Iterator[Path]:
     yields its cgroup.procs (a process joins by writing its pid there, its later children with
     it). OSError where none can be made: not root, or no cpu controller (cgroup v2's cpu.max,
     v1's CFS quota)."""
-    own = {controller: path for line in Path("/proc/self/cgroup").read_text().splitlines()
-           for _, controllers, path in [line.split(":", 2)]
-           for controller in (controllers.split(",") if controllers else [""])}
-    name = f"quota-{os.getpid()}-{time.monotonic_ns()}"
     quota = str(int(cpus * QUOTA_PERIOD_US))
+    with _cgroup("cpu", {"cpu.max": f"{quota} {QUOTA_PERIOD_US}"},
+                 {"cpu.cfs_period_us": str(QUOTA_PERIOD_US), "cpu.cfs_quota_us": quota}) as procs:
+        yield procs
+
+
+@contextmanager
+def memory_cap(mib: int) -> Iterator[Path]:
+    """A cgroup whose processes together may hold `mib` MiB, as in a container with a memory
+    limit (past it the kernel's out-of-memory killer ends one of them), as cpu_quota makes."""
+    limit = str(mib * 1024 * 1024)
+    with _cgroup("memory", {"memory.max": limit},
+                 {"memory.limit_in_bytes": limit}) as procs:
+        yield procs
+
+
+@contextmanager
+def _cgroup(controller: str, v2_limits: dict[str, str], v1_limits: dict[str, str]
+            ) -> Iterator[Path]:
+    """A cgroup below this process's own with the limits of cgroup v2 (unified) or of v1's
+    `controller`, whichever this machine has; its cgroup.procs is yielded."""
+    own = {name: path for line in Path("/proc/self/cgroup").read_text().splitlines()
+           for _, controllers, path in [line.split(":", 2)]
+           for name in (controllers.split(",") if controllers else [""])}
+    name = f"limit-{os.getpid()}-{time.monotonic_ns()}"
     if (CGROUPS / "cgroup.controllers").is_file() and "" in own:
-        group = CGROUPS / own[""].lstrip("/") / name
-        limits = {"cpu.max": f"{quota} {QUOTA_PERIOD_US}"}
-    elif "cpu" in own and (CGROUPS / "cpu").is_dir():
-        group = CGROUPS / "cpu" / own["cpu"].lstrip("/") / name
-        limits = {"cpu.cfs_period_us": str(QUOTA_PERIOD_US), "cpu.cfs_quota_us": quota}
+        group, limits = CGROUPS / own[""].lstrip("/") / name, v2_limits
+    elif controller in own and (CGROUPS / controller).is_dir():
+        group, limits = CGROUPS / controller / own[controller].lstrip("/") / name, v1_limits
     else:
-        raise OSError("no cgroup cpu controller for this process")
+        raise OSError(f"no cgroup {controller} controller for this process")
     group.mkdir()
     try:
         for file, value in limits.items():

@@ -13,13 +13,14 @@ at several loads, over more submissions and through the CLI; this keeps the prop
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from grader.engine.results import RunResult
 
-from helpers import Solution, busy, measured_in
+from helpers import NO_SANDBOX, Solution, busy, measured_in, memory_cap, run_grader, write_workspace
 from helpers import solution as known_solution
 
 AGREEING = [
@@ -77,3 +78,33 @@ def throttled(group: Path) -> int:
     """How many periods of the cgroup's quota ended with its processes held back."""
     stat = dict(line.split() for line in (group / "cpu.stat").read_text().splitlines())
     return int(stat["nr_throttled"])
+
+
+WORKER_STARVED_OF_MEMORY_MIB = 150
+"""Less than a grading worker holds once torch is imported: the kernel's out-of-memory killer
+ends it in every run, sandboxed or not."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["--sandbox", "--no-sandbox"])
+def test_a_worker_the_kernel_ends_for_memory_is_the_machines_failure(tmp_path: Path,
+                                                                     sandbox: str) -> None:
+    """A container too small for the grading: the command says the machine ran out of memory
+    and what its limit is, exits 1 with nothing graded, and reports no grader bug."""
+    if sandbox == "--sandbox" and NO_SANDBOX:
+        pytest.skip(NO_SANDBOX)
+    root = write_workspace(tmp_path / "ws", "torch", start="references")
+    with ExitStack() as stack:
+        try:
+            procs = stack.enter_context(memory_cap(WORKER_STARVED_OF_MEMORY_MIB))
+        except OSError as exc:
+            pytest.skip(f"needs a memory cgroup of its own (root, a memory controller): {exc}")
+        done = run_grader("check", "part1", sandbox, cwd=root,
+                          preexec_fn=lambda: procs.write_text(str(os.getpid())))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == (
+        "Error: the machine ran out of memory: the kernel's out-of-memory killer ended the "
+        f"grading worker (its memory limit is {WORKER_STARVED_OF_MEMORY_MIB} MiB), and nothing "
+        "it did was kept. Free some memory (close programs, raise the container's memory "
+        "limit, or grade fewer submissions at once with --jobs) and run it again.\n")
