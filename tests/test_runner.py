@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ from helpers import (
     SESSION_ENV,
     SPAWNING,
     checks_by_id,
+    memory_cap,
     needing_the_grading_environment,
     run_owned,
     write_workspace,
@@ -1130,3 +1132,36 @@ def test_a_zip_archive_put_on_the_import_path_imports_nothing(grading, tmp_path:
     (part,) = grading.run(root, "numpy", ["part1"]).parts
     assert {c.status for c in part.checks} == {"error"}
     assert "No module named 'helper_in_a_zip'" in part.checks[0].message
+
+
+def _forked(body: Callable[[], None]) -> int:
+    """A child forked as the runner forks one, running `body`, then exiting 0."""
+    pid = strays.fork()
+    if pid == 0:
+        try:
+            body()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def test_a_child_the_kernel_ends_for_memory_is_said_to_be_so() -> None:
+    """A child past its cgroup's memory limit (a container's, a sandbox's) is ended by the
+    kernel's out-of-memory killer: its end says so, where a child that sent itself SIGKILL,
+    or one killed here, is described by its signal."""
+    with ExitStack() as stack:
+        try:
+            procs = stack.enter_context(memory_cap(64))
+        except OSError as exc:
+            pytest.skip(f"needs a memory cgroup of its own (root, a memory controller): {exc}")
+
+        def overfill() -> None:
+            procs.write_text(str(os.getpid()))
+            bytearray(256 << 20)
+
+        how, _ = strays.reap(_forked(overfill), kill=False)
+    assert how == strays.OUT_OF_MEMORY
+    suicide = _forked(lambda: os.kill(os.getpid(), 9))
+    assert strays.reap(suicide, kill=False)[0] == "killed by signal SIGKILL"
+    killed = _forked(lambda: time.sleep(30))
+    assert strays.reap(killed, kill=True)[0] == "killed by signal SIGKILL"

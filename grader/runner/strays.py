@@ -19,6 +19,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.runner import memory
+
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 SWEEP_LIMIT_S = 2.0
@@ -107,6 +109,7 @@ def fork() -> int:
 
 
 def _fork_once() -> int:
+    oom_kills = memory.oom_kills()
     gc.freeze()
     try:
         pid = os.fork()
@@ -115,7 +118,17 @@ def _fork_once() -> int:
         raise
     if pid:
         gc.unfreeze()
+        _oom_kills_at_fork[pid] = oom_kills
     return pid
+
+
+_oom_kills_at_fork: dict[int, tuple[int | None, ...]] = {}
+"""The kernel's counts of out-of-memory kills (memory.oom_kills) as each live child was forked:
+`reap` tells a child the kernel ended for want of memory by them."""
+
+OUT_OF_MEMORY = "was ended by the kernel's out-of-memory killer"
+"""How a child ended that died of a SIGKILL nobody here sent while the kernel counted an
+out-of-memory kill: the memory it held, its sandbox's or the machine's, ran out."""
 
 
 def children(pid: int | None = None) -> set[int]:
@@ -205,12 +218,19 @@ def reap(pid: int, kill: bool, sweep: bool = True) -> tuple[str, float]:
     exactly that tree's time. `sweep` False: the child alone (one of the judge's own, which
     starts nothing), while another child lives that the sweep would kill."""
     before = _children_cpu_s()
+    oom_kills = _oom_kills_at_fork.pop(pid, None)
+    # Killed here only if asked to and still running (WNOWAIT: a peek, not a reap).
+    alone = not kill or os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     if kill:
         kill_child(pid)
     _, status, _ = os.wait4(pid, 0)
     if sweep:
         kill_all()
-    return describe_exit(status), max(0.0, _children_cpu_s() - before)
+    how = describe_exit(status)
+    if alone and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL and \
+            oom_kills is not None and memory.rose(oom_kills, memory.oom_kills()):
+        how = OUT_OF_MEMORY
+    return how, max(0.0, _children_cpu_s() - before)
 
 
 def _children_cpu_s() -> float:

@@ -709,10 +709,11 @@ def _probe(grading: _Part, child: Child, index: int,
     grading.alive()
     if frame is None:
         ended = child.end(kill=True)
+        guess = "the memory it held, its sandbox's or the machine's, ran out" \
+            if ended.how == strays.OUT_OF_MEMORY else "os._exit, a crash, or the memory cap?"
         grading.result(index, Verdict(
             "failed", f"the process running your code {ended.how} during this check "
-            "(os._exit, a crash, or the memory cap?)"), time.perf_counter() - began,
-            printed, "error")
+            f"({guess})"), time.perf_counter() - began, printed, "error")
         return None, index + 1
     if frame["kind"] in ANSWERS and frame["index"] != index:
         frame = dict(probe_frame("error", index, f"a result for check {frame['index']} "
