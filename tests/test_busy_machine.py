@@ -12,6 +12,7 @@ at several loads, over more submissions and through the CLI; this keeps the prop
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import ExitStack
 from pathlib import Path
@@ -93,7 +94,7 @@ def test_a_worker_the_kernel_ends_for_memory_is_the_machines_failure(tmp_path: P
     and what its limit is, exits 1 with nothing graded, and reports no grader bug."""
     if sandbox == "--sandbox" and NO_SANDBOX:
         pytest.skip(NO_SANDBOX)
-    root = write_workspace(tmp_path / "ws", "torch", start="references")
+    root = write_workspace(tmp_path / "ws", "torch")
     with ExitStack() as stack:
         try:
             procs = stack.enter_context(memory_cap(WORKER_STARVED_OF_MEMORY_MIB))
@@ -108,3 +109,38 @@ def test_a_worker_the_kernel_ends_for_memory_is_the_machines_failure(tmp_path: P
         f"grading worker (its memory limit is {WORKER_STARVED_OF_MEMORY_MIB} MiB), and nothing "
         "it did was kept. Free some memory (close programs, raise the container's memory "
         "limit, or grade fewer submissions at once with --jobs) and run it again.\n")
+
+
+CALL_BEYOND_ITS_CONTAINER_MIB = 1024
+"""What each call of a part 1 below takes: within the 2 GiB the grader allows a process, far
+beyond what the container below leaves once the grader's own processes are in it."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["--sandbox", "--no-sandbox"])
+def test_code_ended_for_memory_is_said_to_be_so(tmp_path: Path, sandbox: str) -> None:
+    """A part whose every call takes 1 GiB, in a 600 MiB container: the kernel's out-of-memory
+    killer ends its process, its sandbox's executor or the worker, whichever it picks, and
+    whichever it was, what the command says names the out-of-memory killer, never the code
+    under test stopping or killing the process that runs it."""
+    if sandbox == "--sandbox" and NO_SANDBOX:
+        pytest.skip(NO_SANDBOX)
+    root = write_workspace(tmp_path / "ws", "torch")
+    part1 = root / "exercises" / "part1_inplace.py"
+    part1.write_text(part1.read_text().replace(
+        "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n",
+        "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n"
+        f"    bytearray({CALL_BEYOND_ITS_CONTAINER_MIB} << 20)\n", 1))
+    with ExitStack() as stack:
+        try:
+            procs = stack.enter_context(memory_cap(600))
+        except OSError as exc:
+            pytest.skip(f"needs a memory cgroup of its own (root, a memory controller): {exc}")
+        done = run_grader("check", "part1", "--json", sandbox, cwd=root,
+                          preexec_fn=lambda: procs.write_text(str(os.getpid())))
+    assert done.returncode == 1
+    said = done.stderr if not done.stdout else " ".join(
+        check["message"] for part in json.loads(done.stdout)["parts"]
+        for check in part["checks"] if check["status"] != "passed")
+    assert "out-of-memory killer" in said
+    assert "stopped or killed" not in said

@@ -48,7 +48,7 @@ from typing import Any, Literal
 import grader
 from grader.engine.results import TOO_BUSY
 from grader.engine.rounds import Round, installed
-from grader.runner import strays
+from grader.runner import memory, strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.children import (
     BACKSTOP,
@@ -96,6 +96,12 @@ STOPPED_POLL_S = 0.05
 """How often a wait for the executor's answer looks whether the executor was stopped."""
 LOST = ("its sandbox stopped answering (the code under test stopped or killed the process "
         "that runs it) and was killed; the rest of this submission was not run")
+LOST_FOR_MEMORY = ("its sandbox stopped answering while the kernel's out-of-memory killer was "
+                   "at work (the memory of the sandbox, its container or the machine ran out) "
+                   "and was killed; the rest of this submission was not run")
+"""LOST, where the kernel counted an out-of-memory kill since the sandbox started: it may have
+ended the process that runs the code (the kernel does not say whose memory ran out: code past
+the sandbox's cap is rightly an error, a machine short of memory is not that code's doing)."""
 _HOW = re.compile(r"(exited with code -?\d{1,3}|killed by signal [A-Z0-9]{2,10})")
 
 
@@ -477,6 +483,7 @@ class Sandbox:
         if found.cgroup:
             self.cgroup = Cgroup.make(f"grader-{os.getpid()}-{next(_names)}",
                                       (request.memory_mb + EXECUTOR_MB) << 20, TASKS)
+        self.oom_kills = memory.oom_kills()
         ours, theirs = socket.socketpair()
         command = [found.bwrap or "bwrap", *_namespace_args(), *_system_args(),
                    *_device_args(request), *file_args(Path(request.root), round_),
@@ -646,8 +653,7 @@ class SandboxedChild:
         except ChannelClosed:
             os.close(read_fd)
             orders.close()
-            owner.lose()
-            raise ChildrenLost(LOST) from None
+            raise owner.lose() from None
         except BaseException:
             os.close(read_fd)
             orders.close()
@@ -701,9 +707,11 @@ class SandboxedChild:
             return Ended("was lost with its sandbox, which the machine was too busy to run",
                          0.0)
         except (ChannelClosed, TimeoutError):
+            short = self.owner.short_of_memory()
             self.owner.lose()
-            return Ended("was lost with its sandbox, which stopped answering and was killed",
-                         0.0)
+            return Ended("was lost with its sandbox, which stopped answering "
+                         f"{'while the kernel ended processes for want of memory ' * short}"
+                         "and was killed", 0.0)
 
 
 class Sandboxes:
@@ -737,9 +745,19 @@ class Sandboxes:
                                  status="undecided")
         return self.lost
 
-    def lose(self) -> None:
+    def lose(self) -> ChildrenLost:
+        """The sandbox stopped answering: killed, and the checks not run yet are errors (the
+        code under test stopped it), said as LOST_FOR_MEMORY where the kernel was ending
+        processes for want of memory meanwhile."""
+        short = self.short_of_memory()
         self.discard()
-        self.lost = ChildrenLost(LOST)
+        self.lost = ChildrenLost(LOST_FOR_MEMORY if short else LOST)
+        return self.lost
+
+    def short_of_memory(self) -> bool:
+        """Whether the kernel counted an out-of-memory kill since the sandbox started."""
+        return self._sandbox is not None and \
+            memory.rose(self._sandbox.oom_kills, memory.oom_kills())
 
     def discard(self) -> None:
         if self._sandbox is not None:

@@ -127,8 +127,8 @@ _oom_kills_at_fork: dict[int, tuple[int | None, ...]] = {}
 `reap` tells a child the kernel ended for want of memory by them."""
 
 OUT_OF_MEMORY = "was ended by the kernel's out-of-memory killer"
-"""How a child ended that died of a SIGKILL nobody here sent while the kernel counted an
-out-of-memory kill: the memory it held, its sandbox's or the machine's, ran out."""
+"""How a child ended that died of SIGKILL while the kernel counted an out-of-memory kill: the
+memory it held, its sandbox's or the machine's, ran out."""
 
 
 def children(pid: int | None = None) -> set[int]:
@@ -219,15 +219,15 @@ def reap(pid: int, kill: bool, sweep: bool = True) -> tuple[str, float]:
     starts nothing), while another child lives that the sweep would kill."""
     before = _children_cpu_s()
     oom_kills = _oom_kills_at_fork.pop(pid, None)
-    # Killed here only if asked to and still running (WNOWAIT: a peek, not a reap).
-    alone = not kill or os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     if kill:
         kill_child(pid)
     _, status, _ = os.wait4(pid, 0)
     if sweep:
         kill_all()
     how = describe_exit(status)
-    if alone and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL and \
+    # A child killed here is described only where it had ended first (its pipe closed: the
+    # kill makes sure), so a SIGKILL with a kill counted since its fork is the kernel's.
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL and \
             oom_kills is not None and memory.rose(oom_kills, memory.oom_kills()):
         how = OUT_OF_MEMORY
     return how, max(0.0, _children_cpu_s() - before)
