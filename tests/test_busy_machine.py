@@ -144,3 +144,26 @@ def test_code_ended_for_memory_is_said_to_be_so(tmp_path: Path, sandbox: str) ->
         for check in part["checks"] if check["status"] != "passed")
     assert "out-of-memory killer" in said
     assert "stopped or killed" not in said
+
+
+@pytest.mark.slow
+def test_grade_holds_the_points_of_a_submission_whose_worker_the_kernel_ended(
+        tmp_path: Path) -> None:
+    """In `grade`, the row of a submission whose worker the kernel ended for memory says so,
+    and its checks are undecided (held, to be graded again), not errors worth nothing."""
+    write_workspace(tmp_path / "class" / "ann", "torch")
+    with ExitStack() as stack:
+        try:
+            procs = stack.enter_context(memory_cap(WORKER_STARVED_OF_MEMORY_MIB))
+        except OSError as exc:
+            pytest.skip(f"needs a memory cgroup of its own (root, a memory controller): {exc}")
+        done = run_grader("grade", tmp_path / "class", "--round", "prefix-products", "--json",
+                          cwd=tmp_path, preexec_fn=lambda: procs.write_text(str(os.getpid())))
+    [row] = json.loads(done.stdout)["submissions"]
+    assert row["status"] == "error"
+    assert row["notes"] == [
+        "the machine ran out of memory: the kernel's out-of-memory killer ended the grading "
+        f"worker (its memory limit is {WORKER_STARVED_OF_MEMORY_MIB} MiB), and nothing it did "
+        "was kept. Free some memory (close programs, raise the container's memory limit, or "
+        "grade fewer submissions at once with --jobs) and run it again."]
+    assert {c["status"] for p in row["parts"] for c in p["checks"]} == {"undecided"}

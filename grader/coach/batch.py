@@ -34,6 +34,7 @@ from grader.engine.results import (
     PartDoc,
     PartResult,
     RunResult,
+    Status,
     bound_output,
     scale_to_weight,
     undecided_note,
@@ -216,9 +217,11 @@ def batch_document(rows: Sequence[GradedRow], config: GradingConfig) -> BatchDoc
 
 
 def unrun_parts(config: GradingConfig, settings: Settings, message: str,
-                finished: Sequence[PartResult] = ()) -> list[PartResult]:
+                finished: Sequence[PartResult] = (), status: Status = "error"
+                ) -> list[PartResult]:
     """The parts of a row that stopped early: those in `finished` as they were graded, every
-    check of the others as an error carrying `message`, scored like a graded part would be."""
+    check of the others with `status` (an error by default) carrying `message`, scored like a
+    graded part would be."""
     from grader.checks.base import Context
     from grader.checks.table import checks_for
 
@@ -231,7 +234,7 @@ def unrun_parts(config: GradingConfig, settings: Settings, message: str,
         results = []
         for check in checks_for(settings.round, part.id, settings.flavor):
             ctx = Context(config.seed, settings.flavor, check.id, cuda=config.cuda)
-            results.append(CheckResult(id=check.id, title=check.title, status="error",
+            results.append(CheckResult(id=check.id, title=check.title, status=status,
                                        score=0.0, max_score=check.points if check.applies(ctx)
                                        else 0.0, message=message))
         scale_to_weight(results, settings.weight(part))
@@ -296,14 +299,16 @@ def graded_row(staged: Staged, config: GradingConfig, result: RunResult,
 
 def broken_row(path: str, config: GradingConfig, problem: str, status: RowStatus = "broken",
                finished: Sequence[PartResult] = (), flavor: str | None = None,
-               flags: list[FlagDoc] | None = None) -> GradedRow:
+               flags: list[FlagDoc] | None = None, unrun: Status = "error") -> GradedRow:
     """A row for a submission that could not be staged, or whose grading the grader itself
     abandoned (then the parts that did finish keep their points, and its files were still
-    scanned)."""
+    scanned); the checks not run have status `unrun` (undecided where the machine ended the
+    grading)."""
     settings = config.for_flavor(flavor)
     bound_output(list(finished))
     absent = config.absent_parts(settings)
-    return GradedRow(path, status, [*unrun_parts(config, settings, problem, finished), *absent],
+    return GradedRow(path, status, [*unrun_parts(config, settings, problem, finished, unrun),
+                                    *absent],
                      sum(settings.weights().values()) + sum(p.max_score for p in absent),
                      settings.flavor, [problem], flags=flags)
 
@@ -462,6 +467,8 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                                               received(event.error or "grader error",
                                                        NOTE_LIMIT, inline=True),
                                               "error", finished.get(index, ()),
-                                              item.declared_flavor, flags[index]))
+                                              item.declared_flavor, flags[index],
+                                              "undecided" if event.by_the_machine
+                                              else "error"))
                     listener.finished(index, rows[index])
     return [rows[i] for i in range(len(paths))]

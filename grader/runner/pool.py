@@ -39,11 +39,14 @@ class PartDone:
 
 @dataclass(frozen=True)
 class RequestDone:
-    """A request is finished: its result, or why the grader itself could not produce one."""
+    """A request is finished: its result, or why the grader itself could not produce one
+    (`by_the_machine`: the machine ended the grading, not the grader or the code: OutOfMemory;
+    the checks it did not run are undecided, not errors)."""
 
     request_id: str
     result: RunResult | None
     error: str | None = None
+    by_the_machine: bool = False
 
 
 PoolEvent = CheckDone | PartDone | RequestDone
@@ -155,7 +158,8 @@ class WorkerPool:
                         worker.kill()
                         self._retire(worker)
                     worker = None
-                    events.put(RequestDone(request.id, None, failure(exc)))
+                    events.put(RequestDone(request.id, None, failure(exc),
+                                           isinstance(exc, OutOfMemory)))
         finally:
             if worker is not None:
                 self._retire(worker)
