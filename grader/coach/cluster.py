@@ -186,7 +186,7 @@ class ClusterGraders:
                     if (request_id, part.id, check_.id) not in told:
                         yield CheckDone(request_id, part.id, check_)
                 yield PartDone(request_id, part)
-            yield RequestDone(request_id, graded.result, graded.error)
+            yield RequestDone(request_id, graded.result, graded.error, graded.by_the_machine)
 
     def _abandon_when_alone(self, since: float | None) -> float | None:
         """While no worker that may grade the batch is left (every one died or left, and no

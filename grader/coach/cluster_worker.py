@@ -41,7 +41,7 @@ from grader.engine.integrity import installed_fingerprint
 from grader.engine.results import CheckResult, RunResult
 from grader.engine.rounds import get_round
 from grader.engine.secret import Seeding
-from grader.runner import Worker
+from grader.runner import OutOfMemory, Worker
 from grader.runner.pool import failure
 from grader.runner.protocol import Request
 from grader.runner.sandbox import support
@@ -57,10 +57,12 @@ class Parcel:
 
 @dataclass(frozen=True)
 class Graded:
-    """A task's answer: the submission's result, or why the grader produced none."""
+    """A task's answer: the submission's result, or why the grader produced none (and whether
+    the machine, not the grader, ended it: pool.RequestDone's `by_the_machine`)."""
 
     result: RunResult | None
     error: str | None = None
+    by_the_machine: bool = False
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,7 @@ class GraderPlugin(WorkerPlugin):
                     self._judge.kill()
                     self._judge.close()
                 self._judge = None
-                return Graded(None, failure(exc))
+                return Graded(None, failure(exc), isinstance(exc, OutOfMemory))
 
 
     def report(self, request_id: str, part_id: str, check: CheckResult) -> None:
