@@ -119,10 +119,10 @@ beyond what the container below leaves once the grader's own processes are in it
 @pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["--sandbox", "--no-sandbox"])
 def test_code_ended_for_memory_is_said_to_be_so(tmp_path: Path, sandbox: str) -> None:
-    """A part whose every call takes 1 GiB, in a 600 MiB container: the kernel's out-of-memory
-    killer ends its process, its sandbox's executor or the worker, whichever it picks, and
-    whichever it was, what the command says names the out-of-memory killer, never the code
-    under test stopping or killing the process that runs it."""
+    """A part whose every call fills 1 GiB, in a 600 MiB container: the kernel's out-of-memory
+    killer ends the process running it (the largest there, by far), and the check says so,
+    sandboxed as plainly: never that the code under test stopped or killed the process that
+    runs it, nor a sandbox lost."""
     if sandbox == "--sandbox" and NO_SANDBOX:
         pytest.skip(NO_SANDBOX)
     root = write_workspace(tmp_path / "ws", "torch")
@@ -130,7 +130,7 @@ def test_code_ended_for_memory_is_said_to_be_so(tmp_path: Path, sandbox: str) ->
     part1.write_text(part1.read_text().replace(
         "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n",
         "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n"
-        f"    bytearray({CALL_BEYOND_ITS_CONTAINER_MIB} << 20)\n", 1))
+        f"    b'1' * ({CALL_BEYOND_ITS_CONTAINER_MIB} << 20)\n", 1))
     with ExitStack() as stack:
         try:
             procs = stack.enter_context(memory_cap(600))
@@ -144,6 +144,7 @@ def test_code_ended_for_memory_is_said_to_be_so(tmp_path: Path, sandbox: str) ->
         for check in part["checks"] if check["status"] != "passed")
     assert "out-of-memory killer" in said
     assert "stopped or killed" not in said
+    assert "stopped answering" not in said
 
 
 @pytest.mark.slow

@@ -102,7 +102,10 @@ LOST_FOR_MEMORY = ("its sandbox stopped answering while the kernel's out-of-memo
 """LOST, where the kernel counted an out-of-memory kill since the sandbox started: it may have
 ended the process that runs the code (the kernel does not say whose memory ran out: code past
 the sandbox's cap is rightly an error, a machine short of memory is not that code's doing)."""
-_HOW = re.compile(r"(exited with code -?\d{1,3}|killed by signal [A-Z0-9]{2,10})")
+_HOW = re.compile(r"(exited with code -?\d{1,3}|killed by signal [A-Z0-9]{2,10}|"
+                  + re.escape(strays.OUT_OF_MEMORY) + ")")
+"""Every way strays.reap says a child ended: an executor's answer that is none of them is
+malformed."""
 
 
 class SandboxError(Exception):
