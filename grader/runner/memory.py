@@ -10,6 +10,7 @@ died of SIGKILL that the grader did not send, while a count rose, is taken for o
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 VMSTAT = Path("/proc/vmstat")
@@ -32,8 +33,10 @@ def _oom_kill_line(path: Path) -> int | None:
     return None
 
 
+@functools.cache
 def _own_memory_cgroups() -> list[tuple[Path, str, str]]:
-    """(folder, counter file, limit file) of each memory cgroup this process is in."""
+    """(folder, counter file, limit file) of each memory cgroup this process is in, read once:
+    every fork reads the counters (a grading process stays in the cgroup it started in)."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:

@@ -102,6 +102,10 @@ LOST_FOR_MEMORY = ("its sandbox stopped answering while the kernel's out-of-memo
 """LOST, where the kernel counted an out-of-memory kill since the sandbox started: it may have
 ended the process that runs the code (the kernel does not say whose memory ran out: code past
 the sandbox's cap is rightly an error, a machine short of memory is not that code's doing)."""
+_LOST_CHILD = {LOST: "was lost with its sandbox, which stopped answering and was killed",
+               LOST_FOR_MEMORY: "was lost with its sandbox, which stopped answering while the "
+                                "kernel's out-of-memory killer was at work, and was killed"}
+"""How the child running when its sandbox was lost ended, by what the checks not run say."""
 _HOW = re.compile(r"(exited with code -?\d{1,3}|killed by signal [A-Z0-9]{2,10}|"
                   + re.escape(strays.OUT_OF_MEMORY) + ")")
 """Every way strays.reap says a child ended: an executor's answer that is none of them is
@@ -710,11 +714,7 @@ class SandboxedChild:
             return Ended("was lost with its sandbox, which the machine was too busy to run",
                          0.0)
         except (ChannelClosed, TimeoutError):
-            short = self.owner.short_of_memory()
-            self.owner.lose()
-            return Ended("was lost with its sandbox, which stopped answering "
-                         f"{'while the kernel ended processes for want of memory ' * short}"
-                         "and was killed", 0.0)
+            return Ended(_LOST_CHILD[str(self.owner.lose())], 0.0)
 
 
 class Sandboxes:
@@ -752,15 +752,11 @@ class Sandboxes:
         """The sandbox stopped answering: killed, and the checks not run yet are errors (the
         code under test stopped it), said as LOST_FOR_MEMORY where the kernel was ending
         processes for want of memory meanwhile."""
-        short = self.short_of_memory()
+        short = self._sandbox is not None and \
+            memory.rose(self._sandbox.oom_kills, memory.oom_kills())
         self.discard()
         self.lost = ChildrenLost(LOST_FOR_MEMORY if short else LOST)
         return self.lost
-
-    def short_of_memory(self) -> bool:
-        """Whether the kernel counted an out-of-memory kill since the sandbox started."""
-        return self._sandbox is not None and \
-            memory.rose(self._sandbox.oom_kills, memory.oom_kills())
 
     def discard(self) -> None:
         if self._sandbox is not None:
