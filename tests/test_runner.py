@@ -5,6 +5,7 @@ disk now."""
 from __future__ import annotations
 
 import os
+import pickle
 import platform
 import py_compile
 import re
@@ -19,8 +20,10 @@ import pytest
 from tiny_round import write_tiny_round
 
 from grader.checks.base import Check, Context, Measured, Plan, Verdict, passed, undecided
+from grader.checks.table import measured_checks, round_checks
+from grader.coach.selfcheck import write_exercises
 from grader.engine.results import POINT_UNITS, CheckResult
-from grader.engine.rounds import Round
+from grader.engine.rounds import Round, installed
 from grader.probes.autograd import autodiff_watch
 from grader.runner import GraderCrash, Request, strays
 from grader.runner import worker as worker_module
@@ -38,6 +41,7 @@ from helpers import (
     PREFIX,
     SESSION_ENV,
     SPAWNING,
+    TEST_SEED,
     checks_by_id,
     memory_cap,
     needing_the_grading_environment,
@@ -1165,3 +1169,65 @@ def test_a_child_the_kernel_ends_for_memory_is_said_to_be_so() -> None:
     assert strays.reap(suicide, kill=False)[0] == "killed by signal SIGKILL"
     killed = _forked(lambda: time.sleep(30))
     assert strays.reap(killed, kill=True)[0] == "killed by signal SIGKILL"
+
+
+MEASURED_CHILDREN = r"""
+import os, pickle, sys
+from pathlib import Path
+from grader.runner.executor import prepare
+round_folder, root, flavor, jobs, out = sys.argv[1:6]
+helpers = prepare(round_folder)
+from grader.probes.api import Api
+from grader.probes.backends import make_backend
+from grader.probes.library import resolve
+from grader.runner.child import _import_module
+for number, (module, probe, args) in enumerate(pickle.loads(Path(jobs).read_bytes())):
+    pid = os.fork()
+    if pid == 0:
+        imported = _import_module(Path(root), module)
+        before = set(sys.modules)
+        api = Api(imported, make_backend(flavor), Path(root) / "exercises", helpers,
+                  lambda name: _import_module(Path(root), name))
+        resolve(api, probe)(api, **args)
+        Path(out, str(number)).write_text(" ".join(sorted(set(sys.modules) - before)))
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
+"""A sandbox's executor as it prepares (executor.prepare), forking one child per job; each
+child imports the candidate's part (the references, here) as a child does, then runs the probe
+and writes down the modules the probe loaded."""
+
+
+@pytest.mark.parametrize("round_id", sorted(installed()))
+def test_a_measured_run_loads_no_module_its_parent_did_not(round_id: str,
+                                                          tmp_path: Path) -> None:
+    """A measured run's CPU time is compared with the reference's, and the two are forked from
+    different parents (a sandbox's executor, the worker): a module that a child loads on first
+    use is charged to whichever side's parent had not loaded it, as numpy.random was to every
+    sandboxed candidate's run (ready_to_fork). Every timed run of every measured check, in a
+    child of a process prepared as the executor prepares (the worker prepares the same way and
+    loads more besides), loads nothing but the candidate's own files."""
+    round_ = installed()[round_id]
+    for flavor in round_.flavors:
+        root = write_exercises(tmp_path / flavor, round_, flavor, "references")
+        measured = measured_checks(round_, flavor)
+        jobs = []
+        for check in (c for c in round_checks(round_) if c.id in measured
+                      and flavor in c.flavors):
+            plan = check.plan(Context(TEST_SEED, flavor, check.id))
+            assert plan.measured is not None
+            module = round_.part(check.part_id).module
+            jobs += [(module, plan.probe, {**plan.args, **run})
+                     for run in plan.measured.rounds[0] if run.get("repeats", 1)]
+        if not jobs:
+            continue
+        (tmp_path / "jobs").write_bytes(pickle.dumps(jobs))
+        out = tmp_path / f"loaded-{flavor}"
+        out.mkdir()
+        run_owned([sys.executable, "-c", MEASURED_CHILDREN, str(round_.folder), str(root),
+                   flavor, str(tmp_path / "jobs"), str(out)], env=SESSION_ENV, check=True)
+        loaded = {int(f.name): f.read_text().split() for f in out.iterdir()}
+        assert sorted(loaded) == list(range(len(jobs)))
+        assert {number: [m for m in names if not m.startswith("exercises")]
+                for number, names in loaded.items()} == {n: [] for n in loaded}, \
+            (flavor, [(module, probe) for module, probe, _ in jobs])

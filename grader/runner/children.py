@@ -299,6 +299,25 @@ def fork_spawner(round_: Round, sweep: bool = True) -> Spawn:
     return lambda job: ForkedChild(job, helpers, sweep)
 
 
+def ready_to_fork() -> None:
+    """Import and set up, in a process that forks the children that run probes (the worker, a
+    sandbox's executor: both call this), what any probe's child would otherwise load on first
+    use. A module a child loads is paid by that child, and where one parent has it and the
+    other not, a measured run pays for it on one side alone: numpy loads numpy.random on first
+    use, which every timed run's inputs draw from (library.fresh_cases), and it cost each
+    sandboxed child of the candidate's about 10 ms of CPU and 2,300 page faults that the
+    reference's, forked from a worker whose judge had loaded it, never paid (a sandboxed
+    reference measured 1.16 times itself at the median; with this, 1.05, as without a
+    sandbox). The probes need torch in the numpy flavor too (gradcheck compares with it)."""
+    import numpy.random  # noqa: F401 - loaded once here, inherited by every forked child
+    import torch
+
+    from grader.probes.autograd import autodiff_watch
+
+    torch.set_num_threads(1)
+    autodiff_watch()
+
+
 _warmed: set[str] = set()
 
 

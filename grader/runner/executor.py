@@ -44,11 +44,11 @@ from pathlib import Path
 from types import ModuleType
 
 from grader.engine.rounds import Round
-from grader.probes.autograd import autodiff_watch, bound_gradcheck
+from grader.probes.autograd import bound_gradcheck
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.child import run_child
-from grader.runner.children import probe_helpers
+from grader.runner.children import probe_helpers, ready_to_fork
 from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
 from grader.runner.sandbox import TASKS, WRITABLE
 
@@ -59,13 +59,7 @@ def serve(sock: socket.socket, round_folder: str) -> None:
     # Counted per user namespace: this caps the sandbox's processes and threads, whoever
     # started the grader.
     resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
-    import numpy  # noqa: F401 - imported once here, inherited by every forked child
-    import torch  # the probes of the numpy flavor use it too (gradcheck compares with it)
-
-    torch.set_num_threads(1)
-    bound_gradcheck()  # its first call's imports, paid here once instead of in each child
-    autodiff_watch()
-    helpers = probe_helpers(Round.load(Path(round_folder)))
+    helpers = prepare(round_folder)
     made = {folder: stat.S_IMODE(os.stat(folder).st_mode) for folder in WRITABLE}
     send(sock, {"op": "ready"})
     child = 0
@@ -94,6 +88,15 @@ def serve(sock: socket.socket, round_folder: str) -> None:
             send(sock, {"op": "ended", "how": how, "cpu_s": cpu_s})
         for fd in fds:
             os.close(fd)
+
+
+def prepare(round_folder: str) -> ModuleType:
+    """Load what every child uses, once, before the first is forked (ready_to_fork, as the
+    worker does, and gradcheck's first call's imports, which a worker makes in its judge
+    before a gradcheck is planned): the round's probe helpers."""
+    ready_to_fork()
+    bound_gradcheck()
+    return probe_helpers(Round.load(Path(round_folder)))
 
 
 IPC_RMID = 0

@@ -44,7 +44,6 @@ from grader.engine.results import (
 from grader.engine.rounds import Part, Round, RoundError, get_round, load_module
 from grader.engine.triage import FAILING, follows_from
 from grader.engine.workspace import EXERCISES_DIR
-from grader.probes.autograd import autodiff_watch
 from grader.runner import strays
 from grader.runner.children import (
     BACKSTOP,
@@ -55,6 +54,7 @@ from grader.runner.children import (
     Spawn,
     fork_spawner,
     next_frame,
+    ready_to_fork,
     wait_readable,
 )
 from grader.runner.protocol import (
@@ -985,10 +985,7 @@ def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -
         stdout.write(json.dumps(event) + "\n")
         stdout.flush()
 
-    import torch  # noqa: F401 - imported once here, inherited by every forked child
-
-    torch.set_num_threads(1)
-    autodiff_watch()
+    ready_to_fork()
     strays.become_subreaper()
     # Undumpable: code under test, though it runs as this user, can neither trace this process
     # nor open its /proc/<pid>/fd (its stdout is the line the CLI believes).
