@@ -474,6 +474,9 @@ def _cgroup(controller: str, v2_limits: dict[str, str], v1_limits: dict[str, str
     finally:
         for _ in range(100):  # the last processes of a grading may take moments to be reaped
             try:
+                # A sandbox's own cgroup inside this one outlives a worker the kernel killed.
+                for inner in (p for p in group.iterdir() if p.is_dir()):
+                    inner.rmdir()
                 group.rmdir()
                 break
             except OSError:
