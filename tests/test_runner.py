@@ -1231,3 +1231,54 @@ def test_a_measured_run_loads_no_module_its_parent_did_not(round_id: str,
         assert {number: [m for m in names if not m.startswith("exercises")]
                 for number, names in loaded.items()} == {n: [] for n in loaded}, \
             (flavor, [(module, probe) for module, probe, _ in jobs])
+
+
+GRADCHECK_CHILDREN = r"""
+import os, sys
+from pathlib import Path
+from types import ModuleType
+from grader.runner.executor import prepare
+helpers = prepare(sys.argv[1])
+from grader.runner.child import ready_for
+for probe in sys.argv[3:]:
+    ready_for({"calls": [{"probe": probe}]})
+    pid = os.fork()
+    if pid == 0:
+        import numpy as np
+        import torch
+        torch.autograd.gradcheck = lambda *args, **kwargs: True  # as a candidate's file may
+        from grader.probes.api import Api
+        from grader.probes.autograd import run_gradcheck
+        from grader.probes.backends import make_backend
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad  # 2 * x * grad is right
+
+        api = Api(ModuleType("candidate"), make_backend("torch"), Path("."), helpers)
+        found = run_gradcheck(api, Square.apply, [np.array([1.5, -2.0])])
+        Path(sys.argv[2], probe).write_text(str(found["ok"]))
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
+"""A process prepared as a sandbox's executor prepares, which readies and forks one child per
+probe named; each child reassigns torch.autograd.gradcheck as a candidate's file can, then runs
+gradcheck on a function whose backward is wrong, and writes down whether it passed."""
+
+
+def test_the_gradcheck_a_probe_calls_is_bound_before_the_candidates_code_runs(
+        tmp_path: Path) -> None:
+    """A parent readies each child for its probes (child.ready_for, in the worker and in a
+    sandbox's executor alike): the gradcheck probe's child gets torch's gradcheck bound before
+    any candidate code, which then cannot swap it for one that always agrees. A child that runs
+    no gradcheck probe is not made to wait for gradcheck's imports (0.3 s), and binds it late if
+    it ever calls it: the binding, not luck, is what keeps the real gradcheck."""
+    run_owned([sys.executable, "-c", GRADCHECK_CHILDREN, str(PREFIX.folder), str(tmp_path),
+               "call_each", "gradcheck"], env=SESSION_ENV, check=True)
+    assert {f.name: f.read_text() for f in tmp_path.iterdir()} == {
+        "gradcheck": "False", "call_each": "True"}

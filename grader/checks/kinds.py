@@ -763,8 +763,6 @@ def gradcheck(spec: Spec) -> PlanFactory:
     torch function around the candidate's hand-written backward), the judge then checks that
     backward's result on the same case (call: function/args/run), so a patched gradcheck proves
     nothing. A third, with `grads`, is gradcheck_every's."""
-    from grader.probes.autograd import bound_gradcheck
-
     if "grads" in spec.table:
         return gradcheck_every(spec)
     maker, inputs, make = spec.maker("case"), spec.names("inputs"), spec.helper("make")
@@ -805,7 +803,6 @@ def gradcheck(spec: Spec) -> PlanFactory:
         return passed("gradcheck passed (float64, slow mode)")
 
     def plan(ctx: Context) -> Plan:
-        bound_gradcheck()  # bound here, in the judge, before any candidate import
         (case,) = _cases(maker, ctx)
         if make is None:
             return Plan("gradcheck", {"make": None, "function": through["function"],
@@ -878,14 +875,11 @@ def gradcheck_every(spec: Spec) -> PlanFactory:
     {"value", "raised"}`, against `gradients`), so a patched gradcheck proves nothing. `hint`
     reads gradcheck's mismatch (which input is which); `wrong_hint` points at the check that
     shows the wrong gradients; `through` words what they went through."""
-    from grader.probes.autograd import bound_gradcheck
-
     maker, inputs, function = spec.maker("case"), spec.names("inputs"), spec.text("function")
     grads, truth = spec.helper("grads"), spec.maker("gradients")
     hint, wrong_hint, through = spec.text("hint"), spec.text("wrong_hint"), spec.text("through")
 
     def plan(ctx: Context) -> Plan:
-        bound_gradcheck()  # bound here, in the judge, before any candidate import
         (case,) = _cases(maker, ctx)
 
         def judge(obs: Observation) -> Verdict:

@@ -32,12 +32,11 @@ from grader.engine.references import load_reference_part
 from grader.engine.rounds import Round, load_module
 from grader.engine.timing import spread_text
 from grader.probes.api import Api
-from grader.probes.autograd import bound_gradcheck
 from grader.probes.backends import TorchBackend
 
 __all__ = [
     "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake", "Plan", "Round",
-    "TorchBackend", "Verdict", "backward_sizes", "bound_gradcheck",
+    "TorchBackend", "Verdict", "backward_sizes",
     "central_differences", "diagnose", "drawn_sizes", "error_topic", "explain_error",
     "failed", "fill",
     "find_mismatch", "first_line", "followups", "format_raised", "judge_cases",

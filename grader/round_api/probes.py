@@ -12,6 +12,7 @@ from grader.engine.rounds import Round, load_module
 from grader.engine.timing import CudaStopwatch, Stopwatch, measure, steady_host_allocator
 from grader.probes.api import Api, Raised, as_dict
 from grader.probes.autograd import (
+    bound_gradcheck,
     count_autograd_runs,
     custom_function,
     leaf,
@@ -34,7 +35,7 @@ def load_reference_part(round_: Round, part: Part, flavor: str) -> ModuleType:
 
 __all__ = [
     "Api", "CandidateFault", "CudaStopwatch", "Raised", "Round", "Stopwatch", "as_dict",
-    "count_autograd_runs", "custom_function", "leaf", "load_module", "load_reference_part",
-    "measure", "numpy_depth", "run_gradcheck", "spying_on_the_engine",
+    "bound_gradcheck", "count_autograd_runs", "custom_function", "leaf", "load_module",
+    "load_reference_part", "measure", "numpy_depth", "run_gradcheck", "spying_on_the_engine",
     "steady_host_allocator", "torch_depth",
 ]

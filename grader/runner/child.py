@@ -26,7 +26,7 @@ from typing import Any
 from grader.probes.api import Api, describe_exception
 from grader.probes.autograd import refused_for_hooks, warm_the_profiler, watching_the_import
 from grader.probes.backends import CandidateFault, make_backend
-from grader.probes.library import resolve
+from grader.probes.library import BEFORE_FORK, resolve
 from grader.runner.nofork import forbid_new_processes
 from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,
@@ -272,6 +272,16 @@ def _held_to_one_thread() -> None:
 
     torch.set_num_threads = one_thread
     torch.set_num_interop_threads = one_thread
+
+
+def ready_for(spec: ChildSpec) -> None:
+    """Do, in the process about to fork a child for `spec` (the worker, a sandbox's executor:
+    both call this), what the child's probes need done before any candidate code runs
+    (library.BEFORE_FORK)."""
+    for call in spec["calls"]:
+        prepare = BEFORE_FORK.get(call["probe"])
+        if prepare is not None:
+            prepare()
 
 
 def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,

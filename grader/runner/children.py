@@ -232,8 +232,9 @@ class ForkedChild:
     def __init__(self, job: ChildJob, helpers: ModuleType, sweep: bool = True) -> None:
         # Imported here, before the fork, once per process: the CLI, which only asks whether
         # a sandbox can be made (grader.runner.sandbox imports this module), loads no numpy.
-        from grader.runner.child import run_child
+        from grader.runner.child import ready_for, run_child
 
+        ready_for(job.spec)
         self.sweep = sweep
         read_fd, write_fd = os.pipe()
         self.orders = Orders(job)

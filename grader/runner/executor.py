@@ -44,10 +44,9 @@ from pathlib import Path
 from types import ModuleType
 
 from grader.engine.rounds import Round
-from grader.probes.autograd import bound_gradcheck
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
-from grader.runner.child import run_child
+from grader.runner.child import ready_for, run_child
 from grader.runner.children import probe_helpers, ready_to_fork
 from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
 from grader.runner.sandbox import TASKS, WRITABLE
@@ -92,10 +91,8 @@ def serve(sock: socket.socket, round_folder: str) -> None:
 
 def prepare(round_folder: str) -> ModuleType:
     """Load what every child uses, once, before the first is forked (ready_to_fork, as the
-    worker does, and gradcheck's first call's imports, which a worker makes in its judge
-    before a gradcheck is planned): the round's probe helpers."""
+    worker does): the round's probe helpers."""
     ready_to_fork()
-    bound_gradcheck()
     return probe_helpers(Round.load(Path(round_folder)))
 
 
@@ -169,6 +166,7 @@ def _open_up(folder: Path) -> None:
 def _start(sock: socket.socket, spec: ChildSpec, fds: list[int],
            helpers: ModuleType) -> int:
     frames, orders = fds
+    ready_for(spec)
     pid = strays.fork()
     if pid == 0:
         sock.close()
