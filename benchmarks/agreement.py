@@ -1,8 +1,9 @@
 """Do verdicts depend on how busy the machine is? Grade the same submissions at several loads
 and compare every verdict and score with the quiet run.
 
-    python benchmarks/agreement.py [--loads 0 4 8 16 8memory 4io] [--cpus 0.5 0.25] [--runs 2]
-                                   [--jobs 2] [--buggy 1] [--measured 4]
+    python benchmarks/agreement.py [--loads 0 4 8 16 8memory 4io] [--cpus 0.5 0.25]
+                                   [--memory 1200 700] [--runs 2] [--jobs 2] [--buggy 1]
+                                   [--measured 4]
                                    [--modes check sandbox grade]
 
 The submissions: every round's references (in its first flavor) and, per round, `--buggy`
@@ -15,7 +16,11 @@ killed after it, each spinning (`8`) or busy another way (`8bursts`, `8memory`, 
 caches, writing and flushing to the disk, forking and reaping, holding a GiB of memory;
 tests/helpers.py's LOADS); or, with `--cpus`, a quota: every grader process started in a
 cgroup whose processes together get that many CPUs' time, as in a container (Gradescope's, a
-CI runner's; needs root and a writable cgroup cpu controller). The modes:
+CI runner's; needs root and a writable cgroup cpu controller); or, with `--memory`, a limit:
+every grader process started in a cgroup whose processes together may hold that many MiB, as
+in a container with a memory limit, where the kernel reclaims the grading's own pages as it
+nears the limit (needs root and a writable memory controller; a limit too small for the
+grading ends the run with what the grader said). The modes:
 
   check:    `grader check --no-sandbox --json`, one workspace after another;
   sandbox:  `grader check --json` (sandboxed, the default where bubblewrap works);
@@ -42,7 +47,7 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -54,7 +59,7 @@ from grader.coach.selfcheck import write_exercises  # noqa: E402
 from grader.engine.rounds import Round, installed  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tests"))
-from helpers import LOADS, busy, cpu_quota  # noqa: E402
+from helpers import LOADS, busy, cpu_quota, memory_cap  # noqa: E402
 
 SEED = "424242"
 SOLUTIONS = REPO / "tests" / "solutions"
@@ -127,10 +132,13 @@ def grader(*args: str | Path, cwd: Path, procs: Path | None) -> dict:
     done = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, preexec_fn=joining(procs),
                           env={**os.environ, "COLUMNS": "200", "PYTHONPATH": path})
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"grader {' '.join(map(str, args))} failed in {cwd}:\n"
-                         f"{done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    try:
+        if done.returncode in (0, 1):
+            return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        pass
+    raise SystemExit(f"grader {' '.join(map(str, args))} failed in {cwd} (exit status "
+                     f"{done.returncode}):\n{done.stderr[-2000:]}")
 
 
 def verdicts_of(parts: list[dict]) -> Outcome:
@@ -202,15 +210,20 @@ def compare(quiet: Verdicts, other: Verdicts) -> Agreement:
 
 @contextmanager
 def condition(label: str) -> Iterator[Path | None]:
-    """The machine a measurement runs on: `N` or `N<kind>` busy processes beside it, or `N cpu` of
-    quota (the cgroup's procs file is yielded)."""
-    if label.endswith("cpu"):
+    """The machine a measurement runs on: `N` or `N<kind>` busy processes beside it, `Ncpu` of
+    quota or `NMiB` of memory (the cgroup's procs file is yielded)."""
+    limits: dict[str, tuple[str, str, Callable[[str], AbstractContextManager[Path]]]] = {
+        "cpu": ("--cpus", "cpu", lambda n: cpu_quota(float(n))),
+              "MiB": ("--memory", "memory", lambda n: memory_cap(int(n)))}
+    unit = next((u for u in limits if label.endswith(u)), None)
+    if unit is not None:
+        option, controller, make = limits[unit]
         with ExitStack() as stack:
             try:
-                procs = stack.enter_context(cpu_quota(float(label.removesuffix("cpu"))))
+                procs = stack.enter_context(make(label.removesuffix(unit)))
             except OSError as exc:
-                raise SystemExit(f"--cpus needs a writable cgroup cpu controller (root): "
-                                 f"{exc}") from exc
+                raise SystemExit(f"{option} needs a writable cgroup {controller} controller "
+                                 f"(root): {exc}") from exc
             yield procs
     else:
         count, kind = load_of(label)
@@ -241,6 +254,7 @@ def main() -> None:
     parser.add_argument("--loads", nargs="+", default=["0", "4", "8", "16"],
                         type=load_label)
     parser.add_argument("--cpus", type=float, nargs="*", default=[])
+    parser.add_argument("--memory", type=int, nargs="*", default=[], metavar="MIB")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2, help="grade's --jobs")
     parser.add_argument("--buggy", type=int, default=1)
@@ -250,8 +264,10 @@ def main() -> None:
     options = parser.parse_args()
     if any(not 0 < cpus <= (os.cpu_count() or 1) for cpus in options.cpus):
         parser.error("--cpus: each quota is more than 0 and at most the machine's cores")
+    if any(mib < 64 for mib in options.memory):
+        parser.error("--memory: each limit is at least 64 MiB")
     labels = list(dict.fromkeys(["0", *options.loads])) + \
-        [f"{cpus:g}cpu" for cpus in options.cpus]
+        [f"{cpus:g}cpu" for cpus in options.cpus] + [f"{mib}MiB" for mib in options.memory]
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
         submissions = make_submissions(scratch / "ws", options.buggy, options.measured)
