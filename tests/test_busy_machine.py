@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine.results import RunResult
+from grader.engine.results import SHORT_OF_MEMORY, RunResult
 
 from helpers import NO_SANDBOX, Solution, busy, measured_in, memory_cap, run_grader, write_workspace
 from helpers import solution as known_solution
@@ -119,10 +119,12 @@ beyond what the container below leaves once the grader's own processes are in it
 @pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["--sandbox", "--no-sandbox"])
 def test_code_ended_for_memory_is_said_to_be_so(tmp_path: Path, sandbox: str) -> None:
-    """A part whose every call fills 1 GiB, in a 600 MiB container: the kernel's out-of-memory
-    killer ends the process running it (the largest there, by far), and the check says so,
-    sandboxed as plainly: never that the code under test stopped or killed the process that
-    runs it, nor a sandbox lost."""
+    """A part whose every call fills 1 GiB (within what the grader lets it hold), in a 600 MiB
+    container: the kernel's out-of-memory killer ends the process running it (the largest
+    there, by far), and the memory that ran out was the container's, not the code's: every
+    check it ended is undecided and says so (SHORT_OF_MEMORY), sandboxed as plainly, never
+    failed nor put down to the code stopping or killing the process that runs it; where the
+    killer picked the worker instead, the command says the machine ran out of memory."""
     if sandbox == "--sandbox" and NO_SANDBOX:
         pytest.skip(NO_SANDBOX)
     root = write_workspace(tmp_path / "ws", "torch")
@@ -139,12 +141,16 @@ def test_code_ended_for_memory_is_said_to_be_so(tmp_path: Path, sandbox: str) ->
         done = run_grader("check", "part1", "--json", sandbox, cwd=root,
                           preexec_fn=lambda: procs.write_text(str(os.getpid())))
     assert done.returncode == 1
-    said = done.stderr if not done.stdout else " ".join(
-        check["message"] for part in json.loads(done.stdout)["parts"]
-        for check in part["checks"] if check["status"] != "passed")
-    assert "out-of-memory killer" in said
-    assert "stopped or killed" not in said
-    assert "stopped answering" not in said
+    if not done.stdout:
+        assert done.stderr.startswith("Error: the machine ran out of memory: the kernel's "
+                                      "out-of-memory killer ended the grading worker")
+        return
+    ended = [check for part in json.loads(done.stdout)["parts"] for check in part["checks"]
+             if check["status"] != "passed"]
+    assert ended and {check["status"] for check in ended} == {"undecided"}
+    assert all(check["message"].startswith(SHORT_OF_MEMORY) or
+               f"not run: {SHORT_OF_MEMORY}" in check["message"] for check in ended)
+    assert any("out-of-memory killer" in check["message"] for check in ended)
 
 
 @pytest.mark.slow

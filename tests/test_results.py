@@ -14,7 +14,13 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import cli
-from grader.engine.results import CheckResult, PartResult, RunResult, weigh_properties
+from grader.engine.results import (
+    SHORT_OF_MEMORY,
+    CheckResult,
+    PartResult,
+    RunResult,
+    weigh_properties,
+)
 from grader.engine.triage import triage
 
 from helpers import validate_run_json
@@ -91,6 +97,12 @@ def test_undecided_checks_are_named_with_the_points_they_hold_back() -> None:
         "the machine was too busy to judge part3.complexity, part4.timing (7.5 points held "
         "back, not lost): re-run when it is quieter")
     assert undecided_note(checks[2:]) == ""
+    short = CheckResult("part1.correctness", "t", "undecided", 0.0, 2.0,
+                        message=f"{SHORT_OF_MEMORY}\nthe process running your code was ended")
+    assert undecided_note([*checks, short]) == (
+        "the machine was too busy to judge part3.complexity, part4.timing (7.5 points held "
+        "back, not lost): re-run when it is quieter; the machine ran out of memory judging "
+        "part1.correctness (2.0 points held back, not lost): re-run with more memory free")
     assert [test_status(c) for c in checks] == ["error", "error", "pass"]
 
 

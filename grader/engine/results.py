@@ -24,10 +24,12 @@ from grader.engine.safe_text import (
 
 Status = Literal["passed", "failed", "error", "timeout", "skipped", "undecided"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped", "undecided")
-"""`undecided`: what the machine was too busy to judge (a measurement whose rounds disagreed to
-the end, or a check whose child got too little CPU to finish before the clock's backstop);
-neither a pass nor a failure: it keeps its points and earns none in this run, and every output
-says so, so that a re-run on a quieter machine decides it."""
+"""`undecided`: what the machine could not judge: too busy (a measurement whose rounds disagreed
+to the end, or a check whose child got too little CPU to finish before the clock's backstop),
+or short of memory (its process ended by the kernel's out-of-memory killer for memory that was
+not the code's to use up: SHORT_OF_MEMORY); neither a pass nor a failure: it keeps its points
+and earns none in this run, and every output says so, so that a re-run on a quieter machine,
+or one with more memory free, decides it."""
 SCHEMA_VERSION = 1
 """The version of the JSON documents grader writes (`check --json`, `grade --json`, `mock end
 --json`), in each one's `schema_version`: raised when a field changes meaning or goes away
@@ -36,6 +38,13 @@ document's JSON Schema, generated from the types below and in batch.py and mock.
 PRINTED_MARK = "--- your code printed ---"
 TOO_BUSY = "the machine was too busy to judge {what}: re-run when it is quieter"
 """Said wherever a result holds undecided checks (the scorecard, a row's notes, Gradescope)."""
+SHORT_OF_MEMORY = ("the machine ran out of memory while this ran (its container's or its own, "
+                   "not the memory the code under test may hold), so it was not judged: re-run "
+                   "with more memory free")
+"""What a check says whose process the kernel's out-of-memory killer ended when the memory that
+ran out was not the code's to use up (see runner.children.Ended.machine)."""
+SHORT_OF_MEMORY_NOTE = "the machine ran out of memory judging {what}: re-run with more memory free"
+"""TOO_BUSY's counterpart for the checks undecided for want of memory (SHORT_OF_MEMORY)."""
 
 
 POINT_UNITS = 8
@@ -76,13 +85,16 @@ def points_of(score: float, max_score: float) -> str:
 
 
 def undecided_note(checks: list[CheckResult]) -> str:
-    """One line naming a run's undecided checks and the points they hold back, or ""."""
+    """One line naming a run's undecided checks and the points they hold back, or "": those
+    the machine was too busy for, then those it had too little memory for."""
     held = [c for c in checks if c.status == "undecided"]
-    if not held:
-        return ""
-    points = points_text(sum(c.max_score for c in held))
-    return TOO_BUSY.format(what=f"{', '.join(c.id for c in held)} ({points} points held "
-                                "back, not lost)")
+    short = [c for c in held if SHORT_OF_MEMORY in c.message]
+    busy = [c for c in held if c not in short]
+    return "; ".join(words.format(what=f"{', '.join(c.id for c in group)} "
+                                       f"({points_text(sum(c.max_score for c in group))} points "
+                                       "held back, not lost)")
+                     for words, group in ((TOO_BUSY, busy), (SHORT_OF_MEMORY_NOTE, short))
+                     if group)
 
 
 class CheckDoc(TypedDict):

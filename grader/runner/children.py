@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from grader.engine.results import TOO_BUSY, Status
+from grader.engine.results import SHORT_OF_MEMORY, TOO_BUSY, Status
 from grader.engine.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.protocol import (
@@ -39,10 +39,18 @@ LAST_WORDS_GRACE_S = 0.5  # how long a hung child may take to send what it print
 @dataclass(frozen=True)
 class Ended:
     """How a child ended, in words, and the CPU seconds the kernel charged it (user + system,
-    its waited-for children included), read by its parent: a figure the child cannot forge."""
+    its waited-for children included), read by its parent: a figure the child cannot forge.
+    `machine`: where the machine, not the code, ended it, what the machine did, in a check's
+    words (results.SHORT_OF_MEMORY: the kernel's out-of-memory killer ended it for memory that
+    was not the code's to use up, its container's or the machine's; TOO_BUSY: its sandbox got
+    too little CPU to run): what it was doing is undecided, not failed. A child forked here
+    cannot take more than its address-space cap allows, so any such kill is the machine's; a
+    sandbox's child is the machine's unless its sandbox's memory was full
+    (sandbox.SandboxedChild.end)."""
 
     how: str
     cpu_s: float
+    machine: str = ""
 
 
 class ChildrenLost(Exception):
@@ -274,7 +282,8 @@ class ForkedChild:
         a child made with sweep False, see fork_spawner)."""
         os.close(self.fd)
         self.orders.close()
-        return Ended(*strays.reap(self.pid, kill, sweep=self.sweep))
+        how, cpu_s = strays.reap(self.pid, kill, sweep=self.sweep)
+        return Ended(how, cpu_s, SHORT_OF_MEMORY if how == strays.OUT_OF_MEMORY else "")
 
 
 def ask_last_words(ask: Callable[[], None], fd: int) -> tuple[str, str]:

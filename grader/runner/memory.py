@@ -21,16 +21,39 @@ _FILES = {"": ("memory.events", "memory.max"),
 named in /proc/self/cgroup (v2's unified hierarchy names none)."""
 
 
-def _oom_kill_line(path: Path) -> int | None:
+def _field(path: Path, wanted: str) -> int | None:
+    """A count from a file of "name value" lines (memory.events, memory.oom_control, vmstat)."""
     try:
         lines = path.read_text().splitlines()
     except OSError:
         return None
     for line in lines:
         name, _, value = line.partition(" ")
-        if name == "oom_kill" and value.strip().isdigit():
+        if name == wanted and value.strip().isdigit():
             return int(value)
     return None
+
+
+def _number(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def limit_reached(folder: Path) -> int | None:
+    """How often the memory cgroup at `folder` ran out of memory at its own limit: v2's
+    memory.events `oom` (the limit reached and nothing left to reclaim), or, v1 keeping no such
+    count, how often it reached its limits at all (memory.failcnt, memory.memsw.failcnt); None
+    where it keeps neither. A process in it that the out-of-memory killer ended while this stayed
+    put was ended for memory that ran out above it: its container's, or the machine's."""
+    events = _field(folder / "memory.events", "oom")
+    if events is not None:
+        return events
+    counts = [c for name in ("memory.failcnt", "memory.memsw.failcnt")
+              if (c := _number(folder / name)) is not None]
+    return sum(counts) if counts else None
 
 
 @functools.cache
@@ -54,8 +77,8 @@ def _own_memory_cgroups() -> list[tuple[Path, str, str]]:
 def oom_kills() -> tuple[int | None, ...]:
     """The kernel's counts of out-of-memory kills that cover this process: the machine's, and
     its cgroup's (each None where it cannot be read). Compare two readings with `rose`."""
-    return (_oom_kill_line(VMSTAT),
-            *(_oom_kill_line(folder / counter) for folder, counter, _ in _own_memory_cgroups()))
+    return (_field(VMSTAT, "oom_kill"),
+            *(_field(folder / counter, "oom_kill") for folder, counter, _ in _own_memory_cgroups()))
 
 
 def rose(before: tuple[int | None, ...], after: tuple[int | None, ...]) -> bool:
@@ -76,14 +99,8 @@ def _meminfo_mib(field: str) -> int | None:
 
 def _cgroup_limit_mib() -> int | None:
     """The lowest memory limit of this process's cgroups, in MiB (None where none is set)."""
-    limits = []
-    for folder, _, limit in _own_memory_cgroups():
-        try:
-            text = (folder / limit).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            limits.append(int(text) // (1024 * 1024))
+    limits = [found // (1024 * 1024) for folder, _, limit in _own_memory_cgroups()
+              if (found := _number(folder / limit)) is not None]
     return min(limits, default=None)
 
 

@@ -41,12 +41,12 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import grader
-from grader.engine.results import TOO_BUSY
+from grader.engine.results import SHORT_OF_MEMORY, TOO_BUSY
 from grader.engine.rounds import Round, installed
 from grader.runner import memory, strays
 from grader.runner.channel import ChannelClosed, receive, send
@@ -102,9 +102,15 @@ LOST_FOR_MEMORY = ("its sandbox stopped answering while the kernel's out-of-memo
 """LOST, where the kernel counted an out-of-memory kill since the sandbox started: it may have
 ended the process that runs the code (the kernel does not say whose memory ran out: code past
 the sandbox's cap is rightly an error, a machine short of memory is not that code's doing)."""
+LOST_TO_THE_MACHINE = (f"not run: {SHORT_OF_MEMORY} (the kernel's out-of-memory killer was at "
+                       "work, and the sandbox's own memory was not full)")
+"""LOST_FOR_MEMORY where the sandbox's own memory limit was never reached: the memory that ran
+out was its container's or the machine's, and the checks not run are undecided."""
 _LOST_CHILD = {LOST: "was lost with its sandbox, which stopped answering and was killed",
                LOST_FOR_MEMORY: "was lost with its sandbox, which stopped answering while the "
-                                "kernel's out-of-memory killer was at work, and was killed"}
+                                "kernel's out-of-memory killer was at work, and was killed",
+               LOST_TO_THE_MACHINE: "was lost with its sandbox, which stopped answering while "
+                                    "the kernel's out-of-memory killer was at work"}
 """How the child running when its sandbox was lost ended, by what the checks not run say."""
 _HOW = re.compile(r"(exited with code -?\d{1,3}|killed by signal [A-Z0-9]{2,10}|"
                   + re.escape(strays.OUT_OF_MEMORY) + ")")
@@ -270,6 +276,12 @@ class Cgroup:
         """Whether one of its folders carries a CPU weight (cpu.shares in v1, cpu.weight in v2)."""
         return any((f / "cpu.shares").exists() or (f / "cpu.weight").exists()
                    for f in self.folders)
+
+    def memory_full(self) -> int | None:
+        """How often its memory ran out at its own limit (memory.limit_reached); None where
+        the kernel does not say."""
+        counts = [c for folder in self.folders if (c := memory.limit_reached(folder)) is not None]
+        return sum(counts) if counts else None
 
     @property
     def procs(self) -> list[str]:
@@ -491,6 +503,7 @@ class Sandbox:
             self.cgroup = Cgroup.make(f"grader-{os.getpid()}-{next(_names)}",
                                       (request.memory_mb + EXECUTOR_MB) << 20, TASKS)
         self.oom_kills = memory.oom_kills()
+        self.full_at_start = self.memory_full()
         ours, theirs = socket.socketpair()
         command = [found.bwrap or "bwrap", *_namespace_args(), *_system_args(),
                    *_device_args(request), *file_args(Path(request.root), round_),
@@ -531,6 +544,17 @@ class Sandbox:
                 f"the sandbox did not start: {why}") from exc
         self._ready = True
         return self
+
+    def memory_full(self) -> int | None:
+        """Its cgroup's Cgroup.memory_full (None without a cgroup)."""
+        return self.cgroup.memory_full() if self.cgroup else None
+
+    def filled_since(self, count: int | None) -> bool:
+        """Whether its memory ran out at its own limit since memory_full read `count`. Without
+        a cgroup it has no limit of its own to reach; where the kernel does not say, this says
+        no: the kill is then put down to the machine, and its checks are undecided, not failed."""
+        now = self.memory_full()
+        return now is not None and count is not None and now > count
 
     def _stderr_tail(self) -> str:
         self._stderr.seek(0, os.SEEK_END)
@@ -655,8 +679,9 @@ class SandboxedChild:
         read_fd, write_fd = os.pipe()
         orders = Orders(job)
         try:
-            owner.current().send({"op": "start", "spec": job.spec},
-                                 (write_fd, orders.child_fd))
+            sandbox = owner.current()
+            self._full_at_start = sandbox.memory_full()
+            sandbox.send({"op": "start", "spec": job.spec}, (write_fd, orders.child_fd))
         except ChannelClosed:
             os.close(read_fd)
             orders.close()
@@ -708,13 +733,18 @@ class SandboxedChild:
         try:
             sandbox = self.owner.current()
             sandbox.send({"op": "end", "kill": kill})
-            return sandbox.ended()
+            ended = sandbox.ended()
         except SandboxStarved as exc:
             self.owner.starve(exc)
             return Ended("was lost with its sandbox, which the machine was too busy to run",
-                         0.0)
+                         0.0, TOO_BUSY.format(what="this"))
         except (ChannelClosed, TimeoutError):
-            return Ended(_LOST_CHILD[str(self.owner.lose())], 0.0)
+            lost = self.owner.lose()
+            return Ended(_LOST_CHILD[str(lost)], 0.0,
+                         SHORT_OF_MEMORY if str(lost) == LOST_TO_THE_MACHINE else "")
+        if ended.how == strays.OUT_OF_MEMORY and not sandbox.filled_since(self._full_at_start):
+            return replace(ended, machine=SHORT_OF_MEMORY)
+        return ended
 
 
 class Sandboxes:
@@ -751,11 +781,15 @@ class Sandboxes:
     def lose(self) -> ChildrenLost:
         """The sandbox stopped answering: killed, and the checks not run yet are errors (the
         code under test stopped it), said as LOST_FOR_MEMORY where the kernel was ending
-        processes for want of memory meanwhile."""
-        short = self._sandbox is not None and \
-            memory.rose(self._sandbox.oom_kills, memory.oom_kills())
+        processes for want of memory meanwhile; undecided (LOST_TO_THE_MACHINE) where it was
+        and the sandbox's own memory never ran out: the memory that did was the machine's."""
+        sandbox = self._sandbox
+        short = sandbox is not None and memory.rose(sandbox.oom_kills, memory.oom_kills())
+        machine = short and sandbox is not None and not sandbox.filled_since(
+            sandbox.full_at_start)
         self.discard()
-        self.lost = ChildrenLost(LOST_FOR_MEMORY if short else LOST)
+        self.lost = ChildrenLost(LOST_TO_THE_MACHINE, status="undecided") if machine \
+            else ChildrenLost(LOST_FOR_MEMORY if short else LOST)
         return self.lost
 
     def discard(self) -> None:

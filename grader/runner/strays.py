@@ -128,7 +128,8 @@ _oom_kills_at_fork: dict[int, tuple[int | None, ...]] = {}
 
 OUT_OF_MEMORY = "was ended by the kernel's out-of-memory killer"
 """How a child ended that died of SIGKILL while the kernel counted an out-of-memory kill: the
-memory it held, its sandbox's or the machine's, ran out."""
+memory that ran out was its sandbox's, its container's or the machine's (children.Ended says
+which it was where that can be told)."""
 
 
 def children(pid: int | None = None) -> set[int]:

@@ -50,6 +50,7 @@ from grader.runner.children import (
     Child,
     Children,
     ChildrenLost,
+    Ended,
     IdleBudget,
     Spawn,
     fork_spawner,
@@ -97,11 +98,12 @@ STARVED = TOO_BUSY.format(what="this")
 past its limits, yet the clock's backstop ran out (a machine this busy judges nothing)."""
 
 
-def starved_frame(words: str) -> dict[str, Any]:
+def starved_frame(words: str, machine: str = STARVED) -> dict[str, Any]:
     """The frame of a child with no candidate code (a baseline, a reference's timed run, a
-    diagnosis) that only the clock's backstop stopped: what it had to give is unknown, so what
-    it serves is undecided (see starved), never judged without it."""
-    return {**probe_frame("error", message=f"{STARVED}\n{words}"), "starved": True}
+    diagnosis) that the machine stopped (`machine` says how: only the clock's backstop stopped
+    it, or the kernel ended it for the machine's memory): what it had to give is unknown, so
+    what it serves is undecided (see starved), never judged without it."""
+    return {**probe_frame("error", message=f"{machine}\n{words}"), "starved": True}
 
 
 NOT_NAMED = f"({TOO_BUSY.format(what='which slip this is')})"
@@ -507,8 +509,9 @@ def _reference_frame(grading: _Part, local: Spawn, index: int,
     grading.alive()
     ended = child.end(kill=frame is None)
     if frame is None:
-        return dict(probe_frame("error", message=f"the process running the reference "
-                                f"{ended.how}"))
+        words = f"the process running the reference {ended.how}"
+        return starved_frame(words, ended.machine) if ended.machine \
+            else dict(probe_frame("error", message=words))
     return {**frame, "cpu_s": ended.cpu_s}
 
 
@@ -691,6 +694,8 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
         ended = child.end(kill=True)
         why = (f"could not import {part.file}:\n{hello['message']}" if hello
                else f"the process importing {part.file} {ended.how}")
+        if hello is None and ended.machine:
+            return None, grading.not_run(index, f"{ended.machine}\n{why}", status="undecided")
         return None, grading.not_run(index, why, status="error",
                                      output=hello["output"] if hello else "")
     return str(hello["output"]), index
@@ -709,11 +714,15 @@ def _probe(grading: _Part, child: Child, index: int,
     grading.alive()
     if frame is None:
         ended = child.end(kill=True)
-        guess = "the memory it held, its sandbox's or the machine's, ran out" \
-            if ended.how == strays.OUT_OF_MEMORY else "os._exit, a crash, or the memory cap?"
-        grading.result(index, Verdict(
-            "failed", f"the process running your code {ended.how} during this check "
-            f"({guess})"), time.perf_counter() - began, printed, "error")
+        what = f"the process running your code {ended.how} during this check"
+        if ended.machine:
+            grading.result(index, Verdict("undecided", f"{ended.machine}\n{what}"),
+                           time.perf_counter() - began, printed, "undecided")
+            return None, index + 1
+        guess = "the memory it may hold ran out" if ended.how == strays.OUT_OF_MEMORY \
+            else "os._exit, a crash, or the memory cap?"
+        grading.result(index, Verdict("failed", f"{what} ({guess})"),
+                       time.perf_counter() - began, printed, "error")
         return None, index + 1
     if frame["kind"] in ANSWERS and frame["index"] != index:
         frame = dict(probe_frame("error", index, f"a result for check {frame['index']} "
@@ -898,7 +907,8 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
             if hello is None or hello["kind"] == "import_error":
                 ended = child.end(kill=True)
                 return dict(probe_frame("error", message=hello["message"] if hello
-                                        else f"the process importing {part.file} {ended.how}"))
+                                        else _machine_first(ended, f"the process importing "
+                                                                   f"{part.file} {ended.how}")))
             child.release()
             frame = next_frame(child, limit, grading.idle, alive)
         except FrameTimeout as exc:
@@ -908,8 +918,14 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
                                     if exc.why == "wall" else words))
     ended = child.end(kill=frame is None)
     if frame is None:
-        return dict(probe_frame("error", message=f"the process running your code {ended.how}"))
+        return dict(probe_frame("error", message=_machine_first(
+            ended, f"the process running your code {ended.how}")))
     return _with_baseline(frame, baseline)
+
+
+def _machine_first(ended: Ended, words: str) -> str:
+    """`words` on a child that ended, after what the machine did to it, where it did."""
+    return f"{ended.machine}\n{words}" if ended.machine else words
 
 
 def heartbeat(request: Request, emit: Emit) -> Callable[[], None]:
