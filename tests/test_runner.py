@@ -25,7 +25,7 @@ from grader.coach.selfcheck import write_exercises
 from grader.engine.results import POINT_UNITS, CheckResult
 from grader.engine.rounds import Round, installed
 from grader.probes.autograd import autodiff_watch
-from grader.runner import GraderCrash, Request, memory, strays
+from grader.runner import GraderCrash, Request, strays
 from grader.runner import worker as worker_module
 from grader.runner.children import Spawn, fork_spawner
 from grader.runner.worker import (
@@ -1174,31 +1174,40 @@ def test_a_child_the_kernel_ends_for_memory_is_said_to_be_so() -> None:
 @pytest.mark.parametrize(("sandbox_mib", "container_mib", "sandbox_full"),
                          [(64, 1024, True), (1024, 64, False)])
 def test_whose_memory_ran_out_is_told_by_whose_limit_was_reached(
-        sandbox_mib: int, container_mib: int, sandbox_full: bool) -> None:
+        monkeypatch: pytest.MonkeyPatch, sandbox_mib: int, container_mib: int,
+        sandbox_full: bool) -> None:
     """A sandbox's cgroup lies inside the one the machine put the grader in (a container's): a
     process the out-of-memory killer ended while its sandbox's own limit was reached used up
     the memory the code may hold (an error); one ended while only the container's was, the
-    machine's (undecided: children.Ended.machine). The kernel's count of the inner cgroup
-    (memory.limit_reached) rises in the first case alone; each limit is the small one in turn."""
+    machine's (undecided: children.Ended.machine). A sandbox's cgroup, made as every sandbox's
+    is (sandbox.Cgroup, its memory and swap limits both set), inside a container's: its
+    Cgroup.memory_full rises in the first case alone; each limit is the small one in turn."""
+    from grader.runner import sandbox
+
     with ExitStack() as stack:
         try:
-            container = stack.enter_context(memory_cap(container_mib)).parent
+            procs = stack.enter_context(memory_cap(container_mib))
         except OSError as exc:
             pytest.skip(f"needs a memory cgroup of its own (root, a memory controller): {exc}")
-        sandbox = container / "sandbox"
+        container, own = procs.parent, sandbox._own_cgroups()
         if (container / "memory.max").exists():
-            (container / "cgroup.subtree_control").write_text("+memory")
-        sandbox.mkdir()
-        limit = "memory.max" if (sandbox / "memory.max").exists() else "memory.limit_in_bytes"
-        (sandbox / limit).write_text(str(sandbox_mib << 20))
-        before = memory.limit_reached(sandbox)
+            (container / "cgroup.subtree_control").write_text("+memory +pids")
+            below = {"": "/" + str(container.relative_to("/sys/fs/cgroup"))}
+        else:
+            below = {"memory": "/" + str(container.relative_to("/sys/fs/cgroup/memory"))}
+        monkeypatch.setattr(sandbox, "_own_cgroups", lambda: {**own, **below})
+        group = sandbox.Cgroup.make(f"grader-{os.getpid()}-test", sandbox_mib << 20, 64)
+        stack.callback(group.remove)
+        group.reset_memory_marks()
+        before = group.memory_full()
 
         def overfill() -> None:
-            (sandbox / "cgroup.procs").write_text(str(os.getpid()))
+            for joined in group.procs:
+                Path(joined).write_text(str(os.getpid()))
             bytearray(256 << 20)
 
         how, _ = strays.reap(_forked(overfill), kill=False)
-        after = memory.limit_reached(sandbox)
+        after = group.memory_full()
     assert how == strays.OUT_OF_MEMORY
     assert before is not None and after is not None
     assert (after > before) is sandbox_full

@@ -30,6 +30,7 @@ from click.testing import CliRunner
 import grader
 import grader.runner
 from grader.cli import cli
+from grader.engine.limits import DEFAULT_MEMORY_MB
 from grader.engine.secret import SECRET_ENV
 from grader.runner import sandbox
 from grader.runner.sandbox import Support, support
@@ -590,6 +591,40 @@ def test_candidate_code_in_a_sandbox_runs_in_the_grading_environment(tmp_path: P
     ((*checks,),) = _graded_in_one_sandbox(
         tmp_path, ["part1"], part1=needing_the_grading_environment(reference.read_text()))
     assert {c.status for c in checks} == {"passed"}
+
+
+SANDBOX_MEMORY_MIB = 450
+"""A sandbox's own memory limit for the test below: room for its executor (torch), none for a
+call that takes 600 MiB."""
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_code_that_fills_its_own_sandbox_errs_where_the_machine_would_hold_its_points(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counterpart of the machine running out of memory (tests/test_busy_machine.py, where
+    such checks are undecided): a call that takes 600 MiB, within what a process may hold, in a
+    sandbox whose own limit it passes, is ended by the out-of-memory killer while the sandbox's
+    own count rises, and the checks it ended are errors that say the memory it may hold ran
+    out, none undecided."""
+    if sandbox.support().cgroup is None:
+        pytest.skip("no cgroup for the sandbox here: its memory has no limit of its own")
+    monkeypatch.setattr(sandbox, "EXECUTOR_MB", SANDBOX_MEMORY_MIB - DEFAULT_MEMORY_MB)
+    from grader.engine.rounds import get_round
+
+    round_ = get_round("gradient-check")
+    reference = round_.reference_file(round_.part("part1"), "numpy").read_text()
+    greedy = reference + (
+        "\n\n_plain = numerical_gradient\n\n\n"
+        "def numerical_gradient(*args, **kwargs):\n"
+        "    held = b'1' * (600 << 20)\n"
+        "    return _plain(*args, **kwargs) if held else None\n")
+    ((*checks,),) = _graded_in_one_sandbox(tmp_path, ["part1"], part1=greedy)
+    ended = [c for c in checks if "out-of-memory killer" in c.message]
+    assert ended
+    assert {c.status for c in ended} == {"error"}
+    assert all("(the memory it may hold ran out)" in c.message for c in ended)
+    assert "undecided" not in {c.status for c in checks}
 
 
 SYSV_SEGMENT = """

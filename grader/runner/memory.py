@@ -42,18 +42,36 @@ def _number(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+V1_MARKS = ("memory.", "memory.memsw.")
+"""v1's memory counters, each with its limit_in_bytes and max_usage_in_bytes (the high-water
+mark): memory alone, and memory with swap."""
+
+
 def limit_reached(folder: Path) -> int | None:
     """How often the memory cgroup at `folder` ran out of memory at its own limit: v2's
-    memory.events `oom` (the limit reached and nothing left to reclaim), or, v1 keeping no such
-    count, how often it reached its limits at all (memory.failcnt, memory.memsw.failcnt); None
-    where it keeps neither. A process in it that the out-of-memory killer ended while this stayed
-    put was ended for memory that ran out above it: its container's, or the machine's."""
+    memory.events `oom` (the limit reached and nothing left to reclaim). v1 keeps no such
+    count (its failcnt stays 0 wherever a swap limit is set beside the memory one, as a
+    sandbox's is, on the kernels tried), so there 1 where a high-water mark has reached its
+    limit since reset_marks, else 0. None where the kernel says neither. A process in it that
+    the out-of-memory killer ended while this stayed put was ended for memory that ran out above
+    it: its container's, or the machine's."""
     events = _field(folder / "memory.events", "oom")
     if events is not None:
         return events
-    counts = [c for name in ("memory.failcnt", "memory.memsw.failcnt")
-              if (c := _number(folder / name)) is not None]
-    return sum(counts) if counts else None
+    marks = [(peak, limit) for counter in V1_MARKS
+             if (peak := _number(folder / f"{counter}max_usage_in_bytes")) is not None
+             and (limit := _number(folder / f"{counter}limit_in_bytes")) is not None]
+    return int(any(peak >= limit for peak, limit in marks)) if marks else None
+
+
+def reset_marks(folder: Path) -> None:
+    """Start v1's high-water marks afresh at the cgroup's usage now (limit_reached reads them
+    in v1), as one child of a sandbox begins; nothing to do in v2, whose count only grows."""
+    for counter in V1_MARKS:
+        try:
+            (folder / f"{counter}max_usage_in_bytes").write_text("0")
+        except OSError:
+            continue
 
 
 @functools.cache

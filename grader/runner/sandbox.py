@@ -283,6 +283,11 @@ class Cgroup:
         counts = [c for folder in self.folders if (c := memory.limit_reached(folder)) is not None]
         return sum(counts) if counts else None
 
+    def reset_memory_marks(self) -> None:
+        """memory.reset_marks, as one of its children begins."""
+        for folder in self.folders:
+            memory.reset_marks(folder)
+
     @property
     def procs(self) -> list[str]:
         return [str(folder / "cgroup.procs") for folder in self.folders]
@@ -545,8 +550,11 @@ class Sandbox:
         self._ready = True
         return self
 
-    def memory_full(self) -> int | None:
-        """Its cgroup's Cgroup.memory_full (None without a cgroup)."""
+    def memory_full(self, fresh: bool = False) -> int | None:
+        """Its cgroup's Cgroup.memory_full (None without a cgroup); `fresh`: counted from now,
+        as a child begins (Cgroup.reset_memory_marks first)."""
+        if self.cgroup and fresh:
+            self.cgroup.reset_memory_marks()
         return self.cgroup.memory_full() if self.cgroup else None
 
     def filled_since(self, count: int | None) -> bool:
@@ -680,7 +688,7 @@ class SandboxedChild:
         orders = Orders(job)
         try:
             sandbox = owner.current()
-            self._full_at_start = sandbox.memory_full()
+            self._full_at_start = sandbox.memory_full(fresh=True)
             sandbox.send({"op": "start", "spec": job.spec}, (write_fd, orders.child_fd))
         except ChannelClosed:
             os.close(read_fd)
