@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.engine.results import CheckResult, PartResult, RunResult
+from grader.engine.results import SHORT_OF_MEMORY, CheckResult, PartResult, RunResult
 from grader.engine.workspace import Settings, Workspace
 from grader.render import report
 
@@ -253,3 +253,22 @@ def test_an_undecided_check_shows_its_measurements_and_the_points_it_holds_back(
     assert not result.all_passed
     assert json.loads(report.render_json(result))["parts"][0]["checks"][1]["status"] == \
         "undecided"
+
+
+def test_a_check_undecided_for_want_of_memory_says_so_where_a_busy_one_says_busy() -> None:
+    """The machine ran out of memory under one check and was too busy for another: each row
+    names its own reason, and the summary names both, each with the points it holds back."""
+    short = f"{SHORT_OF_MEMORY}\nthe process running your code was ended by the kernel's " \
+        "out-of-memory killer during this check"
+    result = RunResult("prefix-products", "numpy", 5, [PartResult("part3", "Backward by hand", [
+        check("part3.correctness", "undecided", 0.0, 4.0, message=short),
+        check("part3.complexity", "undecided", 0.0, 6.0, message=BUSY)])])
+    text = render(result)
+    rows = {name: line for line in text.splitlines()
+            for name in ("part3.correctness", "part3.complexity") if f"title of {name}" in line}
+    assert "? low mem" in rows["part3.correctness"]
+    assert "? too busy" in rows["part3.complexity"]
+    assert ("Score 0.0/10.0 · 2 undecided · the machine was too busy to judge part3.complexity "
+            "(6.0 points held back, not lost): re-run when it is quieter; the machine ran out "
+            "of memory judging part3.correctness (4.0 points held back, not lost): re-run with "
+            "more memory free" in flat(text))

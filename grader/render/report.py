@@ -19,6 +19,7 @@ from rich.text import Text
 from grader.engine.flavored import for_flavor
 from grader.engine.results import (
     HONESTY_NOTE,
+    SHORT_OF_MEMORY,
     CheckResult,
     ClockDoc,
     PartResult,
@@ -45,9 +46,21 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
 OUTPUT_LINES = 12
 
 
+SHORT_OF_MEMORY_STYLE = ("? low mem", "magenta")
+"""The label of a check undecided because the machine ran out of memory (SHORT_OF_MEMORY), not
+because it was too busy."""
+
+
 def status_text(status: str) -> Text:
     label, style = STATUS_STYLE[status]
     return Text(label, style=style)
+
+
+def check_status_text(check: CheckResult) -> Text:
+    """A check's status label, which names memory where the machine ran out of it."""
+    if check.status == "undecided" and SHORT_OF_MEMORY in check.message:
+        return Text(SHORT_OF_MEMORY_STYLE[0], style=SHORT_OF_MEMORY_STYLE[1])
+    return status_text(check.status)
 
 
 def _trim_output(output: str) -> str:
@@ -88,7 +101,7 @@ def part_table(part: PartResult, follows_from: dict[str, str]) -> Table:
         label.append(clean(f"  {check.title}"), style="dim")
         if check.id in follows_from and check.status in FAILING:
             label.append(clean(f"  (follows from {follows_from[check.id]})"), style="dim")
-        table.add_row(status_text(check.status), label, points_of(check.score, check.max_score))
+        table.add_row(check_status_text(check), label, points_of(check.score, check.max_score))
     return folding(table)
 
 
@@ -144,7 +157,7 @@ def trouble_panel(console: Console, trouble: Trouble) -> Panel:
     check's title joins the panel's only where it fits whole."""
     check = trouble.root
     name = f"{trouble.part.id}: every check" if trouble.whole_part else check.id
-    title = Text.assemble(status_text(check.status), "  ", (clean(name), "bold"))
+    title = Text.assemble(check_status_text(check), "  ", (clean(name), "bold"))
     if not trouble.whole_part and title.cell_len + len(check.title) + 10 <= console.width:
         title.append(clean(f"  {check.title}"))
     return Panel(check_details(check, () if trouble.whole_part else trouble.follows),
