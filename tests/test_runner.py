@@ -1163,12 +1163,47 @@ def test_a_child_the_kernel_ends_for_memory_is_said_to_be_so() -> None:
             procs.write_text(str(os.getpid()))
             bytearray(256 << 20)
 
-        how, _ = strays.reap(_forked(overfill), kill=False)
+        how = strays.reap(_forked(overfill), kill=False).how
     assert how == strays.OUT_OF_MEMORY
     suicide = _forked(lambda: os.kill(os.getpid(), 9))
     assert strays.reap(suicide, kill=False)[0] == "killed by signal SIGKILL"
     killed = _forked(lambda: time.sleep(30))
     assert strays.reap(killed, kill=True)[0] == "killed by signal SIGKILL"
+
+
+def _oom_kills_on_the_machine() -> int:
+    return int(next(line.split()[1] for line in Path("/proc/vmstat").read_text().splitlines()
+                    if line.startswith("oom_kill ")))
+
+
+def test_a_child_that_dies_as_another_process_is_killed_for_memory_is_not_the_machines() -> None:
+    """Code can watch the machine's count of out-of-memory kills (/proc/vmstat: readable in a
+    sandbox too) and kill itself the moment a process elsewhere is killed for memory: its end
+    may read as the killer's (the machine's count rose), but only a count of the cgroups this
+    process is in makes it the machine's doing (Reaped.here, children.Ended.machine), so its
+    check is not undecided; a child killed for memory in this process's own cgroup is."""
+    with ExitStack() as stack:
+        try:
+            elsewhere = stack.enter_context(memory_cap(64))
+        except OSError as exc:
+            pytest.skip(f"needs a memory cgroup of its own (root, a memory controller): {exc}")
+        seen = _oom_kills_on_the_machine()
+
+        def die_with_the_next_kill() -> None:
+            deadline = time.monotonic() + 20
+            while _oom_kills_on_the_machine() == seen and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.kill(os.getpid(), 9)
+
+        def overfill() -> None:
+            elsewhere.write_text(str(os.getpid()))
+            bytearray(256 << 20)
+
+        watcher = _forked(die_with_the_next_kill)
+        assert strays.reap(_forked(overfill), kill=False).how == strays.OUT_OF_MEMORY
+        timed = strays.reap(watcher, kill=False)
+    assert timed.how == strays.OUT_OF_MEMORY
+    assert not timed.here
 
 
 @pytest.mark.parametrize(("sandbox_mib", "container_mib", "sandbox_full"),
@@ -1206,7 +1241,7 @@ def test_whose_memory_ran_out_is_told_by_whose_limit_was_reached(
                 Path(joined).write_text(str(os.getpid()))
             bytearray(256 << 20)
 
-        how, _ = strays.reap(_forked(overfill), kill=False)
+        how = strays.reap(_forked(overfill), kill=False).how
         after = group.memory_full()
     assert how == strays.OUT_OF_MEMORY
     assert before is not None and after is not None

@@ -43,10 +43,11 @@ class Ended:
     `machine`: where the machine, not the code, ended it, what the machine did, in a check's
     words (results.SHORT_OF_MEMORY: the kernel's out-of-memory killer ended it for memory that
     was not the code's to use up, its container's or the machine's; TOO_BUSY: its sandbox got
-    too little CPU to run): what it was doing is undecided, not failed. A child forked here
-    cannot take more than its address-space cap allows, so any such kill is the machine's; a
-    sandbox's child is the machine's unless its sandbox's memory was full
-    (sandbox.SandboxedChild.end)."""
+    too little CPU to run): what it was doing is undecided, not failed. Only a kill a memory
+    cgroup counted among its own processes is believed (never the machine's count alone, which
+    code could watch and kill itself by); a child forked here is then the machine's, its
+    address-space cap holding what it maps below its allowance; a sandbox's child is the
+    machine's unless its sandbox's own limit ran out (sandbox.SandboxedChild.end)."""
 
     how: str
     cpu_s: float
@@ -282,8 +283,8 @@ class ForkedChild:
         a child made with sweep False, see fork_spawner)."""
         os.close(self.fd)
         self.orders.close()
-        how, cpu_s = strays.reap(self.pid, kill, sweep=self.sweep)
-        return Ended(how, cpu_s, SHORT_OF_MEMORY if how == strays.OUT_OF_MEMORY else "")
+        how, cpu_s, here = strays.reap(self.pid, kill, sweep=self.sweep)
+        return Ended(how, cpu_s, SHORT_OF_MEMORY if here else "")
 
 
 def ask_last_words(ask: Callable[[], None], fd: int) -> tuple[str, str]:

@@ -80,7 +80,7 @@ def serve(sock: socket.socket, round_folder: str) -> None:
             send(sock, {"op": "usage", "cpu_s": found.cpu_s if found else None,
                         "runnable": bool(found and found.runnable)})
         elif op == "end" and child:
-            how, cpu_s = strays.reap(child, bool(message.get("kill")))
+            how, cpu_s, _ = strays.reap(child, bool(message.get("kill")))
             child = 0
             _wipe(made)
             _wipe_ipc()

@@ -15,10 +15,11 @@ from pathlib import Path
 
 VMSTAT = Path("/proc/vmstat")
 CGROUPS = Path("/sys/fs/cgroup")
-_FILES = {"": ("memory.events", "memory.max"),
+_FILES = {"": ("memory.events.local", "memory.max"),
           "memory": ("memory.oom_control", "memory.limit_in_bytes")}
-"""Where a memory cgroup counts its out-of-memory kills and keeps its limit, by the controller
-named in /proc/self/cgroup (v2's unified hierarchy names none)."""
+"""Where a memory cgroup counts its out-of-memory kills of its own processes (not of those in
+cgroups below it, a sandbox's) and keeps its limit, by the controller named in /proc/self/cgroup
+(v2's unified hierarchy names none)."""
 
 
 def _field(path: Path, wanted: str) -> int | None:
@@ -103,6 +104,25 @@ def rose(before: tuple[int | None, ...], after: tuple[int | None, ...]) -> bool:
     """Whether any count read both times grew between the two readings."""
     return any(a is not None and b is not None and a > b
                for b, a in zip(before, after, strict=False))
+
+
+def rose_here(before: tuple[int | None, ...], after: tuple[int | None, ...]) -> bool:
+    """Whether a count of this process's own memory cgroups grew between two oom_kills
+    readings: each counts the processes killed in that cgroup, this one's children among them,
+    where the machine's (/proc/vmstat) counts every process anywhere, which a process that
+    kills itself could time its death to."""
+    return rose(before[1:], after[1:])
+
+
+def kills_in(folder: Path) -> int | None:
+    """How many of its processes the out-of-memory killer has ended, as the memory cgroup at
+    `folder` counts them (v2 memory.events, v1 memory.oom_control: `oom_kill`); None where
+    neither is there."""
+    for counter, _ in _FILES.values():
+        found = _field(folder / counter, "oom_kill")
+        if found is not None:
+            return found
+    return None
 
 
 def _meminfo_mib(field: str) -> int | None:

@@ -32,6 +32,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import site
 import socket
 import subprocess
@@ -283,6 +284,12 @@ class Cgroup:
         counts = [c for folder in self.folders if (c := memory.limit_reached(folder)) is not None]
         return sum(counts) if counts else None
 
+    def memory_kills(self) -> int | None:
+        """How many of its processes the out-of-memory killer ended (memory.kills_in); None
+        where the kernel does not say."""
+        counts = [c for folder in self.folders if (c := memory.kills_in(folder)) is not None]
+        return sum(counts) if counts else None
+
     def reset_memory_marks(self) -> None:
         """memory.reset_marks, as one of its children begins."""
         for folder in self.folders:
@@ -508,7 +515,7 @@ class Sandbox:
             self.cgroup = Cgroup.make(f"grader-{os.getpid()}-{next(_names)}",
                                       (request.memory_mb + EXECUTOR_MB) << 20, TASKS)
         self.oom_kills = memory.oom_kills()
-        self.full_at_start = self.memory_full()
+        self.full_at_start, self.kills_at_start = self.memory_full(), self.memory_kills()
         ours, theirs = socket.socketpair()
         command = [found.bwrap or "bwrap", *_namespace_args(), *_system_args(),
                    *_device_args(request), *file_args(Path(request.root), round_),
@@ -556,6 +563,16 @@ class Sandbox:
         if self.cgroup and fresh:
             self.cgroup.reset_memory_marks()
         return self.cgroup.memory_full() if self.cgroup else None
+
+    def memory_kills(self) -> int | None:
+        """Its cgroup's Cgroup.memory_kills (None without a cgroup)."""
+        return self.cgroup.memory_kills() if self.cgroup else None
+
+    def killed_since(self, count: int | None) -> bool | None:
+        """Whether the out-of-memory killer ended one of its processes since memory_kills read
+        `count`; None where that cannot be told (no cgroup, or the kernel does not say)."""
+        now = self.memory_kills()
+        return None if now is None or count is None else now > count
 
     def filled_since(self, count: int | None) -> bool:
         """Whether its memory ran out at its own limit since memory_full read `count`. Without
@@ -689,6 +706,7 @@ class SandboxedChild:
         try:
             sandbox = owner.current()
             self._full_at_start = sandbox.memory_full(fresh=True)
+            self._kills_at_start = sandbox.memory_kills()
             sandbox.send({"op": "start", "spec": job.spec}, (write_fd, orders.child_fd))
         except ChannelClosed:
             os.close(read_fd)
@@ -750,7 +768,12 @@ class SandboxedChild:
             lost = self.owner.lose()
             return Ended(_LOST_CHILD[str(lost)], 0.0,
                          SHORT_OF_MEMORY if str(lost) == LOST_TO_THE_MACHINE else "")
-        if ended.how == strays.OUT_OF_MEMORY and not sandbox.filled_since(self._full_at_start):
+        if ended.how != strays.OUT_OF_MEMORY:
+            return ended
+        killed = sandbox.killed_since(self._kills_at_start)
+        if killed is False:  # a SIGKILL the killer did not send: the machine's count rose
+            return replace(ended, how=strays.describe_signal(signal.SIGKILL))
+        if killed and not sandbox.filled_since(self._full_at_start):
             return replace(ended, machine=SHORT_OF_MEMORY)
         return ended
 
@@ -789,12 +812,16 @@ class Sandboxes:
     def lose(self) -> ChildrenLost:
         """The sandbox stopped answering: killed, and the checks not run yet are errors (the
         code under test stopped it), said as LOST_FOR_MEMORY where the kernel was ending
-        processes for want of memory meanwhile; undecided (LOST_TO_THE_MACHINE) where it was
-        and the sandbox's own memory never ran out: the memory that did was the machine's."""
+        processes for want of memory meanwhile (one of the sandbox's own, where its cgroup
+        says; else any); undecided (LOST_TO_THE_MACHINE) where its cgroup counted one of its
+        own processes killed and its own memory never ran out: the memory that did was its
+        container's or the machine's."""
         sandbox = self._sandbox
-        short = sandbox is not None and memory.rose(sandbox.oom_kills, memory.oom_kills())
-        machine = short and sandbox is not None and not sandbox.filled_since(
-            sandbox.full_at_start)
+        killed = None if sandbox is None else sandbox.killed_since(sandbox.kills_at_start)
+        short = killed if killed is not None else \
+            sandbox is not None and memory.rose(sandbox.oom_kills, memory.oom_kills())
+        machine = sandbox is not None and bool(killed) \
+            and not sandbox.filled_since(sandbox.full_at_start)
         self.discard()
         self.lost = ChildrenLost(LOST_TO_THE_MACHINE, status="undecided") if machine \
             else ChildrenLost(LOST_FOR_MEMORY if short else LOST)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from grader.runner import memory
 
@@ -209,7 +210,17 @@ def work_usage(pid: int) -> Usage | None:
                  found.runnable or any(u.runnable for u in adopted if u))
 
 
-def reap(pid: int, kill: bool, sweep: bool = True) -> tuple[str, float]:
+class Reaped(NamedTuple):
+    """How a reaped child ended, in words, the CPU seconds its tree cost, and whether an
+    out-of-memory kill was counted by a memory cgroup this process is in (`here`: see
+    memory.rose_here) while it ran."""
+
+    how: str
+    cpu_s: float
+    here: bool = False
+
+
+def reap(pid: int, kill: bool, sweep: bool = True) -> Reaped:
     """End a child that ran candidate code (killed first if asked), then every process it left
     behind: how it ended, and the CPU seconds (user and system) the kernel charged the whole
     tree it started. The tree's time is what this process's reaped children cost across the
@@ -225,13 +236,13 @@ def reap(pid: int, kill: bool, sweep: bool = True) -> tuple[str, float]:
     _, status, _ = os.wait4(pid, 0)
     if sweep:
         kill_all()
-    how = describe_exit(status)
+    how, here = describe_exit(status), False
     # A child killed here is described only where it had ended first (its pipe closed: the
     # kill makes sure), so a SIGKILL with a kill counted since its fork is the kernel's.
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL and \
-            oom_kills is not None and memory.rose(oom_kills, memory.oom_kills()):
-        how = OUT_OF_MEMORY
-    return how, max(0.0, _children_cpu_s() - before)
+            oom_kills is not None and memory.rose(oom_kills, now := memory.oom_kills()):
+        how, here = OUT_OF_MEMORY, memory.rose_here(oom_kills, now)
+    return Reaped(how, max(0.0, _children_cpu_s() - before), here)
 
 
 def _children_cpu_s() -> float:
@@ -271,8 +282,13 @@ def kill_child(pid: int) -> None:
 def describe_exit(status: int) -> str:
     """A wait status in words, as the scorecard says how a process ended."""
     if os.WIFSIGNALED(status):
-        return f"killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
+        return describe_signal(os.WTERMSIG(status))
     return f"exited with code {os.WEXITSTATUS(status)}"
+
+
+def describe_signal(number: int) -> str:
+    """How a process killed by signal `number` ended, in describe_exit's words."""
+    return f"killed by signal {signal.Signals(number).name}"
 
 
 def _reap(pids: Collection[int]) -> None:
