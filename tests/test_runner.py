@@ -4,6 +4,7 @@ disk now."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import platform
@@ -38,6 +39,7 @@ from grader.runner.worker import (
 )
 
 from helpers import (
+    NO_SANDBOX,
     PREFIX,
     SESSION_ENV,
     SPAWNING,
@@ -45,6 +47,7 @@ from helpers import (
     checks_by_id,
     memory_cap,
     needing_the_grading_environment,
+    run_grader,
     run_owned,
     write_workspace,
 )
@@ -1169,6 +1172,26 @@ def test_a_child_the_kernel_ends_for_memory_is_said_to_be_so() -> None:
     assert strays.reap(suicide, kill=False)[0] == "killed by signal SIGKILL"
     killed = _forked(lambda: time.sleep(30))
     assert strays.reap(killed, kill=True)[0] == "killed by signal SIGKILL"
+
+
+@pytest.mark.parametrize("sandbox", ["--sandbox", "--no-sandbox"])
+def test_the_process_running_candidate_code_is_the_first_the_killer_ends(
+        tmp_path: Path, sandbox: str) -> None:
+    """Candidate code runs at the highest oom_score_adj, sandboxed as plainly: memory it holds
+    where no per-process measure sees it cannot make the killer pick the worker instead."""
+    if sandbox == "--sandbox" and NO_SANDBOX:
+        pytest.skip(NO_SANDBOX)
+    root = write_workspace(tmp_path / "ws", "torch")
+    part1 = root / "exercises" / "part1_inplace.py"
+    part1.write_text(part1.read_text().replace(
+        "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n",
+        "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n"
+        "    raise RuntimeError('adj ' + open('/proc/self/oom_score_adj').read().strip())\n",
+        1))
+    done = run_grader("check", "part1", "--json", sandbox, cwd=root)
+    messages = {c["id"]: c["message"] for p in json.loads(done.stdout)["parts"]
+                for c in p["checks"]}
+    assert "RuntimeError: adj 1000" in messages["part1.correctness"]
 
 
 def _oom_kills_on_the_machine() -> int:

@@ -98,6 +98,22 @@ def apply_limits(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
+OOM_SCORE_ADJ_MAX = 1000
+
+
+def first_for_the_killer() -> None:
+    """Make this process, which is about to run candidate code, the first the kernel's
+    out-of-memory killer ends (oom_score_adj at its highest; raising it needs no privilege):
+    memory it holds where no per-process measure sees it (a memfd never mapped, a tmpfs file)
+    would otherwise have the killer pick the largest process instead, the grading worker or a
+    sandbox's executor, and lose a whole run to the code's doing. Its children inherit it.
+    Code that sets it back (it may, down to what it was) is where it was without this."""
+    try:
+        Path("/proc/self/oom_score_adj").write_text(str(OOM_SCORE_ADJ_MAX))
+    except OSError:
+        pass  # no /proc here: the memory caps remain the guards
+
+
 def _die_with_worker(worker_pid: int | None) -> None:
     """Ask Linux to kill this child when the worker dies (an interrupted or killed batch), so a
     candidate's endless loop cannot outlive the grader; elsewhere the timeout must do."""
@@ -302,6 +318,8 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
         uses_device = spec["device_ready"] and any(c["uses_device"] for c in spec["calls"])
         capture = _prepare(fd, 0 if uses_device else spec["memory_mb"], spec["flavor"],
                            worker_pid, folder)
+        if module_name is not None:
+            first_for_the_killer()
         if module_name is not None and any(c["forkless"] for c in spec["calls"]):
             threadless = any(c["threadless"] for c in spec["calls"]) and not uses_device
             if threadless and any(c["profiled"] for c in spec["calls"]):

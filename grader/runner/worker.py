@@ -392,9 +392,18 @@ def void_results(checks: list[Check], results: list[CheckResult],
     a hand-written backward) takes the points of the checks it voids: their values cannot
     count, whatever they showed. `voiding`: the ids of those failures, each with the verdict
     that stands instead where the first check it voids (the check of the answer it watched)
-    did not pass (see Verdict.otherwise)."""
+    did not pass (see Verdict.otherwise).
+
+    A voiding check that saw nothing because the code under test did not let it finish
+    (`error`, `timeout`: code that crashes, hangs or kills itself when watched) voids them
+    too, or the values of code that hides how it made them would count; one the machine
+    could not judge (`undecided`) holds their points back with its own."""
     by_id = {r.id: r for r in results}
     for check in checks:
+        unseen = by_id.get(check.id)
+        if check.voids and check.id not in voiding and unseen is not None and \
+                unseen.status in ("error", "timeout", "undecided"):
+            _not_seen(check, unseen, [by_id[v] for v in check.voids if v in by_id])
         if check.id not in voiding or not check.voids:
             continue
         targets = [by_id[v] for v in check.voids if v in by_id]
@@ -411,6 +420,24 @@ def void_results(checks: list[Check], results: list[CheckResult],
                 voided.status, voided.score, voided.hint = "failed", 0.0, None
                 voided.message = f"{check.void_message}{shown}: see {check.id}"
                 voided.after = [check.id]
+
+
+def _not_seen(check: Check, unseen: CheckResult, targets: list[CheckResult]) -> None:
+    """Void (or, where the machine was to blame, hold back) the values `check` was to vouch
+    for, which ended `unseen.status` without seeing how they were made."""
+    for voided in targets:
+        if voided.status not in ("passed", "failed"):
+            continue
+        shown = f" (on its own it {voided.status})"
+        if unseen.status == "undecided":
+            voided.status, voided.score, voided.hint = "undecided", 0.0, None
+            voided.message = f"held back with {check.id}, which the machine could not judge" \
+                             f"{shown}: see {check.id}"
+        else:
+            voided.status, voided.score, voided.hint = "failed", 0.0, None
+            voided.message = f"not counted: {check.id} ended ({unseen.status}) before it " \
+                             f"could see how these values were made{shown}: see {check.id}"
+        voided.after = [check.id]
 
 
 FOLLOWS_HINT = ("Fix {root} first: this failure follows from it (what this check measures "
