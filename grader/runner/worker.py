@@ -187,6 +187,8 @@ class _Part:
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
         self.voiding: dict[str, Verdict | None] = {}
+        self.cut_short: set[str] = set()
+        """The checks not run because the code under test hung in an earlier one."""
         self.advised = 0.0
         """The points of the checks that only advise here (graded, observed inside)."""
         self.idle = self.idle_budget()
@@ -264,10 +266,14 @@ class _Part:
             rank=check.rank))
 
     def not_run(self, start: int, why: str, status: Status = "skipped",
-                output: str = "") -> int:
-        """Report checks[start:] with one reason (the printed output goes with the first)."""
+                output: str = "", by_the_code: bool = False) -> int:
+        """Report checks[start:] with one reason (the printed output goes with the first);
+        `by_the_code`: the code under test cut the part short (it hung), which void_results
+        must know of a voiding check among them."""
         for i in range(start, len(self.checks)):
             self.result(i, Verdict("failed", why), 0.0, output if i == start else "", status)
+            if by_the_code:
+                self.cut_short.add(self.checks[i].id)
         return len(self.checks)
 
 
@@ -347,7 +353,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
                 index = _collect(grading, child, index, stop, baselines)
         except ChildrenLost as lost:
             grading.not_run(len(grading.results), str(lost), status=lost.status)
-    void_results(grading.checks, grading.results, grading.voiding)
+    void_results(grading.checks, grading.results, grading.voiding, grading.cut_short)
     drop_hints_to_passed_checks(grading.results)
     point_folded_failures_at_their_root(grading.results)
     show_lines_apart(grading)
@@ -387,7 +393,7 @@ def hand_on_advice(results: list[CheckResult], advised: float) -> None:
 
 
 def void_results(checks: list[Check], results: list[CheckResult],
-                 voiding: dict[str, Verdict | None]) -> None:
+                 voiding: dict[str, Verdict | None], cut_short: set[str]) -> None:
     """A check whose failure was evidence against the values (Verdict.voids: autograd inside
     a hand-written backward) takes the points of the checks it voids: their values cannot
     count, whatever they showed. `voiding`: the ids of those failures, each with the verdict
@@ -395,18 +401,22 @@ def void_results(checks: list[Check], results: list[CheckResult],
     did not pass (see Verdict.otherwise).
 
     A voiding check that saw nothing because the code under test did not let it finish
-    (`error`, `timeout`: code that crashes, hangs or kills itself when watched) voids them
-    too, or the values of code that hides how it made them would count; one the machine
-    could not judge (`undecided`) holds their points back with its own."""
+    (`error`, `timeout`: code that crashes, hangs or kills itself when watched), or that never
+    ran because the code hung in a check before it (`cut_short`), voids them too, or the
+    values of code that hides how it made them would count; one the machine could not judge
+    (`undecided`) holds their points back with its own. A value is voided once, by the first
+    check that voids it, whose reason it then shows."""
     by_id = {r.id: r for r in results}
+    done: set[str] = set()
     for check in checks:
+        targets = [by_id[v] for v in check.voids if v in by_id and v not in done]
         unseen = by_id.get(check.id)
-        if check.voids and check.id not in voiding and unseen is not None and \
-                unseen.status in ("error", "timeout", "undecided"):
-            _not_seen(check, unseen, [by_id[v] for v in check.voids if v in by_id])
+        if check.voids and check.id not in voiding and unseen is not None and (
+                unseen.status in ("error", "timeout", "undecided") or check.id in cut_short):
+            _not_seen(check, unseen, targets)
+            done.update(r.id for r in targets)
         if check.id not in voiding or not check.voids:
             continue
-        targets = [by_id[v] for v in check.voids if v in by_id]
         otherwise = voiding[check.id]
         answer = by_id.get(check.voids[0])
         if otherwise is not None and (answer is None or answer.status != "passed"):
@@ -414,6 +424,7 @@ def void_results(checks: list[Check], results: list[CheckResult],
             own.status, own.message, own.hint = otherwise.status, otherwise.message, otherwise.hint
             own.score = own.max_score if otherwise.status == "passed" else 0.0
             continue
+        done.update(r.id for r in targets)
         for voided in targets:
             if voided.status in ("passed", "failed"):
                 shown = f" (on its own it {voided.status})"
@@ -434,9 +445,11 @@ def _not_seen(check: Check, unseen: CheckResult, targets: list[CheckResult]) -> 
             voided.message = f"held back with {check.id}, which the machine could not judge" \
                              f"{shown}: see {check.id}"
         else:
+            how = "was not run (the code hung in a check before it)" \
+                if unseen.status == "skipped" else f"ended ({unseen.status})"
             voided.status, voided.score, voided.hint = "failed", 0.0, None
-            voided.message = f"not counted: {check.id} ended ({unseen.status}) before it " \
-                             f"could see how these values were made{shown}: see {check.id}"
+            voided.message = f"not counted: {check.id} {how} before it could see how these " \
+                             f"values were made{shown}: see {check.id}"
         voided.after = [check.id]
 
 
@@ -695,7 +708,7 @@ def _time_out(grading: _Part, child: Child, index: int, exc: FrameTimeout, why: 
                                f"not run: {TOO_BUSY.format(what='the rest of this part')}",
                                status="undecided")
     grading.result(index, Verdict("failed", why), duration, output, "timeout")
-    return grading.not_run(index + 1, f"not run: {what} timed out")
+    return grading.not_run(index + 1, f"not run: {what} timed out", by_the_code=True)
 
 
 def _hung_in_check(grading: _Part, child: Child, index: int, exc: FrameTimeout, limit: float,
