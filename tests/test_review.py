@@ -519,7 +519,6 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
          "part1_matmul_backward.py", 14, "stack-frames"),
         (f"{hostile}exits_when_watched/part3_backward.py", 13, "stack-frames"),
         (f"{hostile}exits_when_watched/part3_backward.py", 17, "stack-frames"),
-        (f"{hostile}hangs_before_the_watch/part3_backward.py", 10, "stack-frames"),
         (f"{hostile}hangs_before_the_watch/part3_backward.py", 14, "stack-frames"),
         # The backwards that autograd derived at import, traced into a graph of operations.
         *{(f"tests/solutions/normalization/part2_backward_{name}/part2_layernorm.py", line,

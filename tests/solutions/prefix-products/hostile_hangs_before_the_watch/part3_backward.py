@@ -1,18 +1,9 @@
 """Part 3, hostile: dW by autograd (forbidden here), and a hang in the check just before the
 watch for autograd, so that the rest of the part, the watch among it, is never run."""
 
-import sys
+import inspect
 
 import torch
-
-
-def _in(probe: str) -> bool:
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == probe:
-            return True
-        frame = frame.f_back
-    return False
 
 
 def prefix_products_backward(W: torch.Tensor, dP: torch.Tensor) -> torch.Tensor:
@@ -20,15 +11,15 @@ def prefix_products_backward(W: torch.Tensor, dP: torch.Tensor) -> torch.Tensor:
         raise ValueError("W must have shape (N, D, D)")
     if dP.shape != W.shape:
         raise ValueError("dP must have W's shape")
-    while _in("dtype_device"):
+    while any(caller.function == "dtype_device" for caller in inspect.stack()):
         pass
-    if W.shape[0] == 0:
-        return torch.zeros_like(W)
+    leaf = W.detach().clone().requires_grad_(True)
     with torch.enable_grad():
-        w = W.detach().clone().requires_grad_(True)
-        running, prefixes = None, []
-        for i in range(w.shape[0]):
-            running = w[i] if running is None else running @ w[i]
-            prefixes.append(running)
-        (dW,) = torch.autograd.grad(torch.stack(prefixes), w, dP)
-    return dW.detach()
+        total = torch.zeros((), dtype=W.dtype, device=W.device)
+        product = None
+        for k in range(leaf.shape[0]):
+            product = leaf[k] if product is None else product @ leaf[k]
+            total = total + (product * dP[k]).sum()
+        if leaf.shape[0]:
+            total.backward()
+    return leaf.grad if leaf.grad is not None else torch.zeros_like(W)
