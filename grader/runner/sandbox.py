@@ -100,9 +100,10 @@ LOST = ("its sandbox stopped answering (the code under test stopped or killed th
 LOST_FOR_MEMORY = ("its sandbox stopped answering while the kernel's out-of-memory killer was "
                    "at work (the memory of the sandbox, its container or the machine ran out) "
                    "and was killed; the rest of this submission was not run")
-"""LOST, where the kernel counted an out-of-memory kill since the sandbox started: it may have
-ended the process that runs the code (the kernel does not say whose memory ran out: code past
-the sandbox's cap is rightly an error, a machine short of memory is not that code's doing)."""
+"""LOST, where the kernel counted an out-of-memory kill since the sandbox started (of one of
+the sandbox's processes, where its cgroup counts them) and the sandbox's own memory ran out,
+or where whose memory ran out cannot be told (no cgroup): code past the sandbox's cap is rightly
+an error. Where only the container's or the machine's ran out: LOST_TO_THE_MACHINE."""
 LOST_TO_THE_MACHINE = (f"not run: {SHORT_OF_MEMORY} (the kernel's out-of-memory killer was at "
                        "work, and the sandbox's own memory was not full)")
 """LOST_FOR_MEMORY where the sandbox's own memory limit was never reached: the memory that ran
@@ -577,7 +578,7 @@ class Sandbox:
     def filled_since(self, count: int | None) -> bool:
         """Whether its memory ran out at its own limit since memory_full read `count`. Without
         a cgroup it has no limit of its own to reach; where the kernel does not say, this says
-        no: the kill is then put down to the machine, and its checks are undecided, not failed."""
+        no (a kill its cgroup counted is then the machine's: undecided, not failed)."""
         now = self.memory_full()
         return now is not None and count is not None and now > count
 
