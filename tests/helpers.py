@@ -499,6 +499,16 @@ def write_workspace(root: Path, flavor: str, start: str = "reference",
     return workspace.root
 
 
+def write_part1_that_first_runs(root: Path, line: str) -> Path:
+    """A torch workspace at root with the reference's part 1, whose function runs `line` first
+    in every call (a call that takes memory, one that reports what its process is given)."""
+    root = write_workspace(root, "torch")
+    part1 = root / "exercises" / "part1_inplace.py"
+    signature = "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n"
+    part1.write_text(part1.read_text().replace(signature, f"{signature}    {line}\n", 1))
+    return root
+
+
 def needing_the_grading_environment(source: str) -> str:
     """An exercise file's `source` that raises at import unless its process has the environment
     every grading process is given (runner.process_env), so that its checks pass only there."""

@@ -21,7 +21,16 @@ import pytest
 
 from grader.engine.results import SHORT_OF_MEMORY, RunResult
 
-from helpers import NO_SANDBOX, Solution, busy, measured_in, memory_cap, run_grader, write_workspace
+from helpers import (
+    NO_SANDBOX,
+    Solution,
+    busy,
+    measured_in,
+    memory_cap,
+    run_grader,
+    write_part1_that_first_runs,
+    write_workspace,
+)
 from helpers import solution as known_solution
 
 AGREEING = [
@@ -127,12 +136,8 @@ def test_code_ended_for_memory_is_said_to_be_so(tmp_path: Path, sandbox: str) ->
     killer picked the worker instead, the command says the machine ran out of memory."""
     if sandbox == "--sandbox" and NO_SANDBOX:
         pytest.skip(NO_SANDBOX)
-    root = write_workspace(tmp_path / "ws", "torch")
-    part1 = root / "exercises" / "part1_inplace.py"
-    part1.write_text(part1.read_text().replace(
-        "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n",
-        "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n"
-        f"    b'1' * ({CALL_BEYOND_ITS_CONTAINER_MIB} << 20)\n", 1))
+    root = write_part1_that_first_runs(tmp_path / "ws",
+                                       f"b'1' * ({CALL_BEYOND_ITS_CONTAINER_MIB} << 20)")
     with ExitStack() as stack:
         try:
             procs = stack.enter_context(memory_cap(600))

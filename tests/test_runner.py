@@ -49,6 +49,7 @@ from helpers import (
     needing_the_grading_environment,
     run_grader,
     run_owned,
+    write_part1_that_first_runs,
     write_workspace,
 )
 
@@ -1181,13 +1182,8 @@ def test_the_process_running_candidate_code_is_the_first_the_killer_ends(
     where no per-process measure sees it cannot make the killer pick the worker instead."""
     if sandbox == "--sandbox" and NO_SANDBOX:
         pytest.skip(NO_SANDBOX)
-    root = write_workspace(tmp_path / "ws", "torch")
-    part1 = root / "exercises" / "part1_inplace.py"
-    part1.write_text(part1.read_text().replace(
-        "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n",
-        "def prefix_products_out(W: torch.Tensor, P: torch.Tensor) -> torch.Tensor:\n"
-        "    raise RuntimeError('adj ' + open('/proc/self/oom_score_adj').read().strip())\n",
-        1))
+    root = write_part1_that_first_runs(
+        tmp_path / "ws", "raise RuntimeError('adj ' + open('/proc/self/oom_score_adj').read())")
     done = run_grader("check", "part1", "--json", sandbox, cwd=root)
     messages = {c["id"]: c["message"] for p in json.loads(done.stdout)["parts"]
                 for c in p["checks"]}
