@@ -411,7 +411,7 @@ def void_results(checks: list[Check], results: list[CheckResult],
     for check in checks:
         targets = [by_id[v] for v in check.voids if v in by_id and v not in done]
         unseen = by_id.get(check.id)
-        if check.voids and check.id not in voiding and unseen is not None and (
+        if check.voids and unseen is not None and (
                 unseen.status in ("error", "timeout", "undecided") or check.id in cut_short):
             _not_seen(check, unseen, targets)
             done.update(r.id for r in targets)
@@ -735,7 +735,7 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
         why = (f"could not import {part.file}:\n{hello['message']}" if hello
                else f"the process importing {part.file} {ended.how}")
         if hello is None and ended.machine:
-            return None, grading.not_run(index, f"{ended.machine}\n{why}", status="undecided")
+            return None, grading.not_run(index, _machine_first(ended, why), status="undecided")
         return None, grading.not_run(index, why, status="error",
                                      output=hello["output"] if hello else "")
     return str(hello["output"]), index
@@ -756,7 +756,7 @@ def _probe(grading: _Part, child: Child, index: int,
         ended = child.end(kill=True)
         what = f"the process running your code {ended.how} during this check"
         if ended.machine:
-            grading.result(index, Verdict("undecided", f"{ended.machine}\n{what}"),
+            grading.result(index, Verdict("undecided", _machine_first(ended, what)),
                            time.perf_counter() - began, printed, "undecided")
             return None, index + 1
         guess = "the memory it may hold ran out" if ended.how == strays.OUT_OF_MEMORY \
