@@ -214,7 +214,7 @@ def condition(label: str) -> Iterator[Path | None]:
     quota or `NMiB` of memory (the cgroup's procs file is yielded)."""
     limits: dict[str, tuple[str, str, Callable[[str], AbstractContextManager[Path]]]] = {
         "cpu": ("--cpus", "cpu", lambda n: cpu_quota(float(n))),
-              "MiB": ("--memory", "memory", lambda n: memory_cap(int(n)))}
+        "MiB": ("--memory", "memory", lambda n: memory_cap(int(n)))}
     unit = next((u for u in limits if label.endswith(u)), None)
     if unit is not None:
         option, controller, make = limits[unit]
