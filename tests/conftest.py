@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -51,6 +52,11 @@ from helpers import (
     measured_in,
     write_workspace,
 )
+
+# As for the processes the suite starts (above), for this one: pytest keeps each test module's
+# rewritten asserts as bytecode beside it (the test modules are imported after this one), so a
+# later run reads them instead of rewriting every module again.
+sys.dont_write_bytecode = False
 
 
 class Grading:

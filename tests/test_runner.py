@@ -1313,17 +1313,20 @@ def test_a_measured_run_loads_no_module_its_parent_did_not(round_id: str,
             plan = check.plan(Context(TEST_SEED, flavor, check.id))
             assert plan.measured is not None
             module = round_.part(check.part_id).module
-            jobs += [(module, plan.probe, {**plan.args, **run})
+            # A timed call past the first loads what every later one would: one is enough.
+            jobs += [(module, plan.probe, {**plan.args, **run,
+                                           **({"repeats": 1} if "repeats" in run else {})})
                      for run in plan.measured.rounds[0] if run.get("repeats", 1)]
         if not jobs:
             continue
         (tmp_path / "jobs").write_bytes(pickle.dumps(jobs))
         out = tmp_path / f"loaded-{flavor}"
         out.mkdir()
-        run_owned([sys.executable, "-c", MEASURED_CHILDREN, str(round_.folder), str(root),
-                   flavor, str(tmp_path / "jobs"), str(out)], env=SESSION_ENV, check=True)
+        done = run_owned([sys.executable, "-c", MEASURED_CHILDREN, str(round_.folder),
+                          str(root), flavor, str(tmp_path / "jobs"), str(out)],
+                         env=SESSION_ENV, check=True)
         loaded = {int(f.name): f.read_text().split() for f in out.iterdir()}
-        assert sorted(loaded) == list(range(len(jobs)))
+        assert sorted(loaded) == list(range(len(jobs))), done.stderr
         assert {number: [m for m in names if not m.startswith("exercises")]
                 for number, names in loaded.items()} == {n: [] for n in loaded}, \
             (flavor, [(module, probe) for module, probe, _ in jobs])
