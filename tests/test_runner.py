@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from grader.coach.selfcheck import write_exercises
 from grader.engine.results import POINT_UNITS, CheckResult
 from grader.engine.rounds import Round, installed
 from grader.probes.autograd import autodiff_watch
-from grader.runner import GraderCrash, Request, strays
+from grader.runner import GraderCrash, Request, memory, strays
 from grader.runner import worker as worker_module
 from grader.runner.children import Spawn, fork_spawner
 from grader.runner.worker import (
@@ -1153,22 +1153,43 @@ def _forked(body: Callable[[], None]) -> int:
     return pid
 
 
+def _take_256_mib() -> None:
+    bytearray(256 << 20)
+
+
+def _reaped_in(procs: Path | Sequence[str | Path], body: Callable[[], None]) -> strays.Reaped:
+    """How a child running `body` ended, as told by a process in the cgroups whose `procs`
+    files are given, which forked it there and reaps it (as a grading process forks its
+    children in its own cgroups)."""
+    ours, theirs = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(ours)
+            for joined in [procs] if isinstance(procs, Path) else procs:
+                Path(joined).write_text(str(os.getpid()))
+            memory._own_memory_cgroups.cache_clear()
+            os.write(theirs, pickle.dumps(strays.reap(_forked(body), kill=False)))
+        finally:
+            os._exit(0)
+    os.close(theirs)
+    with os.fdopen(ours, "rb") as reading:
+        told = reading.read()
+    os.waitpid(pid, 0)
+    return pickle.loads(told)  # type: ignore[no-any-return]
+
+
 def test_a_child_the_kernel_ends_for_memory_is_said_to_be_so() -> None:
     """A child past its cgroup's memory limit (a container's, a sandbox's) is ended by the
-    kernel's out-of-memory killer: its end says so, where a child that sent itself SIGKILL,
-    or one killed here, is described by its signal."""
+    kernel's out-of-memory killer: its end says so, and that its cgroup counted the kill,
+    where a child that sent itself SIGKILL, or one killed here, is described by its signal."""
     with ExitStack() as stack:
         try:
             procs = stack.enter_context(memory_cap(64))
         except OSError as exc:
             pytest.skip(f"needs a memory cgroup of its own (root, a memory controller): {exc}")
-
-        def overfill() -> None:
-            procs.write_text(str(os.getpid()))
-            bytearray(256 << 20)
-
-        how = strays.reap(_forked(overfill), kill=False).how
-    assert how == strays.OUT_OF_MEMORY
+        overfilled = _reaped_in(procs, _take_256_mib)
+    assert (overfilled.how, overfilled.here) == (strays.OUT_OF_MEMORY, True)
     suicide = _forked(lambda: os.kill(os.getpid(), 9))
     assert strays.reap(suicide, kill=False)[0] == "killed by signal SIGKILL"
     killed = _forked(lambda: time.sleep(30))
@@ -1195,12 +1216,30 @@ def _oom_kills_on_the_machine() -> int:
                     if line.startswith("oom_kill ")))
 
 
+@pytest.mark.parametrize(("before", "after", "killed"), [
+    ((5, 2), (6, 2), False),  # a kill elsewhere on the machine: not this process's children
+    ((5, 2), (6, 3), True),
+    ((5, 2, 0), (5, 2, 1), True),  # each memory cgroup this process is in counts (v1: several)
+    ((5, 2), (5, None), False),  # a count that could not be read again says nothing
+    ((5, None), (6, None), True),  # no cgroup's count to read: the machine's is all there is
+    ((5,), (6,), True),
+    ((None, None), (None, None), False),
+])
+def test_a_sigkill_is_the_killers_where_this_processs_cgroups_counted_one(
+        before: tuple[int | None, ...], after: tuple[int | None, ...], killed: bool) -> None:
+    """memory.killed_for_memory, which tells a worker's end and a child's (strays.reap), on
+    readings of memory.oom_kills: the machine's count, then each own cgroup's."""
+    assert memory.killed_for_memory(before, after) is killed
+
+
 def test_a_child_that_dies_as_another_process_is_killed_for_memory_is_not_the_machines() -> None:
     """Code can watch the machine's count of out-of-memory kills (/proc/vmstat: readable in a
-    sandbox too) and kill itself the moment a process elsewhere is killed for memory: its end
-    may read as the killer's (the machine's count rose), but only a count of the cgroups this
-    process is in makes it the machine's doing (Reaped.here, children.Ended.machine), so its
-    check is not undecided; a child killed for memory in this process's own cgroup is."""
+    sandbox too) and kill itself the moment a process elsewhere is killed for memory, and any
+    SIGKILL may come as one does (the suite's own tests of memory run beside each other): only
+    a count of the cgroups this process is in, where its children are, makes a SIGKILL the
+    killer's (memory.killed_for_memory) and its check the machine's (Reaped.here,
+    children.Ended.machine). Its end is its signal, and its check is not undecided; the
+    machine's count stands in only where no cgroup's can be read."""
     with ExitStack() as stack:
         try:
             elsewhere = stack.enter_context(memory_cap(64))
@@ -1214,14 +1253,11 @@ def test_a_child_that_dies_as_another_process_is_killed_for_memory_is_not_the_ma
                 time.sleep(0.01)
             os.kill(os.getpid(), 9)
 
-        def overfill() -> None:
-            elsewhere.write_text(str(os.getpid()))
-            bytearray(256 << 20)
-
         watcher = _forked(die_with_the_next_kill)
-        assert strays.reap(_forked(overfill), kill=False).how == strays.OUT_OF_MEMORY
+        assert _reaped_in(elsewhere, _take_256_mib).here
         timed = strays.reap(watcher, kill=False)
-    assert timed.how == strays.OUT_OF_MEMORY
+    counted_here = any(count is not None for count in memory.oom_kills()[1:])
+    assert timed.how == ("killed by signal SIGKILL" if counted_here else strays.OUT_OF_MEMORY)
     assert not timed.here
 
 
@@ -1255,12 +1291,7 @@ def test_whose_memory_ran_out_is_told_by_whose_limit_was_reached(
         group.reset_memory_marks()
         before = group.memory_full()
 
-        def overfill() -> None:
-            for joined in group.procs:
-                Path(joined).write_text(str(os.getpid()))
-            bytearray(256 << 20)
-
-        how = strays.reap(_forked(overfill), kill=False).how
+        how = _reaped_in(group.procs, _take_256_mib).how
         after = group.memory_full()
     assert how == strays.OUT_OF_MEMORY
     assert before is not None and after is not None

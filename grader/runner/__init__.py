@@ -173,7 +173,7 @@ class Worker:
             yield event
         self.process.wait()
         if self.process.returncode == -signal.SIGKILL and not self._killed and \
-                memory.rose(self._oom_kills, memory.oom_kills()):
+                memory.killed_for_memory(self._oom_kills, memory.oom_kills()):
             raise OutOfMemory("the grading worker")
         self._stderr.seek(0)
         err = self._stderr.read()

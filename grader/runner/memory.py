@@ -6,7 +6,8 @@ The kernel counts its out-of-memory kills: in /proc/vmstat for the whole machine
 cgroups' own kills included) and, for the cgroup a process is in, in its memory.events (v2)
 or memory.oom_control (v1), which is what a container with a memory limit sees. Nothing
 records which process was killed where an unprivileged process can read it, so a process that
-died of SIGKILL that the grader did not send, while a count rose, is taken for one of them."""
+died of SIGKILL that the grader did not send, while its cgroup's count rose (the machine's,
+where no cgroup's can be read), is taken for one of them (killed_for_memory)."""
 
 from __future__ import annotations
 
@@ -112,6 +113,20 @@ def rose_here(before: tuple[int | None, ...], after: tuple[int | None, ...]) -> 
     where the machine's (/proc/vmstat) counts every process anywhere, which a process that
     kills itself could time its death to."""
     return rose(before[1:], after[1:])
+
+
+def killed_for_memory(before: tuple[int | None, ...], after: tuple[int | None, ...]) -> bool:
+    """Whether a process started here that died of a SIGKILL nobody here sent, between two
+    oom_kills readings, is taken for one the out-of-memory killer ended. It is in this
+    process's memory cgroups (a child stays where it was forked), and the killer counts each
+    kill in the victim's cgroup whichever limit ran out, the machine's included: where those
+    counts can be read, one of them must have risen. The machine's count alone, where a
+    cgroup's says no kill, counts a process elsewhere: one that watches it and kills itself as
+    it rises, or is killed then by anything else, was not the killer's. Where no cgroup's count
+    can be read, the machine's is all there is."""
+    own = [(b, a) for b, a in zip(before[1:], after[1:], strict=False)
+           if a is not None and b is not None]
+    return any(a > b for b, a in own) if own else rose(before[:1], after[:1])
 
 
 def kills_in(folder: Path) -> int | None:

@@ -128,9 +128,9 @@ _oom_kills_at_fork: dict[int, tuple[int | None, ...]] = {}
 `reap` tells a child the kernel ended for want of memory by them."""
 
 OUT_OF_MEMORY = "was ended by the kernel's out-of-memory killer"
-"""How a child ended that died of SIGKILL while the kernel counted an out-of-memory kill: the
-memory that ran out was its sandbox's, its container's or the machine's (children.Ended says
-which it was where that can be told)."""
+"""How a child ended that died of SIGKILL while the kernel counted an out-of-memory kill in its
+cgroup (memory.killed_for_memory): the memory that ran out was its sandbox's, its container's
+or the machine's (children.Ended says which it was where that can be told)."""
 
 
 def children(pid: int | None = None) -> set[int]:
@@ -238,9 +238,11 @@ def reap(pid: int, kill: bool, sweep: bool = True) -> Reaped:
         kill_all()
     how, here = describe_exit(status), False
     # A child killed here is described only where it had ended first (its pipe closed: the
-    # kill makes sure), so a SIGKILL with a kill counted since its fork is the kernel's.
+    # kill makes sure), so a SIGKILL with a kill counted since its fork where it could have
+    # been this child's (memory.killed_for_memory) is the kernel's.
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL and \
-            oom_kills is not None and memory.rose(oom_kills, now := memory.oom_kills()):
+            oom_kills is not None and memory.killed_for_memory(oom_kills,
+                                                               now := memory.oom_kills()):
         how, here = OUT_OF_MEMORY, memory.rose_here(oom_kills, now)
     return Reaped(how, max(0.0, _children_cpu_s() - before), here)
 
