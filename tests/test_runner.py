@@ -412,12 +412,16 @@ def _spin_report(both: dict) -> Verdict:  # type: ignore[type-arg]
                            for runs in both["yours"] for run in runs))
 
 
+@pytest.mark.parametrize("rest", [0.0, 1.0])
 def test_a_run_past_the_measurements_cap_is_stopped_and_recorded_as_capped(
-        tiny: Round, tmp_path: Path) -> None:
+        tiny: Round, tmp_path: Path, rest: float) -> None:
     """A run that has used more CPU than the plan's cap proves nothing more: it is stopped
-    there, costs no more, and the judge sees it as capped, with at least the cap's seconds."""
+    there, costs no more, and the judge sees it as capped, with at least the cap's seconds.
+    A run kept from running for longer than the CPU it has left before the cap (asleep here,
+    as a stopped process or one blocked on the disk is) is still capped: the cap is on CPU
+    time, and sleep is judged by the check's own allowance."""
     root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
-    runs = (({"seconds": 0.05}, {"seconds": 5.0}),) * 2
+    runs = (({"seconds": 0.05}, {"seconds": 5.0, "rest": rest}),) * 2
     plan = Plan("round:spin", {}, _spin_report,
                 measured=Measured(runs, least=2, cap=lambda so_far: 0.4))
     (result,) = _run_plans_here(tiny, root, [plan], ready=False)
@@ -449,6 +453,24 @@ def test_a_child_the_machine_starves_leaves_its_check_and_the_rest_of_the_part_u
     assert "got too little CPU to finish within 1 s on the clock" in results[0].message
     assert results[1].message == ("not run: the machine was too busy to judge the rest of this "
                                   "part: re-run when it is quieter")
+
+
+def test_a_reference_kept_from_running_through_its_limit_leaves_what_it_serves_undecided(
+        tiny: Round, tmp_path: Path) -> None:
+    """A process with no candidate code never waits on anything: one asleep through its limit
+    was kept from running (stopped, frozen, blocked on the disk), the machine's doing as much
+    as one only the clock's backstop stopped, so the check it serves is undecided, not an
+    error; the part's other checks are graded as usual."""
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    quick = {"seconds": 0.01}
+    plans = [Plan("round:spin", quick, lambda both: passed("judged"),
+                  baseline=("round:spin", {**quick, "rest": 3.0})),
+             Plan("round:spin", quick, lambda data: passed("judged"))]
+    results = _run_plans_here(tiny, root, plans, ready=False, timeout_s=0.5)
+    assert [r.status for r in results] == ["undecided", "passed"]
+    assert results[0].score == 0.0 and results[0].max_score > 0
+    assert results[0].message == (f"{worker_module.STARVED}\nthe process running the reference "
+                                  "sat idle for 0.5 s (sleeping or waiting, not computing)")
 
 
 def test_a_starved_reference_leaves_what_it_serves_undecided(

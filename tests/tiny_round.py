@@ -113,8 +113,11 @@ def slow(api, seconds):
     return True
 
 
-def spin(api, seconds, hidden=False):
-    """Burn CPU for `seconds`, in a process of its own that it waits for when `hidden`."""
+def spin(api, seconds, hidden=False, rest=0.0):
+    """Burn CPU for `seconds`, in a process of its own that it waits for when `hidden`; first
+    asleep for `rest` seconds (as a process is kept from running: stopped, frozen, blocked on
+    the disk)."""
+    time.sleep(rest)
     if hidden:
         import os
         pid = os.fork()

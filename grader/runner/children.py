@@ -148,7 +148,7 @@ class IdleBudget:
 
 def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = None,
                   progress: Callable[[], None] = lambda: None,
-                  backstop_s: float | None = None) -> float:
+                  backstop_s: float | None = None, idle_s: float | None = None) -> float:
     """Wait until the child's pipe has something to read; the seconds of its limit the child
     has left (its unused CPU time, or idle time, whichever is less). The limit counts work, not
     the clock: the child's CPU time, and the time it spends asleep (sleeping, or blocked on
@@ -162,7 +162,9 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     watchdog hears that the worker is not wedged).
     Past the backstop, a child that has had its share of a CPU all the same is waited for on
     (see STRETCH). `backstop_s` puts the clock's backstop elsewhere than BACKSTOP times the
-    limit."""
+    limit; `idle_s` the allowance of sleep elsewhere than the limit (a wait for a cap on CPU
+    time: the CPU left before the cap is no measure of how long a process may be kept from
+    running, stopped or blocked on the disk)."""
     began = time.monotonic()
     backstop = BACKSTOP * limit_s if backstop_s is None else backstop_s
     first = last = child.usage()
@@ -178,7 +180,7 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
                 why: TimeoutWhy = "clock"
             else:
                 cpu = unread + last.cpu_s - first.cpu_s
-                idle_left = min(limit_s, allowance) - idle
+                idle_left = min(limit_s if idle_s is None else idle_s, allowance) - idle
                 left = min(limit_s - cpu, idle_left)
                 why = "cpu" if cpu >= limit_s else "idle" if idle_left <= 0 else "wall"
                 if left > 0 and _starved(cpu - unread, elapsed, backstop):

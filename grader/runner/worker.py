@@ -532,17 +532,19 @@ def _baseline_frame(grading: _Part, local: Spawn, index: int,
 def _reference_frame(grading: _Part, local: Spawn, index: int,
                      job: ChildJob) -> dict[str, Any]:
     """The frame of a child with no candidate code (see reference_job), with the CPU seconds
-    it cost; an error frame when it ran out of plan `index`'s time or died, a starved_frame
-    when only the clock's backstop stopped it."""
+    it cost; an error frame when it used up plan `index`'s CPU time or died, a starved_frame
+    when it was kept from running: only the clock's backstop stopped it, or it sat idle
+    through its limit (the grader's own code never waits on anything: a process stopped, frozen
+    or blocked on the disk was the machine's doing)."""
     request, plan = grading.request, grading.plans[index]
     child = local(job)
     child.release()
     limit = frame_timeout(request, plan, grading.ready)
     try:
-        frame = next_frame(child, limit)
+        frame = next_frame(child, limit, progress=grading.alive)
     except FrameTimeout as exc:
         child.end(kill=True)
-        if exc.why == "wall":
+        if exc.why in ("wall", "idle"):
             return starved_frame(f"the process running the reference "
                                  f"{timeout_words(exc, limit, None)}")
         return dict(probe_frame("error", message="the reference did not finish in time"))
@@ -904,10 +906,10 @@ def _measured_run(grading: _Part, index: int, run: dict[str, Any],
 
 def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> bool:
     """Wait for the child's frame until it has used `cap_s` of CPU in all (its fork and import
-    included): whether it got there first. Any other end of the wait (a frame, an idle child)
-    is left to the usual wait that follows. The clock stops this wait only at the check's own
-    backstop, so a run starved by a busy machine still reaches its cap; past that backstop,
-    FrameTimeout("wall") for the caller to report."""
+    included): whether it got there first. Any other end of the wait (a frame, a child idle
+    past the check's own allowance of sleep) is left to the usual wait that follows. The clock
+    stops this wait only at the check's own backstop, so a run starved by a busy machine still
+    reaches its cap; past that backstop, FrameTimeout("wall") for the caller to report."""
     usage = child.usage()
     if usage is None:
         return False
@@ -917,7 +919,7 @@ def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> b
         return False
     try:
         wait_readable(child, max(left, 0.0), grading.idle, grading.alive,
-                      backstop_s=BACKSTOP * limit)
+                      backstop_s=BACKSTOP * limit, idle_s=limit)
     except FrameTimeout as exc:
         if exc.why == "wall":
             raise
