@@ -130,3 +130,5 @@ def test_killing_a_worker_kills_the_candidate_process_it_forked(tmp_path: Path) 
         time.sleep(0.05)
     assert not any(_alive(c) for c in children)
     assert errors and not thread.is_alive()
+    assert str(errors[0]).startswith("the grading worker stopped unexpectedly (killed by "
+                                     "signal SIGKILL):")

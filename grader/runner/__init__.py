@@ -177,7 +177,9 @@ class Worker:
             raise OutOfMemory("the grading worker")
         self._stderr.seek(0)
         err = self._stderr.read()
-        raise GraderCrash(f"the grading worker stopped unexpectedly:\n{err.strip()[-2000:]}")
+        how = strays.describe_returncode(self.process.returncode)
+        raise GraderCrash(f"the grading worker stopped unexpectedly ({how}):\n"
+                          f"{err.strip()[-2000:]}")
 
     def _expect(self, kind: str, silence_s: float) -> Event:
         for event in self._events(silence_s):

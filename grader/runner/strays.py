@@ -283,9 +283,13 @@ def kill_child(pid: int) -> None:
 
 def describe_exit(status: int) -> str:
     """A wait status in words, as the scorecard says how a process ended."""
-    if os.WIFSIGNALED(status):
-        return describe_signal(os.WTERMSIG(status))
-    return f"exited with code {os.WEXITSTATUS(status)}"
+    return describe_returncode(os.waitstatus_to_exitcode(status))
+
+
+def describe_returncode(code: int) -> str:
+    """A process's exit code (a signal's number, negated, where one ended it, as subprocess
+    gives it) in describe_exit's words."""
+    return describe_signal(-code) if code < 0 else f"exited with code {code}"
 
 
 def describe_signal(number: int) -> str:
