@@ -141,6 +141,15 @@ def grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
     session.close()
 
 
+@pytest.fixture
+def own_grading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grading]:
+    """Gradings through a worker of this test's own, for a test that may take its worker down:
+    the session's is never silently replaced."""
+    own = Grading(tmp_path_factory)
+    yield own
+    own.close()
+
+
 CONTAINER_CPUS = 0.5
 
 

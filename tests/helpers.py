@@ -31,6 +31,7 @@ import functools
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -422,6 +423,48 @@ def busy(count: int, kind: str = "spin") -> Iterator[list[subprocess.Popen[str]]
         for started in loads:
             started.kill()
             started.wait()
+
+
+def _deepest(pid: int) -> set[int]:
+    below = strays.children(pid)
+    return set().union(*map(_deepest, below)) if below else {pid}
+
+
+@contextmanager
+def stopping(root: int, stopped_s: float = 2.0, running_s: float = 1.0) -> Iterator[set[int]]:
+    """The deepest processes below `root` (the one at work: a child running a probe, or the
+    worker between children) stopped for `stopped_s` at a time, `running_s` apart, until the
+    block ends, then continued: processes kept from running with no CPU busy (a container
+    frozen for a moment, a debugger, a laptop's lid), which neither spins nor sleeps by its own
+    choice. Yields the set of every process it stopped, filled in as it goes."""
+    stopped: set[int] = set()
+    halt = threading.Event()
+
+    def stop_again_and_again() -> None:
+        while not halt.is_set():
+            held = _deepest(root)
+            for pid in held:
+                _signal(pid, signal.SIGSTOP)
+            stopped.update(held)
+            halt.wait(stopped_s)
+            for pid in held:
+                _signal(pid, signal.SIGCONT)
+            halt.wait(running_s)
+
+    thread = threading.Thread(target=stop_again_and_again, daemon=True)
+    thread.start()
+    try:
+        yield stopped
+    finally:
+        halt.set()
+        thread.join()
+
+
+def _signal(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
 
 
 CGROUPS = Path("/sys/fs/cgroup")

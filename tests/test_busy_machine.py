@@ -6,8 +6,10 @@ run to the next), known solutions get every check's status and score they get wi
 The solutions are those whose verdicts a busy machine could sway: each pins the outcome of a check
 measured in rounds (CPU-time growth, the `by_hand` cost checks), right in an unusual way or wrong
 by an order of work, in every round that has such checks. The same again in a container's CPU
-quota (a cgroup whose processes share part of one CPU). `benchmarks/agreement.py` asks the same
-at several loads, over more submissions and through the CLI; this keeps the property in CI.
+quota (a cgroup whose processes share part of one CPU), and with the grading's processes
+stopped and continued again and again (kept from running on an idle machine).
+`benchmarks/agreement.py` asks the same at several loads, over more submissions and through
+the CLI; this keeps the property in CI.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from helpers import (
     measured_in,
     memory_cap,
     run_grader,
+    stopping,
     write_part1_that_first_runs,
     write_workspace,
 )
@@ -82,6 +85,28 @@ def test_a_container_with_part_of_a_cpu_gives_every_check_its_quiet_verdict(
     quiet = grading.solution(solution, flavor)
     assert outcomes(limited.grade_solution(solution, flavor)) == outcomes(quiet)
     assert throttled(group) > 0, "the quota never held the grading back: nothing was tested"
+
+
+STOPPED = [
+    ("mlp-backprop", "part3_finite_differences", "numpy"),  # stopped at the cap in each round
+    ("prefix-products", "part3_closed_form_hidden", "numpy"),  # the same, its work hidden
+    ("prefix-products", "part3_two_sweeps", "torch"),       # right: passes
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("solution", "flavor"), [case(*entry) for entry in STOPPED])
+def test_processes_kept_from_running_give_every_check_its_quiet_verdict(
+        grading, own_grading, solution: Solution, flavor: str) -> None:
+    """The grading's processes stopped for two seconds of every three (helpers.stopping): the
+    worker's children, and the worker between them, are kept from running while the machine
+    is idle, longer each time than a capped run's CPU left before its cap. Neither the cap,
+    the check's limits nor the command's watchdog take that for the code's doing."""
+    quiet = grading.solution(solution, flavor)
+    with stopping(own_grading.worker.process.pid) as stopped:
+        held = own_grading.grade_solution(solution, flavor)
+    assert len(stopped) > 1, "only the worker was ever stopped: nothing was tested"
+    assert outcomes(held) == outcomes(quiet)
 
 
 def throttled(group: Path) -> int:
