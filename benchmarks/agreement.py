@@ -2,7 +2,8 @@
 and compare every verdict and score with the quiet run.
 
     python benchmarks/agreement.py [--loads 0 4 8 16 8memory 4io] [--cpus 0.5 0.25]
-                                   [--memory 1200 700] [--runs 2] [--jobs 2] [--buggy 1]
+                                   [--memory 1200 700] [--stopped 2] [--runs 2] [--jobs 2]
+                                   [--buggy 1]
                                    [--measured 4]
                                    [--modes check sandbox grade]
 
@@ -20,7 +21,10 @@ CI runner's; needs root and a writable cgroup cpu controller); or, with `--memor
 every grader process started in a cgroup whose processes together may hold that many MiB, as
 in a container with a memory limit, where the kernel reclaims the grading's own pages as it
 nears the limit (needs root and a writable memory controller; a limit too small for the
-grading ends the run with what the grader said). The modes:
+grading ends the run with what the grader said); or, with `--stopped`, the grading's deepest
+processes (a child running code, or the worker between children) stopped for that many seconds
+at a time and continued for one, again and again (tests/helpers.py's `stopping`): kept from
+running while the CPUs are free, as a frozen container or a debugger keeps them. The modes:
 
   check:    `grader check --no-sandbox --json`, one workspace after another;
   sandbox:  `grader check --json` (sandboxed, the default where bubblewrap works);
@@ -59,7 +63,7 @@ from grader.coach.selfcheck import write_exercises  # noqa: E402
 from grader.engine.rounds import Round, installed  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tests"))
-from helpers import LOADS, busy, cpu_quota, memory_cap  # noqa: E402
+from helpers import LOADS, busy, cpu_quota, memory_cap, stopping  # noqa: E402
 
 SEED = "424242"
 SOLUTIONS = REPO / "tests" / "solutions"
@@ -211,7 +215,12 @@ def compare(quiet: Verdicts, other: Verdicts) -> Agreement:
 @contextmanager
 def condition(label: str) -> Iterator[Path | None]:
     """The machine a measurement runs on: `N` or `N<kind>` busy processes beside it, `Ncpu` of
-    quota or `NMiB` of memory (the cgroup's procs file is yielded)."""
+    quota or `NMiB` of memory (the cgroup's procs file is yielded), or `Ns stopped` (every
+    grader process this script starts, stopped N seconds of every N + 1)."""
+    if label.endswith("s stopped"):
+        with stopping(os.getpid(), float(label.removesuffix("s stopped"))):
+            yield None
+        return
     limits: dict[str, tuple[str, str, Callable[[str], AbstractContextManager[Path]]]] = {
         "cpu": ("--cpus", "cpu", lambda n: cpu_quota(float(n))),
         "MiB": ("--memory", "memory", lambda n: memory_cap(int(n)))}
@@ -255,6 +264,7 @@ def main() -> None:
                         type=load_label)
     parser.add_argument("--cpus", type=float, nargs="*", default=[])
     parser.add_argument("--memory", type=int, nargs="*", default=[], metavar="MIB")
+    parser.add_argument("--stopped", type=float, nargs="*", default=[], metavar="S")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2, help="grade's --jobs")
     parser.add_argument("--buggy", type=int, default=1)
@@ -266,14 +276,17 @@ def main() -> None:
         parser.error("--cpus: each quota is more than 0 and at most the machine's cores")
     if any(mib < 64 for mib in options.memory):
         parser.error("--memory: each limit is at least 64 MiB")
+    if any(seconds <= 0 for seconds in options.stopped):
+        parser.error("--stopped: each stop lasts more than 0 s")
     labels = list(dict.fromkeys(["0", *options.loads])) + \
-        [f"{cpus:g}cpu" for cpus in options.cpus] + [f"{mib}MiB" for mib in options.memory]
+        [f"{cpus:g}cpu" for cpus in options.cpus] + [f"{mib}MiB" for mib in options.memory] + \
+        [f"{seconds:g}s stopped" for seconds in options.stopped]
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
         submissions = make_submissions(scratch / "ws", options.buggy, options.measured)
         print(f"{len(submissions)} submissions, {os.cpu_count()} cores, seed {SEED}",
               flush=True)
-        print(f"{'mode':<8} {'load':>8} {'verdicts equal':>16} {'hints equal':>12} "
+        print(f"{'mode':<8} {'load':>10} {'verdicts equal':>16} {'hints equal':>12} "
               f"{'scores equal':>13} {'wall s':>7} {'loadavg':>8}", flush=True)
         for mode in options.modes:
             quiet: Verdicts | None = None
@@ -290,7 +303,7 @@ def main() -> None:
                     runs.append(compare(quiet, found))
                 wall = (time.monotonic() - began) / options.runs
                 agreed = Agreement.over(runs)
-                print(f"{mode:<8} {label:>8} {agreed.verdicts / agreed.checks:>15.1%} "
+                print(f"{mode:<8} {label:>10} {agreed.verdicts / agreed.checks:>15.1%} "
                       f"{agreed.hints / agreed.checks:>12.1%} "
                       f"{agreed.scores:>6}/{agreed.submissions:<6} {wall:>7.1f} "
                       f"{max(machine):>8.1f}", flush=True)

@@ -442,7 +442,7 @@ def stopping(root: int, stopped_s: float = 2.0, running_s: float = 1.0) -> Itera
 
     def stop_again_and_again() -> None:
         while not halt.is_set():
-            held = _deepest(root)
+            held = _deepest(root) - {os.getpid()}  # never the process that continues them
             for pid in held:
                 _signal(pid, signal.SIGSTOP)
             stopped.update(held)
