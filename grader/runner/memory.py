@@ -124,9 +124,9 @@ def killed_for_memory(before: tuple[int | None, ...], after: tuple[int | None, .
     cgroup's says no kill, counts a process elsewhere: one that watches it and kills itself as
     it rises, or is killed then by anything else, was not the killer's. Where no cgroup's count
     can be read, the machine's is all there is."""
-    own = [(b, a) for b, a in zip(before[1:], after[1:], strict=False)
-           if a is not None and b is not None]
-    return any(a > b for b, a in own) if own else rose(before[:1], after[:1])
+    readable = any(a is not None and b is not None
+                   for b, a in zip(before[1:], after[1:], strict=False))
+    return rose_here(before, after) if readable else rose(before[:1], after[:1])
 
 
 def kills_in(folder: Path) -> int | None:
