@@ -426,31 +426,31 @@ def void_results(checks: list[Check], results: list[CheckResult],
             continue
         done.update(r.id for r in targets)
         for voided in targets:
-            if voided.status in ("passed", "failed"):
-                shown = f" (on its own it {voided.status})"
-                voided.status, voided.score, voided.hint = "failed", 0.0, None
-                voided.message = f"{check.void_message}{shown}: see {check.id}"
-                voided.after = [check.id]
+            _set_aside(voided, "failed", check.void_message, check.id)
 
 
 def _not_seen(check: Check, unseen: CheckResult, targets: list[CheckResult]) -> None:
     """Void (or, where the machine was to blame, hold back) the values `check` was to vouch
     for, which ended `unseen.status` without seeing how they were made."""
+    if unseen.status == "undecided":
+        status: Status = "undecided"
+        reason = f"held back with {check.id}, which the machine could not judge"
+    else:
+        how = "was not run (the code hung in a check before it)" \
+            if unseen.status == "skipped" else f"ended ({unseen.status})"
+        status, reason = "failed", \
+            f"not counted: {check.id} {how} before it could see how these values were made"
     for voided in targets:
-        if voided.status not in ("passed", "failed"):
-            continue
-        shown = f" (on its own it {voided.status})"
-        if unseen.status == "undecided":
-            voided.status, voided.score, voided.hint = "undecided", 0.0, None
-            voided.message = f"held back with {check.id}, which the machine could not judge" \
-                             f"{shown}: see {check.id}"
-        else:
-            how = "was not run (the code hung in a check before it)" \
-                if unseen.status == "skipped" else f"ended ({unseen.status})"
-            voided.status, voided.score, voided.hint = "failed", 0.0, None
-            voided.message = f"not counted: {check.id} {how} before it could see how these " \
-                             f"values were made{shown}: see {check.id}"
-        voided.after = [check.id]
+        _set_aside(voided, status, reason, check.id)
+
+
+def _set_aside(voided: CheckResult, status: Status, reason: str, by: str) -> None:
+    """A passed or failed check's points taken (or held back) for `reason`, given by check
+    `by`, with what it showed on its own kept in its message."""
+    if voided.status not in ("passed", "failed"):
+        return
+    voided.message = f"{reason} (on its own it {voided.status}): see {by}"
+    voided.status, voided.score, voided.hint, voided.after = status, 0.0, None, [by]
 
 
 FOLLOWS_HINT = ("Fix {root} first: this failure follows from it (what this check measures "
