@@ -914,6 +914,55 @@ def test_a_frame_larger_than_a_pipe_arrives_whole_from_a_slow_writer() -> None:
     assert np.array_equal(frame["data"], sent)
 
 
+STOPPED_S = 2.0
+
+
+class _WatchedWhileTheWaiterIsStopped(_FakeChild):
+    """A scripted child (see _FakeChild) during whose second look the waiting process, this
+    one, is stopped for STOPPED_S by another process and then continued, as Ctrl-Z and `fg`, a
+    job scheduler's suspend and resume, or a frozen container do; its pipe gets a byte at the
+    fourth look when `writes`."""
+
+    def __init__(self, runnable: bool, writes: bool) -> None:
+        super().__init__(runnable, 0.0)
+        self.looks, self.writes = 0, writes
+
+    def usage(self):  # type: ignore[no-untyped-def]
+        self.looks += 1
+        if self.looks == 2:
+            me = os.getpid()
+            subprocess.run(["sh", "-c", f"kill -STOP {me}; sleep {STOPPED_S}; kill -CONT {me}"],
+                           check=True)
+        if self.looks == 4 and self.writes:
+            os.write(self.write_fd, b"x")
+        return super().usage()
+
+
+@pytest.mark.usefixtures("short_backstop")
+def test_the_time_the_waiting_process_was_stopped_counts_for_nothing() -> None:
+    """A child asleep (within its allowance of sleep) or starved at every look, while the
+    process that waits for it is stopped for longer than that allowance or than the clock's
+    backstop: what the child did in that time nobody saw, and it is counted neither as its
+    sleep (the child answers in time) nor on the clock (a starved one is still waited for its
+    whole backstop of time watched)."""
+    from grader.runner.children import BACKSTOP, LATE_S, wait_readable
+
+    asleep = _WatchedWhileTheWaiterIsStopped(runnable=False, writes=True)
+    try:
+        began = time.monotonic()
+        wait_readable(asleep, 2.0)  # type: ignore[arg-type]
+        assert time.monotonic() - began >= STOPPED_S  # it was stopped
+    finally:
+        asleep.close()
+
+    limit = 0.5
+    assert BACKSTOP * limit < STOPPED_S
+    starved = _WatchedWhileTheWaiterIsStopped(runnable=True, writes=False)
+    ended, took = _timed_out(starved, lambda: wait_readable(starved, limit))  # type: ignore[arg-type]
+    assert ended == "wall"
+    assert took >= STOPPED_S - LATE_S + BACKSTOP * limit - 0.05  # the stop less one look's lateness
+
+
 def test_a_parts_sleep_adds_up_over_its_waits() -> None:
     from grader.runner.children import FrameTimeout, IdleBudget, wait_readable
 

@@ -136,6 +136,12 @@ on a machine running 40 busy processes per core) would use its limit by then, so
 by its limit (a spinning hang times out) instead of being taken for starved."""
 SLICE_S = 0.25
 """How often a waiting worker looks at what the child is doing."""
+LATE_S = SLICE_S
+"""How much longer than it asked for a look may take before the waiting process is taken to
+have been kept from looking: stopped itself (Ctrl-Z, a job scheduler's suspend), frozen with
+its container, paused with its VM, or kept waiting for the child's usage (a sandbox slow to
+answer). A child seen asleep after such a look counts as asleep for the look it asked for and
+this much more, not for the time nobody watched."""
 
 
 @dataclass
@@ -164,17 +170,20 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     (see STRETCH). `backstop_s` puts the clock's backstop elsewhere than BACKSTOP times the
     limit; `idle_s` the allowance of sleep elsewhere than the limit (a wait for a cap on CPU
     time: the CPU left before the cap is no measure of how long a process may be kept from
-    running, stopped or blocked on the disk)."""
+    running, stopped or blocked on the disk). A look that came back late (LATE_S) saw the child
+    asleep at its end only: the time this process was kept from looking is no evidence of what
+    the child did, and counts neither as its sleep nor toward the clock's backstop."""
     began = time.monotonic()
     backstop = BACKSTOP * limit_s if backstop_s is None else backstop_s
     first = last = child.usage()
     unread = 0.0  # clock seconds before the usage could be read, counted as work
     idle = 0.0
+    away = 0.0  # clock seconds in which this process was kept from looking (LATE_S)
     allowance = budget.left_s if budget else limit_s
     try:
         while True:
             now = time.monotonic()
-            elapsed = now - began
+            elapsed = now - began - away
             if first is None or last is None:
                 left = limit_s - elapsed
                 why: TimeoutWhy = "clock"
@@ -187,18 +196,22 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
                     left = 0.0
             if left <= 0:
                 raise FrameTimeout(why)
-            ready, _, _ = select.select([child.fd], [], [], min(SLICE_S, left))
+            asked = min(SLICE_S, left)
+            ready, _, _ = select.select([child.fd], [], [], asked)
             if ready:
                 return left
-            if first is None or last is None:
-                first = last = child.usage()
-                unread = time.monotonic() - began
-            else:
-                before, last = last, child.usage() or last
-                if last.runnable:
-                    progress()
-                else:
-                    idle += max(0.0, time.monotonic() - now - (last.cpu_s - before.cpu_s))
+            before = last
+            last = child.usage() or last
+            took = time.monotonic() - now
+            away += max(0.0, took - asked - LATE_S)
+            if first is None or before is None:
+                first = last
+                unread = time.monotonic() - began - away
+            elif last is not None and last.runnable:
+                progress()
+            elif last is not None:
+                seen = min(took, asked + LATE_S)
+                idle += max(0.0, seen - (last.cpu_s - before.cpu_s))
     finally:
         if budget:
             budget.left_s -= idle
