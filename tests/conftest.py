@@ -158,10 +158,11 @@ def container(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gradin
     """Gradings through a worker of their own in a cgroup whose processes together get
     CONTAINER_CPUS of CPU time (the worker and every process it forks or sandboxes), as in a
     container with a CPU limit, and the cgroup's folder; skipped where no such cgroup can be
-    made (not root)."""
+    made (not root). The cgroup comes first on the machine (cpu_quota's `first`), so its quota
+    holds the grading back however busy the machine is."""
     with ExitStack() as stack:
         try:
-            procs = stack.enter_context(cpu_quota(CONTAINER_CPUS))
+            procs = stack.enter_context(cpu_quota(CONTAINER_CPUS, first=True))
         except OSError as exc:
             pytest.skip(f"no cgroup with a CPU quota can be made here ({exc})")
         limited = Grading(tmp_path_factory)

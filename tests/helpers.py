@@ -472,15 +472,22 @@ QUOTA_PERIOD_US = 100_000
 
 
 @contextmanager
-def cpu_quota(cpus: float) -> Iterator[Path]:
+def cpu_quota(cpus: float, first: bool = False) -> Iterator[Path]:
     """A cgroup below this process's own whose processes together get `cpus` CPUs' time, as in a
     container with a CPU limit (Gradescope's, a CI runner's), for as long as the block runs;
     yields its cgroup.procs (a process joins by writing its pid there, its later children with
-    it). OSError where none can be made: not root, or no cpu controller (cgroup v2's cpu.max,
-    v1's CFS quota)."""
+    it). `first`: the cgroup also outweighs everything else on the machine (the largest weight
+    the kernel takes), so its processes get their quota however busy the machine is and the
+    quota, not the other work, is what holds them back (a machine 16 busy loops deep gives an
+    ordinary cgroup less than half a CPU, and a quota of half a CPU then never binds). OSError
+    where none can be made: not root, or no cpu controller (cgroup v2's cpu.max, v1's CFS
+    quota)."""
     quota = str(int(cpus * QUOTA_PERIOD_US))
-    with _cgroup("cpu", {"cpu.max": f"{quota} {QUOTA_PERIOD_US}"},
-                 {"cpu.cfs_period_us": str(QUOTA_PERIOD_US), "cpu.cfs_quota_us": quota}) as procs:
+    v2, v1 = {"cpu.max": f"{quota} {QUOTA_PERIOD_US}"}, \
+        {"cpu.cfs_period_us": str(QUOTA_PERIOD_US), "cpu.cfs_quota_us": quota}
+    if first:
+        v2["cpu.weight"], v1["cpu.shares"] = "10000", "262144"
+    with _cgroup("cpu", v2, v1) as procs:
         yield procs
 
 

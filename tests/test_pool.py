@@ -60,8 +60,8 @@ def test_a_stopped_worker_is_killed_costs_one_request_and_is_replaced(
         done = {e.request_id: e for e in pool.grade(requests) if isinstance(e, RequestDone)}
 
     assert done["first"].result is None
-    assert "sat idle for 2 s without a word (stopped or wedged) and was killed" in \
-        (done["first"].error or "")
+    assert "sat idle for 2 s without a word (stopped or wedged) and was killed (its processes " \
+        f"then: {started[0].process.pid} stopped" in (done["first"].error or "")
     assert done["second"].result is not None
     assert len(started) == 2
     assert all(w.process.poll() is not None for w in started)

@@ -158,10 +158,12 @@ class Worker:
             try:
                 line = self._lines.next(silence_s)
             except TimeoutError as exc:
+                seen = strays.describe_tree(self.process.pid)
                 self.kill()
                 words = SILENCE_WORDS[str(exc)].format(limit=silence_s,
                                                        backstop=BACKSTOP * silence_s)
-                raise GraderCrash(f"the grading worker {words} and was killed") from None
+                raise GraderCrash(f"the grading worker {words} and was killed (its processes "
+                                  f"then: {seen or 'gone'})") from None
             if line is None:
                 break
             try:

@@ -158,6 +158,32 @@ def stopped(pid: int) -> bool:
     return stat[stat.rindex(")") + 2:].split(maxsplit=1)[0] in ("T", "t")
 
 
+_STATE_WORDS = {"R": "running", "S": "asleep", "D": "blocked in the kernel", "T": "stopped",
+                "t": "stopped by a tracer", "Z": "ended, not reaped", "I": "idle"}
+
+
+def describe_tree(pid: int) -> str:
+    """What each process of `pid`'s tree is doing, from /proc ("812 asleep in do_select, 830
+    stopped"): what a watchdog says of a tree it gives up on, so that a silence can be traced
+    to the process that kept it. Empty without /proc or once `pid` is gone."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop(0)
+        try:
+            stat = Path(f"/proc/{current}/stat").read_text()
+        except OSError:
+            continue
+        state = stat[stat.rindex(")") + 2:].split(maxsplit=1)[0]
+        try:
+            where = Path(f"/proc/{current}/wchan").read_text().strip()
+        except OSError:
+            where = ""
+        words = _STATE_WORDS.get(state, state)
+        found.append(f"{current} {words}{f' in {where}' if where not in ('', '0') else ''}")
+        pending.extend(sorted(children(current)))
+    return ", ".join(found)
+
+
 @dataclass(frozen=True)
 class Usage:
     """What a process tree is doing: the CPU seconds it has been charged (its processes' own,
