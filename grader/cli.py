@@ -27,7 +27,7 @@ from rich.console import Console
 from grader import REPORT_INSTALL, __version__
 from grader.candidate import mock
 from grader.engine.bundle import BundleError
-from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, raise_open_files
 from grader.engine.results import points_of
 from grader.engine.rounds import DEFAULT_ROUND, Round, RoundError, installed
 from grader.engine.safe_text import one_line
@@ -954,6 +954,7 @@ def main() -> None:
     line and exit status 1, not a traceback."""
     signal.signal(signal.SIGINT, interrupt_once)
     try:
+        raise_open_files()
         cli(prog_name="grader")
     except (OSError, RoundError, BundleError) as exc:
         click.echo(error_line(exc), err=True)

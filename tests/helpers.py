@@ -492,6 +492,15 @@ def cpu_quota(cpus: float, first: bool = False) -> Iterator[Path]:
 
 
 @contextmanager
+def process_cap(tasks: int) -> Iterator[Path]:
+    """A cgroup whose processes together may have `tasks` processes and threads, as in a
+    container with a limit on them (past it fork, clone and thread starts fail with EAGAIN),
+    as cpu_quota makes."""
+    with _cgroup("pids", {"pids.max": str(tasks)}, {"pids.max": str(tasks)}) as procs:
+        yield procs
+
+
+@contextmanager
 def memory_cap(mib: int) -> Iterator[Path]:
     """A cgroup whose processes together may hold `mib` MiB, as in a container with a memory
     limit (past it the kernel's out-of-memory killer ends one of them), as cpu_quota makes."""

@@ -741,3 +741,13 @@ def test_a_projection_weighs_the_whole_result_and_its_scale() -> None:
     assert projection(api, tree, weights) == pytest.approx(
         [float(flat @ weights(6)[0]), float(np.abs(flat) @ weights(6)[1])])
     assert projection(api, "not arrays", weights) is None
+
+
+def test_a_cost_below_zero_within_noise_reads_as_none() -> None:
+    """The reference graded as a candidate: its call at the large size can cost a little less
+    than its call at the tiny size, within a process's noise; the message says 0.0x, not a
+    negative multiple."""
+    from grader.checks.kinds import _times
+
+    assert [_times(r) for r in (-0.4, 0.0, 2.34, None)] == [
+        "0.0x", "0.0x", "2.3x", "an unmeasurable share of"]

@@ -1930,7 +1930,9 @@ def _large_cost(mine: Timings, theirs: Timings) -> float | None:
 
 
 def _times(ratio: float | None) -> str:
-    return "an unmeasurable share of" if ratio is None else f"{ratio:.1f}x"
+    """A ratio of costs in words; one below zero (a call at the large size that cost less than
+    one at the tiny size, within a process's noise) reads as what it is, none."""
+    return "an unmeasurable share of" if ratio is None else f"{max(ratio, 0.0):.1f}x"
 
 
 def _cpu_summary(size: str, sizes: tuple[int, ...], mine: Timings, theirs: Timings,

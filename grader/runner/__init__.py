@@ -134,11 +134,11 @@ class Worker:
         self._stderr = tempfile.TemporaryFile(mode="w+")
         options = ["--sandbox", *([json.dumps(asdict(first))] if first else [])] \
             if sandbox else []
-        self.process = subprocess.Popen(
+        self.process = strays.retried(lambda: subprocess.Popen(
             [sys.executable, "-P", "-m", "grader.runner.start", *options],
             env=_worker_environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._stderr,
-        )
+        ))
         strays.own(self.process.pid)
         self._lines = _Lines(self.process.stdout.fileno(),  # type: ignore[union-attr]
                              self.process.pid)

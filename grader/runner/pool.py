@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from grader.engine.results import CheckResult, PartResult, RunResult
-from grader.runner import GraderCrash, OutOfMemory, Worker
+from grader.runner import GraderCrash, OutOfMemory, Worker, strays
 from grader.runner.protocol import Request
 
 
@@ -118,10 +118,15 @@ class WorkerPool:
                    for _ in range(min(self.jobs, count))]
         for _ in threads:
             pending.put(_STOP)
-        for thread in threads:
-            thread.start()
         finished = False
         try:
+            for thread in threads:
+                try:
+                    strays.retried(thread.start)
+                except strays.NoProcessLeft:
+                    if thread is threads[0]:
+                        raise
+                    break  # fewer jobs at once: the machine has no thread to give another
             done = 0
             while done < count:
                 event = events.get()
@@ -136,7 +141,8 @@ class WorkerPool:
             # exit when asked is killed): waiting for them all never hangs, however slow the
             # machine, and no worker outlives the batch.
             for thread in threads:
-                thread.join()
+                if thread.ident is not None:  # started (one the machine refused never was)
+                    thread.join()
 
     def _serve(self, pending: queue.Queue[Request | None],
                events: queue.Queue[PoolEvent]) -> None:

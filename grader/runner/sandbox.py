@@ -24,6 +24,7 @@ ended over a socket of the executor's; it believes nothing else a sandbox says.
 
 from __future__ import annotations
 
+import errno
 import functools
 import importlib.util
 import itertools
@@ -148,6 +149,10 @@ class Support:
     """Whether a sandbox's cgroup gets a CPU share of its own (see Cgroup)."""
 
 
+_REFUSED_A_PROCESS = os.strerror(errno.EAGAIN)
+"""What bwrap says (after "Can't fork" or the like) where the kernel refused it a process."""
+
+
 @functools.cache
 def support() -> Support:
     """Whether bubblewrap is installed and can make a sandbox here (user namespaces allowed),
@@ -157,8 +162,17 @@ def support() -> Support:
     if bwrap is None:
         return Support(None, False, "bubblewrap is not installed (Debian/Ubuntu: apt-get install "
                        "bubblewrap)", None, "")
-    done = subprocess.run([bwrap, *_namespace_args(), *_system_args(), "/bin/true"],
-                          capture_output=True, text=True, timeout=30)
+
+    def try_once() -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([bwrap, *_namespace_args(), *_system_args(), "/bin/true"],
+                              capture_output=True, text=True, timeout=30)
+        if done.returncode != 0 and _REFUSED_A_PROCESS in done.stderr:
+            raise BlockingIOError(errno.EAGAIN, done.stderr.strip())
+        return done
+
+    # A process table full for a moment says nothing of this machine's sandboxes, and is not
+    # an answer to keep (NoProcessLeft is raised, not cached).
+    done = strays.retried(try_once)
     if done.returncode != 0:
         why = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
         return Support(bwrap, False, f"bwrap cannot make a sandbox here: {why[0]} (are "
@@ -527,9 +541,17 @@ class Sandbox:
             env["GRADER_CGROUP_PROCS"] = " ".join(self.cgroup.procs)
             command = ["/bin/sh", "-c", _JOIN_CGROUP, "grader-sandbox", *command]
         self._stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=env,
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=self._stderr)
+        try:
+            self.process = strays.retried(lambda: subprocess.Popen(
+                command, pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=self._stderr))
+        except BaseException:
+            ours.close()
+            theirs.close()
+            self._stderr.close()
+            if self.cgroup:
+                self.cgroup.remove()
+            raise
         strays.own(self.process.pid)
         theirs.close()
         self.socket = ours
@@ -552,7 +574,9 @@ class Sandbox:
                 START_WORDS[exc.why].format(limit=START_LIMIT_S, backstop=BACKSTOP * START_LIMIT_S)
                 if isinstance(exc, FrameTimeout) else str(exc) or "no answer")
             self.close()
-            starved = isinstance(exc, FrameTimeout) and exc.why == "wall"
+            # Too little CPU to start, or no process to start with: the machine's, not a fault.
+            starved = isinstance(exc, FrameTimeout) and exc.why == "wall" \
+                or _REFUSED_A_PROCESS in why
             raise (SandboxStarved if starved else SandboxError)(
                 f"the sandbox did not start: {why}") from exc
         self._ready = True
@@ -795,12 +819,14 @@ class Sandboxes:
         that busy judges nothing, and another start would wait as long again)."""
         if self.lost:
             raise self.lost
-        if self._sandbox is None:
-            self._sandbox = Sandbox(self.request, self.round)
         try:
+            if self._sandbox is None:
+                self._sandbox = Sandbox(self.request, self.round)
             return self._sandbox.wait_ready()
         except SandboxStarved as exc:
             raise self.starve(exc) from None
+        except strays.NoProcessLeft as exc:
+            raise self.starve(SandboxStarved(f"the sandbox did not start: {exc}")) from None
 
     def starve(self, why: SandboxStarved) -> ChildrenLost:
         """The machine was too busy to run the sandbox: the checks not run yet are undecided

@@ -15,10 +15,10 @@ import os
 import resource
 import signal
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from grader.runner import memory
 
@@ -84,29 +84,51 @@ class NoProcessLeft(OSError):
         self.by_the_code = by_the_code
 
 
-def fork() -> int:
-    """os.fork(), with every object alive at the fork left out of the child's garbage
-    collections (gc.freeze): a child that allocates would otherwise walk the worker's million
-    objects (torch's among them) in each full collection, and write to every page it walks,
-    copying it. The parent's objects are handed back to its collector once the fork is done.
-    A fork refused for want of processes (EAGAIN) is tried again after each of FORK_WAITS_S,
-    the strays of earlier children swept each time (a fork loop's may be what fills the
-    table)."""
+Started = TypeVar("Started")
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether `exc` is the machine refusing a process or a thread for want of one (EAGAIN:
+    BlockingIOError from fork and clone, and from a program that says its fork was refused;
+    threading's RuntimeError)."""
+    return isinstance(exc, BlockingIOError) or \
+        (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc))
+
+
+def retried(start: Callable[[], Started]) -> Started:
+    """start() (a fork, a program or a thread this process starts), tried again after each of
+    FORK_WAITS_S while the machine refuses it for want of processes (see `refused`), the
+    strays of earlier children swept each time (a fork loop's may be what fills the table);
+    then NoProcessLeft. A table full for a moment is the machine's, not the code's, and not
+    the grader's failure."""
     for wait in FORK_WAITS_S:
         try:
-            return _fork_once()
-        except BlockingIOError:
+            return start()
+        except (BlockingIOError, RuntimeError) as exc:
+            if not refused(exc):
+                raise
             kill_all()
             time.sleep(wait)
     try:
-        return _fork_once()
-    except BlockingIOError:
+        return start()
+    except (BlockingIOError, RuntimeError) as exc:
+        if not refused(exc):
+            raise
         lowered = resource.getrlimit(resource.RLIMIT_NPROC) != _PROCESS_LIMIT
         left = lowered or (_adopting and bool(children() - _own))
         why = ("the grader's limit on processes was lowered" if lowered else
                "filled by processes the code under test left behind" if left else "")
         raise NoProcessLeft("no process could be started: the process table stayed full"
                             + (f" ({why})" if why else ""), left) from None
+
+
+def fork() -> int:
+    """os.fork(), with every object alive at the fork left out of the child's garbage
+    collections (gc.freeze): a child that allocates would otherwise walk the worker's million
+    objects (torch's among them) in each full collection, and write to every page it walks,
+    copying it. The parent's objects are handed back to its collector once the fork is done.
+    A fork refused for want of processes is tried again (`retried`)."""
+    return retried(_fork_once)
 
 
 def _fork_once() -> int:

@@ -1,0 +1,141 @@
+"""The machine's own limits. One that refuses a process or a thread for a moment (its process
+table, or a container's limit on tasks, full: EAGAIN) is the machine's failure: every start is
+tried again (strays.retried), and what still cannot start is said to be so, undecided where it
+cost a check its verdict, never a candidate's error, a lost part or a traceback. A shell's low
+limit on open files is raised as far as its hard limit allows, and one too low to grade with
+is one line."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from grader.runner import strays
+
+from helpers import NO_SANDBOX, PREFIX, SESSION_ENV, process_cap, run_owned, write_workspace
+
+
+def _refusing(times: int, exc: BaseException) -> tuple[Callable[[], str], list[int]]:
+    """A start refused `times` times with `exc`, then started; and the count of tries."""
+    tries = [0]
+
+    def start() -> str:
+        tries[0] += 1
+        if tries[0] <= times:
+            raise exc
+        return "started"
+
+    return start, tries
+
+
+@pytest.mark.parametrize("exc", [BlockingIOError(11, "Resource temporarily unavailable"),
+                                 RuntimeError("can't start new thread")])
+def test_a_start_the_machine_refuses_for_a_moment_is_tried_again(
+        exc: BaseException, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(strays, "FORK_WAITS_S", (0.0, 0.0, 0.0))
+    start, tries = _refusing(2, exc)
+    assert strays.retried(start) == "started" and tries == [3]
+    start, tries = _refusing(10, exc)
+    with pytest.raises(strays.NoProcessLeft, match="the process table stayed full"):
+        strays.retried(start)
+    assert tries == [4]
+
+
+def test_any_other_failure_to_start_is_not_tried_again() -> None:
+    start, tries = _refusing(1, RuntimeError("threads can only be started once"))
+    with pytest.raises(RuntimeError, match="only be started once"):
+        strays.retried(start)
+    assert tries == [1]
+
+
+def _in_a_full_table(command: list[str], cwd: Path, spare: int) -> tuple[int, str, str]:
+    """`command` run in a cgroup with room for its own process and `spare` more (tasks:
+    processes and threads), as in a container whose limit on tasks is reached."""
+    try:
+        cap = process_cap(1 + spare)
+        procs = cap.__enter__()
+    except OSError as exc:
+        pytest.skip(f"no cgroup with a limit on tasks can be made here ({exc})")
+    try:
+        done = run_owned(command, cwd=cwd, env=SESSION_ENV,
+                         preexec_fn=lambda: procs.write_text(str(os.getpid())))
+    finally:
+        cap.__exit__(None, None, None)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_command_that_cannot_start_its_worker_says_why_in_one_line(tmp_path: Path) -> None:
+    """The command's own process and no room for the worker: an error that names the
+    machine's limit, exit 1, no traceback (the worker is never started, so this costs no
+    torch import)."""
+    root = write_workspace(tmp_path / "ws", "numpy", "reference")
+    code, out, err = _in_a_full_table([sys.executable, "-m", "grader", "check", "part1",
+                                       "--no-sandbox"], root, spare=0)
+    assert code == 1
+    assert out == ""
+    assert err.strip() == "Error: no process could be started: the process table stayed full"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(NO_SANDBOX), reason=NO_SANDBOX or "")
+def test_a_sandbox_the_machine_has_no_process_for_leaves_its_checks_undecided(
+        tmp_path: Path) -> None:
+    """A worker whose container has no room left for bubblewrap (its limit on tasks set to
+    what the worker already has): the part's checks are undecided, saying why, and the worker
+    goes on to answer the next request."""
+    from grader.runner import Request, Worker
+
+    root = write_workspace(tmp_path / "ws", "numpy", "reference")
+    request = Request(id="r", root=str(root), round=PREFIX.id, flavor="numpy",
+                      parts=["part1"], seed=1, timeout_s=10)
+    try:
+        cap = process_cap(10_000)
+        procs = cap.__enter__()
+    except OSError as exc:
+        pytest.skip(f"no cgroup with a limit on tasks can be made here ({exc})")
+    try:
+        with Worker(sandbox=True) as worker:
+            procs.write_text(str(worker.process.pid))
+            (procs.parent / "pids.max").write_text((procs.parent / "pids.current").read_text())
+            result = worker.run(request)
+            (procs.parent / "pids.max").write_text("max")
+            again = worker.run(request)
+    finally:
+        cap.__exit__(None, None, None)
+    checks = [c for part in result.parts for c in part.checks]
+    assert checks and {c.status for c in checks} == {"undecided"}
+    assert "the sandbox did not start: no process could be started: the process table " \
+        "stayed full" in checks[0].message
+    assert {c.status for part in again.parts for c in part.checks} == {"passed"}
+
+
+def _with_open_files(soft: int, hard: int) -> Callable[[], None]:
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    return limit
+
+
+def test_a_low_limit_on_open_files_is_raised_for_the_grading(tmp_path: Path) -> None:
+    script = ("import resource\n"
+              "from grader.engine.limits import raise_open_files\n"
+              "raise_open_files()\n"
+              "print(*resource.getrlimit(resource.RLIMIT_NOFILE))\n")
+    done = run_owned([sys.executable, "-c", script], cwd=tmp_path, env=SESSION_ENV,
+                     preexec_fn=_with_open_files(12, 1024))
+    assert done.stdout.split() == ["1024", "1024"], done.stderr
+
+
+def test_a_limit_on_open_files_too_low_to_grade_with_is_one_line(tmp_path: Path) -> None:
+    root = write_workspace(tmp_path / "ws", "numpy", "reference")
+    done = run_owned([sys.executable, "-m", "grader", "check", "part1", "--no-sandbox"],
+                     cwd=root, env=SESSION_ENV, preexec_fn=_with_open_files(12, 12))
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("Error: this command may open only 12 files (ulimit -n 12); "
+                                   "grading needs at least 64")
