@@ -176,3 +176,36 @@ def _answering(source: str, answer: str) -> str:
                                else ast.Constant(None))
             node.body = [ast.Return(value)]
     return ast.unparse(tree)
+
+
+def _failing(check_id: str, after: list[str], status: str = "failed") -> CheckResult:
+    return CheckResult(id=check_id, title="", status=status, score=0.0,  # type: ignore[arg-type]
+                       max_score=1.0, message="m", hint="h", after=after)
+
+
+def test_two_failures_each_named_in_the_others_after_fold_under_the_first_met() -> None:
+    """A check that voided another's values (the values' row then follows from it) whose own
+    row says it follows from those values: the scorecard's triage and the hints that point
+    at a root end, under the check the part lists first being the other's root, where
+    following the chain went round for ever (a worker silent until its watchdog killed it)."""
+    from grader.runner.worker import FOLLOWS_HINT, point_folded_failures_at_their_root
+
+    checks = [_failing("p.values", ["p.cost"]), _failing("p.cost", ["p.values"], "timeout"),
+              _failing("p.later", ["p.values"])]
+    found = triage(RunResult("r", "numpy", 0, [PartResult("p", "P", checks)]))
+    assert [(t.root.id, [c.id for c in t.follows]) for t in found.troubles] == [
+        ("p.cost", ["p.values", "p.later"])]
+    point_folded_failures_at_their_root(checks)
+    assert [c.hint for c in checks] == [
+        f"{FOLLOWS_HINT.format(root='p.cost')} h", "h", f"{FOLLOWS_HINT.format(root='p.cost')} h"]
+
+
+def test_a_check_that_voids_values_is_their_root_whatever_its_table_says() -> None:
+    from grader.runner.worker import void_results
+
+    class Voiding:
+        id, voids, void_message = "p.cost", ["p.values"], "not counted"
+
+    values, cost = _failing("p.values", [], "passed"), _failing("p.cost", ["p.values"], "timeout")
+    void_results([Voiding()], [values, cost], {}, set())  # type: ignore[list-item]
+    assert (values.status, values.after, cost.after) == ("failed", ["p.cost"], [])

@@ -75,31 +75,46 @@ def follows_from(after: Iterable[str], status: Mapping[str, str]) -> str | None:
     return next((a for a in after if status.get(a) in FAILING), None)
 
 
+def root_of(check_id: str, parent: Mapping[str, str]) -> str:
+    """The root of a folded failure's chain (see folded_under)."""
+    while check_id in parent:
+        check_id = parent[check_id]
+    return check_id
+
+
+def _fold(parent: dict[str, str], check_id: str, cause: str) -> None:
+    """Fold check_id under cause, unless cause's chain leads back to check_id: two failures
+    each named in the other's `after` (a check that voided another's values, whose own row
+    says it follows from them) would fold into a loop with no root; the first met stays one."""
+    if root_of(cause, parent) != check_id:
+        parent[check_id] = cause
+
+
+def folded_under(checks: Iterable[CheckResult]) -> dict[str, str]:
+    """Each failure's parent, the failure it follows from (follows_from), in the checks'
+    order: a forest, whose roots are the failures that stand alone."""
+    checks = list(checks)
+    status = {c.id: c.status for c in checks}
+    parent: dict[str, str] = {}
+    for check in checks:
+        cause = follows_from(check.after, status) if check.status in FAILING else None
+        if cause is not None:
+            _fold(parent, check.id, cause)
+    return parent
+
+
 def _roots(part: PartResult) -> tuple[list[CheckResult], dict[str, str]]:
     """The part's root failures (in registration order) and, for each folded failure, the
-    root it follows from."""
-    status = {c.id: c.status for c in part.checks}
-    parent: dict[str, str] = {}
+    root it follows from; the checks a hang kept from running fold under it."""
+    parent = folded_under(part.checks)
     hung: str | None = None
     for check in part.checks:
         if check.status == "skipped" and hung and check.message.startswith("not run:"):
-            parent[check.id] = hung
-            continue
-        if check.status not in FAILING:
-            continue
-        if check.status == "timeout":
+            _fold(parent, check.id, hung)
+        elif check.status == "timeout":
             hung = check.id
-        cause = follows_from(check.after, status)
-        if cause is not None:
-            parent[check.id] = cause
     roots = [c for c in part.checks if c.status in FAILING and c.id not in parent]
-
-    def root_of(check_id: str) -> str:
-        while check_id in parent:
-            check_id = parent[check_id]
-        return check_id
-
-    return roots, {child: root_of(child) for child in parent}
+    return roots, {child: root_of(child, parent) for child in parent}
 
 
 def triage(result: RunResult) -> Triage:

@@ -42,7 +42,7 @@ from grader.engine.results import (
     weigh_properties,
 )
 from grader.engine.rounds import Part, Round, RoundError, get_round, load_module
-from grader.engine.triage import FAILING, follows_from
+from grader.engine.triage import folded_under, follows_from, root_of
 from grader.engine.workspace import EXERCISES_DIR
 from grader.runner import strays
 from grader.runner.children import (
@@ -426,7 +426,7 @@ def void_results(checks: list[Check], results: list[CheckResult],
             continue
         done.update(r.id for r in targets)
         for voided in targets:
-            _set_aside(voided, "failed", check.void_message, check.id)
+            _set_aside(voided, "failed", check.void_message, by_id[check.id])
 
 
 def _not_seen(check: Check, unseen: CheckResult, targets: list[CheckResult]) -> None:
@@ -441,16 +441,18 @@ def _not_seen(check: Check, unseen: CheckResult, targets: list[CheckResult]) -> 
         status, reason = "failed", \
             f"not counted: {check.id} {how} before it could see how these values were made"
     for voided in targets:
-        _set_aside(voided, status, reason, check.id)
+        _set_aside(voided, status, reason, unseen)
 
 
-def _set_aside(voided: CheckResult, status: Status, reason: str, by: str) -> None:
+def _set_aside(voided: CheckResult, status: Status, reason: str, by: CheckResult) -> None:
     """A passed or failed check's points taken (or held back) for `reason`, given by check
-    `by`, with what it showed on its own kept in its message."""
+    `by`, with what it showed on its own kept in its message. It follows from `by`, which no
+    longer follows from it (its table's `after` may name it): `by` is the root."""
     if voided.status not in ("passed", "failed"):
         return
-    voided.message = f"{reason} (on its own it {voided.status}): see {by}"
-    voided.status, voided.score, voided.hint, voided.after = status, 0.0, None, [by]
+    voided.message = f"{reason} (on its own it {voided.status}): see {by.id}"
+    voided.status, voided.score, voided.hint, voided.after = status, 0.0, None, [by.id]
+    by.after = [a for a in by.after if a != voided.id]
 
 
 FOLLOWS_HINT = ("Fix {root} first: this failure follows from it (what this check measures "
@@ -464,12 +466,10 @@ def point_folded_failures_at_their_root(results: list[CheckResult]) -> None:
     calls, subtract each row's max, clear the gradients) supposes the values right, which the
     failure before it says they are not. The scorecard shows the root's hint alone; the JSON,
     Gradescope's and Classroom's results show every row's."""
-    statuses = {r.id: r.status for r in results}
-    parent = {r.id: follows_from(r.after, statuses) for r in results if r.status in FAILING}
+    parent = folded_under(results)
     for result in results:
-        root = parent.get(result.id)
-        while parent.get(root or ""):
-            root = parent[root or ""]  # the scorecard folds it under the root of the chain
+        # The scorecard folds it under the root of its chain.
+        root = root_of(result.id, parent) if result.id in parent else None
         if root is not None and root not in (result.hint or ""):
             result.hint = " ".join(filter(None, (FOLLOWS_HINT.format(root=root), result.hint)))
 
@@ -494,8 +494,8 @@ def show_lines_apart(grading: _Part) -> None:
                                              source_text(theirs / used) or "")
                              for used in apart.imported_files(source or "")):
         return
-    statuses = {r.id: r.status for r in grading.results}
-    roots = [r for r in failing if follows_from(r.after, statuses) is None] or failing
+    parent = folded_under(grading.results)
+    roots = [r for r in failing if r.id not in parent] or failing
     opening = min(roots, key=lambda r: (-r.rank, -r.max_score))
     for result in {id(r): r for r in (failing[0], opening)}.values():
         result.hint = apart.with_lines_apart(result.hint, file, places)
