@@ -132,3 +132,28 @@ def test_killing_a_worker_kills_the_candidate_process_it_forked(tmp_path: Path) 
     assert errors and not thread.is_alive()
     assert str(errors[0]).startswith("the grading worker stopped unexpectedly (killed by "
                                      "signal SIGKILL):")
+
+
+def test_a_worker_the_machine_has_no_process_for_leaves_its_request_to_the_machine(
+        tmp_path: Path) -> None:
+    """A worker that cannot be started (the process table stayed full through strays.retried's
+    waits) costs its request a result, which says so and is the machine's failure (its checks
+    undecided in a batch), not "the grader itself failed"; the next request gets a worker."""
+    from grader.runner import strays
+
+    refused = strays.NoProcessLeft("no process could be started: the process table stayed "
+                                   "full", False)
+    tries: list[int] = []
+
+    def start() -> Worker:
+        tries.append(1)
+        if len(tries) == 1:
+            raise refused
+        raise GraderCrash("a second start: enough to tell the requests apart")
+
+    requests = [stub_request(tmp_path, "first"), stub_request(tmp_path, "second")]
+    with WorkerPool(1, start_worker=start) as pool:
+        done = {e.request_id: e for e in pool.grade(requests) if isinstance(e, RequestDone)}
+    assert (done["first"].error, done["first"].by_the_machine) == (str(refused), True)
+    assert (done["second"].error, done["second"].by_the_machine) == (
+        "the grader itself failed: a second start: enough to tell the requests apart", False)

@@ -40,8 +40,8 @@ class PartDone:
 @dataclass(frozen=True)
 class RequestDone:
     """A request is finished: its result, or why the grader itself could not produce one
-    (`by_the_machine`: the machine ended the grading, not the grader or the code: OutOfMemory;
-    the checks it did not run are undecided, not errors)."""
+    (`by_the_machine`: the machine ended or refused the grading, not the grader or the code:
+    see by_the_machine; the checks it did not run are undecided, not errors)."""
 
     request_id: str
     result: RunResult | None
@@ -53,10 +53,16 @@ PoolEvent = CheckDone | PartDone | RequestDone
 _STOP = None
 
 
+def by_the_machine(exc: Exception) -> bool:
+    """Whether the machine, not the grader, kept a request from a result: it ran out of
+    memory, or had no process to start a worker with (strays.retried)."""
+    return isinstance(exc, OutOfMemory | strays.NoProcessLeft)
+
+
 def failure(exc: Exception) -> str:
-    """Why a worker produced no result for a request, as its row says (a crash of the worker
-    speaks for itself; anything else is named)."""
-    if isinstance(exc, OutOfMemory):
+    """Why a worker produced no result for a request, as its row says (a crash of the worker,
+    or the machine's failure, speaks for itself; anything else is named)."""
+    if by_the_machine(exc):
         return str(exc)
     why = str(exc) if isinstance(exc, GraderCrash | OSError) else f"{type(exc).__name__}: {exc}"
     return f"the grader itself failed: {why}"
@@ -164,8 +170,7 @@ class WorkerPool:
                         worker.kill()
                         self._retire(worker)
                     worker = None
-                    events.put(RequestDone(request.id, None, failure(exc),
-                                           isinstance(exc, OutOfMemory)))
+                    events.put(RequestDone(request.id, None, failure(exc), by_the_machine(exc)))
         finally:
             if worker is not None:
                 self._retire(worker)
