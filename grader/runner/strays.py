@@ -171,13 +171,20 @@ def children(pid: int | None = None) -> set[int]:
     return found
 
 
-def stopped(pid: int) -> bool:
-    """Whether `pid` is stopped by a signal (or under a tracer's stop), from /proc."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command's name (which may hold spaces and
+    parentheses), the state first; None when `pid` is gone or there is no /proc."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    return stat[stat.rindex(")") + 2:].split(maxsplit=1)[0] in ("T", "t")
+        return None
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def stopped(pid: int) -> bool:
+    """Whether `pid` is stopped by a signal (or under a tracer's stop), from /proc."""
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] in ("T", "t")
 
 
 _STATE_WORDS = {"R": "running", "S": "asleep", "D": "blocked in the kernel", "T": "stopped",
@@ -191,11 +198,10 @@ def describe_tree(pid: int) -> str:
     found, pending = [], [pid]
     while pending:
         current = pending.pop(0)
-        try:
-            stat = Path(f"/proc/{current}/stat").read_text()
-        except OSError:
+        fields = _stat_fields(current)
+        if fields is None:
             continue
-        state = stat[stat.rindex(")") + 2:].split(maxsplit=1)[0]
+        state = fields[0]
         try:
             where = Path(f"/proc/{current}/wchan").read_text().strip()
         except OSError:
@@ -231,14 +237,12 @@ def tree_usage(pid: int) -> Usage | None:
     cpu, runnable, pending, first = 0.0, False, [pid], True
     while pending:
         current = pending.pop()
-        try:
-            stat = Path(f"/proc/{current}/stat").read_text()
-        except OSError:
+        fields = _stat_fields(current)
+        if fields is None:
             if first:
                 return None
             continue
         first = False
-        fields = stat[stat.rindex(")") + 2:].split()
         runnable = runnable or fields[0] in _AT_WORK
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
         pending.extend(children(current))
