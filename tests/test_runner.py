@@ -324,6 +324,46 @@ def test_a_plan_measured_run_by_run_gets_each_processs_cpu_time_from_the_kernel(
     assert figures[0][1] < 0.3 < 0.35 <= figures[1][1] < 1.5
 
 
+ENDINGS = {
+    "a thread refused": ('raise RuntimeError("can\'t start new thread")',
+                         "RuntimeError: can't start new thread"),
+    "a process refused": ("raise BlockingIOError(11, 'Resource temporarily unavailable')",
+                          "BlockingIOError: [Errno 11] Resource temporarily unavailable"),
+    "killed": ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+               "killed by signal SIGKILL"),
+    "stalled": ("import time; time.sleep(30)",
+                "its own setup did not finish in the time allowed for importing the part"),
+}
+
+
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_what_ends_a_child_before_the_candidates_first_line_is_never_the_codes(
+        tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str) -> None:
+    """A child sets itself up (limits, capture, the filter on new processes) before the first
+    line of candidate code, and says so in its first frame. What ends or stalls it before then
+    (a thread or a process the machine's full table refused, a kill, a stall) is no verdict on
+    the code: the part's checks are undecided, saying why. The same line run by the code, at
+    its import, is the code's: an error, or a timeout."""
+    from grader.engine.results import NOT_SET_UP
+    from grader.runner import child as child_module
+
+    line, why = ENDINGS[ending]
+    plans = [Plan("round:spin", {"seconds": 0.0}, lambda data: passed("ran"))] * 2
+    setup = write_workspace(tmp_path / "setup", "numpy", round_=tiny)
+    with monkeypatch.context() as patched:
+        patched.setattr(child_module, "first_for_the_killer", lambda: exec(line))
+        results = _run_plans_here(tiny, setup, plans, ready=False, timeout_s=1.0)
+    assert [(r.status, r.message) for r in results] == \
+        [("undecided", NOT_SET_UP.format(why=why))] * 2
+
+    imported = write_workspace(tmp_path / "import", "numpy", round_=tiny)
+    part = imported / "exercises" / "part1_sum.py"
+    part.write_text(f"{line}\n{part.read_text()}")
+    statuses = [r.status for r in _run_plans_here(tiny, imported, plans, ready=False,
+                                                  timeout_s=1.0)]
+    assert statuses == (["timeout", "skipped"] if ending == "stalled" else ["error"] * 2)
+
+
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"),
                     reason="grader/runner/nofork.py has no seccomp filter for this machine")
 def test_a_measured_run_can_start_no_process(tiny: Round, tmp_path: Path) -> None:
@@ -757,9 +797,12 @@ class _FakeChild:
     tells a starved process (runnable, no CPU) from an idle one (asleep) and a busy one."""
 
     def __init__(self, runnable: bool, cpu_per_s: float) -> None:
+        from grader.runner.children import Setup
+
         self.fd, self.write_fd = os.pipe()
         self.runnable, self.cpu_per_s = runnable, cpu_per_s
         self.began = time.monotonic()
+        self.setup = Setup(done=True)  # past its setup: what it writes is a probe's frame
 
     def usage(self):  # type: ignore[no-untyped-def]
         from grader.runner.strays import Usage

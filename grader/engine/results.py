@@ -43,6 +43,11 @@ SHORT_OF_MEMORY = ("the machine ran out of memory while this ran (its container'
                    "with more memory free")
 """What a check says whose process the kernel's out-of-memory killer ended when the memory that
 ran out was not the code's to use up (see runner.children.Ended.machine)."""
+NOT_SET_UP = ("the process for the code under test ended or stalled before any of that code "
+              "ran ({why}), so this was not judged: re-run")
+"""What a check says whose process failed in its own setup, before the candidate's first line:
+the machine refused it something (a thread, a process, memory) or the grader failed (see
+runner.children.Setup)."""
 SHORT_OF_MEMORY_NOTE = "the machine ran out of memory judging {what}: re-run with more memory free"
 """TOO_BUSY's counterpart for the checks undecided for want of memory (SHORT_OF_MEMORY)."""
 

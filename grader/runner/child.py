@@ -305,7 +305,9 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
     """Run spec's calls, one frame each on `fd`, after importing the candidate's part
     (spec.module), or, for a baseline (module None), with no candidate code at all, spec.root
     then being the reference folder; each call once its arguments arrive on `orders` (the
-    judge sends them after the "imported" frame and after each call's frame). Never returns.
+    judge sends them after the "imported" frame and after each call's frame). The first frame
+    says the child's own setup is done ("set_up") or why it failed ("setup_failed"). Never
+    returns.
 
     A call that uses the device runs without the address-space cap when CUDA is there
     (spec.device_ready)."""
@@ -314,19 +316,12 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
         module_name = spec["module"]
         root = Path(spec["root"])
         folder = root / "exercises" if module_name else root
-        _close_inherited_files(fd, orders)
-        uses_device = spec["device_ready"] and any(c["uses_device"] for c in spec["calls"])
-        capture = _prepare(fd, 0 if uses_device else spec["memory_mb"], spec["flavor"],
-                           worker_pid, folder)
-        if module_name is not None:
-            first_for_the_killer()
-        if module_name is not None and any(c["forkless"] for c in spec["calls"]):
-            threadless = any(c["threadless"] for c in spec["calls"]) and not uses_device
-            if threadless and any(c["profiled"] for c in spec["calls"]):
-                warm_the_profiler()
-            forbid_new_processes(threads=not threadless)
-            if threadless:
-                _held_to_one_thread()
+        try:
+            capture = _set_up(fd, orders, spec, worker_pid, folder)
+        except BaseException as exc:  # noqa: BLE001 - said before any candidate code ran
+            write_frame(fd, {"kind": "setup_failed", "message": _setup_failure(exc)})
+            raise
+        write_frame(fd, {"kind": "set_up"})
         if module_name is None:
             api = Api(ModuleType("baseline"), make_backend(spec["flavor"]), folder, helpers)
         else:
@@ -350,6 +345,33 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
         _report_crash(fd)
     finally:
         os._exit(code)
+
+
+def _set_up(fd: int, orders: int, spec: ChildSpec, worker_pid: int | None,
+            folder: Path) -> CappedText:
+    """Everything the child does before the first line of candidate code (or, for a child
+    with no candidate code, before the first probe): what fails or hangs here is never the
+    code's, and the judge hears where the boundary lies (the "set_up" frame)."""
+    _close_inherited_files(fd, orders)
+    candidate = spec["module"] is not None
+    uses_device = spec["device_ready"] and any(c["uses_device"] for c in spec["calls"])
+    capture = _prepare(fd, 0 if uses_device else spec["memory_mb"], spec["flavor"],
+                       worker_pid, folder)
+    if candidate:
+        first_for_the_killer()
+    if candidate and any(c["forkless"] for c in spec["calls"]):
+        threadless = any(c["threadless"] for c in spec["calls"]) and not uses_device
+        if threadless and any(c["profiled"] for c in spec["calls"]):
+            warm_the_profiler()
+        forbid_new_processes(threads=not threadless)
+        if threadless:
+            _held_to_one_thread()
+    return capture
+
+
+def _setup_failure(exc: BaseException) -> str:
+    """What stopped the child's setup, in a line: the exception's type and text."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _close_inherited_files(*keep: int) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from grader.engine.results import SHORT_OF_MEMORY, TOO_BUSY, Status
+from grader.engine.results import NOT_SET_UP, SHORT_OF_MEMORY, TOO_BUSY, Status
 from grader.engine.rounds import Round, load_module
 from grader.runner import strays
 from grader.runner.protocol import (
@@ -54,6 +54,23 @@ class Ended:
     machine: str = ""
 
 
+@dataclass
+class Setup:
+    """What a child said of its own setup (limits, capture, the filter on new processes),
+    which it does before any code of the candidate's runs, in its first frame: "set_up", or
+    "setup_failed" with why. Until it has said it is set up, nothing the child does, and no
+    way it ends or hangs, is the code's: the machine refused it something (a thread, a
+    process, memory) or the grader failed."""
+
+    done: bool = False
+    failure: str = ""
+
+    def machine(self, how: str) -> str:
+        """A check's words for a child that ended (`how`) before it was set up; nothing once
+        it was."""
+        return "" if self.done else NOT_SET_UP.format(why=self.failure or how)
+
+
 class ChildrenLost(Exception):
     """No child can be started for the rest of this request (its sandbox was lost: the code
     under test stopped or killed it; or it never started on a machine too busy to give it a
@@ -77,7 +94,9 @@ class Watched(Protocol):
 class Child(Watched, Protocol):
     """A process running one ChildJob, forked here or in a sandbox; the worker reads its
     frames from `fd`, and hands it each call's arguments with `release` (see ChildJob for when
-    a caller may)."""
+    a caller may). `setup`: what it said of its own setup (next_frame reads that)."""
+
+    setup: Setup
 
     def release(self) -> None: ...
 
@@ -230,23 +249,34 @@ def next_frame(child: Child, timeout_s: float, budget: IdleBudget | None = None,
     """The child's next frame, within `timeout_s` of its work (see wait_readable), each piece
     of a frame larger than a pipe waited for the same way (a child starved while it writes one
     is waited for, not cut off by the clock); a malformed one reads as an error frame, not a
-    worker crash."""
+    worker crash. The child's first frame, about its own setup, is taken into `child.setup`
+    on the way: None for a child whose setup failed, as for one that ended without a word
+    (`child.end` says which)."""
     left = timeout_s
 
     def wait(fd: int) -> None:
         nonlocal left
         left = max(wait_readable(child, left, budget, progress), SLICE_S)
 
-    try:
-        frame = read_frame(child.fd, wait)
-    except FrameTimeout:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever the child wrote, the worker goes on
-        return dict(probe_frame("error", message=f"unreadable result from the child "
-                                f"process: {exc}"))
-    if frame is not None and not isinstance(frame, dict):
-        return dict(probe_frame("error", message="unreadable result from the child process"))
-    return frame
+    while True:
+        try:
+            frame = read_frame(child.fd, wait)
+        except FrameTimeout:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the child wrote, the worker goes on
+            return dict(probe_frame("error", message=f"unreadable result from the child "
+                                    f"process: {exc}"))
+        if frame is not None and not isinstance(frame, dict):
+            return dict(probe_frame("error", message="unreadable result from the child process"))
+        if frame is None or child.setup.done:
+            return frame
+        if frame["kind"] == "setup_failed":
+            child.setup.failure = frame["message"] or "its setup failed"
+            return None
+        if frame["kind"] != "set_up":
+            return dict(probe_frame("error", message="the child process sent a result before "
+                                    "it said it was set up: not believed"))
+        child.setup.done = True
 
 
 class ForkedChild:
@@ -279,6 +309,7 @@ class ForkedChild:
         os.close(write_fd)
         self.orders.handed_over()
         self.pid, self.fd = pid, read_fd
+        self.setup = Setup()
 
     def release(self) -> None:
         self.orders.release()
@@ -299,7 +330,7 @@ class ForkedChild:
         os.close(self.fd)
         self.orders.close()
         how, cpu_s, here = strays.reap(self.pid, kill, sweep=self.sweep)
-        return Ended(how, cpu_s, SHORT_OF_MEMORY if here else "")
+        return Ended(how, cpu_s, SHORT_OF_MEMORY if here else self.setup.machine(how))
 
 
 def ask_last_words(ask: Callable[[], None], fd: int) -> tuple[str, str]:

@@ -444,6 +444,19 @@ def receive_orders(sock: socket.socket) -> dict[str, Any]:
 # --- child -> worker frames ---------------------------------------------------------------------
 
 
+class SetUpFrame(TypedDict):
+    """A child's first frame: its own setup is done, and whatever follows may be the code's."""
+
+    kind: Literal["set_up"]
+
+
+class SetupFailedFrame(TypedDict):
+    """A child's first frame when its own setup failed (no code of the candidate's has run)."""
+
+    kind: Literal["setup_failed"]
+    message: str
+
+
 class ImportedFrame(TypedDict):
     kind: Literal["imported"]
     output: str
@@ -474,9 +487,10 @@ class LastWordsFrame(TypedDict):
     where: str
 
 
-Frame = ImportedFrame | ImportErrorFrame | ProbeFrame | LastWordsFrame
-FRAME_KINDS = frozenset({"imported", "import_error", "observation", "not_implemented", "fault",
-                         "error", "last_words"})
+Frame = (SetUpFrame | SetupFailedFrame | ImportedFrame | ImportErrorFrame | ProbeFrame
+         | LastWordsFrame)
+FRAME_KINDS = frozenset({"set_up", "setup_failed", "imported", "import_error", "observation",
+                         "not_implemented", "fault", "error", "last_words"})
 
 
 def received_frame(obj: Any, size: int) -> dict[str, Any]:

@@ -58,6 +58,7 @@ from grader.runner.children import (
     ChildrenLost,
     Ended,
     Orders,
+    Setup,
     Spawn,
     TreeWatch,
     ask_last_words,
@@ -745,6 +746,7 @@ class SandboxedChild:
             os.close(write_fd)
             orders.handed_over()
         self.fd, self.orders = read_fd, orders
+        self.setup = Setup()
         self._last: tuple[strays.Usage, strays.Usage] | None = None  # the executor's, ours
 
     def release(self) -> None:
@@ -793,8 +795,13 @@ class SandboxedChild:
             lost = self.owner.lose()
             return Ended(_LOST_CHILD[str(lost)], 0.0,
                          SHORT_OF_MEMORY if str(lost) == LOST_TO_THE_MACHINE else "")
-        if ended.how != strays.OUT_OF_MEMORY:
-            return ended
+        if ended.how == strays.OUT_OF_MEMORY:
+            ended = self._out_of_memory(sandbox, ended)
+        return replace(ended, machine=ended.machine or self.setup.machine(ended.how))
+
+    def _out_of_memory(self, sandbox: Sandbox, ended: Ended) -> Ended:
+        """A child the executor saw killed for memory: the machine's where the sandbox's own
+        cgroup counted the kill and its own limit had not filled."""
         killed = sandbox.killed_since(self._kills_at_start)
         if killed is False:  # a SIGKILL the killer did not send: the machine's count rose
             return replace(ended, how=strays.describe_signal(signal.SIGKILL))

@@ -34,6 +34,7 @@ from grader.checks.mutants import source_text
 from grader.checks.table import checks_for
 from grader.engine.flavored import for_flavor
 from grader.engine.results import (
+    NOT_SET_UP,
     TOO_BUSY,
     CheckResult,
     PartResult,
@@ -728,12 +729,19 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
     try:
         hello = next_frame(child, request.timeout_s, grading.idle, grading.alive)
     except FrameTimeout as exc:
+        if not child.setup.done:
+            child.end(kill=True)
+            return None, grading.not_run(index, NOT_SET_UP.format(
+                why="its own setup did not finish in the time allowed for importing the part"),
+                status="undecided")
         why = timeout_words(exc, request.timeout_s, grading.idle, part.file)
         return None, _time_out(grading, child, index, exc, why, "importing the part", began,
                                "")
     grading.alive()
     if hello is None or hello["kind"] == "import_error":
         ended = child.end(kill=True)
+        if not child.setup.done:
+            return None, grading.not_run(index, ended.machine, status="undecided")
         why = (f"could not import {part.file}:\n{hello['message']}" if hello
                else f"the process importing {part.file} {ended.how}")
         if hello is None and ended.machine:
