@@ -10,8 +10,10 @@ import pickle
 import platform
 import py_compile
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
@@ -324,6 +326,49 @@ def test_a_plan_measured_run_by_run_gets_each_processs_cpu_time_from_the_kernel(
     assert figures[0][1] < 0.3 < 0.35 <= figures[1][1] < 1.5
 
 
+def test_a_child_stopped_from_outside_is_continued_at_the_next_look(tiny: Round,
+                                                                    tmp_path: Path) -> None:
+    """Each child this test forks is stopped (SIGSTOP) soon after it starts and never continued
+    by the one who stopped it: a person's `kill -STOP`, a tool that pauses processes. The
+    grader continues its child at its next look, so a check whose limit (1 s of sleep) is far
+    shorter than the stop meant to last passes with its quiet verdict."""
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    before = strays.children(os.getpid())
+    halt, stopped = threading.Event(), set()
+
+    def stop_each_new_child() -> None:
+        while not halt.wait(0.01):
+            for pid in strays.children(os.getpid()) - before - stopped:
+                os.kill(pid, signal.SIGSTOP)
+                stopped.add(pid)
+
+    stopper = threading.Thread(target=stop_each_new_child, daemon=True)
+    stopper.start()
+    try:
+        plans = [Plan("round:spin", {"seconds": 0.2}, lambda data: passed(data))] * 3
+        results = _run_plans_here(tiny, root, plans, ready=False, timeout_s=1.0)
+    finally:
+        halt.set()
+        stopper.join()
+    assert stopped, "no child was ever stopped: nothing was tested"
+    assert [(r.status, r.message) for r in results] == [("passed", "spun")] * 3
+
+
+@pytest.mark.parametrize(("times", "status"), [(2, "passed"), (100_000, "timeout")])
+def test_code_that_stops_itself_is_continued_yet_spends_its_sleep(
+        tiny: Round, tmp_path: Path, times: int, status: str) -> None:
+    """Code that stops itself is continued like any stopped child, and each stop counts as
+    sleep up to the look that ends it: a couple of stops cost a look each, and code that stops
+    itself without end times out as idle code does."""
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    plan = Plan("round:stop_self", {"times": times}, lambda data: passed(data))
+    (result,) = _run_plans_here(tiny, root, [plan], ready=False, timeout_s=1.0)
+    assert result.status == status, result
+    assert result.message == ("woke" if status == "passed" else
+                              "sat idle for 1 s (sleeping or waiting, not computing); the rest "
+                              "of this part was not run")
+
+
 ENDINGS = {
     "a thread refused": ('raise RuntimeError("can\'t start new thread")',
                          "RuntimeError: can't start new thread"),
@@ -529,8 +574,8 @@ def test_a_starved_reference_leaves_what_it_serves_undecided(
     starved = strays.Usage(0.0, True)
     monkeypatch.setattr(strays, "work_usage",
                         lambda pid: real_work(pid) if pid in candidates else starved)
-    monkeypatch.setattr(strays, "tree_usage",
-                        lambda pid: real_tree(pid) if pid in candidates else starved)
+    monkeypatch.setattr(strays, "tree_usage", lambda pid, resume=False: real_tree(pid, resume)
+                        if pid in candidates else starved)
     forked = fork_spawner(tiny)
 
     def spawn(job):  # type: ignore[no-untyped-def]

@@ -132,6 +132,14 @@ def spin(api, seconds, hidden=False, rest=0.0):
     return "spun"
 
 
+def stop_self(api, times):
+    """Stop this process with SIGSTOP `times` times over, as code that pauses itself would."""
+    import os, signal
+    for _ in range(times):
+        os.kill(os.getpid(), signal.SIGSTOP)
+    return "woke"
+
+
 def spin_grid(api, rows, columns, seconds):
     """A diagnosis's grid of answers (one per row and column), after burning `seconds`."""
     spin(api, seconds)

@@ -321,8 +321,11 @@ class ForkedChild:
         return ask_last_words(lambda: os.kill(self.pid, LAST_WORDS_SIGNAL), self.fd)
 
     def usage(self) -> strays.Usage | None:
-        """With sweep False a stray is not this child's: another child of the worker lives."""
-        return (strays.work_usage if self.sweep else strays.tree_usage)(self.pid)
+        """With sweep False a stray is not this child's: another child of the worker lives.
+        A process of the child's found stopped is continued (strays.work_usage)."""
+        if self.sweep:
+            return strays.work_usage(self.pid)
+        return strays.tree_usage(self.pid, resume=True)
 
     def end(self, kill: bool) -> Ended:
         """Reap the child (killed first if asked), then every process it left behind (not for

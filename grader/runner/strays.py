@@ -229,10 +229,11 @@ cost (a vfork that never returns, membarrier in a loop), and a wait counted as w
 reach the clock's backstop as a starved one and leave its check undecided, not timed out."""
 
 
-def tree_usage(pid: int) -> Usage | None:
+def tree_usage(pid: int, resume: bool = False) -> Usage | None:
     """`pid`'s Usage with all its descendants, from /proc; None when `pid` is gone or there
     is no /proc. What tells a process starved by a busy machine (runnable, little CPU) from one
-    that idles (asleep)."""
+    that idles (asleep). `resume`: each process of the tree found stopped by a signal is
+    continued on the way (see work_usage)."""
     tick = os.sysconf("SC_CLK_TCK")
     cpu, runnable, pending, first = 0.0, False, [pid], True
     while pending:
@@ -244,20 +245,35 @@ def tree_usage(pid: int) -> Usage | None:
             continue
         first = False
         runnable = runnable or fields[0] in _AT_WORK
+        if resume and fields[0] == "T":
+            _continue(current)
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
         pending.extend(children(current))
     return Usage(cpu, runnable)
+
+
+def _continue(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        pass  # gone, or not ours to signal: it stays as it is
 
 
 def work_usage(pid: int) -> Usage | None:
     """The Usage of everything that works for the child `pid`: its tree, and every orphan it
     left that this process adopted (live, or ended and not yet reaped: a grandchild that did
     the work and exited). What a CPU limit or cap reads while the child runs; `reap` then
-    charges the same processes once they are gone."""
-    found = tree_usage(pid)
+    charges the same processes once they are gone.
+    Each of those processes found stopped by a signal (SIGSTOP from a person, a tool that
+    pauses processes, or the code itself) is continued: the grader wants the processes that do
+    its work running, and a look is how often it sees them. The look counts a stopped process
+    as asleep, so code that stops itself again and again still spends its allowance of sleep
+    and times out, while a stop from outside costs at most a look of it, however long it was
+    meant to last. A process under a tracer's stop (a debugger) is left to its tracer."""
+    found = tree_usage(pid, resume=True)
     if found is None or not _adopting:
         return found
-    adopted = [tree_usage(stray) for stray in children() - _own - {pid}]
+    adopted = [tree_usage(stray, resume=True) for stray in children() - _own - {pid}]
     return Usage(found.cpu_s + sum(u.cpu_s for u in adopted if u),
                  found.runnable or any(u.runnable for u in adopted if u))
 
