@@ -385,28 +385,34 @@ ENDINGS = {
 def test_what_ends_a_child_before_the_candidates_first_line_is_never_the_codes(
         tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str) -> None:
     """A child sets itself up (limits, capture, the filter on new processes) before the first
-    line of candidate code, and says so in its first frame. What ends or stalls it before then
-    (a thread or a process the machine's full table refused, a kill, a stall) is no verdict on
-    the code: the part's checks are undecided, saying why. The same line run by the code, at
-    its import, is the code's: an error, or a timeout."""
+    line of candidate code, and says so in its first frame. What ends or stalls the first child
+    before then (a thread or a process the machine's full table refused, a kill, a stall) is no
+    verdict on the code: its check is undecided, saying why, and a fresh child takes the next
+    checks, which pass; a stall's sleep is none of the part's (two checks that sleep 0.6 s
+    each fit in the part's allowance of 2 s only if the stalled second is not taken from it).
+    The same line run by the code, at its import, is the code's: an error, or a timeout."""
     from grader.engine.results import NOT_SET_UP
     from grader.runner import child as child_module
 
     line, why = ENDINGS[ending]
-    plans = [Plan("round:spin", {"seconds": 0.0}, lambda data: passed("ran"))] * 2
+    plans = [Plan("round:spin", {"seconds": 0.0}, lambda data: passed("ran")),
+             *[Plan("round:slow", {"seconds": 0.6}, lambda data: passed("ran"))] * 2]
     setup = write_workspace(tmp_path / "setup", "numpy", round_=tiny)
+    once = tmp_path / "failed once"
     with monkeypatch.context() as patched:
-        patched.setattr(child_module, "first_for_the_killer", lambda: exec(line))
+        patched.setattr(child_module, "first_for_the_killer",
+                        lambda: once.exists() or once.touch() or exec(line))
         results = _run_plans_here(tiny, setup, plans, ready=False, timeout_s=1.0)
     assert [(r.status, r.message) for r in results] == \
-        [("undecided", NOT_SET_UP.format(why=why))] * 2
+        [("undecided", NOT_SET_UP.format(why=why)), ("passed", "ran"), ("passed", "ran")]
 
     imported = write_workspace(tmp_path / "import", "numpy", round_=tiny)
     part = imported / "exercises" / "part1_sum.py"
     part.write_text(f"{line}\n{part.read_text()}")
     statuses = [r.status for r in _run_plans_here(tiny, imported, plans, ready=False,
                                                   timeout_s=1.0)]
-    assert statuses == (["timeout", "skipped"] if ending == "stalled" else ["error"] * 2)
+    assert statuses == (["timeout", "skipped", "skipped"] if ending == "stalled"
+                        else ["error"] * 3)
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"),

@@ -723,17 +723,21 @@ def _hung_in_check(grading: _Part, child: Child, index: int, exc: FrameTimeout, 
 
 def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int]:
     """Wait for the child to import the part: (what it printed meanwhile, index), or (None,
-    the index to go on from) when the import failed or hung and checks[index:] are reported."""
+    the index to go on from) when the import failed or hung and checks[index:] are reported.
+    A child that never got set up (children.Setup) leaves checks[index] alone undecided, and a
+    fresh child takes the next check: the machine refused this one something, and its sleep
+    before then is none of the part's."""
     request, part = grading.request, grading.part
     began = time.perf_counter()
+    sleep_left = grading.idle.left_s
     try:
         hello = next_frame(child, request.timeout_s, grading.idle, grading.alive)
     except FrameTimeout as exc:
         if not child.setup.done:
             child.end(kill=True)
-            return None, grading.not_run(index, NOT_SET_UP.format(
-                why="its own setup did not finish in the time allowed for importing the part"),
-                status="undecided")
+            grading.idle.left_s = sleep_left
+            return None, _not_set_up(grading, index, began, NOT_SET_UP.format(
+                why="its own setup did not finish in the time allowed for importing the part"))
         why = timeout_words(exc, request.timeout_s, grading.idle, part.file)
         return None, _time_out(grading, child, index, exc, why, "importing the part", began,
                                "")
@@ -741,7 +745,7 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
     if hello is None or hello["kind"] == "import_error":
         ended = child.end(kill=True)
         if not child.setup.done:
-            return None, grading.not_run(index, ended.machine, status="undecided")
+            return None, _not_set_up(grading, index, began, ended.machine)
         why = (f"could not import {part.file}:\n{hello['message']}" if hello
                else f"the process importing {part.file} {ended.how}")
         if hello is None and ended.machine:
@@ -749,6 +753,13 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
         return None, grading.not_run(index, why, status="error",
                                      output=hello["output"] if hello else "")
     return str(hello["output"]), index
+
+
+def _not_set_up(grading: _Part, index: int, began: float, why: str) -> int:
+    """checks[index] undecided for `why` (its child was never set up); the next index."""
+    grading.result(index, Verdict("undecided", why), time.perf_counter() - began, "",
+                   "undecided")
+    return index + 1
 
 
 def _probe(grading: _Part, child: Child, index: int,
