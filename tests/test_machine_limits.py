@@ -7,6 +7,7 @@ is one line."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -16,7 +17,15 @@ import pytest
 
 from grader.runner import strays
 
-from helpers import NO_SANDBOX, PREFIX, SESSION_ENV, process_cap, run_owned, write_workspace
+from helpers import (
+    NO_SANDBOX,
+    PREFIX,
+    SESSION_ENV,
+    process_cap,
+    run_grader,
+    run_owned,
+    write_workspace,
+)
 
 
 def _refusing(times: int, exc: BaseException) -> tuple[Callable[[], str], list[int]]:
@@ -139,3 +148,42 @@ def test_a_limit_on_open_files_too_low_to_grade_with_is_one_line(tmp_path: Path)
     assert done.returncode == 1
     assert done.stderr.strip() == ("Error: this command may open only 12 files (ulimit -n 12); "
                                    "grading needs at least 64")
+
+
+LOWERS_ITS_PARENTS = {
+    "file size": "resource.prlimit(os.getppid(), resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))",
+    # 4 MiB over what the parent maps: a thread's stack no longer fits (part 3 watches its
+    # calls with a profiler, whose thread its children start as they set up).
+    "address space": ("_vm = next(int(line.split()[1]) for line in open(f'/proc/{os.getppid()}"
+                      "/status') if line.startswith('VmSize'))\n"
+                      "resource.prlimit(os.getppid(), resource.RLIMIT_AS, "
+                      "((_vm << 10) + (4 << 20),) * 2)"),
+}
+
+
+@pytest.mark.parametrize("sandbox", ["--sandbox", "--no-sandbox"])
+@pytest.mark.parametrize(("limit", "part"), [
+    ("file size", "part1"),
+    pytest.param("address space", "part3", marks=pytest.mark.slow),  # timed rounds
+])
+def test_code_that_lowers_its_parents_limits_gets_its_own_verdicts(
+        tmp_path: Path, sandbox: str, limit: str, part: str) -> None:
+    """A part whose import lowers, with prlimit, a hard limit of the process that forks its
+    children (the worker, or the sandbox's executor): each later child would inherit it and
+    fail its own setup, which is never the code's. The parent sets its limits back before each
+    fork (as root it can), or, where it cannot (no privilege to raise a hard limit, or the
+    parent ran out of room first: a sandbox's executor is then lost), the rest is the code's
+    error; a child caps its file size at what it inherited. No check reads as the machine's
+    (`undecided`), and the worker never fails."""
+    if sandbox == "--sandbox" and NO_SANDBOX:
+        pytest.skip(NO_SANDBOX)
+    root = write_workspace(tmp_path / "ws", "torch")
+    source = root / "exercises" / PREFIX.part(part).file
+    source.write_text(f"{source.read_text()}\nimport os, resource\n{LOWERS_ITS_PARENTS[limit]}\n")
+    done = run_grader("check", part, "--json", "--seed", "2", sandbox, cwd=root)
+    statuses = {c["id"]: (c["status"], c["message"])
+                for c in json.loads(done.stdout)["parts"][0]["checks"]}
+    assert not [check for check, (status, _) in statuses.items() if status == "undecided"], \
+        statuses
+    set_back = statuses[f"{part}.correctness"][0] == "passed"  # graded as it is
+    assert set_back or any(status == "error" for status, _ in statuses.values()), statuses

@@ -354,6 +354,55 @@ def test_a_child_stopped_from_outside_is_continued_at_the_next_look(tiny: Round,
     assert [(r.status, r.message) for r in results] == [("passed", "spun")] * 3
 
 
+def _freezer(name: str) -> tuple[Path, Callable[[bool], None]]:
+    """A freezer cgroup made for this test (v1's freezer hierarchy, else v2's) and a way to
+    freeze or thaw it; OSError where none can be made (not root, no freezer)."""
+    v1 = Path("/sys/fs/cgroup/freezer")
+    folder = (v1 if v1.is_dir() else Path("/sys/fs/cgroup")) / name
+    folder.mkdir()
+    if v1.is_dir():
+        return folder, lambda frozen: (folder / "freezer.state").write_text(
+            "FROZEN" if frozen else "THAWED")
+    return folder, lambda frozen: (folder / "cgroup.freeze").write_text("1" if frozen else "0")
+
+
+def test_a_child_its_cgroups_freezer_holds_is_waited_for_not_taken_for_asleep(
+        tiny: Round, tmp_path: Path) -> None:
+    """A child frozen with its cgroup (a container paused, a unit frozen by systemd) shows as
+    asleep in /proc, yet it is the machine that keeps it from running: it is waited for as a
+    starved one is, and a check whose limit (1 s of sleep) is shorter than the freeze (3 s)
+    keeps its quiet verdict."""
+    try:
+        folder, freeze = _freezer(f"grader-test-{os.getpid()}")
+    except OSError as exc:
+        pytest.skip(f"no freezer cgroup can be made here ({exc})")
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    before = strays.children(os.getpid())
+    frozen: list[int] = []
+
+    def freeze_the_first_child() -> None:
+        while not frozen:
+            for pid in strays.children(os.getpid()) - before:
+                (folder / "cgroup.procs").write_text(str(pid))
+                freeze(True)
+                frozen.append(pid)
+                time.sleep(3.0)
+                freeze(False)
+                return
+            time.sleep(0.01)
+
+    freezer = threading.Thread(target=freeze_the_first_child, daemon=True)
+    freezer.start()
+    try:
+        plan = Plan("round:spin", {"seconds": 0.2}, lambda data: passed(data))
+        (result,) = _run_plans_here(tiny, root, [plan], ready=False, timeout_s=1.0)
+    finally:
+        freezer.join()
+        folder.rmdir()
+    assert frozen, "no child was ever frozen: nothing was tested"
+    assert (result.status, result.message) == ("passed", "spun")
+
+
 @pytest.mark.parametrize(("times", "status"), [(2, "passed"), (100_000, "timeout")])
 def test_code_that_stops_itself_is_continued_yet_spends_its_sleep(
         tiny: Round, tmp_path: Path, times: int, status: str) -> None:

@@ -154,10 +154,18 @@ def _search_path() -> list[str]:
     (which puts the package's folder first), real paths without repeats. The folder the
     command was started in is left out when Python put it first (see the docstring)."""
     entries = list(sys.path)
-    if entries and not sys.flags.safe_path and entries[0] in ("", os.getcwd()):
+    if entries and not sys.flags.safe_path and entries[0] in ("", _current_folder()):
         entries = entries[1:]
     entries += [*_site_folders(), str(_package_dir().parent)]
     return list(dict.fromkeys(os.path.realpath(entry) for entry in entries if entry))
+
+
+def _current_folder() -> str | None:
+    """The folder the command runs in; None where it was deleted (a shell can stand in one)."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        return None
 
 
 def _site_folders() -> list[str]:

@@ -360,9 +360,19 @@ def parse_settings(config: dict[str, object], where: str) -> Settings:
     )
 
 
+def _start_folder(start: Path | None) -> Path:
+    """`start`, else the current folder, resolved; WorkspaceError where the current folder is
+    gone (deleted while a shell still stands in it)."""
+    try:
+        return (start or Path(os.getcwd())).resolve()
+    except FileNotFoundError:
+        raise WorkspaceError("the current folder no longer exists (deleted or moved): cd into "
+                             "your workspace, or pass --workspace DIR") from None
+
+
 def find_config(start: Path | None = None) -> Path | None:
     """The grader.toml in `start` (default: the current folder) or its nearest parent."""
-    here = (start or Path(os.getcwd())).resolve()
+    here = _start_folder(start)
     for folder in (here, *here.parents):
         if (folder / CONFIG_NAME).is_file():
             return folder / CONFIG_NAME
@@ -373,7 +383,7 @@ def find_workspace(start: Path | None = None, require_exercises: bool = True) ->
     """The workspace containing `start` (default: the current folder) or one of its parents."""
     config = find_config(start)
     if config is None:
-        here = (start or Path(os.getcwd())).resolve()
+        here = _start_folder(start)
         raise WorkspaceError(
             f"no grader workspace here or above {here} (looked for {CONFIG_NAME}); "
             "run `grader init DIR` to create one, or pass --workspace DIR"

@@ -134,10 +134,12 @@ class Worker:
         self._stderr = tempfile.TemporaryFile(mode="w+")
         options = ["--sandbox", *([json.dumps(asdict(first))] if first else [])] \
             if sandbox else []
+        # In "/": every path a request names is absolute, and the command's own folder may be
+        # gone (deleted while a shell still stands in it), where native libraries fail to load.
         self.process = strays.retried(lambda: subprocess.Popen(
             [sys.executable, "-P", "-m", "grader.runner.start", *options],
             env=_worker_environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr,
+            stderr=self._stderr, cwd="/",
         ))
         strays.own(self.process.pid)
         self._lines = _Lines(self.process.stdout.fileno(),  # type: ignore[union-attr]

@@ -88,14 +88,19 @@ def apply_limits(memory_mb: int) -> None:
     address space and fails under any cap that would still catch a runaway allocation; the
     sandbox's cgroup and the check's limits remain the guards)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+    _cap(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT)
     current = _virtual_memory_bytes()
     if current is not None and memory_mb > 0:
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        cap = current + memory_mb * 1024 * 1024
-        if hard != resource.RLIM_INFINITY:
-            cap = min(cap, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        _cap(resource.RLIMIT_AS, current + memory_mb * 1024 * 1024)
+
+
+def _cap(limit: int, value: int) -> None:
+    """Set `limit` to `value`, soft and hard, or to the hard limit this process was given where
+    that is lower (a machine's `ulimit -f`): a hard limit can only be lowered."""
+    hard = resource.getrlimit(limit)[1]
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(limit, (value, value))
 
 
 OOM_SCORE_ADJ_MAX = 1000

@@ -295,12 +295,12 @@ class ForkedChild:
         worker_pid = os.getpid()
         try:
             pid = strays.fork()
-        except strays.NoProcessLeft as exc:
+        except (strays.NoProcessLeft, strays.LimitsChanged) as exc:
             for fd in (read_fd, write_fd):
                 os.close(fd)
             self.orders.handed_over()
             self.orders.close()
-            if exc.by_the_code:
+            if isinstance(exc, strays.LimitsChanged) or exc.by_the_code:
                 raise ChildrenLost(f"not run: {exc}") from None
             raise ChildrenLost(f"not run: {TOO_BUSY.format(what='this')} ({exc})",
                                status="undecided") from None

@@ -58,6 +58,7 @@ def serve(sock: socket.socket, round_folder: str) -> None:
     # Counted per user namespace: this caps the sandbox's processes and threads, whoever
     # started the grader.
     resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
+    strays.keep_limits()
     helpers = prepare(round_folder)
     made = {folder: stat.S_IMODE(os.stat(folder).st_mode) for folder in WRITABLE}
     send(sock, {"op": "ready"})

@@ -80,17 +80,23 @@ def reset_marks(folder: Path) -> None:
 def _own_memory_cgroups() -> list[tuple[Path, str, str]]:
     """(folder, counter file, limit file) of each memory cgroup this process is in, read once:
     every fork reads the counters (a grading process stays in the cgroup it started in)."""
+    return [(folder, *_FILES[controller]) for controller, folder in cgroup_folders("self")
+            if controller in _FILES]
+
+
+def cgroup_folders(process: str) -> list[tuple[str, Path]]:
+    """(controller, folder) of each cgroup `process` ("self", or a pid) is in, from /proc (v2's
+    one hierarchy as controller ""); none where /proc cannot say."""
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = Path(f"/proc/{process}/cgroup").read_text().splitlines()
     except OSError:
         return []
     found = []
     for line in lines:
         _, controllers, path = line.split(":", 2)
         for controller in controllers.split(",") if controllers else [""]:
-            if controller in _FILES:
-                base = CGROUPS if controller == "" else CGROUPS / controller
-                found.append((base / path.lstrip("/"), *_FILES[controller]))
+            base = CGROUPS if controller == "" else CGROUPS / controller
+            found.append((controller, base / path.lstrip("/")))
     return found
 
 

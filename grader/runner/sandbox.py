@@ -98,7 +98,8 @@ END_WORDS = "its executor got too little CPU to end a child within {backstop:g} 
 STOPPED_POLL_S = 0.05
 """How often a wait for the executor's answer looks whether the executor was stopped."""
 LOST = ("its sandbox stopped answering (the code under test stopped or killed the process "
-        "that runs it) and was killed; the rest of this submission was not run")
+        "that runs it, or lowered its limits) and was killed; the rest of this submission was "
+        "not run")
 LOST_FOR_MEMORY = ("its sandbox stopped answering while the kernel's out-of-memory killer was "
                    "at work (the memory of the sandbox, its container or the machine ran out) "
                    "and was killed; the rest of this submission was not run")
@@ -775,6 +776,8 @@ class SandboxedChild:
             return strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable)
         seen = strays.tree_usage(sandbox.process.pid)
         self._last = (found, seen) if found is not None and seen is not None else self._last
+        if found is not None and seen is not None and seen.frozen:
+            return replace(found, runnable=True)  # held by a freezer the executor cannot see
         return found
 
     def end(self, kill: bool) -> Ended:

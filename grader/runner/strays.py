@@ -122,12 +122,46 @@ def retried(start: Callable[[], Started]) -> Started:
                             + (f" ({why})" if why else ""), left) from None
 
 
+LIMITS = {name: getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")}
+_kept: dict[str, tuple[int, int]] = {}
+
+
+class LimitsChanged(OSError):
+    """This process's resource limits are no longer those it kept (keep_limits), and could not
+    all be set back: code under test changed them (prlimit on its parent needs only the same
+    user), and every child forked now would inherit the change."""
+
+
+def keep_limits() -> None:
+    """Keep this process's resource limits as they are now (once its own are set): the limits
+    every child it forks starts from (see fork)."""
+    _kept.update({name: resource.getrlimit(number) for name, number in LIMITS.items()})
+
+
+def _limits_as_kept() -> None:
+    """Set back each limit that is no longer as kept; LimitsChanged, naming them, for those
+    that cannot be (a hard limit lowered: raising it takes a privilege)."""
+    stuck = []
+    for name, limits in _kept.items():
+        if resource.getrlimit(LIMITS[name]) != limits:
+            try:
+                resource.setrlimit(LIMITS[name], limits)
+            except (ValueError, OSError):
+                stuck.append(name)
+    if stuck:
+        raise LimitsChanged(f"the code under test changed the limits of the process that "
+                            f"starts its children ({', '.join(stuck)})")
+
+
 def fork() -> int:
     """os.fork(), with every object alive at the fork left out of the child's garbage
     collections (gc.freeze): a child that allocates would otherwise walk the worker's million
     objects (torch's among them) in each full collection, and write to every page it walks,
     copying it. The parent's objects are handed back to its collector once the fork is done.
-    A fork refused for want of processes is tried again (`retried`)."""
+    A fork refused for want of processes is tried again (`retried`). The limits kept
+    (keep_limits) are set back first, so that a child's setup never starts from limits the
+    code under test lowered; LimitsChanged where they cannot be."""
+    _limits_as_kept()
     return retried(_fork_once)
 
 
@@ -216,10 +250,12 @@ def describe_tree(pid: int) -> str:
 class Usage:
     """What a process tree is doing: the CPU seconds it has been charged (its processes' own,
     and those of the children they reaped), and whether any of its processes is at work
-    (running or waiting for a CPU) rather than asleep."""
+    (running or waiting for a CPU, or frozen with its cgroup) rather than asleep."""
 
     cpu_s: float
     runnable: bool
+    frozen: bool = False
+    """Whether any of its processes is held by its cgroup's freezer (counted as at work too)."""
 
 
 _AT_WORK = ("R",)
@@ -227,6 +263,24 @@ _AT_WORK = ("R",)
 it). Not the uninterruptible sleep "D": code can sit in it for as long as it likes at no CPU
 cost (a vfork that never returns, membarrier in a loop), and a wait counted as work there would
 reach the clock's backstop as a starved one and leave its check undecided, not timed out."""
+def _frozen(pid: int, state: str) -> bool:
+    """Whether `pid` (in `state`) is held by its cgroup's freezer: a container paused (`docker
+    pause`), a unit frozen by systemd, which the kernel shows asleep ("D" or "S"). Kept from
+    running by the machine, as a starved process is, not asleep by its own choice: a Usage
+    counts it as at work. Code in a sandbox cannot freeze itself (the cgroup files are not its
+    to write). From its files (v1's freezer.state, v2's cgroup.events); False where they cannot
+    be read (none are mounted in a sandbox: the worker looks from outside)."""
+    if state not in ("D", "S"):
+        return False
+    for controller, folder in memory.cgroup_folders(str(pid)):
+        try:
+            if controller == "freezer":
+                return (folder / "freezer.state").read_text().strip() in ("FROZEN", "FREEZING")
+            if controller == "":
+                return "frozen 1" in (folder / "cgroup.events").read_text().splitlines()
+        except OSError:
+            continue
+    return False
 
 
 def tree_usage(pid: int, resume: bool = False) -> Usage | None:
@@ -235,7 +289,7 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
     that idles (asleep). `resume`: each process of the tree found stopped by a signal is
     continued on the way (see work_usage)."""
     tick = os.sysconf("SC_CLK_TCK")
-    cpu, runnable, pending, first = 0.0, False, [pid], True
+    cpu, runnable, frozen, pending, first = 0.0, False, False, [pid], True
     while pending:
         current = pending.pop()
         fields = _stat_fields(current)
@@ -244,12 +298,13 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
                 return None
             continue
         first = False
-        runnable = runnable or fields[0] in _AT_WORK
+        frozen = frozen or _frozen(current, fields[0])
+        runnable = runnable or frozen or fields[0] in _AT_WORK
         if resume and fields[0] == "T":
             _continue(current)
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
         pending.extend(children(current))
-    return Usage(cpu, runnable)
+    return Usage(cpu, runnable, frozen)
 
 
 def _continue(pid: int) -> None:
@@ -275,7 +330,8 @@ def work_usage(pid: int) -> Usage | None:
         return found
     adopted = [tree_usage(stray, resume=True) for stray in children() - _own - {pid}]
     return Usage(found.cpu_s + sum(u.cpu_s for u in adopted if u),
-                 found.runnable or any(u.runnable for u in adopted if u))
+                 found.runnable or any(u.runnable for u in adopted if u),
+                 found.frozen or any(u.frozen for u in adopted if u))
 
 
 class Reaped(NamedTuple):

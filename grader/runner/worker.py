@@ -744,7 +744,7 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
     grading.alive()
     if hello is None or hello["kind"] == "import_error":
         ended = child.end(kill=True)
-        if not child.setup.done:
+        if not child.setup.done and ended.machine:
             return None, _not_set_up(grading, index, began, ended.machine)
         why = (f"could not import {part.file}:\n{hello['message']}" if hello
                else f"the process importing {part.file} {ended.how}")
@@ -1067,6 +1067,7 @@ def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -
     # Undumpable: code under test, though it runs as this user, can neither trace this process
     # nor open its /proc/<pid>/fd (its stdout is the line the CLI believes).
     strays.undumpable()
+    strays.keep_limits()
     emit({"type": "ready", "cuda": cuda_in_reach()})
     for line in stdin:
         if not line.strip():
