@@ -4,6 +4,7 @@ included), 130 on Ctrl-C with the one line "Interrupted." (no traceback, no "Abo
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -44,6 +45,32 @@ def test_a_path_that_does_not_exist_is_a_usage_error_everywhere(args: list[str],
     done = run_grader(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "does not exist" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("sandbox", ["--sandbox", "--no-sandbox"])
+def test_a_command_started_in_a_deleted_folder_says_so_or_grades_the_workspace_named(
+        workspace: Path, tmp_path: Path, sandbox: str) -> None:
+    """A shell can stand in a folder deleted under it: `check` started there says so in one
+    line, and with `--workspace` grades that workspace as anywhere else (the stubs: exit 1,
+    every check of the part failed), in either mode."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    in_gone = [sys.executable, "-c", "import os, runpy, sys; os.chdir(sys.argv[1]); "
+               "os.rmdir(sys.argv[1]); sys.argv = ['grader', *sys.argv[2:]]; "
+               "runpy.run_module('grader', run_name='__main__')", str(gone)]
+    lost = subprocess.run([*in_gone, "check", "part1", sandbox], env=SESSION_ENV, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert (lost.returncode, lost.stderr) == (1, "Error: the current folder no longer exists "
+                                                 "(deleted or moved): cd into your workspace, or "
+                                                 "pass --workspace DIR\n")
+    gone.mkdir()
+    named = subprocess.run([*in_gone, "check", "part1", sandbox, "--json", "--workspace",
+                            str(workspace)], env=SESSION_ENV, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert named.returncode == 1, named.stderr
+    graded = json.loads(named.stdout)
+    assert {c["status"] for c in graded["parts"][0]["checks"]} == {"failed"}, named.stdout
+    assert graded["score"] == 0 < graded["max_score"]
 
 
 def test_failed_checks_and_failed_operations_exit_1(workspace: Path) -> None:
