@@ -434,26 +434,47 @@ def test_nothing_in_a_sandbox_is_writable_but_tmp_and_dev_shm(tmp_path: Path) ->
     assert writable - {"/proc"} == set(sandbox.WRITABLE), writable
 
 
-def test_a_wait_for_a_stopped_executor_ends_at_once_and_one_that_answers_is_heard() -> None:
-    """The stop_the_executor adversary, in the small: a wait whose deadline is a minute away
-    ends in ChannelClosed as soon as it looks at the stopped process (a TimeoutError would
-    mean it waited for the deadline), and a running process's answer is read."""
+def test_a_stopped_executor_is_continued_and_heard_and_a_traced_one_given_up_at_once() -> None:
+    """The stop_the_executor adversary, in the small: an executor stopped by a signal (the
+    code's SIGSTOP, a person's, a tool's) before it could answer is continued by the wait, and
+    its answer is heard long before the deadline; one held by a tracer, which only its tracer
+    ends, ends the wait in ChannelClosed as soon as it is seen (a TimeoutError would mean it
+    waited for the deadline)."""
     from grader.runner.channel import ChannelClosed
 
     ours, theirs = socket.socketpair()
-    executor = subprocess.Popen(["sleep", "60"])
+    answers = [sys.executable, "-c", "import socket, sys, time; time.sleep(0.5); "
+               "socket.socket(fileno=int(sys.argv[1])).send(b'x'); time.sleep(60)",
+               str(theirs.fileno())]
+    executor = subprocess.Popen(answers, pass_fds=[theirs.fileno()])
+    traced = subprocess.Popen(["sleep", "60"])
     try:
-        theirs.send(b"x")
-        sandbox.wait_for_answer(ours, time.monotonic() + 60, executor.pid)
-        ours.recv(1)
         executor.send_signal(signal.SIGSTOP)
+        began = time.monotonic()
+        sandbox.wait_for_answer(ours, began + 60, executor.pid)
+        assert ours.recv(1) == b"x" and time.monotonic() - began < 30
+        _held_by_a_tracer(traced.pid)
         with pytest.raises(ChannelClosed):
-            sandbox.wait_for_answer(ours, time.monotonic() + 60, executor.pid)
+            sandbox.wait_for_answer(ours, time.monotonic() + 60, traced.pid)
     finally:
-        executor.kill()
-        executor.wait()
+        for process in (executor, traced):
+            process.kill()
+            process.wait()
         ours.close()
         theirs.close()
+
+
+def _held_by_a_tracer(pid: int) -> None:
+    """Attach to `pid` with ptrace (it stops, state "t"), as a debugger would."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.ptrace(16, pid, None, None) != 0:  # PTRACE_ATTACH
+        pytest.skip(f"no ptrace here (errno {ctypes.get_errno()})")
+    for _ in range(200):
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "t":
+            return
+        time.sleep(0.01)
 
 
 @needs_sandbox

@@ -96,7 +96,8 @@ sweeping what it left) ending a child may take before the sandbox counts as wedg
 alone stops the wait only at BACKSTOP times that, and then the machine was too busy."""
 END_WORDS = "its executor got too little CPU to end a child within {backstop:g} s on the clock"
 STOPPED_POLL_S = 0.05
-"""How often a wait for the executor's answer looks whether the executor was stopped."""
+"""How often a wait for the executor's answer looks whether the executor was stopped (and
+continues it)."""
 LOST = ("its sandbox stopped answering (the code under test stopped or killed the process "
         "that runs it, or lowered its limits) and was killed; the rest of this submission was "
         "not run")
@@ -677,29 +678,31 @@ class Sandbox:
 
 @dataclass(frozen=True)
 class _Answering(TreeWatch):
-    """A sandbox waited for on its socket, by its tree's work; an executor found stopped
-    (SIGSTOP, which only the code under test sends it) will never answer: ChannelClosed at the
-    next look, not at the end of the wait."""
+    """A sandbox waited for on its socket, by its tree's work; an executor found stopped by a
+    signal is continued at each look (see wait_for_answer), one held by a tracer will never
+    answer: ChannelClosed at the next look, not at the end of the wait."""
 
     executor: int | None = None
 
     def usage(self) -> strays.Usage | None:
-        if self.executor is not None and strays.stopped(self.executor):
-            raise ChannelClosed("its executor was stopped")
+        if self.executor is not None and strays.held_after_resuming(self.executor):
+            raise ChannelClosed("its executor was held by a tracer")
         return super().usage()
 
 
 def wait_for_answer(sock: socket.socket, deadline: float, executor: int | None) -> None:
     """Wait until the executor has written something on `sock`, or the deadline passes
-    (TimeoutError). An executor found stopped (SIGSTOP, which only the code under test sends
-    it) will never answer: ChannelClosed at once, not at the deadline."""
+    (TimeoutError). An executor found stopped by a signal (the code under test's SIGSTOP, or a
+    person's, or a tool's that pauses processes) is continued and waited for on: the sandbox
+    is the grader's, and a stop costs it no more than a look. One held by a tracer will never
+    answer: ChannelClosed at once, not at the deadline."""
     while True:
         left = deadline - time.monotonic()
         ready, _, _ = select.select([sock], [], [], max(0.0, min(left, STOPPED_POLL_S)))
         if ready:
             return
-        if executor is not None and strays.stopped(executor):
-            raise ChannelClosed("its executor was stopped")
+        if executor is not None and strays.held_after_resuming(executor):
+            raise ChannelClosed("its executor was held by a tracer")
         if left <= STOPPED_POLL_S:
             raise TimeoutError
 

@@ -215,10 +215,14 @@ def _stat_fields(pid: int) -> list[str] | None:
     return stat[stat.rindex(")") + 2:].split()
 
 
-def stopped(pid: int) -> bool:
-    """Whether `pid` is stopped by a signal (or under a tracer's stop), from /proc."""
+def held_after_resuming(pid: int) -> bool:
+    """Continue `pid` where a signal stopped it (SIGSTOP from a person, a tool that pauses
+    processes, or code under test); whether it stays held all the same: under a tracer's stop,
+    which only its tracer ends (from /proc)."""
     fields = _stat_fields(pid)
-    return fields is not None and fields[0] in ("T", "t")
+    if fields is not None and fields[0] == "T":
+        _continue(pid)
+    return fields is not None and fields[0] == "t"
 
 
 _STATE_WORDS = {"R": "running", "S": "asleep", "D": "blocked in the kernel", "T": "stopped",
