@@ -64,11 +64,16 @@ class Setup:
 
     done: bool = False
     failure: str = ""
+    beside_strays: bool = False
+    """Processes the code under test left behind were alive when the child was forked: they
+    could end or stall it before its setup, so nothing before then is taken for the machine's."""
 
     def machine(self, how: str) -> str:
         """A check's words for a child that ended (`how`) before it was set up; nothing once
-        it was."""
-        return "" if self.done else NOT_SET_UP.format(why=self.failure or how)
+        it was, or where the code's strays were beside it."""
+        if self.done or self.beside_strays:
+            return ""
+        return NOT_SET_UP.format(why=self.failure or how)
 
 
 class ChildrenLost(Exception):
@@ -290,6 +295,7 @@ class ForkedChild:
 
         ready_for(job.spec)
         self.sweep = sweep
+        self.setup = Setup(beside_strays=sweep and strays.strays_left())
         read_fd, write_fd = os.pipe()
         self.orders = Orders(job)
         worker_pid = os.getpid()
@@ -309,7 +315,6 @@ class ForkedChild:
         os.close(write_fd)
         self.orders.handed_over()
         self.pid, self.fd = pid, read_fd
-        self.setup = Setup()
 
     def release(self) -> None:
         self.orders.release()

@@ -167,6 +167,10 @@ def _open_up(folder: Path) -> None:
 def _start(sock: socket.socket, spec: ChildSpec, fds: list[int],
            helpers: ModuleType) -> int:
     frames, orders = fds
+    if strays.strays_left():
+        # The code's processes outlived the sweep and could end the next child before its
+        # setup: the sandbox is given up (the worker reports the rest as the code's doing).
+        raise SystemExit("processes the code under test left behind outlived the sweep")
     ready_for(spec)
     pid = strays.fork()
     if pid == 0:

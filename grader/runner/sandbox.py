@@ -98,9 +98,9 @@ END_WORDS = "its executor got too little CPU to end a child within {backstop:g} 
 STOPPED_POLL_S = 0.05
 """How often a wait for the executor's answer looks whether the executor was stopped (and
 continues it)."""
-LOST = ("its sandbox stopped answering (the code under test stopped or killed the process "
-        "that runs it, or lowered its limits) and was killed; the rest of this submission was "
-        "not run")
+LOST = ("its sandbox stopped answering (the code under test killed the process that runs "
+        "it, lowered its limits or left processes it could not end) and was killed; the rest "
+        "of this submission was not run")
 LOST_FOR_MEMORY = ("its sandbox stopped answering while the kernel's out-of-memory killer was "
                    "at work (the memory of the sandbox, its container or the machine ran out) "
                    "and was killed; the rest of this submission was not run")

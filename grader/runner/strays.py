@@ -115,7 +115,7 @@ def retried(start: Callable[[], Started]) -> Started:
         if not refused(exc):
             raise
         lowered = resource.getrlimit(resource.RLIMIT_NPROC) != _PROCESS_LIMIT
-        left = lowered or (_adopting and bool(children() - _own))
+        left = lowered or strays_left()
         why = ("the grader's limit on processes was lowered" if lowered else
                "filled by processes the code under test left behind" if left else "")
         raise NoProcessLeft("no process could be started: the process table stayed full"
@@ -151,6 +151,13 @@ def _limits_as_kept() -> None:
     if stuck:
         raise LimitsChanged(f"the code under test changed the limits of the process that "
                             f"starts its children ({', '.join(stuck)})")
+
+
+def strays_left() -> bool:
+    """Whether processes the code under test left behind are alive here (orphans this process
+    adopted that outlived the sweeps: a fork loop racing them); what happens to the next child
+    before it is set up may then be their doing."""
+    return _adopting and bool(children() - _own)
 
 
 def fork() -> int:
