@@ -416,9 +416,9 @@ def test_a_plain_check_of_a_poisoning_workspace_leaves_the_install_as_it_was(
 @needs_sandbox
 def test_nothing_in_a_sandbox_is_writable_but_tmp_and_dev_shm(tmp_path: Path) -> None:
     """Every mount the sandbox is made of, as its own /proc/self/mountinfo lists them, is
-    read-only but the two capped tmpfs, /proc and the device nodes bwrap binds (which store
-    nothing): the root bwrap makes, /dev, the empty tmpfs over the grader and its
-    references, every bind."""
+    read-only but the two capped tmpfs, /proc, the device nodes bwrap binds (which store
+    nothing) and the message-queue mount (emptied once each child ends): the root bwrap makes,
+    /dev, the empty tmpfs over the grader and its references, every bind."""
     from grader.engine.rounds import get_round
 
     script = ("import os, stat\n"
@@ -431,7 +431,7 @@ def test_nothing_in_a_sandbox_is_writable_but_tmp_and_dev_shm(tmp_path: Path) ->
     mounts = dict(line.split() for line in done.stdout.splitlines())
     writable = {point for point, mode in mounts.items() if mode == "rw"}
     assert {"/", "/dev", str(tmp_path.resolve())} <= set(mounts)
-    assert writable - {"/proc"} == set(sandbox.WRITABLE), writable
+    assert writable - {"/proc", sandbox.MQUEUE} == set(sandbox.WRITABLE), writable
 
 
 def test_a_stopped_executor_is_continued_and_heard_and_a_traced_one_given_up_at_once() -> None:
@@ -655,21 +655,35 @@ _found = _libc.shmget(0x67726164, 0, 0)
 """
 
 
+POSIX_QUEUE_AND_KEY = """
+_rt = ctypes.CDLL("librt.so.1", use_errno=True)
+_KEYCTL = {"x86_64": 250, "aarch64": 219}[__import__("os").uname().machine]
+_ADD_KEY = {"x86_64": 248, "aarch64": 217}[__import__("os").uname().machine]
+"""
+
+
 @needs_sandbox
 def test_no_child_finds_the_shared_memory_an_earlier_one_made(tmp_path: Path) -> None:
-    """System V shared memory outlives its process like a file in /tmp: what part 1's child
-    made at import (a segment, a message queue, a semaphore set) is gone by the time part 2's
-    child looks for it, in the same sandbox."""
+    """System V shared memory outlives its process like a file in /tmp, and so do a POSIX
+    message queue and a key in the keyrings the children share: what part 1's child made at
+    import (a segment, a message queue, a semaphore set, a POSIX queue, a user key) is gone by
+    the time part 2's child looks for it, in the same sandbox."""
     from grader.engine.rounds import get_round
 
     round_ = get_round("gradient-check")
-    made = SYSV_SEGMENT + ("assert _found == -1\n"
-                           "assert _libc.shmget(0x67726164, 4096, 0o1600) >= 0\n"
-                           "assert _libc.msgget(0x67726164, 0o1600) >= 0\n"
-                           "assert _libc.semget(0x67726164, 1, 0o1600) >= 0\n")
-    looked = SYSV_SEGMENT + ("assert _found == -1, 'a segment is still here'\n"
-                             "assert _libc.msgget(0x67726164, 0) == -1, 'a queue is here'\n"
-                             "assert _libc.semget(0x67726164, 0, 0) == -1, 'semaphores are here'\n")
+    made = SYSV_SEGMENT + POSIX_QUEUE_AND_KEY + (
+        "assert _found == -1\n"
+        "assert _libc.shmget(0x67726164, 4096, 0o1600) >= 0\n"
+        "assert _libc.msgget(0x67726164, 0o1600) >= 0\n"
+        "assert _libc.semget(0x67726164, 1, 0o1600) >= 0\n"
+        "assert _rt.mq_open(b'/answer', 0o100 | 0o2, 0o600, None) >= 0\n"  # O_CREAT | O_RDWR
+        "assert _libc.syscall(_ADD_KEY, b'user', b'answer', b'42', 2, -4) > 0\n")
+    looked = SYSV_SEGMENT + POSIX_QUEUE_AND_KEY + (
+        "assert _found == -1, 'a segment is still here'\n"
+        "assert _libc.msgget(0x67726164, 0) == -1, 'a queue is here'\n"
+        "assert _libc.semget(0x67726164, 0, 0) == -1, 'semaphores are here'\n"
+        "assert _rt.mq_open(b'/answer', 0o2, 0, None) == -1, 'a POSIX queue is here'\n"
+        "assert _libc.syscall(_KEYCTL, 10, -4, b'user', b'answer', 0) == -1, 'a key is here'\n")
     code = {part: round_.reference_file(round_.part(part), "numpy").read_text()
             + (made if part == "part1" else looked) for part in ("part1", "part2")}
     first, second = _graded_in_one_sandbox(tmp_path, ["part1", "part2"], **code)

@@ -49,7 +49,7 @@ from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.child import ready_for, run_child
 from grader.runner.children import probe_helpers, ready_to_fork
 from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
-from grader.runner.sandbox import TASKS, WRITABLE
+from grader.runner.sandbox import MQUEUE, TASKS, WRITABLE
 
 
 def serve(sock: socket.socket, round_folder: str) -> None:
@@ -98,18 +98,35 @@ def prepare(round_folder: str) -> ModuleType:
 
 
 IPC_RMID = 0
+_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine, -1)
+"""keyctl's system call number (-1 where unknown: the call fails, ENOSYS, and nothing is
+cleared)."""
 SYSV_IPC = ("shm", "msg", "sem")
 """System V's kinds of kept memory: shared memory segments, message queues, semaphore sets."""
 
 
+KEYRINGS = (-3, -4, -5)
+"""The session, user and user-session keyrings (KEY_SPEC_*): a key added to one outlives the
+process that added it, and the next child, the same user in the same namespace, would read it."""
+KEYCTL_CLEAR = 7
+
+
 def _wipe_ipc() -> None:
     """Remove every System V shared memory segment, message queue and semaphore set in the
-    sandbox's IPC namespace (its own: bwrap's --unshare-all): like a file in /tmp, each
-    outlives the process that made it, and the next child would find it."""
+    sandbox's IPC namespace (its own: bwrap's --unshare-all), every POSIX message queue, and
+    every key in the keyrings the children share: like a file in /tmp, each outlives the
+    process that made it, and the next child would find it."""
+    for queue in Path(MQUEUE).iterdir() if Path(MQUEUE).is_dir() else ():
+        try:
+            queue.unlink()
+        except OSError:
+            pass
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
         return
+    for keyring in KEYRINGS:
+        libc.syscall(_KEYCTL, KEYCTL_CLEAR, keyring)
     for kind in SYSV_IPC:
         try:
             rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]

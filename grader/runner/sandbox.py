@@ -69,6 +69,9 @@ from grader.runner.protocol import ChildJob, FrameTimeout, Request
 
 NOBODY = 65534
 TMP_MB = 64
+MQUEUE = "/dev/mqueue"
+"""Where a sandbox mounts its IPC namespace's POSIX message queues (bwrap's --mqueue), so that
+its executor can list and remove them once each child ends."""
 WRITABLE = ("/tmp", "/dev/shm")
 """The only writable places in a sandbox, each a private tmpfs of TMP_MB (after /dev, whose
 /dev/shm bwrap would otherwise leave unbounded)."""
@@ -214,7 +217,7 @@ def _system_args() -> list[str]:
     for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
         if Path(name).exists():
             args += ["--ro-bind", name, name]
-    return args + ["--proc", "/proc", "--dev", "/dev"]
+    return args + ["--proc", "/proc", "--dev", "/dev", "--mqueue", MQUEUE]
 
 
 # --- cgroups ----------------------------------------------------------------------------------
