@@ -354,22 +354,29 @@ def test_a_child_stopped_from_outside_is_continued_at_the_next_look(tiny: Round,
     assert [(r.status, r.message) for r in results] == [("passed", "spun")] * 3
 
 
-def test_a_child_killed_before_its_setup_beside_the_codes_strays_is_the_codes_doing(
-        tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("ending", "outcomes"), [
+    ("killed", [("error", "the process importing part1_sum.py killed by signal SIGKILL")] * 2),
+    ("stalled", [("timeout", "importing part1_sum.py sat idle for 1 s (sleeping or waiting at "
+                             "module level?)"),
+                 ("skipped", "not run: importing the part timed out")]),
+])
+def test_a_child_ended_before_its_setup_beside_the_codes_strays_is_the_codes_doing(
+        tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str,
+        outcomes: list[tuple[str, str]]) -> None:
     """Where processes the code under test left behind outlived the sweeps (a fork loop racing
-    them), a child that ends before its setup may have been ended by them: its check is the
-    code's error, not the machine's undecided."""
+    them), a child that ends or stalls before its setup may have been ended or held by them:
+    its check is the code's error or timeout, not the machine's undecided."""
     from grader.runner import child as child_module
 
     root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
-    once = tmp_path / "killed once"
+    once = tmp_path / "ended once"
+    line = ENDINGS[ending][0]
     monkeypatch.setattr(strays, "strays_left", lambda: True)
-    monkeypatch.setattr(child_module, "first_for_the_killer", lambda: once.exists() or (
-        once.touch(), os.kill(os.getpid(), signal.SIGKILL)))
+    monkeypatch.setattr(child_module, "first_for_the_killer",
+                        lambda: once.exists() or once.touch() or exec(line))
     plans = [Plan("round:spin", {"seconds": 0.0}, lambda data: passed("ran"))] * 2
     results = _run_plans_here(tiny, root, plans, ready=False, timeout_s=1.0)
-    assert [(r.status, r.message) for r in results] == \
-        [("error", "the process importing part1_sum.py killed by signal SIGKILL")] * 2
+    assert [(r.status, r.message) for r in results] == outcomes
 
 
 def _freezer(name: str) -> tuple[Path, Callable[[bool], None]]:

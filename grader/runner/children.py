@@ -68,12 +68,16 @@ class Setup:
     """Processes the code under test left behind were alive when the child was forked: they
     could end or stall it before its setup, so nothing before then is taken for the machine's."""
 
+    @property
+    def before_the_code(self) -> bool:
+        """Whether what ends or stalls the child now is none of the code's doing: it has not
+        said it is set up, and no strays of the code's were beside it."""
+        return not (self.done or self.beside_strays)
+
     def machine(self, how: str) -> str:
-        """A check's words for a child that ended (`how`) before it was set up; nothing once
-        it was, or where the code's strays were beside it."""
-        if self.done or self.beside_strays:
-            return ""
-        return NOT_SET_UP.format(why=self.failure or how)
+        """A check's words for a child that ended (`how`) before the code (see
+        before_the_code); nothing otherwise."""
+        return NOT_SET_UP.format(why=self.failure or how) if self.before_the_code else ""
 
 
 class ChildrenLost(Exception):

@@ -274,6 +274,8 @@ _AT_WORK = ("R",)
 it). Not the uninterruptible sleep "D": code can sit in it for as long as it likes at no CPU
 cost (a vfork that never returns, membarrier in a loop), and a wait counted as work there would
 reach the clock's backstop as a starved one and leave its check undecided, not timed out."""
+
+
 def _frozen(pid: int, state: str) -> bool:
     """Whether `pid` (in `state`) is held by its cgroup's freezer: a container paused (`docker
     pause`), a unit frozen by systemd, which the kernel shows asleep ("D" or "S"). Kept from

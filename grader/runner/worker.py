@@ -733,7 +733,7 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
     try:
         hello = next_frame(child, request.timeout_s, grading.idle, grading.alive)
     except FrameTimeout as exc:
-        if not child.setup.done:
+        if child.setup.before_the_code:
             child.end(kill=True)
             grading.idle.left_s = sleep_left
             return None, _not_set_up(grading, index, began, NOT_SET_UP.format(
@@ -744,7 +744,7 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
     grading.alive()
     if hello is None or hello["kind"] == "import_error":
         ended = child.end(kill=True)
-        if not child.setup.done and ended.machine:
+        if child.setup.before_the_code and ended.machine:
             return None, _not_set_up(grading, index, began, ended.machine)
         why = (f"could not import {part.file}:\n{hello['message']}" if hello
                else f"the process importing {part.file} {ended.how}")
