@@ -443,6 +443,111 @@ def test_code_that_stops_itself_is_continued_yet_spends_its_sleep(
                               "of this part was not run")
 
 
+SPINNER = "print(flush=True)\nwhile True: pass"
+
+
+def _spinner(nice: int = 0, cpu: int | None = None) -> subprocess.Popen[str]:
+    """A process spinning for ever at `nice` (pinned to `cpu`), spinning once this returns."""
+    def lowered() -> None:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+        os.nice(nice)
+
+    started = subprocess.Popen([sys.executable, "-c", SPINNER], stdout=subprocess.PIPE,
+                               text=True, preexec_fn=lowered)
+    assert started.stdout is not None and started.stdout.readline() == "\n"
+    return started
+
+
+READS_ITS_CHILD = """\
+import os, subprocess, sys
+from grader.runner import strays
+os.nice(7)
+child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+try:
+    print(strays.tree_usage(child.pid).runnable)
+finally:
+    child.kill()
+"""
+
+
+def test_a_process_that_lowered_its_own_priority_is_not_counted_as_kept_from_running() -> None:
+    """A spinning process at the reader's priority is at work (runnable); one that set itself
+    a higher nice or the idle policy waits for a CPU by its own choice and reads as asleep.
+    A priority set on the whole grading (the reader at nice 7 too) is no one's choice but the
+    machine's."""
+    spinners = [_spinner(), _spinner(nice=5)]
+    try:
+        idle = _spinner()
+        os.sched_setscheduler(idle.pid, os.SCHED_IDLE, os.sched_param(0))
+        spinners.append(idle)
+        seen = [strays.tree_usage(s.pid) for s in spinners]
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    assert [u.runnable if u else None for u in seen] == [True, False, False]
+    done = subprocess.run([sys.executable, "-c", READS_ITS_CHILD], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.stdout.strip() == "True", done.stderr
+
+
+@pytest.mark.parametrize("policy", ["nice", "idle"])
+def test_code_that_gives_its_cpu_away_beside_a_busy_core_times_out_as_its_own(
+        tiny: Round, tmp_path: Path, policy: str) -> None:
+    """Code that lowers its own priority (nice 19, the idle policy) on a core that another
+    process keeps busy is kept from running by its own doing: the wait counts as its sleep,
+    and it times out as code that sleeps does, never `undecided` (the machine's verdict,
+    which would hide a hang behind "re-run")."""
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    cpu = min(os.sched_getaffinity(0))
+    hog = _spinner(cpu=cpu)
+    try:
+        plan = Plan("round:spin_yielded", {"policy": policy, "cpu": cpu, "seconds": 60.0},
+                    lambda data: passed(data))
+        (result,) = _run_plans_here(tiny, root, [plan], ready=False, timeout_s=1.0)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert result.status == "timeout", result
+    assert result.message.startswith(("sat idle for 1 s", "did not finish within 1 s of CPU")), \
+        result.message
+
+
+@pytest.mark.parametrize("after", ["sleeps", "spins"])
+def test_a_child_that_goes_on_after_its_last_frame_is_ended_not_waited_for(
+        tiny: Round, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: str) -> None:
+    """Code can write a child's last frame itself (it runs in that child) and then sleep or
+    spin instead of ending: the judge waits a moment's work for the end (END_GRACE_S), then
+    kills it, and the verdict the frame carried stands. Waiting on without end would hang the
+    command (its worker in wait4) for as long as the code liked."""
+    from grader.runner import child as child_module
+
+    send = child_module._send_probe
+
+    def then_go_on(*args: object) -> None:
+        send(*args)  # type: ignore[arg-type]
+        while True:
+            if after == "sleeps":
+                time.sleep(1000)
+
+    monkeypatch.setattr(child_module, "_send_probe", then_go_on)
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    plans = [Plan("round:spin", {"seconds": 0.0}, lambda data: passed("ran"))]
+
+    def hung(*_: object) -> None:
+        raise TimeoutError("the judge waited on for a child that went on")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        results = _run_plans_here(tiny, root, plans, ready=False, timeout_s=5.0)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert [(r.status, r.message) for r in results] == [("passed", "ran")]
+
+
 ENDINGS = {
     "a thread refused": ('raise RuntimeError("can\'t start new thread")',
                          "RuntimeError: can't start new thread"),

@@ -140,6 +140,18 @@ def stop_self(api, times):
     return "woke"
 
 
+def spin_yielded(api, policy, cpu, seconds):
+    """Give this process's CPU away (nice 19, or the idle policy: no privilege needed), pinned
+    to `cpu`, then burn `seconds`."""
+    import os
+    os.sched_setaffinity(0, {cpu})
+    if policy == "idle":
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    else:
+        os.nice(19)
+    return spin(api, seconds)
+
+
 def spin_grid(api, rows, columns, seconds):
     """A diagnosis's grid of answers (one per row and column), after burning `seconds`."""
     spin(api, seconds)

@@ -245,6 +245,29 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
             budget.left_s -= idle
 
 
+END_GRACE_S = 1.0
+"""How much work (CPU time, or sleep) a child may spend ending once the judge asks no more of
+it: a child ends at once (os._exit after its last frame), so one still there after this much
+is code that wrote a last frame of its own and went on, and it is killed."""
+
+
+def ended_by_itself(pid: int) -> bool:
+    """Wait for the child `pid` to end by itself within END_GRACE_S of its work (wait_readable's
+    rules: a starved child is waited for up to the clock's backstop); False when it has not
+    (then it is the caller's to kill), never waiting without end. The child is not reaped."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        wait_readable(TreeWatch(fd, pid), END_GRACE_S)
+    except FrameTimeout:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
 def _starved(cpu_s: float, elapsed_s: float, backstop_s: float) -> bool:
     """Whether a wait that has lasted `elapsed_s` on the clock, in which the child got `cpu_s`
     of CPU time, is over for want of CPU: past the backstop for a child getting less than a
@@ -341,6 +364,7 @@ class ForkedChild:
         a child made with sweep False, see fork_spawner)."""
         os.close(self.fd)
         self.orders.close()
+        kill = kill or not ended_by_itself(self.pid)
         how, cpu_s, here = strays.reap(self.pid, kill, sweep=self.sweep)
         return Ended(how, cpu_s, SHORT_OF_MEMORY if here else self.setup.machine(how))
 

@@ -47,7 +47,7 @@ from grader.engine.rounds import Round
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.child import ready_for, run_child
-from grader.runner.children import probe_helpers, ready_to_fork
+from grader.runner.children import ended_by_itself, probe_helpers, ready_to_fork
 from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
 from grader.runner.sandbox import MQUEUE, TASKS, WRITABLE
 
@@ -81,7 +81,8 @@ def serve(sock: socket.socket, round_folder: str) -> None:
             send(sock, {"op": "usage", "cpu_s": found.cpu_s if found else None,
                         "runnable": bool(found and found.runnable)})
         elif op == "end" and child:
-            how, cpu_s, _ = strays.reap(child, bool(message.get("kill")))
+            kill = bool(message.get("kill")) or not ended_by_itself(child)
+            how, cpu_s, _ = strays.reap(child, kill)
             child = 0
             _wipe(made)
             _wipe_ipc()

@@ -261,7 +261,8 @@ def describe_tree(pid: int) -> str:
 class Usage:
     """What a process tree is doing: the CPU seconds it has been charged (its processes' own,
     and those of the children they reaped), and whether any of its processes is at work
-    (running or waiting for a CPU, or frozen with its cgroup) rather than asleep."""
+    (running or waiting for a CPU at the reader's priority, or frozen with its cgroup) rather
+    than asleep."""
 
     cpu_s: float
     runnable: bool
@@ -296,12 +297,33 @@ def _frozen(pid: int, state: str) -> bool:
     return False
 
 
+def _scheduling(pid: int) -> tuple[int, int]:
+    """(nice, policy) of `pid`'s main thread, as /proc's stat gives them for each process."""
+    return os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid) & ~_RESET_ON_FORK
+
+
+_RESET_ON_FORK = getattr(os, "SCHED_RESET_ON_FORK", 0x40000000)
+
+
+def _yielded(fields: list[str], nice: int, policy: int) -> bool:
+    """Whether a process (its stat `fields`) runs below the reader's priority (`nice`,
+    `policy`): a higher nice, or the idle policy where the reader's is not. Such a process
+    gave its CPU away itself (os.nice, sched_setscheduler: no privilege needed), so the time it
+    then waits for one is its own, as sleep is, not the machine's starving it: counted as
+    asleep, a process that deprioritized itself beside a busy core times out as one that
+    sleeps does, while on a quiet machine it gets its CPU and loses nothing. A priority set on
+    the whole grading (`nice grader ...`, a renice of every process) is the reader's too."""
+    return int(fields[16]) > nice or (int(fields[38]) == os.SCHED_IDLE != policy)
+
+
 def tree_usage(pid: int, resume: bool = False) -> Usage | None:
     """`pid`'s Usage with all its descendants, from /proc; None when `pid` is gone or there
-    is no /proc. What tells a process starved by a busy machine (runnable, little CPU) from one
-    that idles (asleep). `resume`: each process of the tree found stopped by a signal is
-    continued on the way (see work_usage)."""
+    is no /proc. What tells a process starved by a busy machine (runnable, little CPU, at the
+    priority of the process reading: see _yielded) from one that idles (asleep). `resume`:
+    each process of the tree found stopped by a signal is continued on the way (see
+    work_usage)."""
     tick = os.sysconf("SC_CLK_TCK")
+    nice, policy = _scheduling(os.getpid())
     cpu, runnable, frozen, pending, first = 0.0, False, False, [pid], True
     while pending:
         current = pending.pop()
@@ -312,7 +334,8 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
             continue
         first = False
         frozen = frozen or _frozen(current, fields[0])
-        runnable = runnable or frozen or fields[0] in _AT_WORK
+        runnable = runnable or frozen or (fields[0] in _AT_WORK
+                                          and not _yielded(fields, nice, policy))
         if resume and fields[0] == "T":
             _continue(current)
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
