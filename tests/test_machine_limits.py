@@ -187,3 +187,42 @@ def test_code_that_lowers_its_parents_limits_gets_its_own_verdicts(
         statuses
     set_back = statuses[f"{part}.correctness"][0] == "passed"  # graded as it is
     assert set_back or any(status == "error" for status, _ in statuses.values()), statuses
+
+
+def test_a_worker_whose_limits_the_code_changed_for_good_serves_no_one_after(
+        grading, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Graded in practice mode (`grade --no-sandbox`) by a user who cannot raise a hard limit
+    (here root without CAP_SYS_RESOURCE, through util-linux's setpriv), a submission that
+    lowers its worker's limit on file size leaves the worker unable to set it back (a child
+    forked after it would inherit the lowered limit: that submission's own later checks are
+    its error), and the worker retires after it, so the classmate graded next, on the same
+    pool, gets a fresh worker and full marks."""
+    import shutil
+    import subprocess
+
+    import grader.runner
+    from grader.runner.pool import RequestDone, WorkerPool
+
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("util-linux's setpriv is needed to start a worker without CAP_SYS_RESOURCE")
+    popen = subprocess.Popen
+
+    def without_raising_limits(args: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        return popen([setpriv, "--bounding-set", "-sys_resource", "--", *args], **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(grader.runner.subprocess, "Popen", without_raising_limits)
+    lowers = write_workspace(tmp_path / "lowers", "numpy")
+    source = lowers / "exercises" / PREFIX.part("part1").file
+    source.write_text(f"{source.read_text()}\nimport os, resource\n"
+                      f"{LOWERS_ITS_PARENTS['file size']}\n")
+    classmate = write_workspace(tmp_path / "classmate", "numpy")
+    requests = [grading.request(root, "numpy", ["part1"], measured=False)
+                for root in (lowers, classmate)]
+    with WorkerPool(1) as pool:
+        done = {e.request_id: e for e in pool.grade(requests) if isinstance(e, RequestDone)}
+    first, second = (done[r.id].result for r in requests)
+    assert first is not None and second is not None, done
+    assert "undecided" not in [c.status for c in first.parts[0].checks]
+    assert second.score == second.max_score, [(c.id, c.status, c.message)
+                                              for c in second.parts[0].checks]

@@ -1336,12 +1336,15 @@ def test_a_request_is_checked_against_its_fields_where_it_arrives(change: dict,
     ("done", "an event of no known type"),
     ({"type": "check", "request": "r", "part": "part1"}, "the check event: it has no 'result'"),
     ({"type": "ready", "cuda": "yes"}, "the ready event: cuda should be true or false"),
-    ({"type": "done", "request": 3}, "the done event: request should be a string"),
+    ({"type": "done", "request": 3, "retire": False},
+     "the done event: request should be a string"),
+    ({"type": "done", "request": "r"}, "the done event: it has no 'retire'"),
 ])
 def test_an_event_is_checked_against_its_type_where_it_arrives(event: object, says: str) -> None:
     from grader.runner.protocol import received_event
 
-    assert received_event({"type": "done", "request": "r"}) == {"type": "done", "request": "r"}
+    done = {"type": "done", "request": "r", "retire": False}
+    assert received_event(done) == done
     with pytest.raises(ValueError, match=re.escape(says)):
         received_event(event)
 

@@ -122,18 +122,26 @@ class Worker:
     """One warm worker process and the requests it has answered. `sandbox`: the worker runs
     each request's candidate code in a bubblewrap sandbox of its own (grader.runner.sandbox);
     otherwise in children it forks itself. `first`: the request that will come first, whose
-    sandbox the worker then starts at once, while it imports torch itself."""
+    sandbox the worker then starts at once, while it imports torch itself. A worker process
+    that retires after a request (DoneEvent.retire: the code it ran changed its limits for
+    good) is replaced by a fresh one before the next, so no request meets what an earlier
+    submission's code did to it."""
 
     def __init__(self, sandbox: bool = False, first: Request | None = None) -> None:
         # The code under test runs as this user: this process, which believes the worker's
         # stdout, must not be open to it through /proc/<pid>/fd.
         strays.undumpable()
+        self._sandbox = sandbox
+        self._retired = False
+        self._start(first)
+
+    def _start(self, first: Request | None) -> None:
         self._oom_kills = memory.oom_kills()
         self._killed = False  # by this process: a SIGKILL from elsewhere may be the kernel's
         # A file, not a pipe: nobody reads stderr until the end, and a full pipe would block.
         self._stderr = tempfile.TemporaryFile(mode="w+")
         options = ["--sandbox", *([json.dumps(asdict(first))] if first else [])] \
-            if sandbox else []
+            if self._sandbox else []
         # In "/": every path a request names is absolute, and the command's own folder may be
         # gone (deleted while a shell still stands in it), where native libraries fail to load.
         self.process = strays.retried(lambda: subprocess.Popen(
@@ -192,7 +200,12 @@ class Worker:
         raise GraderCrash(f"the grading worker never said {kind}")
 
     def _replies(self, request: Request) -> Iterable[Event]:
-        """Send one request; its events up to (not including) `done`."""
+        """Send one request (to a fresh worker process where the last one retired); its
+        events up to (not including) `done`."""
+        if self._retired:
+            self.close()
+            self._retired = False
+            self._start(None)
         stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
         stdin.write(json.dumps(asdict(request)).encode() + b"\n")
         stdin.flush()
@@ -202,6 +215,7 @@ class Worker:
             if event["type"] == "fatal":
                 raise GraderCrash(f"{event['message']}\n{event.get('trace', '')}")
             if event["type"] == "done":
+                self._retired = event["retire"]
                 return
             yield event
 

@@ -624,8 +624,13 @@ class AliveEvent(TypedDict):
 
 
 class DoneEvent(TypedDict):
+    """The request is answered. `retire`: the worker ends after it, its limits changed by the
+    code it ran in a way it cannot set back (strays.limits_set_back): the next request gets a
+    fresh worker, not one that the last submission's code left altered."""
+
     type: Literal["done"]
     request: str
+    retire: bool
 
 
 class FatalEvent(TypedDict):

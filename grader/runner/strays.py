@@ -153,6 +153,16 @@ def _limits_as_kept() -> None:
                             f"starts its children ({', '.join(stuck)})")
 
 
+def limits_set_back() -> bool:
+    """Whether this process's limits are as kept (keep_limits), or have been set back: False
+    where code under test changed one that cannot be (the process then serves no one else)."""
+    try:
+        _limits_as_kept()
+    except LimitsChanged:
+        return False
+    return True
+
+
 def strays_left() -> bool:
     """Whether processes the code under test left behind are alive here (orphans this process
     adopted that outlived the sweeps: a fork loop racing them); what happens to the next child

@@ -1023,16 +1023,19 @@ def handle_followups(request: Request, round_: Round, emit: Emit, spawn: Spawn) 
         emit({"type": "followup", "request": request.id, "part": part_id, "evidence": evidence})
 
 
-def handle(request: Request, emit: Emit, children: Children) -> None:
-    """Grade one request, emitting part and check events, then `done`. `children` gives the
-    request its way of running candidate code (forked here, or one sandbox for the request)."""
+def handle(request: Request, emit: Emit, children: Children) -> bool:
+    """Grade one request, emitting part and check events, then `done`; whether this worker
+    retires after it (see DoneEvent). `children` gives the request its way of running
+    candidate code (forked here, or one sandbox for the request)."""
     round_ = get_round(request.round)
     with children(request, round_) as spawn:
         if request.kind == "followup":
             handle_followups(request, round_, emit, spawn)
         else:
             grade_request(request, round_, emit, spawn)
-    emit({"type": "done", "request": request.id})
+    retire = not strays.limits_set_back()
+    emit({"type": "done", "request": request.id, "retire": retire})
+    return retire
 
 
 def grade_request(request: Request, round_: Round, emit: Emit, spawn: Spawn) -> None:
@@ -1056,7 +1059,8 @@ def forked_children(request: Request, round_: Round) -> Iterator[Spawn]:
 
 
 def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -> None:
-    """Answer requests (one JSON object per line) until stdin closes."""
+    """Answer requests (one JSON object per line) until stdin closes, or until one leaves this
+    process unfit to answer another (DoneEvent.retire)."""
 
     def emit(event: Event) -> None:
         stdout.write(json.dumps(event) + "\n")
@@ -1076,7 +1080,8 @@ def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -
         try:
             data = json.loads(line)
             request_id = str(data.get("id", ""))
-            handle(Request.from_dict(data), emit, children)
+            if handle(Request.from_dict(data), emit, children):
+                return
         except Exception as exc:  # noqa: BLE001 - a grader bug must not kill the pool
             emit({"type": "fatal", "request": request_id,
                   "message": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
