@@ -13,7 +13,9 @@ answers the judge's messages (grader.runner.channel):
       and one end of a socket                                writes its frames to the pipe and
                                                              receives its calls' arguments on
                                                              the socket (from the judge, unseen
-                                                             here)
+                                                             here); where the machine gives no
+                                                             process for it, a "setup_failed"
+                                                             frame in its place
     {"op": "last_words"}                                     ask the child what it printed
     {"op": "usage"}                                          answer {"op": "usage", "cpu_s",
                                                              "runnable"}: the child's tree's
@@ -48,7 +50,7 @@ from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
 from grader.runner.child import ready_for, run_child
 from grader.runner.children import ended_by_itself, probe_helpers, ready_to_fork
-from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec
+from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec, write_frame
 from grader.runner.sandbox import MQUEUE, TASKS, WRITABLE
 
 
@@ -87,6 +89,8 @@ def serve(sock: socket.socket, round_folder: str) -> None:
             _wipe(made)
             _wipe_ipc()
             send(sock, {"op": "ended", "how": how, "cpu_s": cpu_s})
+        elif op == "end":  # a child the machine gave no process (see _start)
+            send(sock, {"op": "ended", "how": strays.NEVER_FORKED, "cpu_s": 0.0})
         for fd in fds:
             os.close(fd)
 
@@ -190,7 +194,16 @@ def _start(sock: socket.socket, spec: ChildSpec, fds: list[int],
         # setup: the sandbox is given up (the worker reports the rest as the code's doing).
         raise SystemExit("processes the code under test left behind outlived the sweep")
     ready_for(spec)
-    pid = strays.fork()
+    try:
+        pid = strays.fork()
+    except strays.NoProcessLeft as exc:
+        if exc.by_the_code:
+            raise SystemExit(str(exc)) from None
+        # The machine's table stayed full, and nothing of the code's is left here: the child's
+        # check is the machine's, said in its place as a setup that failed, and the sandbox
+        # lives on for the next.
+        write_frame(frames, {"kind": "setup_failed", "message": str(exc)})
+        return 0
     if pid == 0:
         sock.close()
         run_child(frames, orders, spec, helpers, os.getppid())

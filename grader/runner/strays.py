@@ -68,8 +68,8 @@ fork loop's strays): 3 s in all, then NoProcessLeft."""
 
 
 _PROCESS_LIMIT = resource.getrlimit(resource.RLIMIT_NPROC)
-"""This process's limit on processes when it started: code under test (in plain forked
-processes, the same user) can lower it with prlimit, and a fork refused under a lowered one is
+"""This process's limit on processes when it started, or as it kept it (keep_limits): code
+under test (the same user) can lower it with prlimit, and a fork refused under a lowered one is
 that code's doing."""
 
 
@@ -114,7 +114,8 @@ def retried(start: Callable[[], Started]) -> Started:
     except (BlockingIOError, RuntimeError) as exc:
         if not refused(exc):
             raise
-        lowered = resource.getrlimit(resource.RLIMIT_NPROC) != _PROCESS_LIMIT
+        lowered = resource.getrlimit(resource.RLIMIT_NPROC) != \
+            _kept.get("RLIMIT_NPROC", _PROCESS_LIMIT)
         left = lowered or strays_left()
         why = ("the grader's limit on processes was lowered" if lowered else
                "filled by processes the code under test left behind" if left else "")
@@ -199,6 +200,11 @@ def _fork_once() -> int:
 _oom_kills_at_fork: dict[int, tuple[int | None, ...]] = {}
 """The kernel's counts of out-of-memory kills (memory.oom_kills) as each live child was forked:
 `reap` tells a child the kernel ended for want of memory by them."""
+
+NEVER_FORKED = "was never started: no process could be made for it"
+"""How a sandbox's child ended that its executor could not fork (the machine's table full past
+the retries, none of the code's processes left): it said so in the child's place (a
+"setup_failed" frame), so its check is the machine's, not the code's."""
 
 OUT_OF_MEMORY = "was ended by the kernel's out-of-memory killer"
 """How a child ended that died of SIGKILL while the kernel counted an out-of-memory kill in its
