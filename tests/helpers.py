@@ -425,6 +425,20 @@ def busy(count: int, kind: str = "spin") -> Iterator[list[subprocess.Popen[str]]
             started.wait()
 
 
+def held_by_a_tracer(pid: int) -> None:
+    """Attach to `pid` with ptrace (it stops, state "t"), as a debugger would; skips the test
+    where ptrace is refused."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.ptrace(16, pid, None, None) != 0:  # PTRACE_ATTACH
+        pytest.skip(f"no ptrace here (errno {ctypes.get_errno()})")
+    for _ in range(200):
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "t":
+            return
+        time.sleep(0.01)
+
+
 def _deepest(pid: int) -> set[int]:
     below = strays.children(pid)
     return set().union(*map(_deepest, below)) if below else {pid}

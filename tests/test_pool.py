@@ -14,7 +14,7 @@ from grader.runner import GraderCrash, Worker
 from grader.runner.pool import CheckDone, PartDone, RequestDone, WorkerPool
 from grader.runner.protocol import Request
 
-from helpers import PREFIX, LentWorker, wait_until
+from helpers import PREFIX, LentWorker, held_by_a_tracer, wait_until
 
 
 def stub_request(tmp_path: Path, name: str) -> Request:
@@ -38,11 +38,13 @@ def test_every_request_reports_its_checks_parts_and_end(grading, tmp_path: Path)
         assert mine[-1].result.score == 0.0
 
 
-def test_a_stopped_worker_is_killed_costs_one_request_and_is_replaced(
+def test_a_stopped_worker_is_continued_and_a_traced_one_killed_and_replaced(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Code under test that sends SIGSTOP to the worker (practice mode: its parent) wedges it;
-    the watchdog kills it once it has been silent past the request's timeout, that request is
-    reported, and a fresh worker grades the next."""
+    """Code under test that sends SIGSTOP to the worker (practice mode: its parent) is graded
+    on what it does: the watchdog continues the worker at its next look, as a tool's pause
+    would be, and the same worker grades the next request. A worker a tracer holds (a
+    debugger) stays silent: the watchdog kills it once it has been silent past the request's
+    timeout, that request is reported, and a fresh worker grades the next."""
     import grader.runner
 
     monkeypatch.setattr(grader.runner, "WATCHDOG_SLACK_S", 1.0)
@@ -52,17 +54,29 @@ def test_a_stopped_worker_is_killed_costs_one_request_and_is_replaced(
         started.append(Worker())
         return started[-1]
 
-    stopper = stub_request(tmp_path, "first")
+    stopper = stub_request(tmp_path, "stops")
     (Path(stopper.root) / "exercises" / "part2_out_of_place.py").write_text(
         "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n")
-    requests = [replace(stopper, timeout_s=1.0), stub_request(tmp_path, "second")]
+    requests = [replace(stopper, timeout_s=1.0), stub_request(tmp_path, "next")]
     with WorkerPool(1, start_worker=start) as pool:
         done = {e.request_id: e for e in pool.grade(requests) if isinstance(e, RequestDone)}
+    stopped = done["stops"].result
+    assert stopped is not None, done["stops"].error
+    assert stopped.parts[0].checks and stopped.score == 0.0  # no function there
+    assert done["next"].result is not None
+    assert len(started) == 1
 
-    assert done["first"].result is None
+    started[:] = [Worker()]
+    held_by_a_tracer(started[0].process.pid)
+    lent = iter(started[:])
+    traced, after = stub_request(tmp_path, "traced"), stub_request(tmp_path, "after")
+    with WorkerPool(1, start_worker=lambda: next(lent, None) or start()) as pool:
+        done = {e.request_id: e for e in pool.grade([replace(traced, timeout_s=1.0), after])
+                if isinstance(e, RequestDone)}
+    assert done["traced"].result is None
     assert "sat idle for 2 s without a word (stopped or wedged) and was killed (its processes " \
-        f"then: {started[0].process.pid} stopped" in (done["first"].error or "")
-    assert done["second"].result is not None
+        f"then: {started[0].process.pid} stopped by a tracer" in (done["traced"].error or "")
+    assert done["after"].result is not None
     assert len(started) == 2
     assert all(w.process.poll() is not None for w in started)
 

@@ -1426,7 +1426,8 @@ def test_the_watchdog_times_a_silent_worker_by_its_work_not_the_clock(
 
     monkeypatch.setattr(children, "BACKSTOP", 1000.0)
     if starved:
-        monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, True))
+        monkeypatch.setattr(strays, "tree_usage",
+                            lambda pid, resume=False: strays.Usage(0.0, True))
     process = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(1); print('ready', flush=True)"],
         stdout=subprocess.PIPE)

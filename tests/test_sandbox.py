@@ -38,6 +38,7 @@ from grader.runner.sandbox import Support, support
 from helpers import (
     NO_SANDBOX,
     REPO,
+    held_by_a_tracer,
     needing_the_grading_environment,
     needs_sandbox,
     run_grader,
@@ -453,7 +454,7 @@ def test_a_stopped_executor_is_continued_and_heard_and_a_traced_one_given_up_at_
         began = time.monotonic()
         sandbox.wait_for_answer(ours, began + 60, executor.pid)
         assert ours.recv(1) == b"x" and time.monotonic() - began < 30
-        _held_by_a_tracer(traced.pid)
+        held_by_a_tracer(traced.pid)
         with pytest.raises(ChannelClosed):
             sandbox.wait_for_answer(ours, time.monotonic() + 60, traced.pid)
     finally:
@@ -462,19 +463,6 @@ def test_a_stopped_executor_is_continued_and_heard_and_a_traced_one_given_up_at_
             process.wait()
         ours.close()
         theirs.close()
-
-
-def _held_by_a_tracer(pid: int) -> None:
-    """Attach to `pid` with ptrace (it stops, state "t"), as a debugger would."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.ptrace(16, pid, None, None) != 0:  # PTRACE_ATTACH
-        pytest.skip(f"no ptrace here (errno {ctypes.get_errno()})")
-    for _ in range(200):
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "t":
-            return
-        time.sleep(0.01)
 
 
 @needs_sandbox

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -91,14 +91,26 @@ SILENCE_WORDS = {
 }
 
 
+@dataclass(frozen=True)
+class _Continued(TreeWatch):
+    """A process tree waited for whose processes found stopped by a signal are continued at
+    each look (strays.work_usage says why)."""
+
+    def usage(self) -> strays.Usage | None:
+        return strays.tree_usage(self.pid, resume=True)
+
+
 class _Lines:
     """Lines from the worker's stdout, each within a limit on the work of the worker's process
-    tree (a file object's readline cannot time out)."""
+    tree (a file object's readline cannot time out). A process of the tree found stopped by a
+    signal (the code under test stopping its parent, in practice mode; a tool that pauses
+    processes) is continued at each look, as the worker continues its children's: the grading
+    goes on, and the code is judged on what else it does. One a tracer holds stays as it is."""
 
     def __init__(self, fd: int, pid: int) -> None:
         self.fd = fd
         self.buffer = b""
-        self._watch = TreeWatch(fd, pid)
+        self._watch = _Continued(fd, pid)
 
     def next(self, limit_s: float) -> bytes | None:
         """The next whole line; None at end of file; TimeoutError(why) when none came within
