@@ -446,12 +446,17 @@ def test_code_that_stops_itself_is_continued_yet_spends_its_sleep(
 SPINNER = "print(flush=True)\nwhile True: pass"
 
 
-def _spinner(nice: int = 0, cpu: int | None = None) -> subprocess.Popen[str]:
-    """A process spinning for ever at `nice` (pinned to `cpu`), spinning once this returns."""
+def _spinner(nice: int = 0, cpu: int | None = None,
+             group_nice: int | None = None) -> subprocess.Popen[str]:
+    """A process spinning for ever at `nice` (pinned to `cpu`; in a session of its own whose
+    autogroup is at `group_nice`), spinning once this returns."""
     def lowered() -> None:
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
         os.nice(nice)
+        if group_nice is not None:
+            os.setsid()
+            Path("/proc/self/autogroup").write_text(str(group_nice))
 
     started = subprocess.Popen([sys.executable, "-c", SPINNER], stdout=subprocess.PIPE,
                                text=True, preexec_fn=lowered)
@@ -472,30 +477,38 @@ finally:
 
 
 def test_a_process_that_lowered_its_own_priority_is_not_counted_as_kept_from_running() -> None:
-    """A spinning process at the reader's priority is at work (runnable); one that set itself
-    a higher nice or the idle policy waits for a CPU by its own choice and reads as asleep.
-    A priority set on the whole grading (the reader at nice 7 too) is no one's choice but the
-    machine's."""
+    """A spinning process at the reader's priority is at work (runnable), in a session of its
+    own too; one that set itself a higher nice, the idle policy or a higher nice on its
+    autogroup waits for a CPU by its own choice and reads as asleep. A priority set on the
+    whole grading (the reader at nice 7 too) is no one's choice but the machine's."""
+    autogroups = Path("/proc/self/autogroup").exists()
     spinners = [_spinner(), _spinner(nice=5)]
     try:
         idle = _spinner()
         os.sched_setscheduler(idle.pid, os.SCHED_IDLE, os.sched_param(0))
         spinners.append(idle)
+        if autogroups:
+            spinners += [_spinner(group_nice=0), _spinner(group_nice=5)]
         seen = [strays.tree_usage(s.pid) for s in spinners]
     finally:
         for spinner in spinners:
             spinner.kill()
             spinner.wait()
-    assert [u.runnable if u else None for u in seen] == [True, False, False]
+    assert [u.runnable if u else None for u in seen] == \
+        [True, False, False, *([True, False] if autogroups else [])]
     done = subprocess.run([sys.executable, "-c", READS_ITS_CHILD], capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.stdout.strip() == "True", done.stderr
 
 
-@pytest.mark.parametrize("policy", ["nice", "idle"])
+@pytest.mark.parametrize("policy", [
+    "nice", "idle",
+    pytest.param("autogroup", marks=pytest.mark.skipif(
+        not Path("/proc/self/autogroup").exists(), reason="no autogroups in this kernel"))])
 def test_code_that_gives_its_cpu_away_beside_a_busy_core_times_out_as_its_own(
         tiny: Round, tmp_path: Path, policy: str) -> None:
-    """Code that lowers its own priority (nice 19, the idle policy) on a core that another
+    """Code that lowers its own priority (nice 19, the idle policy, its autogroup's nice)
+    on a core that another
     process keeps busy is kept from running by its own doing: the wait counts as its sleep,
     and it times out as code that sleeps does, never `undecided` (the machine's verdict,
     which would hide a hang behind "re-run")."""

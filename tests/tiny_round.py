@@ -141,12 +141,22 @@ def stop_self(api, times):
 
 
 def spin_yielded(api, policy, cpu, seconds):
-    """Give this process's CPU away (nice 19, or the idle policy: no privilege needed), pinned
-    to `cpu`, then burn `seconds`."""
+    """Give this process's CPU away (nice 19, the idle policy, or a session of its own whose
+    autogroup is at nice 19: no privilege needed), pinned to `cpu`, then burn `seconds`."""
     import os
     os.sched_setaffinity(0, {cpu})
     if policy == "idle":
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    elif policy == "autogroup":  # a process group's leader has no session of its own
+        pid = os.fork()
+        if pid:
+            os.waitpid(pid, 0)
+            return "spun"
+        os.setsid()
+        with open("/proc/self/autogroup", "w") as group:
+            group.write("19")
+        spin(api, seconds)
+        os._exit(0)
     else:
         os.nice(19)
     return spin(api, seconds)

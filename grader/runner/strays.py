@@ -313,33 +313,55 @@ def _frozen(pid: int, state: str) -> bool:
     return False
 
 
-def _scheduling(pid: int) -> tuple[int, int]:
-    """(nice, policy) of `pid`'s main thread, as /proc's stat gives them for each process."""
-    return os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid) & ~_RESET_ON_FORK
+@dataclass(frozen=True)
+class _Priority:
+    """What sets a process's share of a CPU that it can lower itself, without privilege: its
+    nice, its policy (the idle one), and the nice of its autogroup (a session of its own,
+    `setsid`, then /proc/self/autogroup: the whole group's share, where the kernel groups
+    tasks by session)."""
+
+    nice: int
+    policy: int
+    group_nice: int
+
+    @classmethod
+    def of(cls, pid: int) -> _Priority:
+        return cls(os.getpriority(os.PRIO_PROCESS, pid),
+                   os.sched_getscheduler(pid) & ~_RESET_ON_FORK, _group_nice(pid, 0))
+
+    def outranks(self, pid: int, fields: list[str]) -> bool:
+        """Whether the process `pid` (its stat `fields`) runs below this priority (the
+        reader's): a higher nice, the idle policy where the reader's is not, or a higher
+        autogroup nice. Such a process gave its CPU away itself, so the time it then waits for
+        one is its own, as sleep is, not the machine's starving it: counted as asleep, a
+        process that deprioritized itself beside a busy core times out as one that sleeps
+        does, while on a quiet machine it gets its CPU and loses nothing. A priority set on the
+        whole grading (`nice grader ...`, a renice of every process) is the reader's too."""
+        return int(fields[16]) > self.nice or \
+            (int(fields[38]) == os.SCHED_IDLE != self.policy) or \
+            _group_nice(pid, self.group_nice) > self.group_nice
 
 
 _RESET_ON_FORK = getattr(os, "SCHED_RESET_ON_FORK", 0x40000000)
 
 
-def _yielded(fields: list[str], nice: int, policy: int) -> bool:
-    """Whether a process (its stat `fields`) runs below the reader's priority (`nice`,
-    `policy`): a higher nice, or the idle policy where the reader's is not. Such a process
-    gave its CPU away itself (os.nice, sched_setscheduler: no privilege needed), so the time it
-    then waits for one is its own, as sleep is, not the machine's starving it: counted as
-    asleep, a process that deprioritized itself beside a busy core times out as one that
-    sleeps does, while on a quiet machine it gets its CPU and loses nothing. A priority set on
-    the whole grading (`nice grader ...`, a renice of every process) is the reader's too."""
-    return int(fields[16]) > nice or (int(fields[38]) == os.SCHED_IDLE != policy)
+def _group_nice(pid: int, unknown: int) -> int:
+    """The nice of `pid`'s autogroup ("/autogroup-41 nice 19"); `unknown` where there is none
+    to read (no autogroups in this kernel, or `pid` gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return unknown
 
 
 def tree_usage(pid: int, resume: bool = False) -> Usage | None:
     """`pid`'s Usage with all its descendants, from /proc; None when `pid` is gone or there
     is no /proc. What tells a process starved by a busy machine (runnable, little CPU, at the
-    priority of the process reading: see _yielded) from one that idles (asleep). `resume`:
+    priority of the process reading: see _Priority.outranks) from one that idles (asleep). `resume`:
     each process of the tree found stopped by a signal is continued on the way (see
     work_usage)."""
     tick = os.sysconf("SC_CLK_TCK")
-    nice, policy = _scheduling(os.getpid())
+    reader = _Priority.of(os.getpid())
     cpu, runnable, frozen, pending, first = 0.0, False, False, [pid], True
     while pending:
         current = pending.pop()
@@ -351,7 +373,7 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
         first = False
         frozen = frozen or _frozen(current, fields[0])
         runnable = runnable or frozen or (fields[0] in _AT_WORK
-                                          and not _yielded(fields, nice, policy))
+                                          and not reader.outranks(current, fields))
         if resume and fields[0] == "T":
             _continue(current)
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
