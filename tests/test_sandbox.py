@@ -891,3 +891,35 @@ def test_no_call_s_inputs_are_in_the_candidate_s_process_before_that_call(
     found_in_call = [s[2:] for s in seen]
     assert all(not any(f) for f in found_at_import), seen
     assert all(objects for objects, _ in found_in_call), seen
+
+
+@needs_sandbox
+def test_work_in_processes_the_kernel_reaps_unasked_is_counted_by_the_sandboxs_cgroup(
+        tmp_path: Path) -> None:
+    """Code whose work runs in short-lived processes that nobody waits for (their parent
+    ignores SIGCHLD: the kernel reaps them at once, and their CPU time reaches no parent) looks
+    from /proc like a tree that is runnable yet charged nothing, as a child a busy machine
+    starves does. The sandbox's cgroup counts that time: the check times out on its CPU time,
+    the code's doing, not `undecided` (which would hide a hang behind "re-run")."""
+    from tiny_round import write_tiny_round
+
+    from grader.checks.base import Check, Context, Plan, passed
+    from grader.engine.rounds import Round
+    from grader.runner.protocol import Request
+    from grader.runner.worker import _Part, run_part
+
+    tiny = Round.load(write_tiny_round(tmp_path / "rounds"))
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    plan = Plan("round:spin_unreaped", {"seconds": 60.0}, lambda data: passed(data))
+    check = Check("part1.unreaped", "unreaped", 1.0, lambda ctx: plan, ("numpy",))
+    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
+                      seed=1, timeout_s=1.0)
+    with sandbox.sandboxed_children(request, tiny) as spawn:
+        if not spawn.__self__.current().cgroup:  # type: ignore[attr-defined]
+            pytest.skip("no cgroup can be made for a sandbox here")
+        (result,) = run_part(_Part(request, tiny, tiny.part("part1"), [check],
+                                   [Context(1, "numpy", check.id)], [plan], spawn))
+    assert (result.status, result.message.split(";")[0]) == (
+        "timeout", "did not finish within 1 s of CPU time (an infinite loop, or far more work "
+        "than needed?)"), result.message
+

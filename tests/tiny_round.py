@@ -162,6 +162,30 @@ def spin_yielded(api, policy, cpu, seconds):
     return spin(api, seconds)
 
 
+UNREAPED = """
+import os, signal, time
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+while True:
+    if os.fork() == 0:
+        end = time.process_time() + 0.1
+        while time.process_time() < end:
+            pass
+        os._exit(0)
+    time.sleep(0.11)
+"""
+
+
+def spin_unreaped(api, seconds):
+    """Burn CPU for `seconds` in short-lived processes the kernel reaps unasked (their parent,
+    a small program of its own, ignores SIGCHLD), whose time reaches no parent's account, while
+    this process sleeps."""
+    import subprocess, sys
+    helper = subprocess.Popen([sys.executable, "-S", "-c", UNREAPED])
+    time.sleep(seconds)
+    helper.kill()
+    return "spun"
+
+
 def spin_grid(api, rows, columns, seconds):
     """A diagnosis's grid of answers (one per row and column), after burning `seconds`."""
     spin(api, seconds)

@@ -185,7 +185,8 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
                   backstop_s: float | None = None, idle_s: float | None = None) -> float:
     """Wait until the child's pipe has something to read; the seconds of its limit the child
     has left (its unused CPU time, or idle time, whichever is less). The limit counts work, not
-    the clock: the child's CPU time, and the time it spends asleep (sleeping, or blocked on
+    the clock: the child's CPU time (Usage.work_s: its tree's, and what its cgroup counted
+    beyond that), and the time it spends asleep (sleeping, or blocked on
     nothing the grader gives it), so a child starved by a busy machine waits for a CPU instead
     of failing, and one that idles is cut off as fast as one that spins. A slice in which the
     tree was seen asleep counts as idle less the CPU the tree got in it, so one that computes
@@ -216,7 +217,7 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
                 left = limit_s - elapsed
                 why: TimeoutWhy = "clock"
             else:
-                cpu = unread + last.cpu_s - first.cpu_s
+                cpu = unread + last.work_s - first.work_s
                 idle_left = min(limit_s if idle_s is None else idle_s, allowance) - idle
                 left = min(limit_s - cpu, idle_left)
                 why = "cpu" if cpu >= limit_s else "idle" if idle_left <= 0 else "wall"
@@ -239,7 +240,7 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
                 progress()
             elif last is not None:
                 seen = min(took, asked + LATE_S)
-                idle += max(0.0, seen - (last.cpu_s - before.cpu_s))
+                idle += max(0.0, seen - (last.work_s - before.work_s))
     finally:
         if budget:
             budget.left_s -= idle

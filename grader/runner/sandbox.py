@@ -259,9 +259,12 @@ class Cgroup:
                            "memory.memsw.limit_in_bytes": memory_bytes})
             group._create(Path("/sys/fs/cgroup/pids") / own["pids"].lstrip("/") / name,
                           {"pids.max": tasks})
-            cpu = Path("/sys/fs/cgroup/cpu")
-            if "cpu" in own and cpu.is_dir():
-                group._share(cpu / own["cpu"].lstrip("/") / name)
+            for controller in ("cpu", "cpuacct"):
+                hierarchy = Path("/sys/fs/cgroup") / controller
+                # Mounted together ("cpu,cpuacct"), both name one folder: made once.
+                folder = hierarchy.resolve() / own.get(controller, "").lstrip("/") / name
+                if controller in own and hierarchy.is_dir() and folder not in group.folders:
+                    group._optional(folder)
             return group
         raise SandboxError("no cgroup hierarchy with the memory and pids controllers")
 
@@ -283,15 +286,30 @@ class Cgroup:
                 self.remove()
                 raise SandboxError(f"cannot set {target}: {exc.strerror}") from exc
 
-    def _share(self, folder: Path) -> None:
-        """A folder in the cpu hierarchy, at the default share (one process's); none where it
-        cannot be made: the memory and task limits do not depend on it."""
+    def _optional(self, folder: Path) -> None:
+        """A folder in the cpu hierarchy (at the default share: one process's) or the cpuacct
+        one (counting the CPU time of all its processes); none where it cannot be made: the
+        memory and task limits do not depend on it."""
         _remove_stale(folder.parent)
         try:
             folder.mkdir()
         except OSError:
             return
         self.folders.append(folder)
+
+    def cpu_s(self) -> float | None:
+        """The CPU seconds all its processes have used, live, reaped or reaped by nobody
+        (v2's cpu.stat, v1's cpuacct.usage); None where no folder counts them."""
+        for folder in self.folders:
+            try:
+                if self.kind == "v2":
+                    stat = (folder / "cpu.stat").read_text().split()
+                    return int(stat[stat.index("usage_usec") + 1]) / 1e6
+                if (folder / "cpuacct.usage").exists():
+                    return int((folder / "cpuacct.usage").read_text()) / 1e9
+            except (OSError, ValueError, IndexError):
+                return None
+        return None
 
     @property
     def shares_cpu(self) -> bool:
@@ -588,6 +606,17 @@ class Sandbox:
         self._ready = True
         return self
 
+    def spent_s(self) -> float | None:
+        """The CPU seconds every process of the sandbox but its executor has used, as its
+        cgroup counted them (Cgroup.cpu_s, less the executor's own time as /proc gives it):
+        what its children and everything they started cost, the processes the kernel reaped
+        unasked included; None without a cgroup that counts it, or an executor to read."""
+        total = self.cgroup.cpu_s() if self.cgroup else None
+        fields = strays.stat_fields(self._executor) if self._executor else None
+        if total is None or fields is None:
+            return None
+        return total - sum(int(f) for f in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+
     def memory_full(self, fresh: bool = False) -> int | None:
         """Its cgroup's Cgroup.memory_full (None without a cgroup); `fresh`: counted from now,
         as a child begins (Cgroup.reset_memory_marks first)."""
@@ -740,6 +769,7 @@ class SandboxedChild:
             sandbox = owner.current()
             self._full_at_start = sandbox.memory_full(fresh=True)
             self._kills_at_start = sandbox.memory_kills()
+            self._spent_at_start = sandbox.spent_s()
             sandbox.send({"op": "start", "spec": job.spec}, (write_fd, orders.child_fd))
         except ChannelClosed:
             os.close(read_fd)
@@ -771,6 +801,9 @@ class SandboxedChild:
         its idle allowance (never an answer yet: None, the clock)."""
         try:
             sandbox = self.owner.current()
+            # Read before the executor reads its /proc: what the cgroup counted beyond the
+            # tree's accounting is then never the tree's own time counted twice.
+            spent = sandbox.spent_s()
             found = sandbox.usage()
         except ChildrenLost:
             return None
@@ -779,12 +812,23 @@ class SandboxedChild:
             if self._last is None or seen is None:
                 return None
             given, then = self._last
-            return strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable)
+            found = strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable)
+            return self._with_unseen(found, spent)
         seen = strays.tree_usage(sandbox.process.pid)
         self._last = (found, seen) if found is not None and seen is not None else self._last
         if found is not None and seen is not None and seen.frozen:
-            return replace(found, runnable=True)  # held by a freezer the executor cannot see
-        return found
+            found = replace(found, runnable=True)  # held by a freezer the executor cannot see
+        return self._with_unseen(found, spent)
+
+    def _with_unseen(self, found: strays.Usage | None,
+                     spent: float | None) -> strays.Usage | None:
+        """`found` with the CPU time the sandbox's cgroup counted since this child began
+        beyond the tree's own (Usage.unseen_s): work in processes the kernel reaped unasked,
+        which no /proc look can add up, and which would otherwise leave a tree that spins in
+        them looking runnable yet charged nothing (starved: undecided, not timed out)."""
+        if found is None or spent is None or self._spent_at_start is None:
+            return found
+        return replace(found, unseen_s=max(0.0, spent - self._spent_at_start - found.cpu_s))
 
     def end(self, kill: bool) -> Ended:
         """Reap the child through the executor; a sandbox that does not answer in time (its

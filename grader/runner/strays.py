@@ -228,7 +228,7 @@ def children(pid: int | None = None) -> set[int]:
     return found
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def stat_fields(pid: int) -> list[str] | None:
     """The fields of /proc/<pid>/stat after the command's name (which may hold spaces and
     parentheses), the state first; None when `pid` is gone or there is no /proc."""
     try:
@@ -242,7 +242,7 @@ def held_after_resuming(pid: int) -> bool:
     """Continue `pid` where a signal stopped it (SIGSTOP from a person, a tool that pauses
     processes, or code under test); whether it stays held all the same: under a tracer's stop,
     which only its tracer ends (from /proc)."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     if fields is not None and fields[0] == "T":
         _continue(pid)
     return fields is not None and fields[0] == "t"
@@ -259,7 +259,7 @@ def describe_tree(pid: int) -> str:
     found, pending = [], [pid]
     while pending:
         current = pending.pop(0)
-        fields = _stat_fields(current)
+        fields = stat_fields(current)
         if fields is None:
             continue
         state = fields[0]
@@ -284,6 +284,15 @@ class Usage:
     runnable: bool
     frozen: bool = False
     """Whether any of its processes is held by its cgroup's freezer (counted as at work too)."""
+    unseen_s: float = 0.0
+    """CPU seconds a cgroup counted for the tree's work beyond `cpu_s`: processes the kernel
+    reaped unasked (their parent ignores SIGCHLD), whose time reaches no parent. A wait counts
+    it as work (work_s); a measurement, which forbids new processes, never does."""
+
+    @property
+    def work_s(self) -> float:
+        """All the CPU time known to have gone to the tree's work (cpu_s and unseen_s)."""
+        return self.cpu_s + self.unseen_s
 
 
 _AT_WORK = ("R",)
@@ -365,7 +374,7 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
     cpu, runnable, frozen, pending, first = 0.0, False, False, [pid], True
     while pending:
         current = pending.pop()
-        fields = _stat_fields(current)
+        fields = stat_fields(current)
         if fields is None:
             if first:
                 return None
