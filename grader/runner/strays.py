@@ -68,9 +68,9 @@ fork loop's strays): 3 s in all, then NoProcessLeft."""
 
 
 _PROCESS_LIMIT = resource.getrlimit(resource.RLIMIT_NPROC)
-"""This process's limit on processes when it started, or as it kept it (keep_limits): code
-under test (the same user) can lower it with prlimit, and a fork refused under a lowered one is
-that code's doing."""
+"""This process's limit on processes when it started (one that kept its limits, keep_limits,
+compares with those instead): code under test (the same user) can lower it with prlimit, and a
+fork refused under a lowered one is that code's doing."""
 
 
 class NoProcessLeft(OSError):
