@@ -277,7 +277,8 @@ def in_a_sandbox(round_: Any, workspace: Path, script: str,
     system, files and environment), without the executor."""
     import sys
 
-    done = run_owned([support().bwrap or "bwrap", *sandbox._namespace_args(),
+    bwrap = support().bwrap or "bwrap"
+    done = run_owned([bwrap, *sandbox._namespace_args(bwrap),
                       *sandbox._system_args(), *sandbox.file_args(workspace, round_),
                       *sandbox.environment_args(), sys.executable, "-c", script, *args],
                      timeout=60)
@@ -379,6 +380,31 @@ def test_every_writable_place_in_a_sandbox_is_capped(tmp_path: Path) -> None:
     written = dict(line.split() for line in done.stdout.splitlines())
     assert set(written) == set(sandbox.WRITABLE)
     assert all(int(mb) <= sandbox.TMP_MB for mb in written.values()), written
+
+
+NAMESPACES = """\
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+for name, flag in (("user", 0x10000000), ("uts", 0x04000000), ("net", 0x40000000)):
+    made = libc.unshare(flag) == 0
+    print(name, "made" if made else errno.errorcode[ctypes.get_errno()])
+"""
+
+
+@needs_sandbox
+def test_code_in_a_sandbox_can_make_no_namespace_of_its_own(tmp_path: Path) -> None:
+    """A user namespace of its own would give the code the capabilities to make any other,
+    and the machine counts namespaces per user: a submission holding thousands (UTS ones,
+    say) left a classmate graded beside it no sandbox at all. bwrap's --disable-userns (0.8
+    and later) closes the first step, and without it the code has no capability to make the
+    others."""
+    from grader.engine.rounds import get_round
+
+    if not sandbox._closing_user_namespaces(support().bwrap or "bwrap"):
+        pytest.skip("this bubblewrap has no --disable-userns (0.8 and later)")
+    done = in_a_sandbox(get_round("prefix-products"), tmp_path, NAMESPACES)
+    made = dict(line.split() for line in done.stdout.splitlines())
+    assert set(made) == {"user", "uts", "net"} and "made" not in made.values(), made
 
 
 def compiled_and_startup_files() -> dict[str, str]:
@@ -654,7 +680,8 @@ _ADD_KEY = {"x86_64": 248, "aarch64": 217}[__import__("os").uname().machine]
 def test_no_child_finds_the_shared_memory_an_earlier_one_made(tmp_path: Path) -> None:
     """System V shared memory outlives its process like a file in /tmp, and so do a POSIX
     message queue and a key in the keyrings the children share: what part 1's child made at
-    import (a segment, a message queue, a semaphore set, a POSIX queue, a user key) is gone by
+    import (a segment, a message queue, a semaphore set, a POSIX queue, a user key, a key in
+    the user's persistent keyring) is gone by
     the time part 2's child looks for it, in the same sandbox."""
     from grader.engine.rounds import get_round
 
@@ -665,13 +692,18 @@ def test_no_child_finds_the_shared_memory_an_earlier_one_made(tmp_path: Path) ->
         "assert _libc.msgget(0x67726164, 0o1600) >= 0\n"
         "assert _libc.semget(0x67726164, 1, 0o1600) >= 0\n"
         "assert _rt.mq_open(b'/answer', 0o100 | 0o2, 0o600, None) >= 0\n"  # O_CREAT | O_RDWR
-        "assert _libc.syscall(_ADD_KEY, b'user', b'answer', b'42', 2, -4) > 0\n")
+        "assert _libc.syscall(_ADD_KEY, b'user', b'answer', b'42', 2, -4) > 0\n"
+        "_kept = _libc.syscall(_KEYCTL, 22, -1, -2)\n"  # the persistent keyring, if any
+        "assert _kept == -1 or _libc.syscall(_ADD_KEY, b'user', b'kept', b'42', 2, _kept) > 0\n")
     looked = SYSV_SEGMENT + POSIX_QUEUE_AND_KEY + (
         "assert _found == -1, 'a segment is still here'\n"
         "assert _libc.msgget(0x67726164, 0) == -1, 'a queue is here'\n"
         "assert _libc.semget(0x67726164, 0, 0) == -1, 'semaphores are here'\n"
         "assert _rt.mq_open(b'/answer', 0o2, 0, None) == -1, 'a POSIX queue is here'\n"
-        "assert _libc.syscall(_KEYCTL, 10, -4, b'user', b'answer', 0) == -1, 'a key is here'\n")
+        "assert _libc.syscall(_KEYCTL, 10, -4, b'user', b'answer', 0) == -1, 'a key is here'\n"
+        "_kept = _libc.syscall(_KEYCTL, 22, -1, -2)\n"
+        "assert _kept == -1 or _libc.syscall(_KEYCTL, 10, _kept, b'user', b'kept', 0) == -1, "
+        "'a persistent key is here'\n")
     code = {part: round_.reference_file(round_.part(part), "numpy").read_text()
             + (made if part == "part1" else looked) for part in ("part1", "part2")}
     first, second = _graded_in_one_sandbox(tmp_path, ["part1", "part2"], **code)
@@ -922,4 +954,41 @@ def test_work_in_processes_the_kernel_reaps_unasked_is_counted_by_the_sandboxs_c
     assert (result.status, result.message.split(";")[0]) == (
         "timeout", "did not finish within 1 s of CPU time (an infinite loop, or far more work "
         "than needed?)"), result.message
+
+
+@needs_sandbox
+def test_code_that_lowers_its_executors_priority_with_its_own_times_out_as_its_own(
+        tmp_path: Path) -> None:
+    """Code in a sandbox that lowers its executor's priority (its parent: the same user) and
+    then its own, beside a core another process keeps busy: the executor, at the same low
+    priority, would read the code's wait for a CPU as a starved one. The worker, out of the
+    code's reach, reads the sandbox at its own priority, so the check times out as the code's
+    doing, never `undecided`."""
+    import subprocess
+
+    from tiny_round import write_tiny_round
+
+    from grader.checks.base import Check, Context, Plan, passed
+    from grader.engine.rounds import Round
+    from grader.runner.protocol import Request
+    from grader.runner.worker import _Part, run_part
+
+    tiny = Round.load(write_tiny_round(tmp_path / "rounds"))
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    cpu = min(os.sched_getaffinity(0))
+    plan = Plan("round:spin_yielded", {"policy": "parent", "cpu": cpu, "seconds": 60.0},
+                lambda data: passed(data))
+    check = Check("part1.yields", "yields", 1.0, lambda ctx: plan, ("numpy",))
+    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
+                      seed=1, timeout_s=1.0)
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                           preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    try:
+        with sandbox.sandboxed_children(request, tiny) as spawn:
+            (result,) = run_part(_Part(request, tiny, tiny.part("part1"), [check],
+                                       [Context(1, "numpy", check.id)], [plan], spawn))
+    finally:
+        hog.kill()
+        hog.wait()
+    assert result.status == "timeout", result.message
 

@@ -141,8 +141,9 @@ def stop_self(api, times):
 
 
 def spin_yielded(api, policy, cpu, seconds):
-    """Give this process's CPU away (nice 19, the idle policy, or a session of its own whose
-    autogroup is at nice 19: no privilege needed), pinned to `cpu`, then burn `seconds`."""
+    """Give this process's CPU away (nice 19, its parent's too, the idle policy, or a session
+    of its own whose autogroup is at nice 19: no privilege needed), pinned to `cpu`, then burn
+    `seconds`."""
     import os
     os.sched_setaffinity(0, {cpu})
     if policy == "idle":
@@ -157,6 +158,9 @@ def spin_yielded(api, policy, cpu, seconds):
             group.write("19")
         spin(api, seconds)
         os._exit(0)
+    elif policy == "parent":  # its parent first, so that the two look alike from there
+        os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)
+        os.nice(19)
     else:
         os.nice(19)
     return spin(api, seconds)

@@ -112,8 +112,11 @@ SYSV_IPC = ("shm", "msg", "sem")
 
 KEYRINGS = (-3, -4, -5)
 """The session, user and user-session keyrings (KEY_SPEC_*): a key added to one outlives the
-process that added it, and the next child, the same user in the same namespace, would read it."""
+process that added it, and the next child, the same user in the same namespace, would read it.
+So does the user's persistent keyring, found by its own call (KEYCTL_GET_PERSISTENT)."""
 KEYCTL_CLEAR = 7
+KEYCTL_GET_PERSISTENT = 22
+THREAD_KEYRING = -1
 
 
 def _wipe_ipc() -> None:
@@ -130,7 +133,10 @@ def _wipe_ipc() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
         return
-    for keyring in KEYRINGS:
+    # Linked into this thread's own keyring, which no child inherits; -1 where the kernel
+    # keeps no persistent keyrings (clearing -1 then fails, EINVAL, and changes nothing).
+    persistent = libc.syscall(_KEYCTL, KEYCTL_GET_PERSISTENT, -1, THREAD_KEYRING)
+    for keyring in (*KEYRINGS, persistent):
         libc.syscall(_KEYCTL, KEYCTL_CLEAR, keyring)
     for kind in SYSV_IPC:
         try:

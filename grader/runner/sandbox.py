@@ -170,7 +170,7 @@ def support() -> Support:
                        "bubblewrap)", None, "")
 
     def try_once() -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([bwrap, *_namespace_args(), *_system_args(), "/bin/true"],
+        done = subprocess.run([bwrap, *_namespace_args(bwrap), *_system_args(), "/bin/true"],
                               capture_output=True, text=True, timeout=30)
         if done.returncode != 0 and _REFUSED_A_PROCESS in done.stderr:
             raise BlockingIOError(errno.EAGAIN, done.stderr.strip())
@@ -199,9 +199,23 @@ def ensure_usable() -> None:
         raise SandboxError(found.why)
 
 
-def _namespace_args() -> list[str]:
-    return ["--unshare-all", "--die-with-parent", "--new-session",
-            "--uid", str(NOBODY), "--gid", str(NOBODY)]
+def _namespace_args(bwrap: str) -> list[str]:
+    return ["--unshare-all", *_closing_user_namespaces(bwrap), "--die-with-parent",
+            "--new-session", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+
+
+@functools.cache
+def _closing_user_namespaces(bwrap: str) -> tuple[str, ...]:
+    """`--disable-userns` where this bubblewrap has it (0.8 and later): code in the sandbox
+    then cannot make a user namespace of its own, and with it the namespaces (UTS, network,
+    more users) every sandbox is made of, which the machine counts per user: a submission that
+    took them all would leave no sandbox for a classmate graded beside it."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return ("--unshare-user", "--disable-userns") \
+        if "--disable-userns" in done.stdout + done.stderr else ()
 
 
 def _system_args() -> list[str]:
@@ -556,9 +570,10 @@ class Sandbox:
         self.oom_kills = memory.oom_kills()
         self.full_at_start, self.kills_at_start = self.memory_full(), self.memory_kills()
         ours, theirs = socket.socketpair()
-        command = [found.bwrap or "bwrap", *_namespace_args(), *_system_args(),
-                   *_device_args(request), *file_args(Path(request.root), round_),
-                   *environment_args(), sys.executable, "-P", "-m",
+        bwrap = found.bwrap or "bwrap"
+        command = [bwrap, *_namespace_args(bwrap), *_system_args(), *_device_args(request),
+                   *file_args(Path(request.root), round_), *environment_args(),
+                   sys.executable, "-P", "-m",
                    "grader.runner.executor", str(theirs.fileno()), str(round_.folder.resolve())]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         if self.cgroup:
@@ -816,8 +831,12 @@ class SandboxedChild:
             return self._with_unseen(found, spent)
         seen = strays.tree_usage(sandbox.process.pid)
         self._last = (found, seen) if found is not None and seen is not None else self._last
-        if found is not None and seen is not None and seen.frozen:
-            found = replace(found, runnable=True)  # held by a freezer the executor cannot see
+        if found is not None and seen is not None:
+            # At work only where this process sees it so too, at this process's priority: code
+            # in the sandbox can lower its executor's (its parent's) and its own alike, and
+            # the executor's view then takes a wait the code chose for the machine's. A freezer
+            # holds the sandbox where the executor cannot see it.
+            found = replace(found, runnable=seen.frozen or (found.runnable and seen.runnable))
         return self._with_unseen(found, spent)
 
     def _with_unseen(self, found: strays.Usage | None,
