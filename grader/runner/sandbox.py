@@ -3,7 +3,8 @@
 A sandbox is one `bwrap` process tree per submission (`grade`, Gradescope, `check --sandbox`):
 
 - namespaces of its own for users, PIDs, network, IPC, UTS and cgroups (`--unshare-all`), as
-  nobody (uid 65534) inside, with no capabilities and no network;
+  nobody (uid 65534) inside, with no capabilities and no network, and no user namespace it can
+  make itself (`--disable-userns`, where bwrap has it), so no namespace of any kind;
 - a root of its own made of read-only binds: the system's /usr (and /bin, /lib...), the Python
   installation, the grader package with every reference folder covered by an empty tmpfs, and
   the submission's own files; /tmp is a private tmpfs capped at TMP_MB; /proc is the sandbox's
