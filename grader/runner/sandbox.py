@@ -12,7 +12,9 @@ A sandbox is one `bwrap` process tree per submission (`grade`, Gradescope, `chec
   the judge's environment (`--clearenv`), files, pipes or /proc entries;
 - memory and process count capped for the sandbox as a whole: in a cgroup of its own where one
   can be made (cgroup v2, else v1), and always RLIMIT_NPROC, which Linux counts per user
-  namespace, so it caps this sandbox alone; the per-process address-space cap still applies;
+  namespace, so it caps this sandbox alone (except where the grader runs as root: nobody then
+  maps to root outside, which Linux exempts, and the cgroup's limit on tasks is the cap); the
+  per-process address-space cap still applies;
 - it dies with everything it started: `--die-with-parent`, and killing bwrap ends its PID
   namespace, whose every process the kernel then kills.
 
