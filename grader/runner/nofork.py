@@ -10,7 +10,13 @@ torch function mode see the calling thread alone, so a graph recorded on another
 differentiated through TorchScript, which no Python spy sees) would be out of sight. The
 grading processes make no thread of their own (one thread for every math library), and the
 profiler's thread is made before the filter (child.py). The filter cannot be lifted by the
-process, nor by anything it could start."""
+process, nor by anything it could start.
+
+A second filter, in every child that runs candidate code (forbid_new_namespaces), refuses every
+namespace: unshare and clone with a CLONE_NEW* flag, and setns. The machine counts namespaces
+per user, and a sandbox's user is the grader's outside: code that made thousands would leave no
+sandbox for a classmate graded beside it. bwrap 0.8 and later closes this for a whole sandbox
+(--disable-userns); the filter closes it wherever bwrap is older, and in practice mode."""
 
 from __future__ import annotations
 
@@ -27,22 +33,37 @@ _CLONE_THREAD = 0x00010000
 _X32_BIT = 0x40000000
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
+_CLONE_NEW = 0x7E020000
+"""CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID and NEWNET (not NEWTIME, 0x80: in
+clone's flags those bits name the exit signal; unshare's NEWTIME needs a capability no child
+has)."""
+
 # arch: (audit arch, fork or None, vfork or None, clone, clone3)
 _SYSCALLS = {
     "x86_64": (0xC000003E, 57, 58, 56, 435),
     "aarch64": (0xC00000B7, None, None, 220, 435),
 }
+# arch: (unshare, setns)
+_NAMESPACE_CALLS = {"x86_64": (272, 308), "aarch64": (97, 268)}
+
+Program = list[tuple[int, int, int, int]]
+
+
+def _this_abi(arch: int) -> Program:
+    """The start of every filter: another ABI than this process's is refused outright (a
+    32-bit syscall would name other numbers), and the call's number is loaded."""
+    deny = _ERRNO | _EPERM
+    return [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, deny),
+            (_LD_W_ABS, 0, 0, _NR), (_JGE_K, 0, 1, _X32_BIT), (_RET_K, 0, 0, deny)]
 
 
 def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
-             clone3: int, threads: bool = True) -> list[tuple[int, int, int, int]]:
-    """The filter, as (code, jt, jf, k) instructions: another ABI than this process's is
-    refused outright (a 32-bit syscall would name other numbers), then the calls above; with
+             clone3: int, threads: bool = True) -> Program:
+    """The filter on new processes, as (code, jt, jf, k) instructions: the calls above; with
     `threads` False, every clone."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     refused = [n for n in (fork, vfork) if n is not None]
-    program = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 1, 0, arch), (_RET_K, 0, 0, deny),
-               (_LD_W_ABS, 0, 0, _NR), (_JGE_K, 0, 1, _X32_BIT), (_RET_K, 0, 0, deny)]
+    program = _this_abi(arch)
     for number in refused:
         program += [(_JEQ_K, 0, 1, number), (_RET_K, 0, 0, deny)]
     program += [(_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
@@ -52,14 +73,41 @@ def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
     return program
 
 
+def _namespace_program(arch: int, clone: int, clone3: int, unshare: int,
+                       setns: int) -> Program:
+    """The filter on new namespaces: setns refused, clone3 answered ENOSYS (its flags are out
+    of a filter's sight; glibc then falls back to clone), clone and unshare refused with any
+    CLONE_NEW* flag."""
+    deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
+    return _this_abi(arch) + [
+        (_JEQ_K, 0, 1, setns), (_RET_K, 0, 0, deny),
+        (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
+        (_JEQ_K, 1, 0, clone), (_JEQ_K, 0, 3, unshare), (_LD_W_ABS, 0, 0, _ARG0),
+        (_JSET_K, 0, 1, _CLONE_NEW), (_RET_K, 0, 0, deny),
+        (_RET_K, 0, 0, _ALLOW)]
+
+
 def forbid_new_processes(threads: bool = True) -> bool:
     """Install the filter in this process (with `threads` False, no new thread either):
     whether it is in place (False on a machine whose architecture or kernel offers no such
     filter; the sandbox's task cap is then the guard)."""
     numbers = _SYSCALLS.get(platform.machine())
-    if numbers is None:
+    return numbers is not None and _install(_program(*numbers, threads=threads))
+
+
+def forbid_new_namespaces() -> bool:
+    """Install the filter on new namespaces in this process: whether it is in place (False
+    on a machine whose architecture or kernel offers no such filter)."""
+    machine = platform.machine()
+    if machine not in _SYSCALLS:
         return False
-    program = _program(*numbers, threads=threads)
+    arch, _, _, clone, clone3 = _SYSCALLS[machine]
+    return _install(_namespace_program(arch, clone, clone3, *_NAMESPACE_CALLS[machine]))
+
+
+def _install(program: Program) -> bool:
+    """Install `program` in this process and whatever it starts from now on (no new
+    privileges first, as seccomp asks of a process without them): whether it is in place."""
     code = b"".join(struct.pack("HBBI", *op) for op in program)
     buffer = ctypes.create_string_buffer(code, len(code))
     fprog = struct.pack("HxxxxxxP", len(program), ctypes.addressof(buffer))
