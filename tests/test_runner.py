@@ -501,6 +501,24 @@ def test_a_process_that_lowered_its_own_priority_is_not_counted_as_kept_from_run
     assert done.stdout.strip() == "True", done.stderr
 
 
+def test_where_priorities_cannot_be_read_no_process_is_taken_to_have_given_its_cpu_away(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container that refuses the scheduling calls leaves the grader nothing to compare
+    with: a spinning process is then at work, whatever its nice, never taken for asleep (a
+    starved child stays the machine's, as before the rule)."""
+    def refused(pid: int) -> int:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_getscheduler", refused)
+    spinner = _spinner(nice=5)
+    try:
+        seen = strays.tree_usage(spinner.pid)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert seen is not None and seen.runnable
+
+
 @pytest.mark.parametrize("policy", [
     "nice", "idle",
     pytest.param("autogroup", marks=pytest.mark.skipif(

@@ -335,8 +335,13 @@ class _Priority:
 
     @classmethod
     def of(cls, pid: int) -> _Priority:
-        return cls(os.getpriority(os.PRIO_PROCESS, pid),
-                   os.sched_getscheduler(pid) & ~_RESET_ON_FORK, _group_nice(pid, 0))
+        """`pid`'s priority; the lowest there is where it cannot be read (a sandbox or
+        container that refuses the calls), which no process then runs below."""
+        try:
+            return cls(os.getpriority(os.PRIO_PROCESS, pid),
+                       os.sched_getscheduler(pid) & ~_RESET_ON_FORK, _group_nice(pid, 0))
+        except OSError:
+            return cls(19, os.SCHED_IDLE, 19)
 
     def outranks(self, pid: int, fields: list[str]) -> bool:
         """Whether the process `pid` (its stat `fields`) runs below this priority (the
