@@ -258,7 +258,7 @@ def ended_by_itself(pid: int) -> bool:
     (then it is the caller's to kill), never waiting without end. The child is not reaped."""
     try:
         fd = os.pidfd_open(pid)
-    except ProcessLookupError:
+    except OSError:  # gone already; or no pidfd here (before Linux 5.3): waited for as ever
         return True
     try:
         wait_readable(TreeWatch(fd, pid), END_GRACE_S)
