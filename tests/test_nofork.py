@@ -9,7 +9,7 @@ import platform
 
 import pytest
 
-from grader.runner.nofork import forbid_new_namespaces, forbid_new_processes
+from grader.runner.nofork import forbid_machine_wide_holds, forbid_new_processes
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"),
                                 reason="the filter knows x86_64's and aarch64's system calls")
@@ -137,19 +137,23 @@ def test_every_plan_that_watches_autograd_refuses_processes_and_threads() -> Non
     assert not Plan("p", {}, judge).processless and not Plan("p", {}, judge).threadless
 
 
-NAMESPACE_ATTEMPTS = {
+HOLDS = {
     "unshare a user namespace": "libc.unshare(0x10000000)",
     "unshare a UTS namespace": "libc.unshare(0x04000000)",
     "unshare a network namespace": "libc.unshare(0x40000000)",
     "clone into a PID namespace": "libc.syscall(56, 0x20000000 | 17, 0, 0, 0, 0)",
     "join the parent's namespace": "libc.setns(os.open(f'/proc/{os.getppid()}/ns/uts', 0), 0)",
+    "lease a file": "libc.fcntl(os.open(os.__file__, os.O_RDONLY), 1024, 0)",  # F_RDLCK
+    "watch files": "libc.inotify_init1(0)",
 }
 
 
-@pytest.mark.parametrize("attempt", NAMESPACE_ATTEMPTS)
-def test_a_child_can_make_or_join_no_namespace(attempt: str) -> None:
-    """Every way to a namespace fails with EPERM under the filter (as root too, who could
-    otherwise make any), while a fork, a thread and an unshare of no namespace still work."""
+@pytest.mark.parametrize("attempt", HOLDS)
+def test_a_child_can_hold_nothing_the_whole_machine_shares(attempt: str) -> None:
+    """Every way to a namespace, a lease on a file every process opens, or an inotify
+    instance (both counted or felt machine-wide) fails with EPERM under the filter, as root
+    too, who could otherwise take any; while a fork, a thread, an unshare of no namespace and
+    an ordinary fcntl still work."""
     import ctypes
     import threading
 
@@ -160,9 +164,9 @@ def test_a_child_can_make_or_join_no_namespace(attempt: str) -> None:
         code = 3
         try:
             libc = ctypes.CDLL(None, use_errno=True)
-            if not forbid_new_namespaces():
+            if not forbid_machine_wide_holds():
                 os._exit(2)
-            failed = eval(NAMESPACE_ATTEMPTS[attempt], {"libc": libc, "os": os}) == -1
+            failed = eval(HOLDS[attempt], {"libc": libc, "os": os}) == -1
             refused = failed and ctypes.get_errno() == 1
             if (child := os.fork()) == 0:
                 os._exit(0)
@@ -170,7 +174,9 @@ def test_a_child_can_make_or_join_no_namespace(attempt: str) -> None:
             thread = threading.Thread(target=int)
             thread.start()
             thread.join()
-            code = 0 if refused and libc.unshare(0x00000400) == 0 else 1  # CLONE_FILES
+            ordinary = libc.unshare(0x00000400) == 0 and \
+                libc.fcntl(os.open(os.__file__, os.O_RDONLY), 3) >= 0  # CLONE_FILES, F_GETFL
+            code = 0 if refused and ordinary else 1
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)

@@ -12,11 +12,16 @@ grading processes make no thread of their own (one thread for every math library
 profiler's thread is made before the filter (child.py). The filter cannot be lifted by the
 process, nor by anything it could start.
 
-A second filter, in every child that runs candidate code (forbid_new_namespaces), refuses every
-namespace: unshare and clone with a CLONE_NEW* flag, and setns. The machine counts namespaces
-per user, and a sandbox's user is the grader's outside: code that made thousands would leave no
-sandbox for a classmate graded beside it. bwrap 0.8 and later closes this for a whole sandbox
-(--disable-userns); the filter closes it wherever bwrap is older, and in practice mode."""
+A second filter, in every child that runs candidate code (forbid_machine_wide_holds), refuses
+what would let the code hold something the whole machine shares, beyond its sandbox: every
+namespace (unshare and clone with a CLONE_NEW* flag, and setns), which the machine counts per
+user; inotify instances, counted per user too; and file leases (fcntl F_SETLEASE), which make
+every other process that opens the file wait for up to the lease-break time. A sandbox's user
+is the grader's outside (root, where the grader runs as root, owns every system file): code
+that made thousands of namespaces would leave no sandbox for a classmate graded beside it, and
+a lease on the Python files every process opens would stall the machine's every new Python.
+bwrap 0.8 and later also closes namespaces for a whole sandbox (--disable-userns); the filter
+closes them wherever bwrap is older, and in practice mode."""
 
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ import platform
 import struct
 
 # seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
-_NR, _ARCH, _ARG0 = 0, 4, 16
+_NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24
 _LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS = 1, 38
@@ -43,8 +48,9 @@ _SYSCALLS = {
     "x86_64": (0xC000003E, 57, 58, 56, 435),
     "aarch64": (0xC00000B7, None, None, 220, 435),
 }
-# arch: (unshare, setns)
-_NAMESPACE_CALLS = {"x86_64": (272, 308), "aarch64": (97, 268)}
+_F_SETLEASE = 1024
+# arch: (unshare, setns, fcntl, inotify_init or None, inotify_init1)
+_HOLDING_CALLS = {"x86_64": (272, 308, 72, 253, 294), "aarch64": (97, 268, 25, None, 26)}
 
 Program = list[tuple[int, int, int, int]]
 
@@ -73,15 +79,19 @@ def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
     return program
 
 
-def _namespace_program(arch: int, clone: int, clone3: int, unshare: int,
-                       setns: int) -> Program:
-    """The filter on new namespaces: setns refused, clone3 answered ENOSYS (its flags are out
-    of a filter's sight; glibc then falls back to clone), clone and unshare refused with any
-    CLONE_NEW* flag."""
+def _holds_program(arch: int, clone: int, clone3: int, unshare: int, setns: int, fcntl: int,
+                   inotify_init: int | None, inotify_init1: int) -> Program:
+    """The filter on machine-wide holds: setns and inotify refused, clone3 answered ENOSYS
+    (its flags are out of a filter's sight; glibc then falls back to clone), fcntl refused
+    F_SETLEASE, clone and unshare refused with any CLONE_NEW* flag."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
-    return _this_abi(arch) + [
-        (_JEQ_K, 0, 1, setns), (_RET_K, 0, 0, deny),
+    program = _this_abi(arch)
+    for number in (n for n in (setns, inotify_init, inotify_init1) if n is not None):
+        program += [(_JEQ_K, 0, 1, number), (_RET_K, 0, 0, deny)]
+    return program + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
+        (_JEQ_K, 0, 4, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 0, 1, _F_SETLEASE),
+        (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
         (_JEQ_K, 1, 0, clone), (_JEQ_K, 0, 3, unshare), (_LD_W_ABS, 0, 0, _ARG0),
         (_JSET_K, 0, 1, _CLONE_NEW), (_RET_K, 0, 0, deny),
         (_RET_K, 0, 0, _ALLOW)]
@@ -95,14 +105,14 @@ def forbid_new_processes(threads: bool = True) -> bool:
     return numbers is not None and _install(_program(*numbers, threads=threads))
 
 
-def forbid_new_namespaces() -> bool:
-    """Install the filter on new namespaces in this process: whether it is in place (False
+def forbid_machine_wide_holds() -> bool:
+    """Install the filter on machine-wide holds in this process: whether it is in place (False
     on a machine whose architecture or kernel offers no such filter)."""
     machine = platform.machine()
     if machine not in _SYSCALLS:
         return False
     arch, _, _, clone, clone3 = _SYSCALLS[machine]
-    return _install(_namespace_program(arch, clone, clone3, *_NAMESPACE_CALLS[machine]))
+    return _install(_holds_program(arch, clone, clone3, *_HOLDING_CALLS[machine]))
 
 
 def _install(program: Program) -> bool:
