@@ -450,13 +450,20 @@ def stopping(root: int, stopped_s: float = 2.0, running_s: float = 1.0) -> Itera
     worker between children) stopped for `stopped_s` at a time, `running_s` apart, until the
     block ends, then continued: processes kept from running with no CPU busy (a container
     frozen for a moment, a debugger, a laptop's lid), which neither spins nor sleeps by its own
-    choice. Yields the set of every process it stopped, filled in as it goes."""
+    choice. Each round stops processes not stopped before, as soon as there are some (the
+    grading continues what it finds stopped at its next look, so a process stopped again and
+    again would be no new test, and a grading that ran on between rounds would escape it).
+    Yields the set of every process it stopped, filled in as it goes."""
     stopped: set[int] = set()
     halt = threading.Event()
 
     def stop_again_and_again() -> None:
         while not halt.is_set():
-            held = _deepest(root) - {os.getpid()}  # never the process that continues them
+            # Never the process that continues them.
+            held = _deepest(root) - {os.getpid()} - stopped
+            if not held:
+                halt.wait(0.02)
+                continue
             for pid in held:
                 _signal(pid, signal.SIGSTOP)
             stopped.update(held)

@@ -98,12 +98,13 @@ STOPPED = [
 @pytest.mark.parametrize(("solution", "flavor"), [case(*entry) for entry in STOPPED])
 def test_processes_kept_from_running_give_every_check_its_quiet_verdict(
         grading, own_grading, solution: Solution, flavor: str) -> None:
-    """The grading's processes stopped for two seconds of every three (helpers.stopping): the
-    worker's children, and the worker between them, are kept from running while the machine
-    is idle, longer each time than a capped run's CPU left before its cap. Neither the cap,
-    the check's limits nor the command's watchdog take that for the code's doing."""
+    """The grading's processes stopped from outside (helpers.stopping), each as it appears,
+    for half a second (two looks): the worker's children, and the worker between them, are
+    kept from running while the machine is idle, longer than a capped run's CPU left before
+    its cap. The grading continues them at its next look; neither the cap, the check's limits
+    nor the command's watchdog take the stop for the code's doing."""
     quiet = grading.solution(solution, flavor)
-    with stopping(own_grading.worker.process.pid) as stopped:
+    with stopping(own_grading.worker.process.pid, stopped_s=0.5, running_s=0.1) as stopped:
         held = own_grading.grade_solution(solution, flavor)
     assert len(stopped) > 1, "only the worker was ever stopped: nothing was tested"
     assert outcomes(held) == outcomes(quiet)
