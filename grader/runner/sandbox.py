@@ -126,8 +126,8 @@ _LOST_CHILD = {LOST: "was lost with its sandbox, which stopped answering and was
 """How the child running when its sandbox was lost ended, by what the checks not run say."""
 _HOW = re.compile(r"(exited with code -?\d{1,3}|killed by signal [A-Z0-9]{2,10}|"
                   + re.escape(strays.OUT_OF_MEMORY) + "|" + re.escape(strays.NEVER_FORKED) + ")")
-"""Every way strays.reap says a child ended: an executor's answer that is none of them is
-malformed."""
+"""Every way an executor says a child ended (strays.reap's words, or NEVER_FORKED for one it
+could not fork): an answer that is none of them is malformed."""
 
 
 class SandboxError(Exception):
