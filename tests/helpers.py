@@ -409,20 +409,48 @@ os.waitpid(pid, 0)"""),
 def busy(count: int, kind: str = "spin") -> Iterator[list[subprocess.Popen[str]]]:
     """`count` processes running the LOADS program `kind` until the block ends, each set up
     (its memory taken, its file open) before the block begins."""
-    load = LOADS[kind]
-    program = f"{load.setup}\nprint(flush=True)\nwhile True:\n{textwrap.indent(load.step, '    ')}"
-    loads = [subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
-             for _ in range(count)]
+    loads = [_loading(kind) for _ in range(count)]
     try:
         for started in loads:
-            assert started.stdout is not None
-            if started.stdout.readline() != "\n":
-                raise RuntimeError(f"a {kind} load ended before it was set up")
+            _set_up(started, kind)
         yield loads
     finally:
         for started in loads:
             started.kill()
             started.wait()
+
+
+def _loading(kind: str, preexec: Callable[[], None] | None = None) -> subprocess.Popen[str]:
+    """A process starting the LOADS program `kind` (after `preexec`, in the new process)."""
+    load = LOADS[kind]
+    program = f"{load.setup}\nprint(flush=True)\nwhile True:\n{textwrap.indent(load.step, '    ')}"
+    return subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=preexec)
+
+
+def _set_up(started: subprocess.Popen[str], kind: str) -> None:
+    """Wait until a _loading process has set up its load."""
+    assert started.stdout is not None
+    if started.stdout.readline() != "\n":
+        raise RuntimeError(f"a {kind} load ended before it was set up")
+
+
+def spinner(nice: int = 0, cpu: int | None = None,
+            group_nice: int | None = None) -> subprocess.Popen[str]:
+    """One process spinning (LOADS["spin"]) at `nice`, pinned to `cpu`, in a session of its
+    own whose autogroup is at `group_nice`, each where given: spinning once this returns, and
+    the caller's to kill."""
+    def lowered() -> None:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+        os.nice(nice)
+        if group_nice is not None:
+            os.setsid()
+            Path("/proc/self/autogroup").write_text(str(group_nice))
+
+    started = _loading("spin", lowered)
+    _set_up(started, "spin")
+    return started
 
 
 def held_by_a_tracer(pid: int) -> None:
@@ -565,6 +593,33 @@ def _cgroup(controller: str, v2_limits: dict[str, str], v1_limits: dict[str, str
 
 def checks_by_id(result: RunResult) -> dict[str, CheckResult]:
     return {c.id: c for part in result.parts for c in part.checks}
+
+
+def run_tiny_sandboxed(tmp_path: Path, plans: list[Any], timeout_s: float = 10.0,
+                       code: str | None = None,
+                       wrap: Callable[[Any], Any] | None = None) -> list[CheckResult]:
+    """tests/tiny_round.py's part 1 (its file replaced by `code`) graded plan by plan, one
+    check each, through the real runner in one sandbox of its own, as a request is. `wrap`
+    gets the sandbox's spawn and gives the one the runner calls (to act as each child starts)."""
+    from tiny_round import write_tiny_round
+
+    from grader.checks.base import Check, Context
+    from grader.runner.protocol import Request
+    from grader.runner.sandbox import sandboxed_children
+    from grader.runner.worker import _Part, run_part
+
+    tiny = Round.load(write_tiny_round(tmp_path / "rounds"))
+    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    if code is not None:
+        (root / "exercises" / "part1_sum.py").write_text(code)
+    checks = [Check(f"part1.plan{i}", f"plan {i}", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
+              for i, plan in enumerate(plans)]
+    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
+                      seed=1, timeout_s=timeout_s)
+    with sandboxed_children(request, tiny) as spawn:
+        return run_part(_Part(request, tiny, tiny.part("part1"), checks,
+                              [Context(1, "numpy", c.id) for c in checks], plans,
+                              wrap(spawn) if wrap else spawn))
 
 
 def write_workspace(root: Path, flavor: str, start: str = "reference",

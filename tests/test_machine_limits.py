@@ -24,6 +24,7 @@ from helpers import (
     process_cap,
     run_grader,
     run_owned,
+    run_tiny_sandboxed,
     write_workspace,
 )
 
@@ -131,51 +132,41 @@ def test_a_child_its_sandbox_gets_no_process_for_is_the_machines_and_the_sandbox
     child, with none of the code's processes left to blame, so that child's check is
     undecided, saying why, and the sandbox lives on to run the next check once there is room
     (before, the executor died and the rest of the submission was the code's error)."""
-    from tiny_round import write_tiny_round
-
-    from grader.checks.base import Check, Context, Measured, Plan, passed
+    from grader.checks.base import Measured, Plan, passed
     from grader.engine.results import NOT_SET_UP
-    from grader.engine.rounds import Round
-    from grader.runner import sandbox
-    from grader.runner.children import Child
-    from grader.runner.protocol import ChildJob, Request
-    from grader.runner.worker import _Part, run_part
+    from grader.runner.children import Child, Spawn
+    from grader.runner.protocol import ChildJob
 
-    tiny = Round.load(write_tiny_round(tmp_path / "rounds"))
-    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
     ran = Plan("round:spin", {"seconds": 0.0}, lambda data: passed("ran"))
     plans = [ran, Plan("round:spin", {"seconds": 0.0}, lambda both: passed("measured"),
                        measured=Measured((({},),), least=1)), ran]
-    checks = [Check(f"part1.plan{i}", f"plan {i}", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
-              for i, plan in enumerate(plans)]
-    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
-                      seed=1)
     try:
         cap = process_cap(10_000)
         procs = cap.__enter__()
     except OSError as exc:
         pytest.skip(f"no cgroup with a limit on tasks can be made here ({exc})")
     limit = procs.parent / "pids.max"
+
+    def full_for_the_second(spawn: Spawn) -> Spawn:
+        started = 0
+
+        def spawned(job: ChildJob) -> Child:
+            nonlocal started
+            started += 1
+            if started == 2:  # the sandbox's processes, all in the capped cgroup, full
+                held = [spawn.__self__.current().process.pid]  # type: ignore[attr-defined]
+                for pid in held:
+                    procs.write_text(str(pid))
+                    held.extend(strays.children(pid))
+                limit.write_text((procs.parent / "pids.current").read_text())
+            elif started == 3:
+                limit.write_text("max")
+            return spawn(job)
+
+        return spawned
+
     try:
-        with sandbox.sandboxed_children(request, tiny) as spawn:
-            started = 0
-
-            def full_for_the_second(job: ChildJob) -> Child:
-                nonlocal started
-                started += 1
-                if started == 2:  # the sandbox's processes, all in the capped cgroup, full
-                    held = [spawn.__self__.current().process.pid]  # type: ignore[attr-defined]
-                    for pid in held:
-                        procs.write_text(str(pid))
-                        held.extend(strays.children(pid))
-                    limit.write_text((procs.parent / "pids.current").read_text())
-                elif started == 3:
-                    limit.write_text("max")
-                return spawn(job)
-
-            results = run_part(_Part(request, tiny, tiny.part("part1"), checks,
-                                     [Context(1, "numpy", c.id) for c in checks], plans,
-                                     full_for_the_second))
+        results = run_tiny_sandboxed(tmp_path, plans, wrap=full_for_the_second)
     finally:
         cap.__exit__(None, None, None)
     why = "no process could be started: the process table stayed full"

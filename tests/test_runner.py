@@ -51,6 +51,7 @@ from helpers import (
     needing_the_grading_environment,
     run_grader,
     run_owned,
+    spinner,
     write_part1_that_first_runs,
     write_workspace,
 )
@@ -443,27 +444,6 @@ def test_code_that_stops_itself_is_continued_yet_spends_its_sleep(
                               "of this part was not run")
 
 
-SPINNER = "print(flush=True)\nwhile True: pass"
-
-
-def _spinner(nice: int = 0, cpu: int | None = None,
-             group_nice: int | None = None) -> subprocess.Popen[str]:
-    """A process spinning for ever at `nice` (pinned to `cpu`; in a session of its own whose
-    autogroup is at `group_nice`), spinning once this returns."""
-    def lowered() -> None:
-        if cpu is not None:
-            os.sched_setaffinity(0, {cpu})
-        os.nice(nice)
-        if group_nice is not None:
-            os.setsid()
-            Path("/proc/self/autogroup").write_text(str(group_nice))
-
-    started = subprocess.Popen([sys.executable, "-c", SPINNER], stdout=subprocess.PIPE,
-                               text=True, preexec_fn=lowered)
-    assert started.stdout is not None and started.stdout.readline() == "\n"
-    return started
-
-
 READS_ITS_CHILD = """\
 import os, subprocess, sys
 from grader.runner import strays
@@ -482,18 +462,18 @@ def test_a_process_that_lowered_its_own_priority_is_not_counted_as_kept_from_run
     autogroup waits for a CPU by its own choice and reads as asleep. A priority set on the
     whole grading (the reader at nice 7 too) is no one's choice but the machine's."""
     autogroups = Path("/proc/self/autogroup").exists()
-    spinners = [_spinner(), _spinner(nice=5)]
+    spinners = [spinner(), spinner(nice=5)]
     try:
-        idle = _spinner()
+        idle = spinner()
         os.sched_setscheduler(idle.pid, os.SCHED_IDLE, os.sched_param(0))
         spinners.append(idle)
         if autogroups:
-            spinners += [_spinner(group_nice=0), _spinner(group_nice=5)]
+            spinners += [spinner(group_nice=0), spinner(group_nice=5)]
         seen = [strays.tree_usage(s.pid) for s in spinners]
     finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
+        for spun in spinners:
+            spun.kill()
+            spun.wait()
     assert [u.runnable if u else None for u in seen] == \
         [True, False, False, *([True, False] if autogroups else [])]
     done = subprocess.run([sys.executable, "-c", READS_ITS_CHILD], capture_output=True,
@@ -510,12 +490,12 @@ def test_where_priorities_cannot_be_read_no_process_is_taken_to_have_given_its_c
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(os, "sched_getscheduler", refused)
-    spinner = _spinner(nice=5)
+    niced = spinner(nice=5)
     try:
-        seen = strays.tree_usage(spinner.pid)
+        seen = strays.tree_usage(niced.pid)
     finally:
-        spinner.kill()
-        spinner.wait()
+        niced.kill()
+        niced.wait()
     assert seen is not None and seen.runnable
 
 
@@ -532,7 +512,7 @@ def test_code_that_gives_its_cpu_away_beside_a_busy_core_times_out_as_its_own(
     which would hide a hang behind "re-run")."""
     root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
     cpu = min(os.sched_getaffinity(0))
-    hog = _spinner(cpu=cpu)
+    hog = spinner(cpu=cpu)
     try:
         plan = Plan("round:spin_yielded", {"policy": policy, "cpu": cpu, "seconds": 60.0},
                     lambda data: passed(data))

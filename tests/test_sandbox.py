@@ -43,6 +43,8 @@ from helpers import (
     needs_sandbox,
     run_grader,
     run_owned,
+    run_tiny_sandboxed,
+    spinner,
     write_workspace,
 )
 
@@ -891,16 +893,8 @@ def test_no_call_s_inputs_are_in_the_candidate_s_process_before_that_call(
     timer, counter or watch is looking), while the same search in the call finds them (the
     search works). Two calls in one child: the second's arguments are not there during the
     first."""
-    from tiny_round import write_tiny_round
+    from grader.checks.base import Plan, passed
 
-    from grader.checks.base import Check, Context, Plan, passed
-    from grader.engine.rounds import Round
-    from grader.runner.protocol import Request
-    from grader.runner.worker import _Part, run_part
-
-    tiny = Round.load(write_tiny_round(tmp_path / "rounds"))
-    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
-    (root / "exercises" / "part1_sum.py").write_text(LOOKING_FOR_ITS_INPUTS)
     seen: list[list[Any]] = []
 
     def judge(observed: list[dict[str, Any]]) -> Any:
@@ -911,13 +905,7 @@ def test_no_call_s_inputs_are_in_the_candidate_s_process_before_that_call(
     plans = [Plan("call_each", {"function": "total", "args": ["x"], "returns": "tree",
                                 "cases": [{"inputs": {"x": [1.0]}, "label": label,
                                            "extra": {}}]}, judge) for label in labels]
-    checks = [Check(f"part1.search{i}", "search", 1.0, lambda ctx, plan=plan: plan, ("numpy",))
-              for i, plan in enumerate(plans)]
-    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
-                      seed=1)
-    with sandbox.sandboxed_children(request, tiny) as spawn:
-        results = run_part(_Part(request, tiny, tiny.part("part1"), checks,
-                                 [Context(1, "numpy", c.id) for c in checks], plans, spawn))
+    results = run_tiny_sandboxed(tmp_path, plans, code=LOOKING_FOR_ITS_INPUTS)
     assert [r.status for r in results] == ["passed", "passed"], results
     found_at_import = [s[:2] for s in seen]
     found_in_call = [s[2:] for s in seen]
@@ -933,24 +921,12 @@ def test_work_in_processes_the_kernel_reaps_unasked_is_counted_by_the_sandboxs_c
     from /proc like a tree that is runnable yet charged nothing, as a child a busy machine
     starves does. The sandbox's cgroup counts that time: the check times out on its CPU time,
     the code's doing, not `undecided` (which would hide a hang behind "re-run")."""
-    from tiny_round import write_tiny_round
+    from grader.checks.base import Plan, passed
 
-    from grader.checks.base import Check, Context, Plan, passed
-    from grader.engine.rounds import Round
-    from grader.runner.protocol import Request
-    from grader.runner.worker import _Part, run_part
-
-    tiny = Round.load(write_tiny_round(tmp_path / "rounds"))
-    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
+    if support().cgroup is None:
+        pytest.skip("no cgroup can be made for a sandbox here")
     plan = Plan("round:spin_unreaped", {"seconds": 60.0}, lambda data: passed(data))
-    check = Check("part1.unreaped", "unreaped", 1.0, lambda ctx: plan, ("numpy",))
-    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
-                      seed=1, timeout_s=1.0)
-    with sandbox.sandboxed_children(request, tiny) as spawn:
-        if not spawn.__self__.current().cgroup:  # type: ignore[attr-defined]
-            pytest.skip("no cgroup can be made for a sandbox here")
-        (result,) = run_part(_Part(request, tiny, tiny.part("part1"), [check],
-                                   [Context(1, "numpy", check.id)], [plan], spawn))
+    (result,) = run_tiny_sandboxed(tmp_path, [plan], timeout_s=1.0)
     assert (result.status, result.message.split(";")[0]) == (
         "timeout", "did not finish within 1 s of CPU time (an infinite loop, or far more work "
         "than needed?)"), result.message
@@ -964,29 +940,14 @@ def test_code_that_lowers_its_executors_priority_with_its_own_times_out_as_its_o
     priority, would read the code's wait for a CPU as a starved one. The worker, out of the
     code's reach, reads the sandbox at its own priority, so the check times out as the code's
     doing, never `undecided`."""
-    import subprocess
+    from grader.checks.base import Plan, passed
 
-    from tiny_round import write_tiny_round
-
-    from grader.checks.base import Check, Context, Plan, passed
-    from grader.engine.rounds import Round
-    from grader.runner.protocol import Request
-    from grader.runner.worker import _Part, run_part
-
-    tiny = Round.load(write_tiny_round(tmp_path / "rounds"))
-    root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
     cpu = min(os.sched_getaffinity(0))
     plan = Plan("round:spin_yielded", {"policy": "parent", "cpu": cpu, "seconds": 60.0},
                 lambda data: passed(data))
-    check = Check("part1.yields", "yields", 1.0, lambda ctx: plan, ("numpy",))
-    request = Request(id="t", root=str(root), round=tiny.id, flavor="numpy", parts=["part1"],
-                      seed=1, timeout_s=1.0)
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                           preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    hog = spinner(cpu=cpu)
     try:
-        with sandbox.sandboxed_children(request, tiny) as spawn:
-            (result,) = run_part(_Part(request, tiny, tiny.part("part1"), [check],
-                                       [Context(1, "numpy", check.id)], [plan], spawn))
+        (result,) = run_tiny_sandboxed(tmp_path, [plan], timeout_s=1.0)
     finally:
         hog.kill()
         hog.wait()
