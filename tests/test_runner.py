@@ -1661,13 +1661,14 @@ MEASURED_CHILDREN = r"""
 import os, pickle, sys
 from pathlib import Path
 from grader.runner.executor import prepare
-round_folder, root, flavor, jobs, out = sys.argv[1:6]
+round_folder, jobs, out = sys.argv[1:4]
 helpers = prepare(round_folder)
 from grader.probes.api import Api
 from grader.probes.backends import make_backend
 from grader.probes.library import resolve
 from grader.runner.child import _import_module
-for number, (module, probe, args) in enumerate(pickle.loads(Path(jobs).read_bytes())):
+for number, (root, flavor, module, probe, args) in enumerate(
+        pickle.loads(Path(jobs).read_bytes())):
     pid = os.fork()
     if pid == 0:
         imported = _import_module(Path(root), module)
@@ -1679,9 +1680,10 @@ for number, (module, probe, args) in enumerate(pickle.loads(Path(jobs).read_byte
         os._exit(0)
     os.waitpid(pid, 0)
 """
-"""A sandbox's executor as it prepares (executor.prepare), forking one child per job; each
-child imports the candidate's part (the references, here) as a child does, then runs the probe
-and writes down the modules the probe loaded."""
+"""A sandbox's executor as it prepares (executor.prepare, which no flavor changes), forking one
+child per job, each job a workspace, its flavor and one run; each child imports the candidate's
+part (the references, here) as a child does, then runs the probe and writes down the modules the
+probe loaded."""
 
 
 @pytest.mark.parametrize("round_id", sorted(installed()))
@@ -1694,32 +1696,31 @@ def test_a_measured_run_loads_no_module_its_parent_did_not(round_id: str,
     child of a process prepared as the executor prepares (the worker prepares the same way and
     loads more besides), loads nothing but the candidate's own files."""
     round_ = installed()[round_id]
+    jobs = []
     for flavor in round_.flavors:
         root = write_exercises(tmp_path / flavor, round_, flavor, "references")
         measured = measured_checks(round_, flavor)
-        jobs = []
         for check in (c for c in round_checks(round_) if c.id in measured
                       and flavor in c.flavors):
             plan = check.plan(Context(TEST_SEED, flavor, check.id))
             assert plan.measured is not None
             module = round_.part(check.part_id).module
             # A timed call past the first loads what every later one would: one is enough.
-            jobs += [(module, plan.probe, {**plan.args, **run,
-                                           **({"repeats": 1} if "repeats" in run else {})})
+            jobs += [(str(root), flavor, module, plan.probe,
+                      {**plan.args, **run, **({"repeats": 1} if "repeats" in run else {})})
                      for run in plan.measured.rounds[0] if run.get("repeats", 1)]
-        if not jobs:
-            continue
-        (tmp_path / "jobs").write_bytes(pickle.dumps(jobs))
-        out = tmp_path / f"loaded-{flavor}"
-        out.mkdir()
-        done = run_owned([sys.executable, "-c", MEASURED_CHILDREN, str(round_.folder),
-                          str(root), flavor, str(tmp_path / "jobs"), str(out)],
-                         env=SESSION_ENV, check=True)
-        loaded = {int(f.name): f.read_text().split() for f in out.iterdir()}
-        assert sorted(loaded) == list(range(len(jobs))), done.stderr
-        assert {number: [m for m in names if not m.startswith("exercises")]
-                for number, names in loaded.items()} == {n: [] for n in loaded}, \
-            (flavor, [(module, probe) for module, probe, _ in jobs])
+    if not jobs:
+        return
+    (tmp_path / "jobs").write_bytes(pickle.dumps(jobs))
+    out = tmp_path / "loaded"
+    out.mkdir()
+    done = run_owned([sys.executable, "-c", MEASURED_CHILDREN, str(round_.folder),
+                      str(tmp_path / "jobs"), str(out)], env=SESSION_ENV, check=True)
+    loaded = {int(f.name): f.read_text().split() for f in out.iterdir()}
+    assert sorted(loaded) == list(range(len(jobs))), done.stderr
+    assert {number: [m for m in names if not m.startswith("exercises")]
+            for number, names in loaded.items()} == {n: [] for n in loaded}, \
+        [(flavor, module, probe) for _, flavor, module, probe, _ in jobs]
 
 
 GRADCHECK_CHILDREN = r"""
