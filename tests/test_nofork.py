@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
+from collections.abc import Callable
 
 import pytest
 
-from grader.runner.nofork import forbid_machine_wide_holds, forbid_new_processes
+from grader.runner.child import PER_USER_CAPS, apply_limits
+from grader.runner.nofork import REFUSED, forbid_machine_wide_holds, forbid_new_processes
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"),
                                 reason="the filter knows x86_64's and aarch64's system calls")
@@ -137,6 +140,20 @@ def test_every_plan_that_watches_autograd_refuses_processes_and_threads() -> Non
     assert not Plan("p", {}, judge).processless and not Plan("p", {}, judge).threadless
 
 
+def _exit_code_of(body: Callable[[], int]) -> int:
+    """The exit status of a forked child that runs `body` (its answer the status; 3 where it
+    raised)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            code = body()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
 HOLDS = {
     "unshare a user namespace": "libc.unshare(0x10000000)",
     "unshare a UTS namespace": "libc.unshare(0x04000000)",
@@ -159,26 +176,81 @@ def test_a_child_can_hold_nothing_the_whole_machine_shares(attempt: str) -> None
 
     if attempt.startswith("clone") and platform.machine() != "x86_64":
         pytest.skip("the raw clone call here is x86_64's")
-    pid = os.fork()
-    if pid == 0:
-        code = 3
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if not forbid_machine_wide_holds():
-                os._exit(2)
-            failed = eval(HOLDS[attempt], {"libc": libc, "os": os}) == -1
-            refused = failed and ctypes.get_errno() == 1
-            if (child := os.fork()) == 0:
-                os._exit(0)
-            os.waitpid(child, 0)
-            thread = threading.Thread(target=int)
-            thread.start()
-            thread.join()
-            ordinary = libc.unshare(0x00000400) == 0 and \
-                libc.fcntl(os.open(os.__file__, os.O_RDONLY), 3) >= 0  # CLONE_FILES, F_GETFL
-            code = 0 if refused and ordinary else 1
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
 
+    def hold() -> int:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if not forbid_machine_wide_holds():
+            return 2
+        failed = eval(HOLDS[attempt], {"libc": libc, "os": os}) == -1
+        refused = failed and ctypes.get_errno() == 1
+        if (child := os.fork()) == 0:
+            os._exit(0)
+        os.waitpid(child, 0)
+        thread = threading.Thread(target=int)
+        thread.start()
+        thread.join()
+        ordinary = libc.unshare(0x00000400) == 0 and \
+            libc.fcntl(os.open(os.__file__, os.O_RDONLY), 3) >= 0  # CLONE_FILES, F_GETFL
+        return 0 if refused and ordinary else 1
+
+    assert _exit_code_of(hold) == 0
+
+
+@pytest.mark.parametrize("call", sorted(REFUSED))
+def test_every_call_that_makes_a_per_user_count_is_refused_whatever_its_arguments(
+        call: str) -> None:
+    """Each refused call answers EPERM under the filter, with any arguments: without it, the
+    same call with these arguments answers something else (EINVAL, EFAULT, EBADF) or succeeds,
+    as root."""
+    import ctypes
+
+    number = REFUSED[call].get(platform.machine())
+    if number is None:
+        pytest.skip(f"{call} is not a call on {platform.machine()}")
+
+    def attempt(filtered: bool) -> int:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if filtered and not forbid_machine_wide_holds():
+            return 2
+        answer = libc.syscall(number, 0, 0, 0, 0, 0)
+        return 0 if answer == -1 and ctypes.get_errno() == 1 else 1
+
+    assert _exit_code_of(lambda: attempt(True)) == 0
+    assert _exit_code_of(lambda: attempt(False)) == 1
+
+
+def test_signals_queued_by_a_childs_processes_together_stop_at_its_cap() -> None:
+    """Signals queued and not yet taken are counted per user, machine-wide; a child (and each
+    process it starts) is capped, so its processes together queue no more than the cap: two
+    processes of a capped child, each queueing a blocked real-time signal to itself until
+    refused, hold at most the cap between them, where an uncapped process queues on past it."""
+    import signal
+    import threading
+
+    cap = PER_USER_CAPS[resource.RLIMIT_SIGPENDING]
+    chosen = signal.SIGRTMIN + 7
+
+    def queued(most: int) -> int:
+        signal.pthread_sigmask(signal.SIG_BLOCK, [chosen])
+        count = 0
+        while count < most:
+            try:
+                signal.pthread_kill(threading.get_ident(), chosen)
+            except OSError:
+                break
+            count += 1
+        return count
+
+    def capped_pair() -> int:
+        apply_limits(0)
+        first = queued(4 * cap)
+        read, write = os.pipe()
+        if (other := os.fork()) == 0:
+            os.write(write, queued(4 * cap).to_bytes(4, "little"))
+            os._exit(0)
+        second = int.from_bytes(os.read(read, 4), "little")
+        os.waitpid(other, 0)
+        return 0 if 0 < first <= cap and first + second <= cap + 1 else 1
+
+    assert _exit_code_of(capped_pair) == 0
+    assert _exit_code_of(lambda: 0 if queued(2 * cap) == 2 * cap else 1) == 0

@@ -39,6 +39,15 @@ from grader.runner.protocol import (
 
 OUTPUT_LIMIT = 4000
 FILE_SIZE_LIMIT = 64 * 1024 * 1024
+PER_USER_CAPS = {resource.RLIMIT_SIGPENDING: 256, resource.RLIMIT_MSGQUEUE: 128 * 1024}
+"""Limits on what the kernel counts per user, machine-wide, for the user's processes together
+(signals queued and not yet taken, the bytes of POSIX message queues): code in a sandbox is
+that user's outside too (root, where the grader runs as root), and under the defaults (about
+96,000 signals, 800 KiB) it could queue signals until no process of root's on the machine could
+queue one or make a POSIX timer. Each is checked against the limit of the process that queues
+or receives, so capped in every child (and a sandbox's executor) it bounds the sandbox's count
+as a whole; no exercise queues a signal or a message. The other per-user counts are refused
+call by call (nofork.REFUSED)."""
 
 
 class CappedText(io.TextIOBase):
@@ -82,16 +91,24 @@ def _virtual_memory_bytes() -> int | None:
 
 
 def apply_limits(memory_mb: int) -> None:
-    """Cap address space (on top of what torch already maps), file size and core dumps, each
-    as a hard limit too, so that the code under test cannot raise them again. `memory_mb` 0:
-    no address-space cap (a child that sets up CUDA: cuInit reserves tens of GB of virtual
-    address space and fails under any cap that would still catch a runaway allocation; the
-    sandbox's cgroup and the check's limits remain the guards)."""
+    """Cap address space (on top of what torch already maps), file size, core dumps and the
+    per-user counts (PER_USER_CAPS), each as a hard limit too, so that the code under test
+    cannot raise them again. `memory_mb` 0: no address-space cap (a child that sets up CUDA:
+    cuInit reserves tens of GB of virtual address space and fails under any cap that would
+    still catch a runaway allocation; the sandbox's cgroup and the check's limits remain the
+    guards)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     _cap(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT)
+    cap_per_user_counts()
     current = _virtual_memory_bytes()
     if current is not None and memory_mb > 0:
         _cap(resource.RLIMIT_AS, current + memory_mb * 1024 * 1024)
+
+
+def cap_per_user_counts() -> None:
+    """Lower this process's PER_USER_CAPS, soft and hard."""
+    for limit, value in PER_USER_CAPS.items():
+        _cap(limit, value)
 
 
 def _cap(limit: int, value: int) -> None:

@@ -48,7 +48,7 @@ from types import ModuleType
 from grader.engine.rounds import Round
 from grader.runner import strays
 from grader.runner.channel import ChannelClosed, receive, send
-from grader.runner.child import ready_for, run_child
+from grader.runner.child import cap_per_user_counts, ready_for, run_child
 from grader.runner.children import ended_by_itself, probe_helpers, ready_to_fork
 from grader.runner.protocol import LAST_WORDS_SIGNAL, ChildSpec, write_frame
 from grader.runner.sandbox import MQUEUE, TASKS, WRITABLE
@@ -60,6 +60,8 @@ def serve(sock: socket.socket, round_folder: str) -> None:
     # Counted per user namespace: this caps the sandbox's processes and threads, whoever
     # started the grader.
     resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
+    # Signals its children queue to it are counted with theirs (see PER_USER_CAPS).
+    cap_per_user_counts()
     strays.keep_limits()
     helpers = prepare(round_folder)
     made = {folder: stat.S_IMODE(os.stat(folder).st_mode) for folder in WRITABLE}

@@ -15,13 +15,19 @@ process, nor by anything it could start.
 A second filter, in every child that runs candidate code (forbid_machine_wide_holds), refuses
 what would let the code hold something the whole machine shares, beyond its sandbox: every
 namespace (unshare and clone with a CLONE_NEW* flag, and setns), which the machine counts per
-user; inotify instances, counted per user too; and file leases (fcntl F_SETLEASE), which make
-every other process that opens the file wait for up to the lease-break time. A sandbox's user
-is the grader's outside (root, where the grader runs as root, owns every system file): code
-that made thousands of namespaces would leave no sandbox for a classmate graded beside it, and
-a lease on the Python files every process opens would stall the machine's every new Python.
-bwrap 0.8 and later also closes namespaces for a whole sandbox (--disable-userns); the filter
-closes them wherever bwrap is older, and in practice mode."""
+user; file leases (fcntl F_SETLEASE), which make every other process that opens the file wait
+for up to the lease-break time; and the calls in REFUSED, each of which makes something the
+kernel counts per user across the whole machine (inotify instances, epoll watches, keys and
+keyrings, fanotify groups, perf events' and io_uring's locked memory, userfaultfd and BPF
+objects) and which no exercise needs. A sandbox's user is the grader's outside (root, where the
+grader runs as root, owns every system file and shares every per-user count with the machine's
+daemons): code that made thousands of namespaces would leave no sandbox for a classmate graded
+beside it, a lease on the Python files every process opens would stall the machine's every new
+Python, and five million epoll watches left no root daemon one more. Python's selectors fall
+back to poll where epoll is refused. bwrap 0.8 and later also closes namespaces for a whole
+sandbox (--disable-userns); the filter closes them wherever bwrap is older, and in practice
+mode. The per-user counts that a limit bounds (pending signals, POSIX message queues) are
+capped by the child's limits instead (child.apply_limits)"""
 
 from __future__ import annotations
 
@@ -49,8 +55,28 @@ _SYSCALLS = {
     "aarch64": (0xC00000B7, None, None, 220, 435),
 }
 _F_SETLEASE = 1024
-# arch: (unshare, setns, fcntl, inotify_init or None, inotify_init1)
-_HOLDING_CALLS = {"x86_64": (272, 308, 72, 253, 294), "aarch64": (97, 268, 25, None, 26)}
+# arch: (unshare, fcntl)
+_SCREENED_CALLS = {"x86_64": (272, 72), "aarch64": (97, 25)}
+REFUSED = {
+    "setns": {"x86_64": 308, "aarch64": 268},
+    "inotify_init": {"x86_64": 253},
+    "inotify_init1": {"x86_64": 294, "aarch64": 26},
+    "epoll_create": {"x86_64": 213},
+    "epoll_create1": {"x86_64": 291, "aarch64": 20},
+    "epoll_ctl": {"x86_64": 233, "aarch64": 21},
+    "fanotify_init": {"x86_64": 300, "aarch64": 262},
+    "add_key": {"x86_64": 248, "aarch64": 217},
+    "request_key": {"x86_64": 249, "aarch64": 218},
+    "keyctl": {"x86_64": 250, "aarch64": 219},
+    "perf_event_open": {"x86_64": 298, "aarch64": 241},
+    "bpf": {"x86_64": 321, "aarch64": 280},
+    "userfaultfd": {"x86_64": 323, "aarch64": 282},
+    "io_uring_setup": {"x86_64": 425, "aarch64": 425},
+}
+"""The calls refused outright (EPERM) in every child that runs candidate code, by their
+numbers on each architecture (a call an architecture lacks is not there to refuse): each makes
+or joins something the kernel counts per user, machine-wide (epoll_ctl too, for an epoll
+instance a child might inherit)."""
 
 Program = list[tuple[int, int, int, int]]
 
@@ -79,14 +105,14 @@ def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
     return program
 
 
-def _holds_program(arch: int, clone: int, clone3: int, unshare: int, setns: int, fcntl: int,
-                   inotify_init: int | None, inotify_init1: int) -> Program:
-    """The filter on machine-wide holds: setns and inotify refused, clone3 answered ENOSYS
+def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
+                   refused: list[int]) -> Program:
+    """The filter on machine-wide holds: the `refused` calls refused, clone3 answered ENOSYS
     (its flags are out of a filter's sight; glibc then falls back to clone), fcntl refused
     F_SETLEASE, clone and unshare refused with any CLONE_NEW* flag."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     program = _this_abi(arch)
-    for number in (n for n in (setns, inotify_init, inotify_init1) if n is not None):
+    for number in refused:
         program += [(_JEQ_K, 0, 1, number), (_RET_K, 0, 0, deny)]
     return program + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
@@ -112,7 +138,8 @@ def forbid_machine_wide_holds() -> bool:
     if machine not in _SYSCALLS:
         return False
     arch, _, _, clone, clone3 = _SYSCALLS[machine]
-    return _install(_holds_program(arch, clone, clone3, *_HOLDING_CALLS[machine]))
+    refused = [numbers[machine] for numbers in REFUSED.values() if machine in numbers]
+    return _install(_holds_program(arch, clone, clone3, *_SCREENED_CALLS[machine], refused))
 
 
 def _install(program: Program) -> bool:
