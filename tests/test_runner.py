@@ -1591,6 +1591,28 @@ def test_a_sigkill_is_the_killers_where_this_processs_cgroups_counted_one(
     assert memory.killed_for_memory(before, after) is killed
 
 
+@pytest.mark.parametrize(("short_of_limit", "swap_short_of_limit", "reached"), [
+    (0, 1 << 20, 1),
+    (4096, 1 << 20, 1),  # a refused charge of two pages (a pipe buffer grown near the limit)
+    (7 * 4096, 1 << 20, 1),
+    (1 << 20, 4096, 1),  # the limit on memory and swap together
+    (8 * 4096, 8 * 4096, 0),  # a charge the limit refuses is 8 pages at most
+    (1 << 20, 1 << 20, 0),
+])
+def test_a_v1_cgroup_ran_out_at_its_own_limit_where_a_refused_charge_could_have_been_made(
+        tmp_path: Path, short_of_limit: int, swap_short_of_limit: int, reached: int) -> None:
+    """v1 keeps no count of a cgroup's own out-of-memory events: its high-water marks tell,
+    and a charge of up to 8 pages that the limit refused (the largest the killer is called
+    for) left the mark short of the limit by as much. Code killed there ran out of its own
+    memory (an error), not the machine's (undecided)."""
+    limit = 512 << 20
+    for counter, short in zip(memory.V1_MARKS, (short_of_limit, swap_short_of_limit),
+                              strict=True):
+        (tmp_path / f"{counter}limit_in_bytes").write_text(f"{limit}\n")
+        (tmp_path / f"{counter}max_usage_in_bytes").write_text(f"{limit - short}\n")
+    assert memory.limit_reached(tmp_path) == reached
+
+
 def test_a_child_that_dies_as_another_process_is_killed_for_memory_is_not_the_machines() -> None:
     """Code can watch the machine's count of out-of-memory kills (/proc/vmstat: readable in a
     sandbox too) and kill itself the moment a process elsewhere is killed for memory, and any
