@@ -362,10 +362,12 @@ def test_each_size_counts_its_least_cpu_time_over_the_rounds() -> None:
 
 
 def test_rounds_that_disagree_leave_the_verdict_undecided_until_they_agree() -> None:
-    """One round saying "too fast a growth" and the next "fine" is a busy machine, not a
-    verdict: the judge asks for another round, and decides once the last rounds agree with the
-    estimate over all of them: two on a machine whose runs measure alike, three where the
-    same size's runs spread more than QUIET_SPREAD."""
+    """One round saying "too fast a growth" and the next "fine" decides nothing: the judge
+    asks for another round, and decides once the last rounds agree with the estimate over all
+    of them: two where the reference's runs measure alike, three where the same size's runs of
+    the reference's spread more than QUIET_SPREAD (a busy machine: they run no candidate code).
+    The candidate's runs spreading beside tight ones of the reference's are the code's own
+    doing and buy no extra round."""
     noisy = Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large + 0.1)
     first_two = measured([noisy, REFERENCE], [REFERENCE, REFERENCE])
     verdict = _plan().judge(first_two)
@@ -374,11 +376,28 @@ def test_rounds_that_disagree_leave_the_verdict_undecided_until_they_agree() -> 
                                     "came in the estimate did not settle on one side of the "
                                     "limit (2.5x): 3.7x, 1.0x")
     assert _plan().judge(measured([noisy, REFERENCE, REFERENCE],
-                                  [REFERENCE] * 3)).status == "undecided"
-    assert _plan().judge(measured([noisy, REFERENCE, REFERENCE, REFERENCE],
-                                  [REFERENCE] * 4)).status == "passed"
+                                  [REFERENCE] * 3)).status == "passed"
+    busy = Timings(REFERENCE.tiny, REFERENCE.middle * 1.5, REFERENCE.large)
+    machine = [noisy, REFERENCE, REFERENCE], [REFERENCE, busy, REFERENCE]
+    assert _plan().judge(measured(*machine)).status == "undecided"
+    assert _plan().judge(measured(machine[0] + [REFERENCE],
+                                  machine[1] + [REFERENCE])).status == "passed"
     slightly = Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large * 1.2)
     assert _plan().judge(measured([slightly, REFERENCE], [REFERENCE] * 2)).status == "passed"
+
+
+def test_code_that_pads_a_random_share_of_its_processes_is_judged_on_its_quietest() -> None:
+    """Work padded onto some of the candidate's processes at random (a hidden growth made to
+    look like a busy machine's noise) spreads its runs while the reference's stay tight: it
+    is judged on its least time per size, as on a quiet machine, and fails once two rounds
+    agree, never left undecided with its points held."""
+    grows = Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large * 3.2)
+    padded_middle = Timings(REFERENCE.tiny, REFERENCE.middle * 2.0, REFERENCE.large * 3.2)
+    padded_large = Timings(REFERENCE.tiny, REFERENCE.middle, REFERENCE.large * 6.0)
+    rounds = [padded_large, grows, padded_middle, grows, padded_large]
+    for count in (2, 3, 4, 5):
+        verdict = _plan().judge(measured(rounds[:count], [REFERENCE] * count))
+        assert verdict.status == "failed", (count, verdict.message)
 
 
 REAL_SIZES = (1, 8, 96)

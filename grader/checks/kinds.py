@@ -1717,7 +1717,7 @@ def _judged_growth(rule: CountRule, cases: Sequence[Case], calls: Calls, limits:
         return failed(f"{summary}: at {rule.size} = {sizes[2]} yours was stopped in every "
                       f"round, once it had cost more than {past} could; {unseen}, so the work "
                       "is in calls it cannot see", hint=hint)
-    noisy = _noisy(rounds, reference)
+    noisy = _noisy(reference)
     growths = [None if g is None else g.excess for g in so_far]
     grows = settled(growths, limits.growth, noisy, clear=True)
     costs_more = settled(costs, limits.large, noisy, clear=True)
@@ -1849,11 +1849,15 @@ CAP_MARGIN = 1.5
 """How far past the failing cost a run is let go before it is stopped."""
 
 
-def _noisy(*sides: Sequence[Sequence[dict[str, Any]]]) -> bool:
-    """Whether the rounds' runs at the middle or the large size spread like a busy machine's,
-    on either side."""
-    return spread_out([run[size]["cpu_s"] for run in rounds if not run[size].get("capped")]
-                      for rounds in sides for size in (-3, -1))
+def _noisy(reference: Sequence[Sequence[dict[str, Any]]]) -> bool:
+    """Whether the reference's runs at the middle or the large size spread like a busy
+    machine's. They run no candidate code, each just before the candidate's run of the same
+    size, so their spread is the machine's; the candidate's own runs spreading beside tight
+    ones of the reference's is the code's doing (work padded onto a random share of its
+    processes), which earns no allowance for noise: its least time per size is judged as on a
+    quiet machine."""
+    return spread_out([run[size]["cpu_s"] for run in reference if not run[size].get("capped")]
+                      for size in (-3, -1))
 
 
 GROWTH_ROUNDS = 5
