@@ -113,6 +113,40 @@ def test_the_operators_added_for_the_fifth_fresh_set_make_the_slips_they_name() 
         assert expected in made, expected
 
 
+def test_the_operators_added_for_the_seventh_fresh_set_make_the_slips_they_name() -> None:
+    """An accumulator started from the wrong value (the identity for zeros, ones for zeros and
+    back), a comparison turned round, the context that turns autograd on for the one that
+    turns it off, two methods of a chain called in the other order, and the arguments of a
+    module class's method (an autograd Function's apply) passed in each other's places."""
+    source = ("import torch\n\n"
+              "class Scan(torch.autograd.Function):\n"
+              "    pass\n\n"
+              "def f(a, b, h0, x, n, gap, limit):\n"
+              "    adj = np.zeros((n, n))\n"
+              "    prod = np.eye(n)\n"
+              "    total = np.ones_like(x)\n"
+              "    kink = gap <= limit\n"
+              "    with torch.no_grad():\n"
+              "        y = x.pow(2).mean()\n"
+              "    return Scan.apply(a, b, h0) + adj @ prod + y * total * kink\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)}
+    for expected in [("other_initial_value", "adj = np.eye(n)"),
+                     ("other_initial_value", "adj = np.ones((n, n))"),
+                     ("other_initial_value", "prod = np.zeros((n, n))"),
+                     ("other_initial_value", "total = np.zeros_like(x)"),
+                     ("reversed_comparison", "kink = gap >= limit"),
+                     ("sibling_function", "with torch.enable_grad():"),
+                     ("swap_calls", "y = x.mean().pow(2)"),
+                     ("swap_arguments",
+                      "return Scan.apply(b, a, h0) + adj @ prod + y * total * kink")]:
+        assert expected in made, expected
+    # A method of a class the module does not define keeps its arguments' order, and a chain
+    # of one method twice has no other order.
+    plain = {(m.operator, m.after) for m in mutants.mutants(
+        "def g(x, y, z):\n    return torch.where(x, y, z).sum().sum()\n")}
+    assert not any(op in ("swap_arguments", "swap_calls") for op, _ in plain)
+
+
 @pytest.mark.parametrize(("name", "opening"), [
     ("dW", "Your dW is what you get"),
     ("the gradients", "Your gradients are what you get"),

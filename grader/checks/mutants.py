@@ -90,7 +90,8 @@ class Scope:
     name the module imports its array library under (`np`, `torch`), for operators that call
     one of its functions (None where it imports neither), the members the function reads
     from each of its names (_read_members), for operators that read a sibling, and the
-    functions the module defines, whose arguments an operator may pass in another order."""
+    functions and classes the module defines, whose arguments (a class's: its methods')
+    an operator may pass in another order."""
 
     names: tuple[str, ...]
     arrays: str | None
@@ -396,9 +397,11 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A function of UNARY left out (`np.sqrt(x)`, `math.sqrt(x)`, `x.sqrt()`, `abs(x)` and
     `np.maximum(x, 0)` all become `x`); the smallest taken for the largest and back (`np.min`
     for `np.max`, `min(...)` for `max(...)`, `torch.minimum` for `torch.maximum`); two
-    neighbouring arguments of a call to one of the module's own functions in each other's
-    places (`combine(step, prefix)` for `combine(prefix, step)`); a bound given by keyword on
-    the other side (`x.clamp(max=tiny)` for `x.clamp(min=tiny)`)."""
+    neighbouring arguments of a call to one of the module's own functions or classes in each
+    other's places (`combine(step, prefix)` for `combine(prefix, step)`, `Scan.apply(b, a)`
+    for `Scan.apply(a, b)`); a bound given by keyword on the other side (`x.clamp(max=tiny)`
+    for `x.clamp(min=tiny)`); two methods of a chain called in the other order
+    (`x.mean().pow(2)` for `x.pow(2).mean()`)."""
     if not isinstance(node, ast.Call):
         return
     func = node.func
@@ -419,12 +422,27 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         other_bound = ast.keyword(EXTREMES[str(bound.arg)], bound.value)
         yield Edit("opposite_extreme", ast.Call(func, node.args, [
             other_bound if k is bound else k for k in node.keywords]))
-    if isinstance(func, ast.Name) and called in scope.defined \
-            and not any(isinstance(a, ast.Starred) for a in node.args):
+    own = isinstance(func, ast.Name) and called in scope.defined or \
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+        and func.value.id in scope.defined
+    if own and not any(isinstance(a, ast.Starred) for a in node.args):
         for i in range(len(node.args) - 1):
             if ast.dump(node.args[i]) != ast.dump(node.args[i + 1]):
                 swapped = [*node.args[:i], node.args[i + 1], node.args[i], *node.args[i + 2:]]
                 yield Edit("swap_arguments", ast.Call(func, swapped, node.keywords))
+    if isinstance(func, ast.Attribute) and isinstance(inner := func.value, ast.Call) \
+            and isinstance(inner.func, ast.Attribute) and inner.func.attr != func.attr \
+            and _a_value(inner.func.value, scope):
+        first = ast.Call(ast.Attribute(inner.func.value, func.attr, ast.Load()), node.args,
+                         node.keywords)
+        yield Edit("swap_calls", ast.Call(ast.Attribute(first, inner.func.attr, ast.Load()),
+                                          inner.args, inner.keywords))
+
+
+def _a_value(node: ast.expr, scope: Scope) -> bool:
+    """Whether `node` is a value whose methods a chain calls (a variable the function binds,
+    or what an expression made), not a module whose functions it calls (`torch.where`)."""
+    return not isinstance(node, ast.Name) or node.id in scope.names
 
 
 def results(node: ast.AST, scope: Scope) -> Iterator[Edit]:
@@ -483,9 +501,11 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 SIBLINGS = {"maximum": "max", "max": "maximum", "minimum": "min", "min": "minimum",
             "sum": "cumsum", "cumsum": "sum", "prod": "cumprod", "cumprod": "prod",
             "log": "log1p", "log1p": "log", "exp": "expm1", "expm1": "exp",
-            "argmax": "max", "argmin": "min", "clip": "clamp", "clamp": "clip"}
+            "argmax": "max", "argmin": "min", "clip": "clamp", "clamp": "clip",
+            "no_grad": "enable_grad", "enable_grad": "no_grad"}
 """Functions a hurried hand writes for one another: the elementwise maximum and the reduction
-max, a sum and a running sum, log and log1p."""
+max, a sum and a running sum, log and log1p, the context that turns autograd off and the one
+that turns it on."""
 
 
 def siblings(node: ast.AST, scope: Scope) -> Iterator[Edit]:
@@ -498,14 +518,21 @@ def siblings(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                             node.args, node.keywords))
 
 
+REVERSED: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+
+
 def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """A strict comparison made inclusive, or the other way round; a whole-number bound off by
+    """A strict comparison made inclusive, or the other way round; a comparison turned round
+    (`gap >= limit` for `gap <= limit`); a whole-number bound off by
     one (`i > 1` for `i > 0`); an indicator of the positive values (`z > 0`, a ReLU's gate)
     taken as their sign (`np.sign(z)`, -1 below zero where the indicator is 0)."""
     swaps = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in swaps:
         yield Edit("boundary", ast.Compare(node.left, [swaps[type(node.ops[0])]()],
                                            node.comparators))
+        yield Edit("reversed_comparison", ast.Compare(
+            node.left, [REVERSED[type(node.ops[0])]()], node.comparators))
         (bound,) = node.comparators
         if _int_constant(bound) is not None:
             for by in (-1, 1):
@@ -514,6 +541,33 @@ def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 and isinstance(bound, ast.Constant) and bound.value == 0:
             sign = ast.Attribute(ast.Name(scope.arrays, ast.Load()), "sign", ast.Load())
             yield Edit("sign_for_indicator", ast.Call(sign, [node.left], []))
+
+
+FILLED = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like",
+          "ones_like": "zeros_like"}
+"""An array's constructors by the value they fill it with, each with the one a slip puts in
+its place."""
+
+
+def initial_values(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """An array started from the wrong value: ones for zeros and back (a running sum started
+    at one, a product at zero), the identity for a square of zeros and back (an adjoint
+    started as the identity, a running product as zeros)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return
+    name = node.func.attr
+    if name in FILLED:
+        yield Edit("other_initial_value", ast.Call(
+            ast.Attribute(node.func.value, FILLED[name], ast.Load()), node.args, node.keywords))
+    shape = node.args[0] if len(node.args) == 1 else None
+    if name == "zeros" and isinstance(shape, ast.Tuple) and len(shape.elts) == 2 \
+            and ast.dump(shape.elts[0]) == ast.dump(shape.elts[1]):
+        yield Edit("other_initial_value", ast.Call(
+            ast.Attribute(node.func.value, "eye", ast.Load()), [shape.elts[0]], node.keywords))
+    elif name == "eye" and shape is not None and not isinstance(shape, ast.Starred):
+        square = ast.Tuple([shape, copy.deepcopy(shape)], ast.Load())
+        yield Edit("other_initial_value", ast.Call(
+            ast.Attribute(node.func.value, "zeros", ast.Load()), [square], node.keywords))
 
 
 def index_arrays(node: ast.AST, scope: Scope) -> Iterator[Edit]:
@@ -744,15 +798,17 @@ def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, reductions, siblings,
-                                   precision, arithmetic, left_out, conditions, calls,
+                                   precision, initial_values, arithmetic, left_out, conditions,
+                                   calls,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
                                    names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis",
-            "other_dimension", "boundary", "sign_for_indicator", "sum_for_mean", "mean_for_sum",
-            "wrong_axis", "every_axis", "drop_keepdims", "sibling_function", "lower_precision",
-            "default_dtype", "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments",
+            "other_dimension", "boundary", "reversed_comparison", "sign_for_indicator",
+            "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims",
+            "sibling_function", "lower_precision", "default_dtype", "other_initial_value",
+            "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments", "swap_calls",
             "flip_sign", "break_for_continue", "continue_for_break", "add_detach", "drop_detach",
             "drop_new_axis",
             "drop_factor", "double_factor", "inverted_operator", "floor_division",
@@ -882,7 +938,8 @@ def mutants(source: str) -> tuple[Mutant, ...]:
     arrays = _array_library(tree)
     functions = [(path, node) for path, node in _walk(tree, ())
                  if isinstance(node, ast.FunctionDef)]
-    defined = frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef)) \
+    defined = frozenset(node.name for node in tree.body
+                        if isinstance(node, ast.FunctionDef | ast.ClassDef)) \
         | _imported_from_siblings(tree)
     for base, function in functions:
         scope = Scope(_bound_names(function), arrays, _read_members(function, arrays), defined)
