@@ -116,8 +116,10 @@ def test_the_operators_added_for_the_fifth_fresh_set_make_the_slips_they_name() 
 def test_the_operators_added_for_the_seventh_fresh_set_make_the_slips_they_name() -> None:
     """An accumulator started from the wrong value (the identity for zeros, ones for zeros and
     back), a comparison turned round, the context that turns autograd on for the one that
-    turns it off, two methods of a chain called in the other order, and the arguments of a
-    module class's method (an autograd Function's apply) passed in each other's places."""
+    turns it off, two methods of a chain called in the other order, the arguments of a
+    module class's method (an autograd Function's apply) passed in each other's places, and a
+    function of one array moved across an operation of two (`|max(a, b)|` for
+    `max(|a|, |b|)`, `|a| - |b|` for `|a - b|`)."""
     source = ("import torch\n\n"
               "class Scan(torch.autograd.Function):\n"
               "    pass\n\n"
@@ -140,6 +142,13 @@ def test_the_operators_added_for_the_seventh_fresh_set_make_the_slips_they_name(
                      ("swap_arguments",
                       "return Scan.apply(b, a, h0) + adj @ prod + y * total * kink")]:
         assert expected in made, expected
+    moved = {(m.operator, m.after) for m in mutants.mutants(
+        "def h(a, b, x):\n"
+        "    scale = torch.maximum(a.abs(), b.abs())\n"
+        "    gap = np.abs(a - b)\n"
+        "    return scale * gap + np.sqrt(x)\n") if m.operator == "moved_call"}
+    assert moved == {("moved_call", "scale = torch.maximum(a, b).abs()"),
+                     ("moved_call", "gap = np.abs(a) - np.abs(b)")}
     # A method of a class the module does not define keeps its arguments' order, and a chain
     # of one method twice has no other order.
     plain = {(m.operator, m.after) for m in mutants.mutants(

@@ -439,6 +439,66 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                                           inner.args, inner.keywords))
 
 
+ELEMENTWISE = ("sqrt", "abs", "exp", "log", "square", "rsqrt", "relu", "tanh", "sigmoid")
+"""Functions of one array, entry by entry, whose call a hurried hand moves across a function of
+two (`max(|a|, |b|)` written `|max(a, b)|`, `|a - b|` written `|a| - |b|`)."""
+
+
+def _elementwise(node: ast.AST) -> tuple[Callable[[ast.expr], ast.expr], ast.expr] | None:
+    """(the call made again around another operand, its operand) where `node` calls one of
+    ELEMENTWISE on one array (`np.abs(x)`, `x.abs()`, `abs(x)`); None otherwise."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in ELEMENTWISE and not node.args:
+        attr = func.attr
+        return (lambda operand: ast.Call(ast.Attribute(operand, attr, ast.Load()), [], [])), \
+            func.value
+    named = func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+    if named in ELEMENTWISE and len(node.args) == 1 \
+            and not isinstance(node.args[0], ast.Starred):
+        return (lambda operand: ast.Call(func, [operand], [])), node.args[0]
+    return None
+
+
+def _two_operands(node: ast.AST) -> tuple[Callable[[ast.expr, ast.expr], ast.expr],
+                                          ast.expr, ast.expr] | None:
+    """(the operation made again on other operands, its two operands) where `node` is an
+    arithmetic operation or a call of two positional arguments (`torch.maximum(a, b)`)."""
+    if isinstance(node, ast.BinOp):
+        op = node.op
+        return (lambda a, b: ast.BinOp(a, op, b)), node.left, node.right
+    if isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords \
+            and not any(isinstance(a, ast.Starred) for a in node.args):
+        func = node.func
+        return (lambda a, b: ast.Call(func, [a, b], [])), node.args[0], node.args[1]
+    return None
+
+
+def moved_calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A function of one array moved across an operation of two: taken of the result where
+    it belongs to each operand (`torch.maximum(a, b).abs()` for `torch.maximum(a.abs(),
+    b.abs())`), or of each operand where it belongs to the result (`np.abs(a) - np.abs(b)`
+    for `np.abs(a - b)`)."""
+    pair = _two_operands(node)
+    if pair is not None:
+        remake, left, right = pair
+        inner = _elementwise(left), _elementwise(right)
+        if inner[0] and inner[1]:
+            (wrap, a), (other, b) = inner[0], inner[1]
+            placeholder = ast.Name("_", ast.Load())
+            if ast.dump(wrap(placeholder)) == ast.dump(other(placeholder)):
+                yield Edit("moved_call", wrap(remake(a, b)))
+    outer = _elementwise(node)
+    if outer is not None:
+        wrap, operand = outer
+        inside = _two_operands(operand)
+        if inside is not None:
+            remake, a, b = inside
+            yield Edit("moved_call", remake(wrap(a), wrap(copy.deepcopy(b))))
+
+
 def _a_value(node: ast.expr, scope: Scope) -> bool:
     """Whether `node` is a value whose methods a chain calls (a variable the function binds,
     or what an expression made), not a module whose functions it calls (`torch.where`)."""
@@ -799,7 +859,7 @@ def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, reductions, siblings,
                                    precision, initial_values, arithmetic, left_out, conditions,
-                                   calls,
+                                   calls, moved_calls,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
                                    names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
@@ -813,7 +873,8 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "drop_new_axis",
             "drop_factor", "double_factor", "inverted_operator", "floor_division",
             "true_division", "reverse_difference",
-            "reverse_ratio", "drop_call", "drop_term", "drop_operand", "drop_condition",
+            "reverse_ratio", "drop_call", "moved_call", "drop_term", "drop_operand",
+            "drop_condition",
             "swap_steps", "hoisted_step", "return_in_loop", "drop_step", "unentered_with",
             "add_column_axis",
             "other_member", "other_variable")
