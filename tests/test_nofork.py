@@ -196,6 +196,22 @@ def test_a_child_can_hold_nothing_the_whole_machine_shares(attempt: str) -> None
     assert _exit_code_of(hold) == 0
 
 
+def test_code_that_asks_for_the_default_selector_gets_poll_under_the_filter() -> None:
+    """epoll is refused, and Python's selectors, imported before the filter (subprocess
+    imports it, and the worker imports subprocess), had chosen it: an event loop, which asks
+    for the default selector, still runs, on poll."""
+    import asyncio
+    import selectors
+
+    def loop() -> int:
+        if not forbid_machine_wide_holds():
+            return 2
+        answer = asyncio.run(asyncio.sleep(0, result=7))
+        return 0 if answer == 7 and selectors.DefaultSelector is selectors.PollSelector else 1
+
+    assert _exit_code_of(loop) == 0
+
+
 @pytest.mark.parametrize("call", sorted(REFUSED))
 def test_every_call_that_makes_a_per_user_count_is_refused_whatever_its_arguments(
         call: str) -> None:

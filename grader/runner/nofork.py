@@ -34,6 +34,7 @@ from __future__ import annotations
 import ctypes
 import platform
 import struct
+import sys
 
 # seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
 _NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24
@@ -139,7 +140,20 @@ def forbid_machine_wide_holds() -> bool:
         return False
     arch, _, _, clone, clone3 = _SYSCALLS[machine]
     refused = [numbers[machine] for numbers in REFUSED.values() if machine in numbers]
-    return _install(_holds_program(arch, clone, clone3, *_SCREENED_CALLS[machine], refused))
+    if not _install(_holds_program(arch, clone, clone3, *_SCREENED_CALLS[machine], refused)):
+        return False
+    _poll_where_epoll_is_refused()
+    return True
+
+
+def _poll_where_epoll_is_refused() -> None:
+    """Point Python's default selector at poll where the process imported `selectors` before
+    the filter (subprocess does): it chose epoll then, and asyncio's event loop, or anything
+    else that asks for the default selector, would fail where the same code imported fresh
+    gets poll (selectors probes epoll at import)."""
+    selectors = sys.modules.get("selectors")
+    if selectors is not None and hasattr(selectors, "PollSelector"):
+        vars(selectors)["DefaultSelector"] = selectors.PollSelector
 
 
 def _install(program: Program) -> bool:
