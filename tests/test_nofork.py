@@ -18,48 +18,56 @@ pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"),
                                 reason="the filter knows x86_64's and aarch64's system calls")
 
 
-def _in_a_child(attempt: str) -> int:
-    """Exit status of a forked process that installs the filter and then makes the attempt:
-    0 when it was refused with EPERM (or, for a thread, when it ran), 1 when it succeeded, 2
-    when the filter could not be installed."""
+def _exit_code_of(body: Callable[[], int]) -> int:
+    """The exit status of a forked child that runs `body` (its answer the status; 3 where it
+    raised)."""
     pid = os.fork()
     if pid == 0:
         code = 3
         try:
-            if not forbid_new_processes():
-                os._exit(2)
-            if attempt == "thread":
-                import threading
-
-                ran = []
-                thread = threading.Thread(target=lambda: ran.append(1))
-                thread.start()
-                thread.join()
-                code = 0 if ran else 1
-            else:
-                try:
-                    if attempt == "fork":
-                        if os.fork() == 0:
-                            os._exit(0)
-                    elif attempt == "subprocess":
-                        import subprocess
-
-                        subprocess.run(["true"], check=False)
-                    elif attempt == "posix_spawn":
-                        os.posix_spawn("/bin/true", ["true"], dict(os.environ))
-                    elif attempt == "multiprocessing":
-                        import multiprocessing
-
-                        process = multiprocessing.get_context("fork").Process(target=int)
-                        process.start()
-                        process.join()
-                    code = 1
-                except PermissionError:
-                    code = 0
+            code = body()
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
+
+
+def _in_a_child(attempt: str) -> int:
+    """Exit status of a forked process that installs the filter and then makes the attempt:
+    0 when it was refused with EPERM (or, for a thread, when it ran), 1 when it succeeded, 2
+    when the filter could not be installed."""
+    def attempted() -> int:
+        if not forbid_new_processes():
+            return 2
+        if attempt == "thread":
+            import threading
+
+            ran = []
+            thread = threading.Thread(target=lambda: ran.append(1))
+            thread.start()
+            thread.join()
+            return 0 if ran else 1
+        try:
+            if attempt == "fork":
+                if os.fork() == 0:
+                    os._exit(0)
+            elif attempt == "subprocess":
+                import subprocess
+
+                subprocess.run(["true"], check=False)
+            elif attempt == "posix_spawn":
+                os.posix_spawn("/bin/true", ["true"], dict(os.environ))
+            elif attempt == "multiprocessing":
+                import multiprocessing
+
+                process = multiprocessing.get_context("fork").Process(target=int)
+                process.start()
+                process.join()
+            return 1
+        except PermissionError:
+            return 0
+
+    return _exit_code_of(attempted)
 
 
 @pytest.mark.parametrize("attempt", ["fork", "subprocess", "posix_spawn", "multiprocessing",
@@ -73,47 +81,41 @@ def _threadless_child(attempt: str) -> int:
     with threads refused, then makes the attempt: 0 when a thread was refused (or, for the
     profile, when the profiler still recorded autograd's engine), 1 otherwise, 2 when the
     filter could not be installed."""
-    pid = os.fork()
-    if pid == 0:
-        code = 3
+    def attempted() -> int:
+        from grader.probes.autograd import ENGINE_EVENT, autodiff_watch, warm_the_profiler
+
+        warm_the_profiler()
+        if not forbid_new_processes(threads=False):
+            return 2
+        if attempt == "profile":
+            import torch
+
+            with autodiff_watch().profile() as recorded:
+                (torch.ones(3, requires_grad=True) * 2).sum().backward()
+            names = [e.name for e in recorded.function_events]
+            return 0 if any(n.startswith(ENGINE_EVENT) for n in names) else 1
         try:
-            from grader.probes.autograd import ENGINE_EVENT, autodiff_watch, warm_the_profiler
+            if attempt == "threading":
+                import threading
 
-            warm_the_profiler()
-            if not forbid_new_processes(threads=False):
-                os._exit(2)
-            if attempt == "profile":
-                import torch
+                threading.Thread(target=int).start()
+            elif attempt == "_thread":
+                import _thread
 
-                with autodiff_watch().profile() as recorded:
-                    (torch.ones(3, requires_grad=True) * 2).sum().backward()
-                names = [e.name for e in recorded.function_events]
-                code = 0 if any(n.startswith(ENGINE_EVENT) for n in names) else 1
-            else:
-                try:
-                    if attempt == "threading":
-                        import threading
+                _thread.start_new_thread(int, ())
+            elif attempt == "pool":
+                from concurrent.futures import ThreadPoolExecutor
 
-                        threading.Thread(target=int).start()
-                    elif attempt == "_thread":
-                        import _thread
+                with ThreadPoolExecutor(2) as pool:
+                    pool.submit(int).result()
+            elif attempt == "fork":
+                if os.fork() == 0:
+                    os._exit(0)
+            return 1
+        except (RuntimeError, PermissionError):
+            return 0
 
-                        _thread.start_new_thread(int, ())
-                    elif attempt == "pool":
-                        from concurrent.futures import ThreadPoolExecutor
-
-                        with ThreadPoolExecutor(2) as pool:
-                            pool.submit(int).result()
-                    elif attempt == "fork":
-                        if os.fork() == 0:
-                            os._exit(0)
-                    code = 1
-                except (RuntimeError, PermissionError):
-                    code = 0
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+    return _exit_code_of(attempted)
 
 
 @pytest.mark.parametrize("attempt", ["threading", "_thread", "pool", "fork", "profile"])
@@ -138,20 +140,6 @@ def test_every_plan_that_watches_autograd_refuses_processes_and_threads() -> Non
         assert plan.processless and plan.threadless
     assert not Plan("p", {}, judge, watched=True, uses_device=True).threadless
     assert not Plan("p", {}, judge).processless and not Plan("p", {}, judge).threadless
-
-
-def _exit_code_of(body: Callable[[], int]) -> int:
-    """The exit status of a forked child that runs `body` (its answer the status; 3 where it
-    raised)."""
-    pid = os.fork()
-    if pid == 0:
-        code = 3
-        try:
-            code = body()
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
 
 
 HOLDS = {

@@ -384,8 +384,10 @@ def conditions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                        else ast.BoolOp(node.op, kept))
 
 
-UNARY = ("sqrt", "abs", "exp", "log", "relu", "tanh", "sigmoid", "square", "rsqrt",
-         "maximum", "minimum", "clamp", "clip")
+ELEMENTWISE = ("sqrt", "abs", "exp", "log", "square", "rsqrt", "relu", "tanh", "sigmoid")
+"""Functions of one array, entry by entry, whose call a hurried hand moves across a function of
+two (`max(|a|, |b|)` written `|max(a, b)|`, `|a - b|` written `|a| - |b|`, moved_calls)."""
+UNARY = (*ELEMENTWISE, "maximum", "minimum", "clamp", "clip")
 """Functions of one array (a clamp's bound aside) whose call a hurried hand leaves out:
 `std = variance` for `std = np.sqrt(variance)`, `a - b` for `np.abs(a - b)`."""
 EXTREMES = {"max": "min", "min": "max", "maximum": "minimum", "minimum": "maximum",
@@ -437,11 +439,6 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                          node.keywords)
         yield Edit("swap_calls", ast.Call(ast.Attribute(first, inner.func.attr, ast.Load()),
                                           inner.args, inner.keywords))
-
-
-ELEMENTWISE = ("sqrt", "abs", "exp", "log", "square", "rsqrt", "relu", "tanh", "sigmoid")
-"""Functions of one array, entry by entry, whose call a hurried hand moves across a function of
-two (`max(|a|, |b|)` written `|max(a, b)|`, `|a - b|` written `|a| - |b|`)."""
 
 
 def _elementwise(node: ast.AST) -> tuple[Callable[[ast.expr], ast.expr], ast.expr] | None:
@@ -496,7 +493,7 @@ def moved_calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         inside = _two_operands(operand)
         if inside is not None:
             remake, a, b = inside
-            yield Edit("moved_call", remake(wrap(a), wrap(copy.deepcopy(b))))
+            yield Edit("moved_call", remake(wrap(a), wrap(b)))
 
 
 def _a_value(node: ast.expr, scope: Scope) -> bool:

@@ -90,15 +90,18 @@ def _this_abi(arch: int) -> Program:
             (_LD_W_ABS, 0, 0, _NR), (_JGE_K, 0, 1, _X32_BIT), (_RET_K, 0, 0, deny)]
 
 
+def _refusing(numbers: list[int]) -> Program:
+    """Instructions that refuse each of the calls `numbers` (EPERM), the call's number loaded."""
+    return [op for number in numbers
+            for op in ((_JEQ_K, 0, 1, number), (_RET_K, 0, 0, _ERRNO | _EPERM))]
+
+
 def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
              clone3: int, threads: bool = True) -> Program:
     """The filter on new processes, as (code, jt, jf, k) instructions: the calls above; with
     `threads` False, every clone."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
-    refused = [n for n in (fork, vfork) if n is not None]
-    program = _this_abi(arch)
-    for number in refused:
-        program += [(_JEQ_K, 0, 1, number), (_RET_K, 0, 0, deny)]
+    program = _this_abi(arch) + _refusing([n for n in (fork, vfork) if n is not None])
     program += [(_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
                 (_JEQ_K, 0, 3, clone), (_LD_W_ABS, 0, 0, _ARG0),
                 (_JSET_K, int(threads), 0, _CLONE_THREAD), (_RET_K, 0, 0, deny),
@@ -112,10 +115,7 @@ def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
     (its flags are out of a filter's sight; glibc then falls back to clone), fcntl refused
     F_SETLEASE, clone and unshare refused with any CLONE_NEW* flag."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
-    program = _this_abi(arch)
-    for number in refused:
-        program += [(_JEQ_K, 0, 1, number), (_RET_K, 0, 0, deny)]
-    return program + [
+    return _this_abi(arch) + _refusing(refused) + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
         (_JEQ_K, 0, 4, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 0, 1, _F_SETLEASE),
         (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
