@@ -435,11 +435,12 @@ def _set_up(started: subprocess.Popen[str], kind: str) -> None:
         raise RuntimeError(f"a {kind} load ended before it was set up")
 
 
-def spinner(nice: int = 0, cpu: int | None = None,
-            group_nice: int | None = None) -> subprocess.Popen[str]:
+@contextmanager
+def spinning(nice: int = 0, cpu: int | None = None,
+             group_nice: int | None = None) -> Iterator[subprocess.Popen[str]]:
     """One process spinning (LOADS["spin"]) at `nice`, pinned to `cpu`, in a session of its
-    own whose autogroup is at `group_nice`, each where given: spinning once this returns, and
-    the caller's to kill."""
+    own whose autogroup is at `group_nice`, each where given: spinning once the block begins,
+    killed as it ends."""
     def lowered() -> None:
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
@@ -449,8 +450,12 @@ def spinner(nice: int = 0, cpu: int | None = None,
             Path("/proc/self/autogroup").write_text(str(group_nice))
 
     started = _loading("spin", lowered)
-    _set_up(started, "spin")
-    return started
+    try:
+        _set_up(started, "spin")
+        yield started
+    finally:
+        started.kill()
+        started.wait()
 
 
 def held_by_a_tracer(pid: int) -> None:

@@ -51,7 +51,7 @@ from helpers import (
     needing_the_grading_environment,
     run_grader,
     run_owned,
-    spinner,
+    spinning,
     write_part1_that_first_runs,
     write_workspace,
 )
@@ -462,18 +462,15 @@ def test_a_process_that_lowered_its_own_priority_is_not_counted_as_kept_from_run
     autogroup waits for a CPU by its own choice and reads as asleep. A priority set on the
     whole grading (the reader at nice 7 too) is no one's choice but the machine's."""
     autogroups = Path("/proc/self/autogroup").exists()
-    spinners = [spinner(), spinner(nice=5)]
-    try:
-        idle = spinner()
+    with ExitStack() as stack:
+        spinners = [stack.enter_context(spinning()), stack.enter_context(spinning(nice=5))]
+        idle = stack.enter_context(spinning())
         os.sched_setscheduler(idle.pid, os.SCHED_IDLE, os.sched_param(0))
         spinners.append(idle)
         if autogroups:
-            spinners += [spinner(group_nice=0), spinner(group_nice=5)]
+            spinners += [stack.enter_context(spinning(group_nice=0)),
+                         stack.enter_context(spinning(group_nice=5))]
         seen = [strays.tree_usage(s.pid) for s in spinners]
-    finally:
-        for spun in spinners:
-            spun.kill()
-            spun.wait()
     assert [u.runnable if u else None for u in seen] == \
         [True, False, False, *([True, False] if autogroups else [])]
     done = subprocess.run([sys.executable, "-c", READS_ITS_CHILD], capture_output=True,
@@ -490,12 +487,8 @@ def test_where_priorities_cannot_be_read_no_process_is_taken_to_have_given_its_c
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(os, "sched_getscheduler", refused)
-    niced = spinner(nice=5)
-    try:
+    with spinning(nice=5) as niced:
         seen = strays.tree_usage(niced.pid)
-    finally:
-        niced.kill()
-        niced.wait()
     assert seen is not None and seen.runnable
 
 
@@ -512,14 +505,10 @@ def test_code_that_gives_its_cpu_away_beside_a_busy_core_times_out_as_its_own(
     which would hide a hang behind "re-run")."""
     root = write_workspace(tmp_path / "ws", "numpy", round_=tiny)
     cpu = min(os.sched_getaffinity(0))
-    hog = spinner(cpu=cpu)
-    try:
-        plan = Plan("round:spin_yielded", {"policy": policy, "cpu": cpu, "seconds": 60.0},
-                    lambda data: passed(data))
+    plan = Plan("round:spin_yielded", {"policy": policy, "cpu": cpu, "seconds": 60.0},
+                lambda data: passed(data))
+    with spinning(cpu=cpu):
         (result,) = _run_plans_here(tiny, root, [plan], ready=False, timeout_s=1.0)
-    finally:
-        hog.kill()
-        hog.wait()
     assert result.status == "timeout", result
     assert result.message.startswith(("sat idle for 1 s", "did not finish within 1 s of CPU")), \
         result.message

@@ -44,7 +44,7 @@ from helpers import (
     run_grader,
     run_owned,
     run_tiny_sandboxed,
-    spinner,
+    spinning,
     write_workspace,
 )
 
@@ -945,11 +945,7 @@ def test_code_that_lowers_its_executors_priority_with_its_own_times_out_as_its_o
     cpu = min(os.sched_getaffinity(0))
     plan = Plan("round:spin_yielded", {"policy": "parent", "cpu": cpu, "seconds": 60.0},
                 lambda data: passed(data))
-    hog = spinner(cpu=cpu)
-    try:
+    with spinning(cpu=cpu):
         (result,) = run_tiny_sandboxed(tmp_path, [plan], timeout_s=1.0)
-    finally:
-        hog.kill()
-        hog.wait()
     assert result.status == "timeout", result.message
 
