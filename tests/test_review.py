@@ -606,6 +606,30 @@ def test_a_module_handed_in_compiled_is_flagged_and_python_s_own_caches_are_not(
         (f"part3_backward{importlib.machinery.EXTENSION_SUFFIXES[0]}", 0, review.COMPILED)]
 
 
+def test_the_scan_reads_the_utf8_text_the_grader_runs_and_flags_text_shown_otherwise() -> None:
+    """The scan reviews what the grader runs, the file's UTF-8 text (a coding declaration
+    cannot hide code in what reads as a comment), and flags what some screens show other than
+    it reads: a declaration under which the file reads differently, a carriage return inside a
+    line (a terminal prints what follows over what came before), a bidirectional control; a
+    file that is not UTF-8 does not parse."""
+    utf7 = b"# -*- coding: utf-7 -*-\nx = 1  # +AAo-import os+AAo-os.fork()\n"
+    assert [(f["line"], f["rule"], f["construct"]) for f in scan_source("p.py", utf7)] == [
+        (1, review.MISLEADING, "declares the encoding 'utf-7', in which the file reads as other "
+                               "text (the grader runs and reviews the UTF-8 text shown)")]
+    latin = b"# coding: latin-1\nx = 1\n"
+    assert scan_source("p.py", latin) == []
+    overprinted = b"import os\nx = os.fork()\r# nothing here\r\ny = 2\r\n"
+    assert [(f["line"], f["rule"]) for f in scan_source("p.py", overprinted)] == [
+        (2, review.MISLEADING), (2, "processes")]
+    reordered = "ok = 'user\u202e \u2066// admin\u2069 \u2066'\n".encode()
+    assert [(f["line"], f["construct"]) for f in scan_source("p.py", reordered)] == [
+        (1, "bidirectional control U+202E, U+2066, U+2069: the line is shown in another order "
+            "than Python reads it")]
+    assert [(f["line"], f["rule"], f["construct"])
+            for f in scan_source("p.py", b"x = 1\ny = '\xe9'\n")] == [
+        (2, review.NOT_PARSED, "byte 0xe9 on line 2 is not UTF-8 text")]
+
+
 def test_the_line_shown_lists_the_first_flags_and_counts_the_rest() -> None:
     flags = scan_source("p.py", b"import os\n" + b"os.fork()\n" * 7)
     assert flags_line(flags) == (

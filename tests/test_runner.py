@@ -1471,6 +1471,41 @@ def test_only_python_source_under_exercises_is_ever_run(grading, tmp_path: Path)
         "run: hand in the module's .py source" in parts["part2"].checks[0].message
 
 
+def test_every_file_handed_in_runs_as_its_utf8_text(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A coach reads a file's text as UTF-8, and so does the grader: a helper the code reaches
+    through sys.path (not only exercises/) runs from its .py, never from a bytecode cache handed
+    in beside it (an unchecked hash-based one, which Python never compares with the source,
+    compiled from other code), a coding declaration cannot turn what reads as a comment into
+    code (`+AAo-` is a newline in UTF-7), helper packages still import, and a file that is not
+    UTF-8 is an import error that says where."""
+    root = write_workspace(tmp_path / "ws", "numpy")
+    exercises = root / "exercises"
+    hidden = tmp_path / "hidden.py"
+    hidden.write_text("def scale():\n    return 1\n")
+    (exercises / "__pycache__").mkdir(exist_ok=True)
+    cache = exercises / "__pycache__" / f"helper.{sys.implementation.cache_tag}.pyc"
+    py_compile.compile(str(hidden), cfile=str(cache), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    (exercises / "helper.py").write_text("# -*- coding: utf-7 -*-\ndef scale():\n"
+                                         "    return 0\n# +AAo-def scale():+AAo-    return 2\n")
+    (exercises / "toolbox").mkdir()
+    (exercises / "toolbox" / "__init__.py").write_text("from .sub import two\n")
+    (exercises / "toolbox" / "sub.py").write_text("def two():\n    return 2\n")
+    part1 = exercises / "part1_inplace.py"
+    part1.write_text(part1.read_text() + "\nimport os as _os, sys as _sys\n"
+                     "_sys.path.insert(0, _os.path.dirname(__file__))\n"
+                     "from helper import scale\nfrom toolbox import two\n"
+                     "assert (scale(), two()) == (0, 2), scale()\n")
+    part2 = exercises / "part2_out_of_place.py"
+    part2.write_bytes(part2.read_bytes() + b"\n# caf\xe9\n")
+    parts = {p.id: p for p in grading.run(root, "numpy", ["part1", "part2"]).parts}
+    assert parts["part1"].passed, parts["part1"].checks[0].message
+    line = part2.read_bytes().count(b"\n")
+    assert {c.status for c in parts["part2"].checks} == {"error"}
+    assert f"SyntaxError: byte 0xe9 on line {line} is not UTF-8 text: save the file as UTF-8 " \
+        f"(exercises/part2_out_of_place.py, line {line})" in parts["part2"].checks[0].message
+
+
 def test_a_zip_archive_put_on_the_import_path_imports_nothing(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """An archive under any name, put on sys.path by the candidate's code, would run modules
     (bytecode too) that no review reads: in a child only the archives Python had on its path

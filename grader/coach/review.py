@@ -81,10 +81,13 @@ from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any, TypedDict
 
+from grader.engine.python_source import misleading, readable_text, undecodable
+
 RULES_FILE = Path(__file__).resolve().parent / "review_rules.toml"
 NOT_PARSED = "does-not-parse"
 NOT_REVIEWED = "not-reviewed"
 COMPILED = "compiled-code"
+MISLEADING = "misleading-text"
 COMPILED_SUFFIXES = tuple(importlib.machinery.BYTECODE_SUFFIXES
                           + importlib.machinery.EXTENSION_SUFFIXES)
 """The endings of the files Python's own finders import as modules that are not source."""
@@ -182,7 +185,7 @@ def rules() -> tuple[Rule, ...]:
     """The rules, read once; the file ships inside the package."""
     data = tomllib.loads(RULES_FILE.read_text(encoding="utf-8"))
     loaded = tuple(Rule(**_fields(entry)) for entry in data["rule"])
-    for needed in (NOT_PARSED, NOT_REVIEWED, DYNAMIC, COMPILED):
+    for needed in (NOT_PARSED, NOT_REVIEWED, DYNAMIC, COMPILED, MISLEADING):
         if needed not in {rule.id for rule in loaded}:
             raise RuntimeError(f"{RULES_FILE} has no rule {needed!r}")
     return loaded
@@ -612,7 +615,7 @@ def _imports(module: tuple[str, ...]) -> dict[str, str] | None:
     if source is None:
         return None
     try:
-        tree = ast.parse(source.read_bytes())
+        tree = ast.parse(readable_text(source.read_bytes()))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     bound: dict[str, str] = {}
@@ -1465,19 +1468,28 @@ def scan_source(file: str, source: bytes, deadline: float = math.inf) -> list[Fl
 
 
 def _scanned(file: str, source: bytes, deadline: float) -> list[FlagDoc]:
+    """The flags of a file's UTF-8 text, the text the grader runs (python_source)."""
+    not_parsed = _rule(NOT_PARSED)
+    wrong = undecodable(source)
+    if wrong is not None:
+        return [{"file": file, "line": wrong[0], "rule": not_parsed.id, "construct": wrong[1],
+                 "reason": not_parsed.reason}]
     try:
         with warnings.catch_warnings():  # an invalid escape in their strings is not our news
             warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=file)
+            tree = ast.parse(readable_text(source), filename=file)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         what = getattr(exc, "msg", None) or str(exc)
-        rule = _rule(NOT_PARSED)
-        return [{"file": file, "line": getattr(exc, "lineno", None) or 0, "rule": rule.id,
+        return [{"file": file, "line": getattr(exc, "lineno", None) or 0,
+                 "rule": not_parsed.id,
                  "construct": f"{type(exc).__name__}: {what}" if what else type(exc).__name__,
-                 "reason": rule.reason}]
+                 "reason": not_parsed.reason}]
     _spell_out_patterns(tree)
     found = _Scan(file, tree, deadline).found
-    return [found[key] for key in sorted(found)]
+    misled = _rule(MISLEADING)
+    shown: list[FlagDoc] = [{"file": file, "line": line, "rule": misled.id, "construct": what,
+                             "reason": misled.reason} for line, what in misleading(source)]
+    return sorted([*shown, *(found[key] for key in sorted(found))], key=lambda f: f["line"])
 
 
 SELF_MATCHING = frozenset({"bool", "bytearray", "bytes", "dict", "float", "frozenset", "int",

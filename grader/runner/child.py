@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from grader.engine.python_source import readable_text, undecodable
 from grader.probes.api import Api, describe_exception
 from grader.probes.autograd import refused_for_hooks, warm_the_profiler, watching_the_import
 from grader.probes.backends import CandidateFault, make_backend
@@ -187,21 +188,31 @@ def _silence_standard_streams() -> None:
 
 
 class _FreshSource(importlib.machinery.SourceFileLoader):
-    """Compiles an exercise file from its text as it is on disk now, never via __pycache__.
+    """Compiles a handed-in file from its text as it is on disk now, never via __pycache__,
+    and as the UTF-8 text people read (grader.engine.python_source), whatever coding it
+    declares.
 
-    A bytecode cache is trusted when the source's mtime (whole seconds) and size match, so an
-    edit of the same size within the same second, or another submission copied in with its
-    timestamps, would otherwise be graded as the old code.
+    A bytecode cache is trusted when the source's mtime (whole seconds) and size match (or,
+    for an unchecked hash-based one, always), so an edit of the same size within the same
+    second, another submission copied in with its timestamps, or a cache compiled from other
+    code and handed in beside the file would otherwise be graded in place of the text.
     """
 
     def get_code(self, fullname: str) -> Any:
-        return self.source_to_code(self.get_data(self.path), self.path)
+        data = self.get_data(self.path)
+        wrong = undecodable(data)
+        if wrong is not None:
+            raise SyntaxError(f"{wrong[1]}: save the file as UTF-8",
+                              (self.path, wrong[0], 1, None))
+        return self.source_to_code(readable_text(data), self.path)
 
 
 class _ExercisesFinder(importlib.abc.MetaPathFinder):
-    """Finds `exercises` and its modules in the workspace, from Python source only, each loaded
-    with _FreshSource; every other import (numpy, torch, ...) goes through the usual finders
-    and caches.
+    """Finds every module handed in, from Python source only, each loaded with _FreshSource:
+    `exercises` and its modules in the workspace, and any other module whose file lies in the
+    workspace (a helper the code reaches through sys.path), unless it lies in an installed
+    library (a virtual environment kept in the workspace). Every other import (numpy, torch,
+    ...) goes through the usual finders and caches.
 
     Python's own finders prefer a compiled extension (`part1.cpython-311-x86_64-linux-gnu.so`)
     to the `.py` beside it, and load a lone `.pyc` as a module: code that no review reads and no
@@ -210,11 +221,34 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
 
     def __init__(self, root: Path) -> None:
         self.root = str(root)
+        inside = os.path.realpath(root)
+        self.inside = inside
+        self.libraries = tuple(folder for folder in _library_folders()
+                               if folder != inside and _below(folder, inside))
+        """The installed libraries kept in the workspace (a virtual environment there)."""
+
+    def handed_in(self, spec: Any) -> bool:
+        """Whether a module Python found is a file of the workspace's, not of a library's."""
+        where = spec.origin if spec.has_location else None
+        if not where:
+            return False
+        where = os.path.realpath(where)
+        return _below(where, self.inside) \
+            and not any(_below(where, folder) for folder in self.libraries)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname.partition(".")[0] != "exercises":
-            return None
-        entries = list(path or [self.root])
+            found = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if found is None or found.origin is None or not self.handed_in(found):
+                return None
+            origin = Path(found.origin)
+            folder = origin.parent.parent if found.submodule_search_locations else origin.parent
+            return self.source_only(fullname, [str(folder)])
+        return self.source_only(fullname, list(path or [self.root]))
+
+    def source_only(self, fullname: str, entries: list[str]) -> Any:
+        """The module from its .py source in one of `entries`; an ImportError where the module
+        found there is compiled."""
         for entry in entries:
             found = importlib.machinery.FileFinder(
                 entry, (_FreshSource, importlib.machinery.SOURCE_SUFFIXES)).find_spec(fullname)
@@ -226,6 +260,21 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
         shown = Path(spec.origin or fullname).name
         raise ImportError(f"{shown} is compiled code, which the grader does not run: hand in "
                           "the module's .py source", name=fullname)
+
+
+def _below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _library_folders() -> set[str]:
+    """Where installed code lives: Python's own prefixes and every site-packages folder."""
+    import site
+
+    folders = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+               *site.getsitepackages(), site.getusersitepackages()}
+    folders.update(entry for entry in sys.path if os.path.basename(entry) in
+                   ("site-packages", "dist-packages"))
+    return {os.path.realpath(folder) for folder in folders if folder}
 
 
 def _no_new_archives() -> None:

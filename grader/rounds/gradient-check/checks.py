@@ -753,9 +753,15 @@ def well_formed_check(rng: np.random.Generator) -> list[Case]:
 
 
 def quadratic_inputs(rng: np.random.Generator) -> Case:
+    """A quadratic and a gradient wrong at every entry: a check looks at each entry again with
+    one-sided differences, so every way of nudging x is taken, and each nudge must be undone
+    bit for bit. x's first row is a hundredth of eps or so: (x + eps) - eps gives an entry of
+    order 1 back exactly, nearly always, but one this small only about once in a hundred."""
     spec, x = _made("quadratic", rng, (2, 3))
-    return Case({"x": x, "A": spec["A"], "grad": GRADIENTS.gradient(spec, x)},
-                label="quadratic at x of shape (2, 3), float64")
+    x[0] *= 1e-8
+    return Case({"x": x, "A": spec["A"], "grad": GRADIENTS.gradient(spec, x) + 1.0},
+                label="quadratic at x of shape (2, 3) (its first row near 0), float64, its "
+                      "gradient off by 1")
 
 
 # --- Part 3 judges -----------------------------------------------------------------------------

@@ -96,11 +96,15 @@ def fill_fresh_buffer(api: Api, natives: dict[str, Any]) -> Raised | None:
 
 
 def scan_both(api: Api, natives: dict[str, Any]) -> tuple[Any, Raised | None]:
-    """The scan's forward on W, then its backward on dP: dW, or what was raised."""
+    """The scan's forward on W, then its backward on dP: (P, dW), or what was raised. Both
+    are results the caller owns: a P that is W itself (where N <= 1 leaves nothing to
+    multiply) or a dW that is dP shares memory the caller still holds as an input."""
     value, raised = api.call(api.function(FORWARD), natives["W"])
     if raised:
         return None, raised
-    return api.call(api.function(BACKWARD), split_forward(value)[1], natives["dP"])
+    P, levels = split_forward(value)
+    dW, raised = api.call(api.function(BACKWARD), levels, natives["dP"])
+    return (P, dW), raised
 
 
 def scan_forward_result(api: Api, natives: dict[str, Any]) -> Any:
