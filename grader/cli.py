@@ -27,7 +27,12 @@ from rich.console import Console
 from grader import REPORT_INSTALL, __version__
 from grader.candidate import mock
 from grader.engine.bundle import BundleError
-from grader.engine.limits import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, raise_open_files
+from grader.engine.limits import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT_S,
+    MOST_MEMORY_MB,
+    raise_open_files,
+)
 from grader.engine.results import points_of
 from grader.engine.rounds import DEFAULT_ROUND, Round, RoundError, installed
 from grader.engine.safe_text import one_line
@@ -192,7 +197,8 @@ def timeout_option(func: F) -> F:
 
 def memory_option(func: F) -> F:
     return click.option(
-        "--memory-mb", type=click.IntRange(min=64), default=DEFAULT_MEMORY_MB, show_default=True,
+        "--memory-mb", type=click.IntRange(min=64, max=MOST_MEMORY_MB), default=DEFAULT_MEMORY_MB,
+        show_default=True,
         help="Extra memory the code under test may allocate per part.",
     )(func)
 

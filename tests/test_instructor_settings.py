@@ -134,6 +134,17 @@ def test_a_timeout_that_is_no_finite_number_of_seconds_up_to_a_day_is_a_usage_er
         assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("value", ["1048577", "99999999999999", "63", "-1"])
+def test_a_memory_limit_outside_64_mib_to_a_tib_is_a_usage_error(tmp_path: Path,
+                                                                  value: str) -> None:
+    """Past a TiB a limit is no limit but an overflow of the kernel's, which read as the
+    machine's memory running out in every check ("undecided")."""
+    for command in (["check"], ["grade", str(tmp_path)]):
+        result = invoke([*command, "--memory-mb", value])
+        assert result.exit_code == 2, (command, result.output)
+        assert "Invalid value for '--memory-mb'" in result.output, (command, result.output)
+
+
 @pytest.mark.parametrize("minutes", ["1e12", "1e300", "10081"])
 def test_a_mock_round_longer_than_a_week_is_a_usage_error_and_starts_nothing(
         tmp_path: Path, minutes: str) -> None:

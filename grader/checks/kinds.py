@@ -572,16 +572,6 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
         cases = _cases(maker, ctx)
 
         def judge(rows: list[Observation]) -> Verdict:
-            # An input written into is named before anything else: code that works in the
-            # caller's array (`cur = W`, then writes) also hands it back as its result, and
-            # the write is what destroys the caller's data.
-            for case, row in zip(cases, rows, strict=False):
-                changed = [n for n, after in row["after"].items()
-                           if not unchanged(np.asarray(case[n]), after)]
-                if changed:
-                    return failed(f"{case.describe()}: {' and '.join(changed)} "
-                                  f"{'was' if len(changed) == 1 else 'were'} modified",
-                                  hint=_changed_hint(changed_hint, changed, list(row["after"])))
             for case, row in zip(cases, rows, strict=False):
                 if row["raised"]:
                     return raised_verdict(case.describe(), row["raised"],
@@ -589,6 +579,12 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
                 if shared_hint and row["shared"]:
                     return failed(f"{case.describe()}: the result shares memory with "
                                   f"{' and '.join(row['shared'])}", hint=shared_hint)
+                changed = [n for n, after in row["after"].items()
+                           if not unchanged(np.asarray(case[n]), after)]
+                if changed:
+                    return failed(f"{case.describe()}: {' and '.join(changed)} "
+                                  f"{'was' if len(changed) == 1 else 'were'} modified",
+                                  hint=_changed_hint(changed_hint, changed, list(row["after"])))
             what = "a fresh result, inputs unchanged" if shared_hint else "inputs unchanged"
             return passed(f"{what} in {len(cases)} cases ({span(cases)})")
 

@@ -8,6 +8,9 @@ DEFAULT_TIMEOUT_S = 10.0
 """Seconds each check may run, unless the command line or grader.toml says otherwise."""
 DEFAULT_MEMORY_MB = 2048
 """Extra memory the code under test may allocate per part."""
+MOST_MEMORY_MB = 1 << 20
+"""The most that --memory-mb takes, a TiB: past it a value is no limit but an overflow of the
+kernel's (a limit in bytes, added to what the process holds already)."""
 
 OPEN_FILES_NEEDED = 64
 """The fewest open files a grading can run with: every child and sandbox holds pipes and sockets
