@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -199,15 +200,28 @@ def test_reset_removes_only_what_a_backup_holds_or_python_writes_again(
 
 def test_no_sequence_of_resets_and_restores_loses_work(workspace: Workspace) -> None:
     """Random edits, resets and restores: every state a reset or restore replaced stays
-    recoverable, on disk or as some backup (edits are the candidate's own doing)."""
+    recoverable, on disk or as some backup (edits are the candidate's own doing, a part's
+    file turned into a folder of the same name and back among them)."""
     rng = random.Random(4)
     replaced: list[dict[str, bytes]] = []
     parts = ["part1", "part2", "part3", "part4"]
-    for step in range(60):
-        action = rng.choice(["edit", "edit", "reset", "reset_all", "restore"])
+    for step in range(80):
+        action = rng.choice(["edit", "edit", "flip", "reset", "reset_all", "restore"])
+        name = rng.choice(["part1_inplace.py", "part4_scan.py", "extra.py"])
+        path = workspace.exercises / name
         if action == "edit":
-            name = rng.choice(["part1_inplace.py", "part4_scan.py", "extra.py"])
-            (workspace.exercises / name).write_bytes(f"step {step}\n".encode())
+            if path.is_dir():
+                shutil.rmtree(path)
+            path.write_bytes(f"step {step}\n".encode())
+            continue
+        if action == "flip":
+            if path.is_dir():
+                shutil.rmtree(path)
+                path.write_bytes(f"step {step}\n".encode())
+            else:
+                path.unlink(missing_ok=True)
+                (path / "inside").mkdir(parents=True)
+                (path / "inside" / "mine.txt").write_bytes(f"step {step}\n".encode())
             continue
         before = tree(workspace)
         if action == "reset":

@@ -137,6 +137,15 @@ def _without_parts(data: bytes, part_ids: Sequence[str]) -> bytes | None:
     return json.dumps(kept, indent=2).encode() if kept else None
 
 
+def _place(target: Contents, rel: str, data: bytes) -> None:
+    """target[rel] = data, without what stands in the way: files below rel (a folder made
+    where the file belongs) and a file where one of rel's folders belongs. The backup taken
+    before any change holds them."""
+    for other in [o for o in target if o.startswith(f"{rel}/") or rel.startswith(f"{o}/")]:
+        del target[other]
+    target[rel] = data
+
+
 def reset_target(workspace: Workspace, part_ids: Sequence[str] | None) -> Contents:
     """What the workspace should hold after resetting the parts (None: everything).
 
@@ -150,7 +159,7 @@ def reset_target(workspace: Workspace, part_ids: Sequence[str] | None) -> Conten
     target = dict(current)
     for part_id in part_ids:
         rel = f"{EXERCISES_DIR}/{workspace.round.part(part_id).file}"
-        target[rel] = pristine[rel]
+        _place(target, rel, pristine[rel])
     for name in PROGRESS_FILES:
         rel = _progress_rel(name)
         if rel in target:
@@ -192,7 +201,7 @@ def write_part(workspace: Workspace, part_id: str, source: str,
     `grader restore`."""
     part = workspace.round.part(part_id)
     target = dict(current_contents(workspace))
-    target[f"{EXERCISES_DIR}/{part.file}"] = source.encode()
+    _place(target, f"{EXERCISES_DIR}/{part.file}", source.encode())
     return _apply(workspace, target, f"before a notebook cell wrote {part_id}", now)
 
 
@@ -209,7 +218,9 @@ def _apply(workspace: Workspace, target: Contents, reason: str,
     if not changes:
         return Outcome(None, ())
     backup = create_backup(workspace, reason, now, current)
-    for change in changes:
+    # Removals first: a file that stands where the target has a folder (or a folder, emptied
+    # by them, where it has a file) is out of the way before anything is written there.
+    for change in sorted(changes, key=lambda c: c.action != "remove"):
         path = workspace.root / change.rel
         if change.action == "remove":
             path.unlink(missing_ok=True)
