@@ -51,6 +51,7 @@ from grader.engine.workspace import (
 if TYPE_CHECKING:
     from grader.coach.batch import BatchDoc, GradingConfig, StartGraders
     from grader.engine.secret import Seeding
+    from grader.engine.state import OutputKind
     from grader.runner import Request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -730,6 +731,9 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
 
     if gradescope_file and len(submissions) != 1:
         raise click.UsageError("--gradescope grades exactly one SUBMISSION")
+    refused_output("--csv", csv_file, "csv")
+    refused_output("--report", report_file, "report")
+    refused_output("--gradescope", gradescope_file, "gradescope")
     if report_file:
         report_extra()
     settings, config_path = instructor_settings(config_file, round_id)
@@ -775,6 +779,15 @@ def grade(submissions: tuple[Path, ...], jobs: int, as_json: bool, csv_file: Pat
     else:
         instructor_report.render_batch(console(), rows, config, config_path)
     sys.exit(1 if any(row.status == "error" for row in rows) else 0)
+
+
+def refused_output(option: str, path: Path | None, kind: OutputKind) -> None:
+    """A usage error, before any work, where `path` holds a file the output would destroy."""
+    from grader.engine.state import replaces_only_its_own
+
+    why = replaces_only_its_own(path, kind) if path is not None else None
+    if why is not None:
+        raise click.UsageError(f"{option}: {why}")
 
 
 def given(parameter: str) -> bool:
@@ -916,6 +929,7 @@ def report(results: Path, output: Path | None) -> None:
     target = output or results.with_suffix(".html")
     if target.resolve() == results.resolve():
         raise click.UsageError(f"--output {target} would overwrite RESULTS")
+    refused_output("--output", target, "report")
     write_cohort_report(target, doc)
 
 

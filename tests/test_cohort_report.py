@@ -112,6 +112,24 @@ def test_a_report_of_the_saved_json_is_the_same_page(batch_run: dict[str, Any]) 
     assert done.stderr == f"cohort report (4 submissions): {again}\n"
 
 
+def test_a_report_replaces_an_earlier_report_and_nothing_else(batch_run: dict[str, Any],
+                                                               tmp_path: Path) -> None:
+    """A report is written over an earlier report (or an empty file), never over a file of
+    anything else: a slip of -o costs no one's file, and the refusal comes before any work."""
+    results = batch_run["root"] / "results.json"
+    earlier = tmp_path / "earlier.html"
+    earlier.write_bytes(batch_run["report"].read_bytes().replace(b"<title>", b"<title>old "))
+    assert invoke("report", results, "-o", earlier).exit_code == 0
+    assert earlier.read_bytes() == batch_run["report"].read_bytes()
+    notes = tmp_path / "notes.html"
+    notes.write_text("<html>my notes</html>\n")
+    done = invoke("report", results, "-o", notes)
+    assert done.exit_code == 2
+    assert f"Error: --output: {notes} exists and is not a cohort report: move it away or " \
+        "name another file" in done.output
+    assert notes.read_text() == "<html>my notes</html>\n"
+
+
 # --- the page in a browser ------------------------------------------------------------------
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,40 @@ def test_a_memory_limit_outside_64_mib_to_a_tib_is_a_usage_error(tmp_path: Path,
         result = invoke([*command, "--memory-mb", value])
         assert result.exit_code == 2, (command, result.output)
         assert "Invalid value for '--memory-mb'" in result.output, (command, result.output)
+
+
+@pytest.mark.parametrize("option", ["--csv", "--report", "--gradescope"])
+def test_an_output_named_over_a_file_it_did_not_write_is_refused_before_grading(
+        tmp_path: Path, option: str) -> None:
+    """`grade` writes its CSV, report and results.json over an earlier one of the same kind,
+    never over anything else: a coach's slip (`--csv exercises/part1_inplace.py`) is a usage
+    error before a submission is graded, and the file stays as it was."""
+    workspace = init_workspace(tmp_path / "ws")
+    victim = workspace.exercises / "part1_inplace.py"
+    before = victim.read_bytes()
+    result = invoke(["grade", str(workspace.root), option, str(victim)])
+    assert result.exit_code == 2, result.output
+    assert f"Error: {option}: {victim} exists and is not " in result.output
+    assert victim.read_bytes() == before
+
+
+def test_each_output_is_told_from_other_files_by_what_its_writer_writes(tmp_path: Path) -> None:
+    from grader.coach import gradescope
+    from grader.engine.state import replaces_only_its_own
+    from grader.render.instructor_report import batch_csv
+
+    path = tmp_path / "out"
+    written = {"csv": batch_csv([], ["part1"]).encode(),
+               "gradescope": json.dumps(gradescope.document([], "", 0.0, "visible", {})).encode()}
+    for kind, data in written.items():
+        path.write_bytes(data)
+        assert replaces_only_its_own(path, kind) is None, kind  # type: ignore[arg-type]
+        for other in ("report", *written):
+            if other != kind:
+                assert replaces_only_its_own(path, other) is not None, (kind, other)  # type: ignore[arg-type]
+    path.write_bytes(b"")
+    assert replaces_only_its_own(path, "csv") is None
+    assert replaces_only_its_own(tmp_path / "absent", "csv") is None
 
 
 @pytest.mark.parametrize("minutes", ["1e12", "1e300", "10081"])

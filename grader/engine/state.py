@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from grader.engine.documents import json_document
 from grader.engine.results import RunResult
@@ -22,6 +22,44 @@ from grader.engine.workspace import Workspace
 
 LAST_RESULTS = "last.json"
 HINTS = "hints.json"
+
+OutputKind = Literal["csv", "gradescope", "report"]
+OUTPUTS: dict[OutputKind, tuple[str, Callable[[bytes], bool]]] = {
+    "csv": ("a CSV that `grade --csv` wrote",
+            lambda data: data.startswith(b"path,status,score,max_score,")),
+    "gradescope": ("a Gradescope results.json", lambda data: _gradescope_results(data)),
+    "report": ("a cohort report",
+               lambda data: b'<meta name="generator" content="grader' in data[:4096]),
+}
+"""What each output a command writes where it is told looks like, and how it is told from
+anything else: a file in its place is replaced only where it is an earlier output of the same
+kind (or empty), so that a slip of the option (`--csv part1_inplace.py`) costs no one's file."""
+OUTPUT_READ_BYTES = 64 << 20
+
+
+def replaces_only_its_own(path: Path, kind: OutputKind) -> str | None:
+    """Why the output `kind` may not be written at `path` (None where it may): a regular file
+    there that is neither empty nor an earlier output of that kind. Anything else (nothing
+    there, a device such as /dev/null) is left to the write itself."""
+    what, ours = OUTPUTS[kind]
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(OUTPUT_READ_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) <= OUTPUT_READ_BYTES and ours(data):
+        return None
+    return f"{path} exists and is not {what}: move it away or name another file"
+
+
+def _gradescope_results(data: bytes) -> bool:
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and ("tests" in document or "score" in document)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
