@@ -609,8 +609,10 @@ def test_the_scan_reads_the_utf8_text_the_grader_runs_and_flags_text_shown_other
     """The scan reviews what the grader runs, the file's UTF-8 text (a coding declaration
     cannot hide code in what reads as a comment), and flags what some screens show other than
     it reads: a declaration under which the file reads differently, a carriage return inside a
-    line (a terminal prints what follows over what came before), a bidirectional control; a
-    file that is not UTF-8 does not parse."""
+    line (a terminal prints what follows over what came before), a bidirectional control, a
+    character that shows as nothing or moves the cursor (a form feed alone on its line is a
+    page break, and no news), a name Python reads as another; a file that is not UTF-8 does
+    not parse."""
     utf7 = b"# -*- coding: utf-7 -*-\nx = 1  # +AAo-import os+AAo-os.fork()\n"
     assert [(f["line"], f["rule"], f["construct"]) for f in scan_source("p.py", utf7)] == [
         (1, review.MISLEADING, "declares the encoding 'utf-7', in which the file reads as other "
@@ -627,6 +629,15 @@ def test_the_scan_reads_the_utf8_text_the_grader_runs_and_flags_text_shown_other
     assert [(f["line"], f["rule"], f["construct"])
             for f in scan_source("p.py", b"x = 1\ny = '\xe9'\n")] == [
         (2, review.NOT_PARSED, "byte 0xe9 on line 2 is not UTF-8 text")]
+    hidden = ("def prefix(W):\n    raise NotImplementedError\n\f\n"
+              "def \uff50refix(W):  # \uff50 is a wide p\n    return W  # done\x0breturn 0\n"
+              "admin = name == 'root\u200b'\n").encode()
+    assert [(f["line"], f["construct"]) for f in scan_source("p.py", hidden)] == [
+        (4, "the name '\uff50refix' is 'prefix' to Python (names are compared in NFKC form)"),
+        (5, "invisible or control character U+000B: it shows as nothing, or moves what follows "
+            "it"),
+        (6, "invisible or control character U+200B: it shows as nothing, or moves what follows "
+            "it")]
 
 
 def test_the_line_shown_lists_the_first_flags_and_counts_the_rest() -> None:

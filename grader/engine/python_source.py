@@ -15,7 +15,10 @@ what is shown around them: "Trojan Source"). Python runs what is there; the revi
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
+import unicodedata
 
 DECLARATION = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 """PEP 263's coding declaration, looked for on a file's first two lines."""
@@ -41,9 +44,11 @@ def undecodable(data: bytes) -> tuple[int, str] | None:
 
 def misleading(data: bytes) -> list[tuple[int, str]]:
     """(line, what) for each thing in a UTF-8 file that shows other than Python reads it: a
-    declared encoding other than UTF-8 (the grader reads the file as UTF-8, Python alone would
-    not), a carriage return that ends no line, a bidirectional control. Lines are counted
-    by newline, as `cat -n` and `grep -n` count them."""
+    declared encoding under which the file reads as other text, a carriage return that ends no
+    line, a bidirectional control, any other character that shows as nothing or moves the
+    cursor (a zero-width space in a string, a vertical tab in a comment), and a name that
+    Python reads as another (`ｐrefix` is `prefix`: names are compared in NFKC form). Lines
+    are counted by newline, as `cat -n` and `grep -n` count them."""
     found: list[tuple[int, str]] = []
     text = readable_text(data)
     for number, line in enumerate(text.split("\n", 2)[:2], start=1):
@@ -55,13 +60,47 @@ def misleading(data: bytes) -> list[tuple[int, str]]:
         if declared or line.strip(" \t\f\r") and not line.lstrip(" \t\f").startswith("#"):
             break  # Python looks at the second line only after a comment or a blank one
     for number, line in enumerate(text.split("\n"), start=1):
-        if "\r" in line.removesuffix("\r"):
-            found.append((number, "a carriage return inside a line: a terminal shows what "
-                                  "follows it over what precedes it"))
-        controls = sorted({f"U+{ord(c):04X}" for c in line if c in BIDI_CONTROLS})
-        if controls:
-            found.append((number, f"bidirectional control {', '.join(controls)}: the line is "
-                                  "shown in another order than Python reads it"))
+        found += [(number, what) for what in _unseen(line)]
+    found += _renamed(text)
+    return sorted(found, key=lambda item: item[0])
+
+
+def _unseen(line: str) -> list[str]:
+    """What in one line (its newline left out) is not shown as itself."""
+    said = []
+    body = line.removesuffix("\r")
+    if "\r" in body:
+        said.append("a carriage return inside a line: a terminal shows what follows it over "
+                    "what precedes it")
+    controls = sorted({f"U+{ord(c):04X}" for c in body if c in BIDI_CONTROLS})
+    if controls:
+        said.append(f"bidirectional control {', '.join(controls)}: the line is shown in "
+                    "another order than Python reads it")
+    page_break = body.strip(" \t\f") == ""  # a form feed alone on its line: a page break
+    hidden = sorted({f"U+{ord(c):04X}" for c in body
+                     if unicodedata.category(c) in ("Cc", "Cf") and c not in BIDI_CONTROLS
+                     and c not in "\t\r" and not (c == "\f" and page_break)})
+    if hidden:
+        said.append(f"invisible or control character {', '.join(hidden)}: it shows as "
+                    "nothing, or moves what follows it")
+    return said
+
+
+def _renamed(text: str) -> list[tuple[int, str]]:
+    """Each name spelled other than Python reads it, with its line (none where the text does
+    not tokenize: that is a syntax error, said elsewhere)."""
+    found: list[tuple[int, str]] = []
+    if text.isascii():
+        return found
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and not token.string.isascii():
+                read = unicodedata.normalize("NFKC", token.string)
+                if read != token.string:
+                    found.append((token.start[0], f"the name {token.string!r} is {read!r} to "
+                                                  "Python (names are compared in NFKC form)"))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass
     return found
 
 
