@@ -109,8 +109,9 @@ def test_csv_cells_that_would_run_as_formulas_are_quoted_but_scores_stay_numbers
         "'=HYPERLINK(\"http://evil\") is larger than 1 MiB",
         "part1_inplace.py:1 import subprocess: starts or signals processes; part1_inplace.py:2 "
         "__import__: runs or imports code chosen at run time; part1_inplace.py:2 os.fork: "
-        "starts or signals processes; part1_inplace.py:3 the string '/proc/self/fd/\\x1b[31m': "
-        "names /proc, a way into other processes"]
+        "starts or signals processes; part1_inplace.py:3 control character U+001B: shows other "
+        "than Python reads it: read the file's bytes (cat -A); part1_inplace.py:3 the string "
+        "'/proc/self/fd/\\x1b[31m': names /proc, a way into other processes"]
 
 
 def test_progress_counts_each_submission_once_whatever_its_parts_did() -> None:

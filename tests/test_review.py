@@ -615,8 +615,8 @@ def test_the_scan_reads_the_utf8_text_the_grader_runs_and_flags_text_shown_other
     not parse."""
     utf7 = b"# -*- coding: utf-7 -*-\nx = 1  # +AAo-import os+AAo-os.fork()\n"
     assert [(f["line"], f["rule"], f["construct"]) for f in scan_source("p.py", utf7)] == [
-        (1, review.MISLEADING, "declares the encoding 'utf-7', in which the file reads as other "
-                               "text (the grader runs and reviews the UTF-8 text shown)")]
+        (1, review.MISLEADING, "declares the encoding 'utf-7', in which it reads as other text "
+                               "(graded as UTF-8)")]
     latin = b"# coding: latin-1\nx = 1\n"
     assert scan_source("p.py", latin) == []
     overprinted = b"import os\nx = os.fork()\r# nothing here\r\ny = 2\r\n"
@@ -624,8 +624,8 @@ def test_the_scan_reads_the_utf8_text_the_grader_runs_and_flags_text_shown_other
         (2, review.MISLEADING), (2, "processes")]
     reordered = "ok = 'user\u202e \u2066// admin\u2069 \u2066'\n".encode()
     assert [(f["line"], f["construct"]) for f in scan_source("p.py", reordered)] == [
-        (1, "bidirectional control U+202E, U+2066, U+2069: the line is shown in another order "
-            "than Python reads it")]
+        (1, "bidirectional control U+202E, U+2066, U+2069 (the line is shown in another "
+            "order)")]
     assert [(f["line"], f["rule"], f["construct"])
             for f in scan_source("p.py", b"x = 1\ny = '\xe9'\n")] == [
         (2, review.NOT_PARSED, "byte 0xe9 on line 2 is not UTF-8 text")]
@@ -633,11 +633,9 @@ def test_the_scan_reads_the_utf8_text_the_grader_runs_and_flags_text_shown_other
               "def \uff50refix(W):  # \uff50 is a wide p\n    return W  # done\x0breturn 0\n"
               "admin = name == 'root\u200b'\n").encode()
     assert [(f["line"], f["construct"]) for f in scan_source("p.py", hidden)] == [
-        (4, "the name '\uff50refix' is 'prefix' to Python (names are compared in NFKC form)"),
-        (5, "invisible or control character U+000B: it shows as nothing, or moves what follows "
-            "it"),
-        (6, "invisible or control character U+200B: it shows as nothing, or moves what follows "
-            "it")]
+        (4, "the name '\uff50refix', which Python reads as 'prefix'"),
+        (5, "control character U+000B"),
+        (6, "invisible character U+200B")]
 
 
 def test_the_line_shown_lists_the_first_flags_and_counts_the_rest() -> None:

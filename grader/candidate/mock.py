@@ -26,6 +26,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import math
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -35,7 +37,14 @@ from typing import Any, TypedDict
 
 from grader.engine.results import SCHEMA_VERSION, ClockDoc, RunResult
 from grader.engine.rounds import DEFAULT_ROUND, Part
-from grader.engine.state import read_json, write_json_atomic, write_text_atomic
+from grader.engine.shapes import shape_problem
+from grader.engine.state import (
+    read_json,
+    regular_file_bytes,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
 from grader.engine.workspace import Workspace, pristine_files
 
 MOCK_DIR = "mock"
@@ -346,11 +355,31 @@ def load_round(workspace: Workspace) -> MockRound | None:
     if not path.exists():
         return None
     data = read_json(path, None)
-    try:
-        return MockRound.from_dict(data)
-    except (TypeError, KeyError, AttributeError) as exc:
-        raise MockError(f"{path} is damaged ({exc}); move it aside to start a new round") \
-            from exc
+    problem = shape_problem(data, MockRound) or _settings_problem(data)
+    if problem is not None:
+        raise MockError(f"{path} is damaged ({problem}); move it aside to start a new round")
+    return MockRound.from_dict(data)
+
+
+ROUND_ID = re.compile(r"[0-9]{8}-[0-9]{6}(-[0-9]+)?")
+"""A round's id as _round_id makes it: the name of its folder under .grader/mock/."""
+
+
+def _settings_problem(data: dict[str, Any]) -> str | None:
+    """What in a session that has the right shape cannot be a round's: an id that is no
+    folder name of ours (it names where the round's files go: `../../x` would write outside
+    the workspace), a clock that is no finite time, parts without their budget or weight."""
+    if not ROUND_ID.fullmatch(data["id"]):
+        return f"its id {data['id']!r} is not a round's"
+    times = [data["started_at"], data["minutes"], *data["budgets_s"].values(),
+             *data["weights"].values()] + ([] if data.get("ended_at") is None
+                                           else [data["ended_at"]])
+    if not all(math.isfinite(t) for t in times) or not data["minutes"] > 0:
+        return "its times are not finite positive numbers"
+    if any(part not in data["budgets_s"] or part not in data["weights"]
+           for part in data["parts"]):
+        return "a part has no budget or weight"
+    return None
 
 
 def _save(workspace: Workspace, round_: MockRound) -> None:
@@ -462,10 +491,8 @@ class Recorded:
 
 
 def _digest(path: Path) -> str:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return MISSING
+    data = regular_file_bytes(path)
+    return MISSING if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _stub_digest(workspace: Workspace, part: Part, flavor: str) -> str:
@@ -480,7 +507,7 @@ def _snapshot(workspace: Workspace, round_: MockRound, source: Path, digest: str
     target = round_dir(workspace, round_) / "snapshots" / f"{digest[:12]}-{source.name}"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(target, source.read_text())
+        write_bytes_atomic(target, regular_file_bytes(source) or b"")
     return str(target.relative_to(workspace.root))
 
 

@@ -35,6 +35,7 @@ from grader.checks.base import Diagnosis
 from grader.checks.cases import Case
 from grader.checks.compare import tree_matches
 from grader.engine.rounds import Round
+from grader.engine.state import regular_file_bytes
 from grader.probes.library import MUTANTS_CPU_S, OUT_OF_TIME
 
 TEMPLATES_FILE = Path(__file__).with_name("mutations.toml")
@@ -201,9 +202,11 @@ def _index_like(node: ast.AST) -> bool:
 
 
 def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """An index, a slice bound or a range bound one too high or too low (a bound a statement
-    repeats, everywhere in it at once too); a whole range one step late or early (`range(1, n
-    + 1)` for `range(n)`: counting from one); a slice taken from the other end."""
+    """An index, a slice bound (in brackets or in a `slice(...)` call) or a range bound one
+    too high or too low (a bound a statement repeats, everywhere in it at once too; `range(1,
+    n)` for `range(n)`: the first step skipped); a whole range one step late or early
+    (`range(1, n + 1)` for `range(n)`: counting from one); a slice taken from the other
+    end."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -226,6 +229,14 @@ def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     elif isinstance(node, ast.Assign | ast.AugAssign):
         yield from _shifted_together(node)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "slice" and not node.keywords:
+        for position, end in enumerate(node.args[:2]):
+            if not (isinstance(end, ast.Constant) and end.value is None):
+                for by in (-1, 1):
+                    args = list(node.args)
+                    args[position] = _shifted(end, by)
+                    yield Edit("shift_bound", ast.Call(node.func, args, []))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == "range" and not node.keywords:
         for position in range(min(len(node.args), 2)):
             for by in (-1, 1):
@@ -233,6 +244,7 @@ def off_by_one(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 args[position] = _shifted(args[position], by)
                 yield Edit("shift_bound", ast.Call(node.func, args, []))
         if len(node.args) == 1:
+            yield Edit("shift_bound", ast.Call(node.func, [ast.Constant(1), node.args[0]], []))
             yield Edit("shift_range", ast.Call(node.func, [ast.Constant(1),
                                                            _shifted(node.args[0], 1)], []))
         elif len(node.args) == 2:
@@ -441,6 +453,37 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                                           inner.args, inner.keywords))
 
 
+JOINS = ("concatenate", "cat", "concat", "stack", "hstack", "vstack", "column_stack")
+"""Functions that join arrays in the order given."""
+
+
+def joins(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Two pieces joined in the wrong order: sequences added (`shape + (1,) * k` for `(1,) * k
+    + shape`: `+` on tuples and lists does not commute) or neighbouring arrays of a
+    concatenation or a stack (`np.concatenate([b, a])`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
+            and (_sequence(node.left) or _sequence(node.right)):
+        yield Edit("swap_joined", ast.BinOp(node.right, ast.Add(), node.left))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name) \
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) \
+            in JOINS and node.args and isinstance(node.args[0], ast.List | ast.Tuple):
+        pieces = node.args[0].elts
+        for i in range(len(pieces) - 1):
+            if ast.dump(pieces[i]) != ast.dump(pieces[i + 1]) \
+                    and not any(isinstance(p, ast.Starred) for p in pieces[i:i + 2]):
+                swapped = [*pieces[:i], pieces[i + 1], pieces[i], *pieces[i + 2:]]
+                joined = type(node.args[0])(swapped, ast.Load())
+                yield Edit("swap_joined", ast.Call(node.func, [joined, *node.args[1:]],
+                                                   node.keywords))
+
+
+def _sequence(node: ast.expr) -> bool:
+    """A tuple or list written out, or one repeated (`(1,) * k`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _sequence(node.left) or _sequence(node.right)
+    return isinstance(node, ast.Tuple | ast.List)
+
+
 def _elementwise(node: ast.AST) -> tuple[Callable[[ast.expr], ast.expr], ast.expr] | None:
     """(the call made again around another operand, its operand) where `node` calls one of
     ELEMENTWISE on one array (`np.abs(x)`, `x.abs()`, `abs(x)`); None otherwise."""
@@ -528,6 +571,7 @@ REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin", "logsumexp", 
 def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A sum for a mean and back; a reduction over another axis, over every axis, or with its
     kept dimension dropped."""
+    yield from _loss_reduction(node)
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in REDUCTIONS):
         return
@@ -553,6 +597,33 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 and keyword.value.value is True:
             keywords = [k for k in node.keywords if k is not keyword]
             yield Edit("drop_keepdims", ast.Call(node.func, node.args, keywords))
+
+
+def _loss_reduction(node: ast.AST) -> Iterator[Edit]:
+    """A loss summed where it is averaged and back, through its `reduction` (a torch loss,
+    function or module, averages unless told otherwise: `mse_loss(p, y, reduction="sum")`
+    for `mse_loss(p, y)`)."""
+    if not isinstance(node, ast.Call):
+        return
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+        node.func.id if isinstance(node.func, ast.Name) else ""
+    if not (name.endswith(("_loss", "Loss")) or name in MEAN_LOSSES):
+        return
+    given = next((k for k in node.keywords if k.arg == "reduction"), None)
+    said = given.value.value if given is not None and isinstance(given.value, ast.Constant) \
+        else "mean" if given is None else None
+    other = {"mean": "sum", "sum": "mean"}.get(said) if isinstance(said, str) else None
+    if other is None:
+        return
+    keywords = [k for k in node.keywords if k is not given]
+    keywords.append(ast.keyword(arg="reduction", value=ast.Constant(other)))
+    yield Edit("sum_for_mean" if other == "sum" else "mean_for_sum",
+               ast.Call(node.func, node.args, keywords))
+
+
+MEAN_LOSSES = frozenset({"cross_entropy", "binary_cross_entropy",
+                         "binary_cross_entropy_with_logits", "kl_div"})
+"""torch's losses whose name does not end in `_loss`, each averaging by default."""
 
 
 SIBLINGS = {"maximum": "max", "max": "maximum", "minimum": "min", "min": "minimum",
@@ -856,7 +927,7 @@ def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, reductions, siblings,
                                    precision, initial_values, arithmetic, left_out, conditions,
-                                   calls, moved_calls,
+                                   calls, moved_calls, joins,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
                                    names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
@@ -866,6 +937,7 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose"
             "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims",
             "sibling_function", "lower_precision", "default_dtype", "other_initial_value",
             "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments", "swap_calls",
+            "swap_joined",
             "flip_sign", "break_for_continue", "continue_for_break", "add_detach", "drop_detach",
             "drop_new_axis",
             "drop_factor", "double_factor", "inverted_operator", "floor_division",
@@ -1443,12 +1515,10 @@ EVIDENCE_BYTES = 256 * 1024
 
 
 def source_text(path: Path) -> str | None:
-    """The start of a file's text, undecodable bytes replaced; None where it cannot be read."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(EVIDENCE_BYTES).decode(errors="replace")
-    except OSError:
-        return None
+    """The start of a file's text, undecodable bytes replaced; None where it cannot be read
+    (or is no regular file: a FIFO at a part's name would block the worker)."""
+    data = regular_file_bytes(path, EVIDENCE_BYTES)
+    return None if data is None else data.decode(errors="replace")
 
 
 MOVES = frozenset({"swap_steps", "hoisted_step"})

@@ -15,6 +15,7 @@ what is shown around them: "Trojan Source"). Python runs what is there; the revi
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import tokenize
@@ -28,17 +29,52 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
 
 
 def readable_text(data: bytes) -> str:
-    """The file's text as UTF-8 (UnicodeDecodeError where it is not)."""
-    return data.decode("utf-8-sig")
+    """The file's text: UTF-8, or, where its bytes are not UTF-8, the one-byte-per-character
+    encoding it declares (`# -*- coding: latin-1 -*-` above an accented name), which every
+    editor that honours the declaration shows as Python reads it. Any other declared encoding
+    (UTF-7, `unicode_escape`, the escape-switching ISO-2022 ones) can make what shows as a
+    comment decode to code: UnicodeDecodeError."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        declared = _declared(data)
+        if declared is None or not _one_byte(declared):
+            raise
+        return data.decode(declared)
 
 
 def undecodable(data: bytes) -> tuple[int, str] | None:
-    """(line, why) where the file is not UTF-8 text; None where it is."""
+    """(line, why) where the file has no text the grader reads (readable_text); None where
+    it has."""
     try:
         readable_text(data)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         return line, f"byte {data[exc.start]:#04x} on line {line} is not UTF-8 text"
+    return None
+
+
+ONE_BYTE = ("iso8859-", "cp125", "cp437", "cp850", "mac-", "koi8-", "latin")
+"""The codecs (by their normalised names) that map each byte to one character, the same
+wherever it stands: text in them shows in an editor as Python decodes it."""
+
+
+def _one_byte(encoding: str) -> bool:
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return False
+    return name.startswith(ONE_BYTE)
+
+
+def _declared(data: bytes) -> str | None:
+    """The encoding the first two lines declare (PEP 263), if they do."""
+    for line in data.split(b"\n", 2)[:2]:
+        found = DECLARATION.match(line)
+        if found:
+            return found.group(1).decode("ascii", "replace")
+        if line.strip(b" \t\f\r") and not line.lstrip(b" \t\f").startswith(b"#"):
+            return None
     return None
 
 
@@ -53,10 +89,10 @@ def misleading(data: bytes) -> list[tuple[int, str]]:
     text = readable_text(data)
     for number, line in enumerate(text.split("\n", 2)[:2], start=1):
         declared = DECLARATION.match(line.encode())
-        if declared and _read_as(data, declared.group(1).decode()) != text:
+        if declared and _read_as(data, declared.group(1).decode()) != text \
+                and not _one_byte(declared.group(1).decode()):
             found.append((number, f"declares the encoding {declared.group(1).decode()!r}, in "
-                                  "which the file reads as other text (the grader runs and "
-                                  "reviews the UTF-8 text shown)"))
+                                  "which it reads as other text (graded as UTF-8)"))
         if declared or line.strip(" \t\f\r") and not line.lstrip(" \t\f").startswith("#"):
             break  # Python looks at the second line only after a comment or a blank one
     for number, line in enumerate(text.split("\n"), start=1):
@@ -70,19 +106,19 @@ def _unseen(line: str) -> list[str]:
     said = []
     body = line.removesuffix("\r")
     if "\r" in body:
-        said.append("a carriage return inside a line: a terminal shows what follows it over "
-                    "what precedes it")
+        said.append("a carriage return inside the line (a terminal prints what follows it over "
+                    "what precedes it)")
     controls = sorted({f"U+{ord(c):04X}" for c in body if c in BIDI_CONTROLS})
     if controls:
-        said.append(f"bidirectional control {', '.join(controls)}: the line is shown in "
-                    "another order than Python reads it")
+        said.append(f"bidirectional control {', '.join(controls)} (the line is shown in "
+                    "another order)")
     page_break = body.strip(" \t\f") == ""  # a form feed alone on its line: a page break
-    hidden = sorted({f"U+{ord(c):04X}" for c in body
-                     if unicodedata.category(c) in ("Cc", "Cf") and c not in BIDI_CONTROLS
-                     and c not in "\t\r" and not (c == "\f" and page_break)})
-    if hidden:
-        said.append(f"invisible or control character {', '.join(hidden)}: it shows as "
-                    "nothing, or moves what follows it")
+    for category, kind in (("Cc", "control character"), ("Cf", "invisible character")):
+        hidden = sorted({f"U+{ord(c):04X}" for c in body
+                         if unicodedata.category(c) == category and c not in BIDI_CONTROLS
+                         and c not in "\t\r" and not (c == "\f" and page_break)})
+        if hidden:
+            said.append(f"{kind} {', '.join(hidden)}")
     return said
 
 
@@ -97,8 +133,8 @@ def _renamed(text: str) -> list[tuple[int, str]]:
             if token.type == tokenize.NAME and not token.string.isascii():
                 read = unicodedata.normalize("NFKC", token.string)
                 if read != token.string:
-                    found.append((token.start[0], f"the name {token.string!r} is {read!r} to "
-                                                  "Python (names are compared in NFKC form)"))
+                    found.append((token.start[0], f"the name {token.string!r}, which Python "
+                                                  f"reads as {read!r}"))
     except (tokenize.TokenError, SyntaxError, ValueError):
         pass
     return found

@@ -89,6 +89,24 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def regular_file_bytes(path: Path, most: int | None = None) -> bytes | None:
+    """The bytes of a regular file (its first `most`), or None for anything else and where it
+    cannot be read. A FIFO, a device or a socket left at a file's name by a candidate's code
+    would block its reader for good (or feed it forever); it is opened without blocking and
+    never read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with open(fd, "rb") as handle:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return handle.read() if most is None else handle.read(most)
+        except OSError:
+            return None
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode())
 
