@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import shutil
@@ -149,6 +150,35 @@ def test_a_damaged_backup_is_refused_and_nothing_changes(workspace: Workspace) -
         backups.restore(workspace, outcome.backup, NOW)
     assert tree(workspace) == before
     assert len(backups.list_backups(workspace)) == count
+
+
+@pytest.mark.parametrize("rel", ["exercises/linked/evil.sh", "grader.toml",
+                                 ".git/hooks/pre-commit", ".grader/mock/session.json"])
+def test_a_forged_backup_writes_nowhere_a_backup_could_not_hold(
+        workspace: Workspace, tmp_path: Path, rel: str) -> None:
+    """A backup's manifest is a file in the workspace: one that names a path through a
+    folder linked outside the workspace, or a file no backup holds (the workspace's settings,
+    a git hook), is refused before anything changes."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace.exercises / "linked").symlink_to(outside)
+    candidate_work(workspace)
+    outcome = backups.reset(workspace, ["part1"], NOW)
+    assert outcome.backup is not None
+    data = b"#!/bin/sh\necho owned\n"
+    manifest = json.loads((outcome.backup.path / backups.MANIFEST).read_text())
+    manifest["files"][rel] = hashlib.sha256(data).hexdigest()
+    (outcome.backup.path / backups.MANIFEST).write_text(json.dumps(manifest))
+    outcome.backup.file(rel).parent.mkdir(parents=True, exist_ok=True)
+    outcome.backup.file(rel).write_bytes(data)
+    before, settings = tree(workspace), (workspace.root / "grader.toml").read_bytes()
+
+    with pytest.raises(backups.BackupError, match="unsafe path|is a link"):
+        backups.restore(workspace, backups.find_backup(workspace, outcome.backup.name), NOW)
+    assert tree(workspace) == before
+    assert list(outside.iterdir()) == []
+    assert (workspace.root / "grader.toml").read_bytes() == settings
+    assert not (workspace.root / ".git").exists()
 
 
 def test_an_unfinished_backup_folder_is_never_listed(workspace: Workspace) -> None:

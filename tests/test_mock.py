@@ -216,3 +216,48 @@ def test_a_damaged_session_is_reported_not_ignored(workspace: Workspace) -> None
     (mock.mock_dir(workspace) / mock.SESSION).write_text('{"id": "x"')
     with pytest.raises(mock.MockError, match="damaged"):
         mock.load_round(workspace)
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("started_at", "x", "started_at should be a number"),
+    ("minutes", "75", "minutes should be a number"),
+    ("minutes", float("nan"), "its times are not finite positive numbers"),
+    ("minutes", 0, "its times are not finite positive numbers"),
+    ("parts", "part1", "parts should be a list"),
+    ("weights", [], "weights should be an object"),
+    ("budgets_s", {}, "a part has no budget or weight"),
+    ("ended_at", "now", "ended_at should be a number or null"),
+    ("id", "../../../outside", "its id '../../../outside' is not a round's"),
+    ("id", "/tmp/elsewhere", "its id '/tmp/elsewhere' is not a round's"),
+    ("attempts", [{"at_s": 1}], "attempts[0] has no 'digest'"),
+    ("surprise", 1, "has an unknown field 'surprise'"),
+])
+def test_a_session_edited_into_no_round_is_one_line_and_writes_nowhere(
+        workspace: Workspace, field: str, value: object, said: str) -> None:
+    """Every field is checked where the file is read: a wrong type, a clock that is no finite
+    time, or an id that is no round folder's name (it names where the round's files go) is
+    the same one line, and no check, hint or report writes anything because of it."""
+    mock.start_round(workspace, T0)
+    path = mock.mock_dir(workspace) / mock.SESSION
+    data = json.loads(path.read_text())
+    data[field] = value
+    path.write_text(json.dumps(data))
+    for call in (lambda: mock.load_round(workspace),
+                 lambda: mock.record_check(workspace, result(("part1", 20.0, True)), T0 + 5),
+                 lambda: mock.end_round(workspace, T0 + 9, lambda report: "")):
+        with pytest.raises(mock.MockError, match="damaged") as raised:
+            call()
+        assert said in str(raised.value)
+    assert not (workspace.root.parent / "outside").exists()
+    assert not Path("/tmp/elsewhere").exists()
+
+
+def test_a_file_in_any_encoding_is_kept_as_written(workspace: Workspace) -> None:
+    """A part in latin-1 under its coding declaration is snapshotted byte for byte."""
+    mock.start_round(workspace, T0)
+    written = b"# -*- coding: latin-1 -*-\n# auteur: Ren\xe9\n"
+    (workspace.exercises / "part1_inplace.py").write_bytes(written)
+    recorded = mock.record_check(workspace, result(("part1", 20.0, True)), T0 + 5)
+    assert recorded is not None
+    [attempt] = recorded.attempts
+    assert (workspace.root / attempt.snapshot).read_bytes() == written

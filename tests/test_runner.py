@@ -1476,8 +1476,9 @@ def test_every_file_handed_in_runs_as_its_utf8_text(grading, tmp_path: Path) -> 
     through sys.path (not only exercises/) runs from its .py, never from a bytecode cache handed
     in beside it (an unchecked hash-based one, which Python never compares with the source,
     compiled from other code), a coding declaration cannot turn what reads as a comment into
-    code (`+AAo-` is a newline in UTF-7), helper packages still import, and a file that is not
-    UTF-8 is an import error that says where."""
+    code (`+AAo-` is a newline in UTF-7), helper packages still import, a file in latin-1 under
+    its declaration runs (a one-byte encoding shows as Python reads it), and a file that is
+    neither is an import error that says where."""
     root = write_workspace(tmp_path / "ws", "numpy")
     exercises = root / "exercises"
     hidden = tmp_path / "hidden.py"
@@ -1496,14 +1497,31 @@ def test_every_file_handed_in_runs_as_its_utf8_text(grading, tmp_path: Path) -> 
                      "_sys.path.insert(0, _os.path.dirname(__file__))\n"
                      "from helper import scale\nfrom toolbox import two\n"
                      "assert (scale(), two()) == (0, 2), scale()\n")
+    part4 = exercises / "part4_scan.py"
+    part4.write_bytes(part4.read_bytes() + b"\n# caf\xe9\n")
     part2 = exercises / "part2_out_of_place.py"
-    part2.write_bytes(part2.read_bytes() + b"\n# caf\xe9\n")
-    parts = {p.id: p for p in grading.run(root, "numpy", ["part1", "part2"]).parts}
+    part2.write_bytes(b"# -*- coding: latin-1 -*-\n# auteur: Ren\xe9\n" + part2.read_bytes())
+    parts = {p.id: p for p in grading.run(root, "numpy", ["part1", "part2", "part4"]).parts}
     assert parts["part1"].passed, parts["part1"].checks[0].message
-    line = part2.read_bytes().count(b"\n")
-    assert {c.status for c in parts["part2"].checks} == {"error"}
+    assert parts["part2"].passed, parts["part2"].checks[0].message
+    line = part4.read_bytes().count(b"\n")
+    assert {c.status for c in parts["part4"].checks} == {"error"}
     assert f"SyntaxError: byte 0xe9 on line {line} is not UTF-8 text: save the file as UTF-8 " \
-        f"(exercises/part2_out_of_place.py, line {line})" in parts["part2"].checks[0].message
+        f"(exercises/part4_scan.py, line {line})" in parts["part4"].checks[0].message
+
+
+def test_a_fifo_at_a_parts_name_blocks_nothing(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A FIFO left where a part's file belongs (code under test can make one) would block any
+    reader for good: the judge never opens it for reading, and the part is an import error
+    while the others are graded."""
+    root = write_workspace(tmp_path / "ws", "numpy")
+    part2 = root / "exercises" / "part2_out_of_place.py"
+    part2.unlink()
+    os.mkfifo(part2)
+    parts = {p.id: p for p in grading.run(root, "numpy", ["part1", "part2"]).parts}
+    assert parts["part1"].passed
+    assert {c.status for c in parts["part2"].checks} == {"error"}
+    assert "No module named 'exercises.part2_out_of_place'" in parts["part2"].checks[0].message
 
 
 def test_a_zip_archive_put_on_the_import_path_imports_nothing(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

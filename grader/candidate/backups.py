@@ -217,6 +217,8 @@ def _apply(workspace: Workspace, target: Contents, reason: str,
     changes = diff(current, target)
     if not changes:
         return Outcome(None, ())
+    for change in changes:
+        _no_link_on_the_way(workspace.root, change.rel)
     backup = create_backup(workspace, reason, now, current)
     # Removals first: a file that stands where the target has a folder (or a folder, emptied
     # by them, where it has a file) is out of the way before anything is written there.
@@ -228,6 +230,18 @@ def _apply(workspace: Workspace, target: Contents, reason: str,
         else:
             write_bytes_atomic(path, target[change.rel])
     return Outcome(backup, changes)
+
+
+def _no_link_on_the_way(root: Path, rel: str) -> None:
+    """BackupError, before anything changes, where a folder on the way to `rel` is a link: a
+    write or a removal through it would land outside the workspace (exercises/sub linked to
+    /etc, and a backup naming exercises/sub/x)."""
+    here = root
+    for part in PurePosixPath(rel).parts[:-1]:
+        here = here / part
+        if here.is_symlink():
+            raise BackupError(f"{here} is a link, and {rel} would be written through it; "
+                              "nothing was changed")
 
 
 def _prune_empty_folders(folder: Path, stop: Path) -> None:
@@ -353,11 +367,20 @@ def find_backup(workspace: Workspace, name: str | None = None) -> Backup:
                       f"{', '.join(b.name for b in matches)}")
 
 
+def _kept_path(rel: str) -> bool:
+    """Whether a backup could hold `rel`: a file below exercises/ or a progress record, named
+    without `..` (a backup's manifest is a file in the workspace, which anyone could edit)."""
+    path = PurePosixPath(rel)
+    return not path.is_absolute() and ".." not in path.parts and (
+        path.parts[:1] == (EXERCISES_DIR,) and len(path.parts) > 1
+        or rel in {_progress_rel(name) for name in PROGRESS_FILES})
+
+
 def read_backup(backup: Backup) -> Contents:
     """The backup's files, each checked against the manifest's digest."""
     contents: Contents = {}
     for rel, digest in backup.digests.items():
-        if PurePosixPath(rel).is_absolute() or ".." in PurePosixPath(rel).parts:
+        if not _kept_path(rel):
             raise BackupError(f"backup {backup.name} names an unsafe path {rel!r}")
         try:
             data = backup.file(rel).read_bytes()
