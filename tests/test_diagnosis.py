@@ -113,6 +113,36 @@ def test_the_operators_added_for_the_fifth_fresh_set_make_the_slips_they_name() 
         assert expected in made, expected
 
 
+def test_the_operators_added_for_the_eighth_fresh_set_make_the_slips_they_name() -> None:
+    """A loss summed where it is averaged (torch's losses average unless told: through their
+    `reduction`) and back, a `slice(...)` bound off by one, a loop that skips its first step
+    (`range(1, n)` for `range(n)`), and two pieces joined in the wrong order (a tuple added,
+    neighbouring arrays of a concatenation)."""
+    source = ("import torch\nimport torch.nn.functional as F\n\n"
+              "def f(p, y, q, a, b, shape, k, size, step):\n"
+              "    loss = F.mse_loss(p, y)\n"
+              "    total = F.cross_entropy(q, y, reduction='sum')\n"
+              "    left = slice(step - 1, size, 2 * step)\n"
+              "    for t in range(size):\n"
+              "        loss = loss + t\n"
+              "    padded = (1,) * k + shape\n"
+              "    return torch.cat([a, b], dim=0)[left], loss, total, padded\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)}
+    for expected in [
+            ("sum_for_mean", "loss = F.mse_loss(p, y, reduction='sum')"),
+            ("mean_for_sum", "total = F.cross_entropy(q, y, reduction='mean')"),
+            ("shift_bound", "left = slice(step, size, 2 * step)"),
+            ("shift_bound", "left = slice(step - 1, size - 1, 2 * step)"),
+            ("shift_bound", "for t in range(1, size):"),
+            ("swap_joined", "padded = shape + (1,) * k"),
+            ("swap_joined", "return (torch.cat([b, a], dim=0)[left], loss, total, padded)")]:
+        assert expected in made, expected
+    # Numbers added commute, and an array joined to itself has no other order.
+    plain = {m.operator for m in mutants.mutants(
+        "def g(a, n):\n    return np.concatenate([a, a]) + (n + 1)\n")}
+    assert "swap_joined" not in plain
+
+
 def test_the_operators_added_for_the_seventh_fresh_set_make_the_slips_they_name() -> None:
     """An accumulator started from the wrong value (the identity for zeros, ones for zeros and
     back), a comparison turned round, the context that turns autograd on for the one that
