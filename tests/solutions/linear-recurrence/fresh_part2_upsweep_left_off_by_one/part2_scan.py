@@ -1,12 +1,5 @@
 """Part 2 (numpy) whose up-sweep takes its left children from index step, not step - 1."""
 
-Step t is the map x -> a[t] * x + b[t], the pair (a[t], b[t]). Composing two maps gives another
-(an associative operator, not a commutative one), so every prefix map can be found by a scan:
-an up-sweep that builds a tree of partial compositions, then a down-sweep that hands each slot
-the composition of everything before it. Each level is one batched operation on half as many
-pairs as the level below: O(T) work in O(log T) levels.
-"""
-
 from __future__ import annotations
 
 import numpy as np
