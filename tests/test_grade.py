@@ -343,6 +343,24 @@ def test_a_folder_of_submissions_expands_but_a_submission_does_not(tmp_path: Pat
     assert expand(tmp_path / "class" / "ann", PREFIX) == [tmp_path / "class" / "ann"]
 
 
+def test_a_folder_of_two_submissions_or_more_is_a_batch_whatever_else_it_holds(
+        tmp_path: Path) -> None:
+    """One hand-in named exercises/, part files left loose, or the coach's grader.toml beside
+    the class would make the folder look like one workspace and swallow everyone's rows: with
+    two submissions in it or more, it is a batch, and each of those is a row of its own. A
+    workspace with one copy of itself inside stays one submission."""
+    reference_workspace(tmp_path / "class" / "ann")
+    loose_files(tmp_path / "class" / "ben")
+    loose_files(tmp_path / "class" / "exercises")
+    (tmp_path / "class" / "part1_inplace.py").write_text("def prefix_products_out(W, P):\n")
+    (tmp_path / "class" / "grader.toml").write_text('flavor = "torch"\n')
+    assert [p.name for p in expand(tmp_path / "class", PREFIX)] == [
+        "ann", "ben", "exercises", "part1_inplace.py"]
+    reference_workspace(tmp_path / "ws")
+    reference_workspace(tmp_path / "ws" / "old_attempt")
+    assert expand(tmp_path / "ws", PREFIX) == [tmp_path / "ws"]
+
+
 def P(text: str) -> Any:  # noqa: N802 - reads like the path it builds
     from pathlib import PurePosixPath
 

@@ -81,16 +81,25 @@ def is_single_submission(folder: Path, names: tuple[str, ...]) -> bool:
 def expand(path: Path, round_: Round) -> list[Path]:
     """A folder of submissions becomes its entries (subfolders, .zip files, and links or
     special files named like one, which get a row saying they were refused); anything else is
-    one submission, even when it turns out to be broken. A hidden entry (`.git`, `.cache`) is
-    left out unless it is a zip or holds a submission's files: a candidate's folder named
-    with a leading dot still gets its row."""
+    one submission, even when it turns out to be broken. A folder that looks like one
+    submission (a workspace, its exercise files) is one unless two of its entries or more
+    are submissions themselves. A hidden entry (`.git`, `.cache`) is left out unless it is a
+    zip or holds a submission's files: a candidate's folder named with a leading dot still
+    gets its row."""
     names = part_files(round_)
-    if not path.is_dir() or is_single_submission(path, names):
+    if not path.is_dir():
         return [path]
     entries = sorted(p for p in path.iterdir()
                      if (p.is_symlink() or p.is_dir() or p.suffix.lower() == ".zip")
                      and (not _ignored(p.name) or _handed_in(p, names)))
-    return entries or [path]
+    if is_single_submission(path, names) \
+            and sum(_handed_in(p, names) for p in entries if p.name != EXERCISES_DIR) < 2:
+        return [path]
+    # A folder of two submissions or more is a batch, whatever else it holds: a coach's
+    # grader.toml beside them, or one hand-in named exercises/ or left as loose part files,
+    # which get rows of their own.
+    loose = sorted(p for p in path.iterdir() if p.name in names)
+    return sorted([*entries, *loose]) or [path]
 
 
 def _handed_in(entry: Path, names: tuple[str, ...]) -> bool:
