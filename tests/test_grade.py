@@ -19,6 +19,7 @@ from grader.coach import batch
 from grader.coach.selfcheck import write_exercises
 from grader.coach.submissions import (
     MAX_FILE_BYTES,
+    SharedFiles,
     SubmissionError,
     expand,
     find_exercise_folder,
@@ -545,6 +546,34 @@ def test_special_files_and_hard_links_are_never_opened_and_the_batch_goes_on(
         "links (symbolic or hard) and special files are not read, so these were left out: "
         "notes.txt, part1_inplace.py")
     assert "COACH-SECRET" not in done.output
+
+
+def test_a_file_linked_between_classmates_costs_neither_their_row(tmp_path: Path) -> None:
+    """A classmate's archive that hard-links its part to someone's file (all of the file's
+    names inside the batch's submissions) would make that someone's file one "with other
+    names" too: both are read, and each row names the other, so that a coach compares the
+    two; a file with a name outside the submissions (the coach's config beside the class) is
+    still never read."""
+    class_dir = tmp_path / "class"
+    ann = loose_files(class_dir / "ann")
+    mallory = class_dir / "mallory"
+    mallory.mkdir()
+    os.link(ann / "part1_inplace.py", mallory / "part1_inplace.py")
+    (class_dir / "grader.toml").write_text('secret = "COACH-SECRET"\n')
+    eve = class_dir / "eve"
+    eve.mkdir()
+    os.link(class_dir / "grader.toml", eve / "part1_inplace.py")
+    paths = expand(class_dir, PREFIX)
+    shared = SharedFiles.among(paths)
+    staged = {p.name: stage(p, tmp_path / "stage" / p.name, PREFIX, shared) for p in paths}
+
+    for name, other in (("ann", "mallory"), ("mallory", "ann")):
+        assert staged[name].problem is None
+        assert (staged[name].root / "exercises" / "part1_inplace.py").read_bytes() == \
+            (ann / "part1_inplace.py").read_bytes()
+        assert f"part1_inplace.py is the same file as one in {class_dir / other} (a hard " \
+            "link): read both" in staged[name].notes
+    assert staged["eve"].root is None and "part1_inplace.py" in str(staged["eve"].problem)
 
 
 def test_a_link_inside_a_submission_is_left_out_and_said(tmp_path: Path) -> None:

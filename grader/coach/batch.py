@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal, Protocol, TypedDict
 
 from grader.coach.review import FlagDoc, scan_folder
-from grader.coach.submissions import Staged, expand, stage
+from grader.coach.submissions import SharedFiles, Staged, expand, stage
 from grader.engine.limits import DEFAULT_MEMORY_MB
 from grader.engine.results import (
     SCHEMA_VERSION,
@@ -428,7 +428,9 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
     listener.started([received_name(p) for p in paths])
     rows: dict[int, GradedRow] = {}
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as tmp:
-        staged = [stage(path, Path(tmp) / str(i), round_) for i, path in enumerate(paths)]
+        shared = SharedFiles.among(paths)
+        staged = [stage(path, Path(tmp) / str(i), round_, shared)
+                  for i, path in enumerate(paths)]
         flags: dict[int, list[FlagDoc] | None] = {}
         for i, item in enumerate(staged):
             if item.root:

@@ -24,8 +24,8 @@ import os
 import stat
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from grader.engine.documents import Unreadable, toml_document
@@ -239,14 +239,10 @@ def _read_no_link(path: Path) -> Callable[[], bytes]:
     return read
 
 
-def _walk(folder: Path) -> tuple[dict[PurePosixPath, _Entry], tuple[PurePosixPath, ...]]:
-    """Regular files below `folder`, skipping hidden and tool folders and anything deeper than
-    MAX_DEPTH; and what is left out as no file of the submission's own: links (files and
-    folders alike), which are not followed, a file with other names elsewhere on the disk (a
-    hard link: what a student's archive, unpacked beside the coach's files, can point at),
-    and anything that is no regular file (a FIFO, whose opening would wait forever)."""
-    listing: dict[PurePosixPath, _Entry] = {}
-    links: list[PurePosixPath] = []
+def _entries(folder: Path) -> Iterator[tuple[PurePosixPath, Path, os.stat_result | None]]:
+    """(name below `folder`, path, its lstat, None for a link) of every file and link below
+    `folder`, skipping hidden and tool folders and anything deeper than MAX_DEPTH; links to
+    folders are not followed."""
     for current, dirs, files in os.walk(folder):
         here = Path(current)
         depth = len(here.relative_to(folder).parts)
@@ -254,26 +250,90 @@ def _walk(folder: Path) -> tuple[dict[PurePosixPath, _Entry], tuple[PurePosixPat
         regular = set(files)
         for name in sorted(dirs + files):
             path = here / name
-            rel = PurePosixPath(path.relative_to(folder).as_posix())
             if _ignored(name):
                 continue
+            rel = PurePosixPath(path.relative_to(folder).as_posix())
             if path.is_symlink():
-                links.append(rel)
+                yield rel, path, None
             elif name in regular:
-                found = path.lstat()
-                if not stat.S_ISREG(found.st_mode) or found.st_nlink > 1:
-                    links.append(rel)
-                else:
-                    listing[rel] = _Entry(found.st_size, _read_no_link(path))
-    return listing, tuple(sorted(links))
+                yield rel, path, path.lstat()
 
 
-def _stage_folder(source: Path, dest: Path, names: tuple[str, ...]) -> Staged:
-    listing, links = _walk(source)
+Inode = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class SharedFiles:
+    """The files with several names (hard links) among the submissions of one batch: for each,
+    the submissions that hold a name of it, and how many names they hold in all. A file whose
+    every name lies in the batch's submissions is theirs to share (a classmate's archive that
+    links to someone's file must not cost that someone their row); one with a name anywhere
+    else (the coach's files beside the class) is never read."""
+
+    holders: dict[Inode, tuple[str, ...]] = field(default_factory=dict)
+    names: dict[Inode, int] = field(default_factory=dict)
+
+    @classmethod
+    def among(cls, sources: Sequence[Path]) -> SharedFiles:
+        holders: dict[Inode, list[str]] = {}
+        names: dict[Inode, int] = {}
+        for source in sources:
+            if source.is_symlink() or not source.exists():
+                continue
+            files = _entries(source) if source.is_dir() else [(None, source, source.lstat())]
+            for _, _, found in files:
+                if found is not None and stat.S_ISREG(found.st_mode) and found.st_nlink > 1:
+                    key = (found.st_dev, found.st_ino)
+                    names[key] = names.get(key, 0) + 1
+                    holders.setdefault(key, [])
+                    if str(source) not in holders[key]:
+                        holders[key].append(str(source))
+        return cls({k: tuple(v) for k, v in holders.items()}, names)
+
+    def others(self, found: os.stat_result, source: Path) -> tuple[str, ...] | None:
+        """The other submissions holding names of the file (None: it has names outside the
+        batch, and is not read)."""
+        key = (found.st_dev, found.st_ino)
+        if self.names.get(key, 0) < found.st_nlink:
+            return None
+        return tuple(h for h in self.holders[key] if h != str(source))
+
+
+def _walk(folder: Path, shared: SharedFiles
+          ) -> tuple[dict[PurePosixPath, _Entry], tuple[PurePosixPath, ...], tuple[str, ...]]:
+    """Regular files below `folder` (see _entries); what is left out as no file of the
+    submission's own: links (files and folders alike), which are not followed, a file with
+    other names outside the batch's submissions (a hard link: what a student's archive,
+    unpacked beside the coach's files, can point at), and anything that is no regular file (a
+    FIFO, whose opening would wait forever); and the notes on files that are also other
+    submissions' (read, and named, so that a coach compares the two)."""
+    listing: dict[PurePosixPath, _Entry] = {}
+    links: list[PurePosixPath] = []
+    notes: list[str] = []
+    for rel, path, found in _entries(folder):
+        if found is None or not stat.S_ISREG(found.st_mode):
+            links.append(rel)
+            continue
+        if found.st_nlink > 1:
+            others = shared.others(found, folder)
+            if others is None:
+                links.append(rel)
+                continue
+            if others:
+                notes.append(f"{rel} is the same file as one in {', '.join(others)} (a hard "
+                             "link): read both")
+        listing[rel] = _Entry(found.st_size, _read_no_link(path))
+    return listing, tuple(sorted(links)), tuple(notes)
+
+
+def _stage_folder(source: Path, dest: Path, names: tuple[str, ...],
+                  shared: SharedFiles) -> Staged:
+    listing, links, shared_notes = _walk(source, shared)
     zips = [rel for rel in listing if len(rel.parts) == 1 and rel.suffix.lower() == ".zip"]
     if len(zips) == 1 and not any(rel.name in names for rel in listing):
         return _stage_zip(source / zips[0], dest, names, shown=str(source))
-    return _collect(str(source), dest, listing, names, links)
+    staged = _collect(str(source), dest, listing, names, links)
+    return replace(staged, notes=(*staged.notes, *shared_notes))
 
 
 def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo,
@@ -321,10 +381,10 @@ def _stage_zip(source: Path, dest: Path, names: tuple[str, ...],
         return _collect(shown or str(source), dest, listing, names)
 
 
-def stage(source: Path, dest: Path, round_: Round) -> Staged:
+def stage(source: Path, dest: Path, round_: Round, shared: SharedFiles | None = None) -> Staged:
     """Copy one submission's exercise files into `dest`/exercises/, or say why not; its text
     valid and bounded, whatever its names and files hold."""
-    staged = _stage(source, dest, round_)
+    staged = _stage(source, dest, round_, shared or SharedFiles())
     return replace(staged, source=received_name(staged.source),
                    problem=None if staged.problem is None else _note(staged.problem),
                    notes=tuple(map(_note, staged.notes)),
@@ -340,7 +400,7 @@ def _word(text: str | None) -> str | None:
     return None if text is None else received(text, WORD_LIMIT, inline=True)
 
 
-def _stage(source: Path, dest: Path, round_: Round) -> Staged:
+def _stage(source: Path, dest: Path, round_: Round, shared: SharedFiles) -> Staged:
     names = part_files(round_)
     try:
         if source.is_symlink():
@@ -349,12 +409,12 @@ def _stage(source: Path, dest: Path, round_: Round) -> Staged:
         if not source.exists():
             raise SubmissionError("no such file or folder")
         if source.is_dir():
-            return _stage_folder(source, dest, names)
+            return _stage_folder(source, dest, names, shared)
         found = source.lstat()
         if not stat.S_ISREG(found.st_mode):
             raise SubmissionError("not a regular file (a FIFO, socket or device): never "
                                   "opened")
-        if found.st_nlink > 1:
+        if found.st_nlink > 1 and shared.others(found, source) is None:
             raise SubmissionError("a file with other names elsewhere on the disk (a hard "
                                   "link): not read")
         if zipfile.is_zipfile(source) or source.suffix.lower() == ".zip":
