@@ -223,6 +223,48 @@ def test_every_call_that_makes_a_per_user_count_is_refused_whatever_its_argument
     assert _exit_code_of(lambda: attempt(False)) == 1
 
 
+def test_a_child_sets_priorities_policies_and_limits_on_itself_alone() -> None:
+    """A priority, an I/O priority, a scheduling policy or a limit set on another process
+    (the child's parent is the worker or the sandbox's executor, the same user's) is refused,
+    and so is a priority set on a process group or a user (as root, every root process on the
+    machine); set on itself, by 0 or by its own pid, each still works."""
+    import ctypes
+
+    ioprio_set = {"x86_64": 251, "aarch64": 30}.get(platform.machine())
+
+    def attempt() -> int:
+        if not forbid_machine_wide_holds():
+            return 2
+        parent, me = os.getppid(), os.getpid()
+        others: list[Callable[[], object]] = [
+            lambda: os.setpriority(os.PRIO_PROCESS, parent, 19),
+            lambda: os.setpriority(os.PRIO_PGRP, 0, 19),
+            lambda: os.setpriority(os.PRIO_USER, 0, 19),
+            lambda: os.sched_setscheduler(parent, os.SCHED_IDLE, os.sched_param(0)),
+            lambda: os.sched_setparam(parent, os.sched_param(0)),
+            lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE, (64, 64))]
+        for other in others:
+            try:
+                other()
+            except PermissionError:
+                continue
+            return 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        if ioprio_set is not None and (libc.syscall(ioprio_set, 1, parent, 7 << 13) != -1
+                                       or ctypes.get_errno() != 1):
+            return 1
+        os.setpriority(os.PRIO_PROCESS, 0, 5)
+        os.setpriority(os.PRIO_PROCESS, me, 6)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.prlimit(me, resource.RLIMIT_CORE, (0, 0))
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        return 0 if os.getpriority(os.PRIO_PROCESS, 0) == 6 else 1
+
+    before = os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)
+    assert _exit_code_of(attempt) == 0
+    assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)) == before
+
+
 def test_signals_queued_by_a_childs_processes_together_stop_at_its_cap() -> None:
     """Signals queued and not yet taken are counted per user, machine-wide; a child (and each
     process it starts) is capped, so its processes together queue no more than the cap: two

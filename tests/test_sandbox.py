@@ -935,11 +935,12 @@ def test_work_in_processes_the_kernel_reaps_unasked_is_counted_by_the_sandboxs_c
 @needs_sandbox
 def test_code_that_lowers_its_executors_priority_with_its_own_times_out_as_its_own(
         tmp_path: Path) -> None:
-    """Code in a sandbox that lowers its executor's priority (its parent: the same user) and
-    then its own, beside a core another process keeps busy: the executor, at the same low
-    priority, would read the code's wait for a CPU as a starved one. The worker, out of the
-    code's reach, reads the sandbox at its own priority, so the check times out as the code's
-    doing, never `undecided`."""
+    """Code in a sandbox that lowers its executor's priority (its parent: the same user; the
+    filter refuses it now, and the rest stands where it would not) and then its own, beside a
+    core another process keeps busy: the executor, at the same low priority, would read the
+    code's wait for a CPU as a starved one. The worker, out of the code's reach, reads the
+    sandbox at its own priority, so the check times out as the code's doing, never
+    `undecided`."""
     from grader.checks.base import Plan, passed
 
     cpu = min(os.sched_getaffinity(0))

@@ -159,7 +159,10 @@ def spin_yielded(api, policy, cpu, seconds):
         spin(api, seconds)
         os._exit(0)
     elif policy == "parent":  # its parent first, so that the two look alike from there
-        os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)
+        try:
+            os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)
+        except PermissionError:  # the filter lets a child set its own priority alone
+            pass
         os.nice(19)
     else:
         os.nice(19)

@@ -32,6 +32,7 @@ capped by the child's limits instead (child.apply_limits)"""
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 import struct
 import sys
@@ -73,11 +74,34 @@ REFUSED = {
     "bpf": {"x86_64": 321, "aarch64": 280},
     "userfaultfd": {"x86_64": 323, "aarch64": 282},
     "io_uring_setup": {"x86_64": 425, "aarch64": 425},
+    "ptrace": {"x86_64": 101, "aarch64": 117},
+    "process_vm_readv": {"x86_64": 310, "aarch64": 270},
+    "process_vm_writev": {"x86_64": 311, "aarch64": 271},
 }
 """The calls refused outright (EPERM) in every child that runs candidate code, by their
 numbers on each architecture (a call an architecture lacks is not there to refuse): each makes
 or joins something the kernel counts per user, machine-wide (epoll_ctl too, for an epoll
-instance a child might inherit)."""
+instance a child might inherit), or reads or writes another process's memory (the worker's,
+or the sandbox's executor's: the same user)."""
+
+_SELF = -1
+"""Stands for the child's own pid in OWN_ONLY."""
+_PRIO_PROCESS, _IOPRIO_WHO_PROCESS = 0, 1
+OWN_ONLY = {
+    "setpriority": ({"x86_64": 141, "aarch64": 140}, ((0, (_PRIO_PROCESS,)), (1, (0, _SELF)))),
+    "ioprio_set": ({"x86_64": 251, "aarch64": 30}, ((0, (_IOPRIO_WHO_PROCESS,)),
+                                                    (1, (0, _SELF)))),
+    "sched_setscheduler": ({"x86_64": 144, "aarch64": 119}, ((0, (0, _SELF)),)),
+    "sched_setparam": ({"x86_64": 142, "aarch64": 118}, ((0, (0, _SELF)),)),
+    "sched_setattr": ({"x86_64": 314, "aarch64": 274}, ((0, (0, _SELF)),)),
+    "prlimit64": ({"x86_64": 302, "aarch64": 261}, ((0, (0, _SELF)),)),
+}
+"""The calls a child may make on itself alone, by their numbers and the values each argument
+may take (argument index, values; _SELF its own pid): a priority, an I/O priority, a
+scheduling policy or a limit set on another process (its parent, the worker or the sandbox's
+executor, is the same user's) would slow or break the grading of every part after it, and
+setpriority or ioprio_set on a process group or a user would reach every process of root's
+on the machine."""
 
 Program = list[tuple[int, int, int, int]]
 
@@ -109,13 +133,30 @@ def _program(arch: int, fork: int | None, vfork: int | None, clone: int,
     return program
 
 
+def _own_only(number: int, allowed: tuple[tuple[int, tuple[int, ...]], ...]) -> Program:
+    """Instructions that let call `number` through only where each argument named in
+    `allowed` holds one of its values (its low 32 bits: a pid's, a `which`'s), the call's
+    number loaded; EPERM otherwise."""
+    body: Program = []
+    for argument, values in allowed:
+        body.append((_LD_W_ABS, 0, 0, _ARG0 + 8 * argument))
+        body += [(_JEQ_K, len(values) - i, 0, value) for i, value in enumerate(values)]
+        body.append((_RET_K, 0, 0, _ERRNO | _EPERM))
+    body.append((_RET_K, 0, 0, _ALLOW))
+    return [(_JEQ_K, 0, len(body), number), *body]
+
+
 def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
-                   refused: list[int]) -> Program:
-    """The filter on machine-wide holds: the `refused` calls refused, clone3 answered ENOSYS
-    (its flags are out of a filter's sight; glibc then falls back to clone), fcntl refused
-    F_SETLEASE, clone and unshare refused with any CLONE_NEW* flag."""
+                   refused: list[int],
+                   own_only: tuple[tuple[int, tuple[tuple[int, tuple[int, ...]], ...]], ...]
+                   = ()) -> Program:
+    """The filter on machine-wide holds: the `refused` calls refused, the `own_only` calls let
+    through on this process alone, clone3 answered ENOSYS (its flags are out of a filter's
+    sight; glibc then falls back to clone), fcntl refused F_SETLEASE, clone and unshare
+    refused with any CLONE_NEW* flag."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     return _this_abi(arch) + _refusing(refused) + [
+        op for number, allowed in own_only for op in _own_only(number, allowed)] + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
         (_JEQ_K, 0, 4, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 0, 1, _F_SETLEASE),
         (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
@@ -140,7 +181,13 @@ def forbid_machine_wide_holds() -> bool:
         return False
     arch, _, _, clone, clone3 = _SYSCALLS[machine]
     refused = [numbers[machine] for numbers in REFUSED.values() if machine in numbers]
-    if not _install(_holds_program(arch, clone, clone3, *_SCREENED_CALLS[machine], refused)):
+    me = os.getpid()
+    own_only = tuple((numbers[machine], tuple((argument, tuple(me if v == _SELF else v
+                                                                for v in values))
+                                              for argument, values in allowed))
+                     for numbers, allowed in OWN_ONLY.values() if machine in numbers)
+    if not _install(_holds_program(arch, clone, clone3, *_SCREENED_CALLS[machine], refused,
+                                   own_only)):
         return False
     _poll_where_epoll_is_refused()
     return True
