@@ -111,6 +111,25 @@ def test_a_whole_round_from_start_to_report(workspace: Workspace, clock: FakeClo
     assert re.fullmatch(r"\d{8}-\d{6}", folder.name), folder.name
 
 
+def test_a_check_that_cannot_save_still_shows_its_scorecard(
+        workspace: Workspace, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a check keeps (the scores for `grader list`, the mock round's attempt) is a
+    convenience: a full disk is a warning naming the file, under the whole scorecard."""
+    use_reference(workspace.root, "part1")
+    run(workspace, "mock", "start")
+    full = workspace.state_dir / state.LAST_RESULTS
+
+    def no_space(path: Path, data: object) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(state, "write_json_atomic", no_space)
+    done = run(workspace, "check", "part1", "--no-sandbox")
+    assert done.exit_code == 0, done.output
+    assert "Score 20.0/20.0" in done.output
+    assert f"the scores were not saved for `grader list`: No space left on device ({full})" \
+        in done.output.replace("\n", "")
+
+
 def test_check_json_gains_mock_only_in_a_round() -> None:
     run_result = result(("part1", 20.0, True))
     assert "mock" not in json.loads(report.render_json(run_result))

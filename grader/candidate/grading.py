@@ -44,11 +44,20 @@ def grade(workspace: Workspace, request: Request, worker: Worker, now: Clock,
           on_check: OnCheck | None = None) -> GradingPass:
     """Grade, record, and gather the evidence of the follow-ups this pass made due."""
     result = worker.run(request, on_check)
-    state.record_results(workspace, result)
+    # What is kept of a check is a convenience: a damaged round, a full disk or a read-only
+    # workspace must not stop anyone from seeing their scorecard.
+    try:
+        state.record_results(workspace, result)
+    except OSError as exc:
+        return GradingPass(result, warning=f"the scores were not saved for `grader list`: "
+                                           f"{exc.strerror or exc} ({exc.filename})")
     try:
         recorded = mock.record_check(workspace, result, now())
-    except mock.MockError as exc:  # a damaged round must not stop anyone from checking
+    except mock.MockError as exc:
         return GradingPass(result, warning=f"not recorded in the mock round: {exc}")
+    except OSError as exc:
+        return GradingPass(result, warning=f"not recorded in the mock round: "
+                                           f"{exc.strerror or exc} ({exc.filename})")
     if recorded is None:
         return GradingPass(result)
     due = [p for p in recorded.first_passes
