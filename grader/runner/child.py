@@ -254,6 +254,13 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
                 entry, (_FreshSource, importlib.machinery.SOURCE_SUFFIXES)).find_spec(fullname)
             if found is not None and found.loader is not None:
                 return found
+        name = fullname.rpartition(".")[2]
+        special = next((f"{entry}/{name}.py" for entry in entries
+                        if os.path.lexists(f"{entry}/{name}.py")
+                        and not os.path.isfile(f"{entry}/{name}.py")), None)
+        if special is not None:
+            raise ImportError(f"{name}.py is not a regular file (a folder, a FIFO, a device or a "
+                              "broken link), which the grader never opens", name=fullname)
         spec = importlib.machinery.PathFinder.find_spec(fullname, entries)
         if spec is None or (spec.origin is None and spec.submodule_search_locations):
             return spec  # nothing, or a namespace package
