@@ -558,12 +558,20 @@ def encoder_trains(case: Case, actual: Tree) -> bool:
     return any(v == 1.0 for v in _by_stage(actual, "changed", "encoder"))
 
 
-def wrong_module_frozen(case: Case, actual: Tree) -> bool:
-    """freeze_encoder left the encoder trainable, or froze the adapter or the head."""
+def encoder_not_frozen(case: Case, actual: Tree) -> bool:
+    """freeze_encoder left a parameter of the encoder requiring grad, and froze nothing else
+    (`encoder.eval()`, or nothing at all)."""
     key = "requires grad after freeze_encoder"
-    return _observed(actual, key) is not None and (
-        any(v == 1.0 for v in _by_stage(actual, key, "encoder"))
-        or any(v == 0.0 for s in ("adapter", "head") for v in _by_stage(actual, key, s)))
+    return _observed(actual, key) is not None and \
+        any(v == 1.0 for v in _by_stage(actual, key, "encoder")) and \
+        not any(v == 0.0 for s in ("adapter", "head") for v in _by_stage(actual, key, s))
+
+
+def wrong_module_frozen(case: Case, actual: Tree) -> bool:
+    """freeze_encoder froze a parameter of the adapter or the head."""
+    key = "requires grad after freeze_encoder"
+    return _observed(actual, key) is not None and \
+        any(v == 0.0 for s in ("adapter", "head") for v in _by_stage(actual, key, s))
 
 
 def everything_frozen(case: Case, actual: Tree) -> bool:
