@@ -636,6 +636,22 @@ def test_the_scan_reads_the_utf8_text_the_grader_runs_and_flags_text_shown_other
         (4, "the name '\uff50refix', which Python reads as 'prefix'"),
         (5, "control character U+000B"),
         (6, "invisible character U+200B")]
+    lookalike = ("def prefix(W):\n    return W\n"
+                 "def prefix\ufe00(W):\n    raise NotImplementedError\n"
+                 "out = \u05d1 @ \u05d0  # shown as \u05d0 @ \u05d1\n"
+                 "# done\u2028return prefix(W)\n"
+                 "if out:\n    \tpass\n").encode()
+    assert [(f["line"], f["construct"]) for f in scan_source("p.py", lookalike)] == [
+        (3, "invisible character U+FE00"),
+        (5, "the right-to-left name '\u05d1' (the line around it may show in another order)"),
+        (5, "the right-to-left name '\u05d0' (the line around it may show in another order)"),
+        (6, "line separator U+2028"),
+        (8, "indentation of tabs and spaces mixed (its depth depends on the tab width)")]
+    # A one-byte declaration is read only where each byte reads as what others show: under
+    # mac-arabic, 0xA2 is a quote mark that closes a string no viewer shows closed.
+    hidden_quote = b'# -*- coding: mac-arabic -*-\nS = """draft \xa2\xa2\xa2\nx = 1\n"""\n'
+    assert [(f["line"], f["rule"]) for f in scan_source("p.py", hidden_quote)] == [
+        (2, review.NOT_PARSED)]
 
 
 def test_the_line_shown_lists_the_first_flags_and_counts_the_rest() -> None:

@@ -1510,6 +1510,31 @@ def test_every_file_handed_in_runs_as_its_utf8_text(grading, tmp_path: Path) -> 
         f"(exercises/part4_scan.py, line {line})" in parts["part4"].checks[0].message
 
 
+def test_compiled_code_written_at_run_time_is_never_imported(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Bytes hidden in a data file of the submission, written out at run time as a `.pyc`
+    where an installed package's __path__ is pointed, would run code no review reads: a
+    module compiled (bytecode or an extension) outside every installed library is an import
+    error, wherever the code puts it."""
+    root = write_workspace(tmp_path / "ws", "numpy")
+    hidden = tmp_path / "hidden.py"
+    hidden.write_text("def scale():\n    return 1\n")
+    table = root / "exercises" / "part1_table.dat"
+    py_compile.compile(str(hidden), cfile=str(table), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    part1 = root / "exercises" / "part1_inplace.py"
+    part1.write_text(part1.read_text() + (
+        "\nimport json as _json, pathlib as _pathlib, tempfile as _tempfile\n"
+        "_cache = _pathlib.Path(_tempfile.mkdtemp())\n"
+        "(_cache / 'tables.pyc').write_bytes((_pathlib.Path(__file__).parent / "
+        "'part1_table.dat').read_bytes())\n"
+        "_json.__path__.append(str(_cache))\n"
+        "from json.tables import scale\n"))
+    [part] = grading.run(root, "numpy", ["part1"]).parts
+    assert {c.status for c in part.checks} == {"error"}
+    assert "ImportError: tables.pyc is compiled code outside every installed library, which " \
+        "the grader does not run" in part.checks[0].message
+
+
 def test_a_fifo_at_a_parts_name_blocks_nothing(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A FIFO left where a part's file belongs (code under test can make one) would block any
     reader for good: the judge never opens it for reading, and the part is an import error

@@ -98,8 +98,9 @@ def expand(path: Path, round_: Round) -> list[Path]:
     # A folder of two submissions or more is a batch, whatever else it holds: a coach's
     # grader.toml beside them, or one hand-in named exercises/ or left as loose part files,
     # which get rows of their own.
-    loose = sorted(p for p in path.iterdir() if p.name in names)
-    return sorted([*entries, *loose]) or [path]
+    loose = [p for p in path.iterdir()
+             if p.name in names and not p.is_symlink() and not p.is_dir()]
+    return sorted({*entries, *loose}) or [path]
 
 
 def _handed_in(entry: Path, names: tuple[str, ...]) -> bool:
@@ -277,7 +278,7 @@ class SharedFiles:
     def among(cls, sources: Sequence[Path]) -> SharedFiles:
         holders: dict[Inode, list[str]] = {}
         names: dict[Inode, int] = {}
-        for source in sources:
+        for source in dict.fromkeys(sources):
             if source.is_symlink() or not source.exists():
                 continue
             files = _entries(source) if source.is_dir() else [(None, source, source.lstat())]

@@ -38,7 +38,7 @@ def readable_text(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         declared = _declared(data)
-        if declared is None or not _one_byte(declared):
+        if declared is None or not _one_byte(declared) or not _shows_as_read(data, declared):
             raise
         return data.decode(declared)
 
@@ -57,6 +57,21 @@ def undecodable(data: bytes) -> tuple[int, str] | None:
 ONE_BYTE = ("iso8859-", "cp125", "cp437", "cp850", "mac-", "koi8-", "latin")
 """The codecs (by their normalised names) that map each byte to one character, the same
 wherever it stands: text in them shows in an editor as Python decodes it."""
+
+
+def _shows_as_read(data: bytes, encoding: str) -> bool:
+    """Whether each byte of the file reads in `encoding` as what a viewer that does not know
+    it would show: ASCII as itself, every other byte as a letter or sign that is no ASCII
+    (mac-arabic reads 0xA2 as `"`, where any other viewer shows a symbol: a string that
+    closes unseen)."""
+    for byte in set(data):
+        shown = bytes([byte]).decode(encoding, errors="replace")
+        if byte < 0x80:
+            if shown != chr(byte):
+                return False
+        elif shown.isascii() or unicodedata.category(shown)[0] in "CZ":
+            return False
+    return True
 
 
 def _one_byte(encoding: str) -> bool:
@@ -101,10 +116,27 @@ def misleading(data: bytes) -> list[tuple[int, str]]:
     return sorted(found, key=lambda item: item[0])
 
 
+DEFAULT_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5),
+                     (0x180B, 0x180F), (0x200B, 0x200F), (0x2060, 0x206F), (0x3164, 0x3164),
+                     (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
+                     (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+"""Unicode's default-ignorable code points: characters a renderer shows as nothing (variation
+selectors, Hangul fillers, joiners), whatever their category; a name that ends in one is
+another name that looks the same."""
+
+
+def _invisible(c: str) -> bool:
+    return any(low <= ord(c) <= high for low, high in DEFAULT_IGNORABLE)
+
+
 def _unseen(line: str) -> list[str]:
     """What in one line (its newline left out) is not shown as itself."""
     said = []
     body = line.removesuffix("\r")
+    indent = body[:len(body) - len(body.lstrip(" \t"))]
+    if " " in indent and "\t" in indent:
+        said.append("indentation of tabs and spaces mixed (its depth depends on the tab "
+                    "width)")
     if "\r" in body:
         said.append("a carriage return inside the line (a terminal prints what follows it over "
                     "what precedes it)")
@@ -113,10 +145,14 @@ def _unseen(line: str) -> list[str]:
         said.append(f"bidirectional control {', '.join(controls)} (the line is shown in "
                     "another order)")
     page_break = body.strip(" \t\f") == ""  # a form feed alone on its line: a page break
-    for category, kind in (("Cc", "control character"), ("Cf", "invisible character")):
+    kinds = {"Cc": "control character", "Cf": "invisible character",
+             "Zl": "line separator", "Zp": "paragraph separator"}
+    for kind in dict.fromkeys(kinds.values()):
         hidden = sorted({f"U+{ord(c):04X}" for c in body
-                         if unicodedata.category(c) == category and c not in BIDI_CONTROLS
-                         and c not in "\t\r" and not (c == "\f" and page_break)})
+                         if kinds.get(unicodedata.category(c), "invisible character"
+                                      if _invisible(c) else "") == kind
+                         and c not in BIDI_CONTROLS and c not in "\t\r"
+                         and not (c == "\f" and page_break)})
         if hidden:
             said.append(f"{kind} {', '.join(hidden)}")
     return said
@@ -135,6 +171,10 @@ def _renamed(text: str) -> list[tuple[int, str]]:
                 if read != token.string:
                     found.append((token.start[0], f"the name {token.string!r}, which Python "
                                                   f"reads as {read!r}"))
+                elif any(unicodedata.bidirectional(c) in ("R", "AL") for c in read):
+                    found.append((token.start[0], f"the right-to-left name {read!r} (the "
+                                                  "line around it may show in another "
+                                                  "order)"))
     except (tokenize.TokenError, SyntaxError, ValueError):
         pass
     return found

@@ -223,9 +223,22 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
         self.root = str(root)
         inside = os.path.realpath(root)
         self.inside = inside
-        self.libraries = tuple(folder for folder in _library_folders()
+        self.installed = tuple(_library_folders())
+        self.libraries = tuple(folder for folder in self.installed
                                if folder != inside and _below(folder, inside))
         """The installed libraries kept in the workspace (a virtual environment there)."""
+
+    def compiled_elsewhere(self, spec: Any) -> bool:
+        """Whether Python found a module compiled (bytecode alone, or an extension) outside
+        every installed library: code written at run time from data (a `.pyc` made in /tmp
+        from bytes the submission hid in a data file, a package's __path__ pointed there)
+        that no review reads."""
+        compiled = (importlib.machinery.SourcelessFileLoader,
+                    importlib.machinery.ExtensionFileLoader)
+        if not isinstance(spec.loader, compiled) or not spec.origin:
+            return False
+        where = os.path.realpath(spec.origin)
+        return not any(_below(where, folder) for folder in self.installed)
 
     def handed_in(self, spec: Any) -> bool:
         """Whether a module Python found is a file of the workspace's, not of a library's."""
@@ -239,6 +252,10 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname.partition(".")[0] != "exercises":
             found = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if found is not None and self.compiled_elsewhere(found):
+                shown = Path(found.origin or fullname).name
+                raise ImportError(f"{shown} is compiled code outside every installed library, "
+                                  "which the grader does not run", name=fullname)
             if found is None or found.origin is None or not self.handed_in(found):
                 return None
             origin = Path(found.origin)
