@@ -181,6 +181,25 @@ def test_a_forged_backup_writes_nowhere_a_backup_could_not_hold(
     assert not (workspace.root / ".git").exists()
 
 
+@pytest.mark.parametrize("linked", [".grader", ".grader/backups"])
+def test_no_backup_is_written_through_a_linked_state_folder(
+        workspace: Workspace, tmp_path: Path, linked: str) -> None:
+    """A workspace handed in with its state folder (or its backups) linked elsewhere would
+    have a reset, run by a coach as root, write the backup there: it is refused before
+    anything changes."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace.root / linked).parent.mkdir(parents=True, exist_ok=True)
+    (workspace.root / linked).symlink_to(outside)
+    candidate_work_files = {"part1_inplace.py": b"mine\n"}
+    for name, data in candidate_work_files.items():
+        (workspace.exercises / name).write_bytes(data)
+    with pytest.raises(OSError, match="a link where the workspace keeps its state"):
+        backups.reset(workspace, None, NOW)
+    assert list(outside.iterdir()) == []
+    assert (workspace.exercises / "part1_inplace.py").read_bytes() == b"mine\n"
+
+
 def test_an_unfinished_backup_folder_is_never_listed(workspace: Workspace) -> None:
     root = backups.backups_root(workspace)
     (root / ".incomplete-abc" / "files").mkdir(parents=True)

@@ -252,6 +252,26 @@ def test_a_session_edited_into_no_round_is_one_line_and_writes_nowhere(
     assert not Path("/tmp/elsewhere").exists()
 
 
+def test_a_round_folder_linked_elsewhere_is_never_written(workspace: Workspace,
+                                                          tmp_path: Path) -> None:
+    """The round's folder replaced by a link (to a folder holding a report.md of someone's):
+    recording a check and ending the round refuse it, and write nothing there."""
+    round_ = mock.start_round(workspace, T0)
+    folder = mock.round_dir(workspace, round_)
+    folder.rmdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "report.md").write_text("someone's\n")
+    folder.symlink_to(outside)
+    edit(workspace, "part1", "# a try\n")
+    with pytest.raises(OSError, match="a link where the workspace keeps its state"):
+        mock.record_check(workspace, result(("part1", 20.0, True)), T0 + 5)
+    with pytest.raises(OSError, match="a link where the workspace keeps its state"):
+        mock.end_round(workspace, T0 + 9, lambda report: "")
+    assert [p.name for p in outside.iterdir()] == ["report.md"]
+    assert (outside / "report.md").read_text() == "someone's\n"
+
+
 def test_a_file_in_any_encoding_is_kept_as_written(workspace: Workspace) -> None:
     """A part in latin-1 under its coding declaration is snapshotted byte for byte."""
     mock.start_round(workspace, T0)

@@ -268,7 +268,7 @@ def _bytecode_only(cache: Path) -> bool:
 
 
 def backups_root(workspace: Workspace) -> Path:
-    return workspace.state_dir / BACKUPS_DIR
+    return workspace.state_folder(BACKUPS_DIR)
 
 
 def _write_synced(path: Path, data: bytes) -> None:

@@ -325,11 +325,11 @@ def build_report(round_: MockRound, now: float) -> Report:
 
 
 def mock_dir(workspace: Workspace) -> Path:
-    return workspace.state_dir / MOCK_DIR
+    return workspace.state_folder(MOCK_DIR)
 
 
 def round_dir(workspace: Workspace, round_: MockRound) -> Path:
-    return mock_dir(workspace) / round_.id
+    return workspace.state_folder(MOCK_DIR, round_.id)
 
 
 @contextlib.contextmanager
@@ -504,7 +504,8 @@ def _snapshot(workspace: Workspace, round_: MockRound, source: Path, digest: str
     """Copy the exercise file into the round's folder, once per distinct content."""
     if digest == MISSING:
         return ""
-    target = round_dir(workspace, round_) / "snapshots" / f"{digest[:12]}-{source.name}"
+    target = workspace.state_folder(MOCK_DIR, round_.id, "snapshots") / \
+        f"{digest[:12]}-{source.name}"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(target, regular_file_bytes(source) or b"")

@@ -7,6 +7,7 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import textwrap
@@ -112,7 +113,21 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        return self.root / STATE_DIR
+        return self.state_folder()
+
+    def state_folder(self, *parts: str) -> Path:
+        """A folder of the workspace's state (.grader/, or one below it), which must be one of
+        the workspace's own: OSError where it, or a folder on the way, is a link (a workspace
+        handed in with `.grader` linked to /etc would have a coach's `grader check`, as root,
+        write there)."""
+        folder = self.root / STATE_DIR
+        for part in ("", *parts):
+            folder = folder / part if part else folder
+            if folder.is_symlink():
+                raise OSError(errno.ELOOP, "a link where the workspace keeps its state (the "
+                                           "grader writes only inside the workspace)",
+                              str(folder))
+        return folder
 
     def part_file(self, part: Part) -> Path:
         return self.exercises / part.file
