@@ -178,6 +178,13 @@ def test_each_output_is_told_from_other_files_by_what_its_writer_writes(tmp_path
     path.write_bytes(b"")
     assert replaces_only_its_own(path, "csv") is None
     assert replaces_only_its_own(tmp_path / "absent", "csv") is None
+    # A CSV a spreadsheet saved again is still one; a `check --json` is no results.json.
+    for saved in (b"\xef\xbb\xbfpath,status,score,max_score,part1\r\n",
+                  b'"path";"status";"score";"max_score";"part1"\n'):
+        path.write_bytes(saved)
+        assert replaces_only_its_own(path, "csv") is None, saved
+    path.write_text(json.dumps({"round": "prefix-products", "score": 20.0, "parts": []}))
+    assert replaces_only_its_own(path, "gradescope") is not None
 
 
 @pytest.mark.parametrize("minutes", ["1e12", "1e300", "10081"])

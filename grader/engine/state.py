@@ -6,6 +6,7 @@ crash mid-write leaves either the old file or the new one, never half of one.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -25,8 +26,7 @@ HINTS = "hints.json"
 
 OutputKind = Literal["csv", "gradescope", "report"]
 OUTPUTS: dict[OutputKind, tuple[str, Callable[[bytes], bool]]] = {
-    "csv": ("a CSV that `grade --csv` wrote",
-            lambda data: data.startswith(b"path,status,score,max_score,")),
+    "csv": ("a CSV that `grade --csv` wrote", lambda data: _grade_csv(data)),
     "gradescope": ("a Gradescope results.json", lambda data: _gradescope_results(data)),
     "report": ("a cohort report",
                lambda data: b'<meta name="generator" content="grader' in data[:4096]),
@@ -54,12 +54,29 @@ def replaces_only_its_own(path: Path, kind: OutputKind) -> str | None:
     return f"{path} exists and is not {what}: move it away or name another file"
 
 
+CSV_HEADER = ("path", "status", "score", "max_score")
+"""The first columns of `grade --csv`, which a spreadsheet keeps however it saves the file."""
+
+
+def _grade_csv(data: bytes) -> bool:
+    """Whether the file starts as a `grade --csv` does, also as a spreadsheet saves it again
+    (a byte-order mark, every cell quoted, semicolons where commas are decimal points)."""
+    first = data.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace")
+    for delimiter in (",", ";", "\t"):
+        cells = next(csv.reader([first.rstrip("\r")], delimiter=delimiter), [])
+        if tuple(cell.strip() for cell in cells[:len(CSV_HEADER)]) == CSV_HEADER:
+            return True
+    return False
+
+
 def _gradescope_results(data: bytes) -> bool:
+    """Whether the file is a results.json of Gradescope's shape (its list of tests), not
+    another JSON document that happens to hold a score (a saved `grader check --json`)."""
     try:
         document = json.loads(data)
     except ValueError:
         return False
-    return isinstance(document, dict) and ("tests" in document or "score" in document)
+    return isinstance(document, dict) and isinstance(document.get("tests"), list)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
