@@ -242,7 +242,8 @@ def test_a_child_sets_priorities_policies_and_limits_on_itself_alone() -> None:
             lambda: os.setpriority(os.PRIO_USER, 0, 19),
             lambda: os.sched_setscheduler(parent, os.SCHED_IDLE, os.sched_param(0)),
             lambda: os.sched_setparam(parent, os.sched_param(0)),
-            lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE, (64, 64))]
+            lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE, (64, 64)),
+            lambda: os.sched_setaffinity(parent, {min(os.sched_getaffinity(0))})]
         for other in others:
             try:
                 other()
@@ -257,12 +258,15 @@ def test_a_child_sets_priorities_policies_and_limits_on_itself_alone() -> None:
         os.setpriority(os.PRIO_PROCESS, me, 6)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.prlimit(me, resource.RLIMIT_CORE, (0, 0))
+        os.sched_setaffinity(0, os.sched_getaffinity(0))
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         return 0 if os.getpriority(os.PRIO_PROCESS, 0) == 6 else 1
 
-    before = os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)
+    before = (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
+              os.sched_getaffinity(0))
     assert _exit_code_of(attempt) == 0
-    assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)) == before
+    assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
+            os.sched_getaffinity(0)) == before
 
 
 def test_signals_queued_by_a_childs_processes_together_stop_at_its_cap() -> None:

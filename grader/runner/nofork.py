@@ -77,12 +77,16 @@ REFUSED = {
     "ptrace": {"x86_64": 101, "aarch64": 117},
     "process_vm_readv": {"x86_64": 310, "aarch64": 270},
     "process_vm_writev": {"x86_64": 311, "aarch64": 271},
+    "pidfd_open": {"x86_64": 434, "aarch64": 434},
+    "pidfd_getfd": {"x86_64": 438, "aarch64": 438},
+    "pidfd_send_signal": {"x86_64": 424, "aarch64": 424},
 }
 """The calls refused outright (EPERM) in every child that runs candidate code, by their
 numbers on each architecture (a call an architecture lacks is not there to refuse): each makes
 or joins something the kernel counts per user, machine-wide (epoll_ctl too, for an epoll
-instance a child might inherit), or reads or writes another process's memory (the worker's,
-or the sandbox's executor's: the same user)."""
+instance a child might inherit), or reads or writes another process's memory or takes its
+descriptors (the worker's, or the sandbox's executor's: the same user; pidfd_getfd copied the
+worker's pipe)."""
 
 _SELF = -1
 """Stands for the child's own pid in OWN_ONLY."""
@@ -95,10 +99,11 @@ OWN_ONLY = {
     "sched_setparam": ({"x86_64": 142, "aarch64": 118}, ((0, (0, _SELF)),)),
     "sched_setattr": ({"x86_64": 314, "aarch64": 274}, ((0, (0, _SELF)),)),
     "prlimit64": ({"x86_64": 302, "aarch64": 261}, ((0, (0, _SELF)),)),
+    "sched_setaffinity": ({"x86_64": 203, "aarch64": 122}, ((0, (0, _SELF)),)),
 }
 """The calls a child may make on itself alone, by their numbers and the values each argument
 may take (argument index, values; _SELF its own pid): a priority, an I/O priority, a
-scheduling policy or a limit set on another process (its parent, the worker or the sandbox's
+scheduling policy, a CPU affinity or a limit set on another process (its parent, the worker or the sandbox's
 executor, is the same user's) would slow or break the grading of every part after it, and
 setpriority or ioprio_set on a process group or a user would reach every process of root's
 on the machine."""
