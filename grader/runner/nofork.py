@@ -103,10 +103,10 @@ OWN_ONLY = {
 }
 """The calls a child may make on itself alone, by their numbers and the values each argument
 may take (argument index, values; _SELF its own pid): a priority, an I/O priority, a
-scheduling policy, a CPU affinity or a limit set on another process (its parent, the worker or the sandbox's
-executor, is the same user's) would slow or break the grading of every part after it, and
-setpriority or ioprio_set on a process group or a user would reach every process of root's
-on the machine."""
+scheduling policy, a CPU affinity or a limit set on another process (its parent, the worker
+or the sandbox's executor, is the same user's) would slow or break the grading of every part
+after it, and setpriority or ioprio_set on a process group or a user would reach every
+process of root's on the machine."""
 
 Program = list[tuple[int, int, int, int]]
 
