@@ -1535,6 +1535,42 @@ def test_compiled_code_written_at_run_time_is_never_imported(grading, tmp_path: 
         "the grader does not run" in part.checks[0].message
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="writes the worker's /proc files, as root can")
+def test_the_worker_sets_back_the_scheduling_code_changed_from_outside(
+        own_grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """What no filter reaches: code that writes its session's autogroup nice (its own file,
+    shared with the worker), and, as root, the worker's killer adjustment and timer slack:
+    the worker sets each back before its next child, so a later part, a later save in watch
+    mode, runs as fast as the first."""
+    root = write_workspace(tmp_path / "ws", "numpy")
+    part1 = root / "exercises" / "part1_inplace.py"
+    part1.write_text(part1.read_text() + (
+        "\nimport os as _os\n"
+        "for _name, _value in (('self/autogroup', '19'), (f'{_os.getppid()}/oom_score_adj', "
+        "'1000'), (f'{_os.getppid()}/timerslack_ns', '500000000')):\n"
+        "    try:\n"
+        "        with open(f'/proc/{_name}', 'w') as _f:\n"
+        "            _f.write(_value)\n"
+        "    except OSError:\n"
+        "        pass\n"))
+    clean = write_workspace(tmp_path / "clean", "numpy")
+    pid = own_grading.worker.process.pid
+
+    def state() -> tuple[str, ...]:
+        return tuple(Path(f"/proc/{pid}/{name}").read_text().split()[-1]
+                     for name in ("autogroup", "oom_score_adj", "timerslack_ns"))
+
+    own_grading.run(clean, "numpy", ["part1"])
+    before = state()
+    try:
+        own_grading.run(root, "numpy", ["part1"])
+        assert state() != before  # the code did change them
+        own_grading.run(clean, "numpy", ["part1"])
+        assert state() == before
+    finally:  # the session is this test's too, and the shell's that started it
+        Path("/proc/self/autogroup").write_text(before[0])
+
+
 def test_a_fifo_at_a_parts_name_blocks_nothing(grading, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A FIFO left where a part's file belongs (code under test can make one) would block any
     reader for good: the judge never opens it for reading, and the part is an import error

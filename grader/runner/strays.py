@@ -10,6 +10,7 @@ the process-group kill at a timeout is all there is.
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
 import os
 import resource
@@ -135,8 +136,81 @@ class LimitsChanged(OSError):
 
 def keep_limits() -> None:
     """Keep this process's resource limits as they are now (once its own are set): the limits
-    every child it forks starts from (see fork)."""
+    every child it forks starts from (see fork); and its scheduling (see _scheduling_as_kept)."""
     _kept.update({name: resource.getrlimit(number) for name, number in LIMITS.items()})
+    global _kept_scheduling
+    _kept_scheduling = _Scheduling.now()
+
+
+_PR_SET_TIMERSLACK, _PR_GET_TIMERSLACK = 29, 30
+
+
+@dataclass(frozen=True)
+class _Scheduling:
+    """A process's scheduling as the kernel keeps it: its nice value, policy and priority,
+    CPUs, the killer's adjustment, its timer slack and its session's autogroup nice (None
+    where one cannot be read)."""
+
+    nice: int
+    policy: tuple[int, int]
+    cpus: frozenset[int]
+    oom_score_adj: str | None
+    timerslack: int
+    autogroup: str | None
+
+    @classmethod
+    def now(cls) -> _Scheduling:
+        said = _proc_self("autogroup")
+        return cls(os.getpriority(os.PRIO_PROCESS, 0),
+                   (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority),
+                   frozenset(os.sched_getaffinity(0)), _proc_self("oom_score_adj"),
+                   _libc().prctl(_PR_GET_TIMERSLACK, 0, 0, 0, 0),
+                   said.rsplit(" ", 1)[-1] if said and " nice " in said else None)
+
+
+_kept_scheduling: _Scheduling | None = None
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _proc_self(name: str) -> str | None:
+    try:
+        return Path(f"/proc/self/{name}").read_text().strip()
+    except OSError:
+        return None
+
+
+def _scheduling_as_kept() -> None:
+    """Set back, as far as this process may, what code under test changed of its scheduling
+    from the outside, where no filter reaches: its session's autogroup nice (a child shares
+    the session, and /proc/self/autogroup is its own to write), its killer adjustment and timer
+    slack (written through /proc/<parent>/ where the code runs as root). A setting it cannot
+    set back (an unprivileged process may raise its nice value, never lower it) slows its
+    grading and changes no verdict: CPU time is what is judged."""
+    kept = _kept_scheduling
+    if kept is None:
+        return
+    now = _Scheduling.now()
+    steps: list[tuple[bool, Callable[[], object]]] = [
+        (now.nice != kept.nice, lambda: os.setpriority(os.PRIO_PROCESS, 0, kept.nice)),
+        (now.policy != kept.policy,
+         lambda: os.sched_setscheduler(0, kept.policy[0], os.sched_param(kept.policy[1]))),
+        (now.cpus != kept.cpus, lambda: os.sched_setaffinity(0, kept.cpus)),
+        (now.timerslack != kept.timerslack,
+         lambda: _libc().prctl(_PR_SET_TIMERSLACK, kept.timerslack, 0, 0, 0)),
+        (kept.oom_score_adj is not None and now.oom_score_adj != kept.oom_score_adj,
+         lambda: Path("/proc/self/oom_score_adj").write_text(str(kept.oom_score_adj))),
+        (kept.autogroup is not None and now.autogroup != kept.autogroup,
+         lambda: Path("/proc/self/autogroup").write_text(str(kept.autogroup)))]
+    for changed, set_back in steps:
+        if changed:
+            try:
+                set_back()
+            except (OSError, ValueError):
+                pass
 
 
 def _limits_as_kept() -> None:
@@ -178,8 +252,10 @@ def fork() -> int:
     copying it. The parent's objects are handed back to its collector once the fork is done.
     A fork refused for want of processes is tried again (`retried`). The limits kept
     (keep_limits) are set back first, so that a child's setup never starts from limits the
-    code under test lowered; LimitsChanged where they cannot be."""
+    code under test lowered; LimitsChanged where they cannot be. Its scheduling is set back
+    too, as far as it may be (_scheduling_as_kept)."""
     _limits_as_kept()
+    _scheduling_as_kept()
     return retried(_fork_once)
 
 
