@@ -12,7 +12,12 @@ from collections.abc import Callable
 import pytest
 
 from grader.runner.child import PER_USER_CAPS, apply_limits
-from grader.runner.nofork import REFUSED, forbid_machine_wide_holds, forbid_new_processes
+from grader.runner.nofork import (
+    REFUSED,
+    drop_ptrace_capability,
+    forbid_machine_wide_holds,
+    forbid_new_processes,
+)
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"),
                                 reason="the filter knows x86_64's and aarch64's system calls")
@@ -267,6 +272,31 @@ def test_a_child_sets_priorities_policies_and_limits_on_itself_alone() -> None:
     assert _exit_code_of(attempt) == 0
     assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
             os.sched_getaffinity(0)) == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root holds CAP_SYS_PTRACE to drop")
+def test_a_child_run_as_root_writes_no_undumpable_parents_memory() -> None:
+    """Root keeps CAP_SYS_PTRACE, with which /proc/<pid>/mem of an undumpable process opens
+    for writing (code in --no-sandbox patched its worker's heap): a child drops it first.
+    Forked from an undumpable parent, as a child of the worker is."""
+    import ctypes
+
+    def attempt() -> int:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0, as the worker sets itself
+
+        def probe() -> int:
+            if not drop_ptrace_capability():
+                return 2
+            try:
+                with open(f"/proc/{os.getppid()}/mem", "r+b"):
+                    return 1
+            except PermissionError:
+                return 0
+
+        return _exit_code_of(probe)
+
+    assert _exit_code_of(attempt) == 0
 
 
 def test_signals_queued_by_a_childs_processes_together_stop_at_its_cap() -> None:

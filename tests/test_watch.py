@@ -34,6 +34,36 @@ def test_loop_runs_on_exercise_files_and_idles_on_the_rest() -> None:
                        ["/ws/exercises/part2_out_of_place.py", "/ws/exercises/part3_backward.py"]]
 
 
+def test_a_file_the_checked_code_writes_itself_starts_no_check(tmp_path: Path) -> None:
+    """A part that appends to its own file at import would have every check start the next:
+    a change heard after a check, of a file that holds what it held as the check ended, was
+    the check's own; a save after it (new contents) starts the next check."""
+    exercises = tmp_path / "exercises"
+    exercises.mkdir()
+    part = exercises / "part2_out_of_place.py"
+    part.write_text("# mine\n")
+    path = str(part.resolve())
+    heard = [{(Change.modified, path)}, {(Change.modified, path)}, set(),
+             {(Change.modified, path)}, {(Change.modified, path)}]
+    saves = iter([None, None, None, "# saved again\n", None])
+
+    def batches():  # a save (or none) lands before each batch is heard
+        for batch in heard:
+            text = next(saves)
+            if text is not None:
+                part.write_text(text)
+            yield batch
+
+    checks: list[list[str]] = []
+
+    def check(changed: list[str]) -> None:  # the code under test appends to its own file
+        checks.append(changed)
+        part.write_text(part.read_text() + "# touched\n")
+
+    runs = watch.watch_loop(batches(), check, folder=exercises)
+    assert runs == 2 and checks == [[path], [path]]
+
+
 def test_the_real_watcher_reacts_to_a_file_write(tmp_path: Path) -> None:
     (tmp_path / "exercises").mkdir()
     target = tmp_path / "exercises" / "part1_inplace.py"

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.engine.state import regular_file_bytes
+
 if TYPE_CHECKING:
     import threading
 
@@ -34,21 +36,45 @@ def exercise_files(paths: Iterable[str]) -> list[str]:
 
 
 def watch_loop(batches: Iterable[Batch], on_change: Callable[[list[str]], None],
-               on_idle: Callable[[], None] | None = None, max_runs: int | None = None) -> int:
+               on_idle: Callable[[], None] | None = None, max_runs: int | None = None,
+               folder: Path | None = None) -> int:
     """Call on_change for each batch with exercise files in it, on_idle for the rest; stop
-    when the batches end or after max_runs changes. Returns the number of runs."""
+    when the batches end or after max_runs changes. Returns the number of runs.
+
+    The first batch heard after a check holds what changed while it ran: a file there that
+    holds what it held as the check ended was changed by the check itself (the code under
+    test: a part that writes to its own file would otherwise have every check start the
+    next, for good), and starts no check; a save heard later starts one, changed or not.
+    `folder`: the exercises, read as each check ends."""
     runs = 0
+    ended = _contents(folder)
     for batch in batches:
-        changed = exercise_files(path for _, path in batch)
+        changed = [path for path in exercise_files(path for _, path in batch)
+                   if path not in ended or _read(path) != ended[path]]
+        ended = {}
         if not changed:
             if on_idle is not None:
                 on_idle()
             continue
         on_change(changed)
+        ended = _contents(folder)
         runs += 1
         if max_runs is not None and runs >= max_runs:
             break
     return runs
+
+
+def _read(path: str) -> bytes | None:
+    return regular_file_bytes(Path(path))
+
+
+def _contents(folder: Path | None) -> dict[str, bytes | None]:
+    """What each Python file below `folder` holds now, by the path a change names it by."""
+    if folder is None or not folder.is_dir():
+        return {}
+    inside = folder.resolve()
+    return {str(path): _read(str(path)) for path in sorted(inside.rglob("*.py"))
+            if "__pycache__" not in path.parts}
 
 
 def exercise_changes(folder: Path, stop_event: threading.Event | None = None,

@@ -105,6 +105,7 @@ def run_watch(workspace: Workspace, request: Request, console: Console, now: gra
         session.on_change([])
         return watch.watch_loop(batches if batches is not None
                                 else watch.exercise_changes(workspace.exercises),
-                                session.on_change, session.on_idle, max_runs)
+                                session.on_change, session.on_idle, max_runs,
+                                workspace.exercises)
     finally:
         session.close()

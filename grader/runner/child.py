@@ -28,7 +28,11 @@ from grader.probes.api import Api, describe_exception
 from grader.probes.autograd import refused_for_hooks, warm_the_profiler, watching_the_import
 from grader.probes.backends import CandidateFault, make_backend
 from grader.probes.library import BEFORE_FORK, resolve
-from grader.runner.nofork import forbid_machine_wide_holds, forbid_new_processes
+from grader.runner.nofork import (
+    drop_ptrace_capability,
+    forbid_machine_wide_holds,
+    forbid_new_processes,
+)
 from grader.runner.protocol import (
     LAST_WORDS_SIGNAL,
     ChildSpec,
@@ -454,6 +458,7 @@ def _set_up(fd: int, orders: int, spec: ChildSpec, worker_pid: int | None,
                        worker_pid, folder)
     if candidate:
         first_for_the_killer()
+        drop_ptrace_capability()
         forbid_machine_wide_holds()
     if candidate and any(c["forkless"] for c in spec["calls"]):
         threadless = any(c["threadless"] for c in spec["calls"]) and not uses_device

@@ -198,6 +198,30 @@ def forbid_machine_wide_holds() -> bool:
     return True
 
 
+CAP_SYS_PTRACE = 19
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_CAPGET, _CAPSET = {"x86_64": (125, 126), "aarch64": (90, 91)}.get(platform.machine(), (0, 0))
+
+
+def drop_ptrace_capability() -> bool:
+    """Drop CAP_SYS_PTRACE from this process (its effective, permitted and inheritable sets):
+    whether it is gone (True where it never was). Run as root, code under test would keep it,
+    and with it open /proc/<pid>/mem and environ of the worker and the command, undumpable or
+    not (no filter sees which file an open names); without it, undumpable is enough."""
+    if not _CAPGET:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # two of {effective, permitted, inheritable}
+    if libc.syscall(_CAPGET, header, data) != 0:
+        return False
+    if not any(word & (1 << CAP_SYS_PTRACE) for word in data[:3]):
+        return True
+    for index in range(3):
+        data[index] &= ~(1 << CAP_SYS_PTRACE) & 0xFFFFFFFF
+    return bool(libc.syscall(_CAPSET, header, data) == 0)
+
+
 def _poll_where_epoll_is_refused() -> None:
     """Point Python's default selector at poll where the process imported `selectors` before
     the filter (subprocess does): it chose epoll then, and asyncio's event loop, or anything
