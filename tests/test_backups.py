@@ -14,7 +14,13 @@ from click.testing import CliRunner
 
 from grader import cli
 from grader.candidate import backups
-from grader.engine.workspace import Workspace, init_workspace, load_workspace, pristine_files
+from grader.engine.workspace import (
+    Workspace,
+    WorkspaceError,
+    init_workspace,
+    load_workspace,
+    pristine_files,
+)
 
 NOW = datetime(2025, 3, 1, 9, 30, 0)
 
@@ -103,6 +109,18 @@ def test_write_part_backs_up_what_it_replaces_and_touches_nothing_else(
     assert backups.write_part(workspace, "part1", cell, NOW).backup is None
     backups.restore(workspace, outcome.backup, NOW)
     assert tree(workspace) == before
+
+
+def test_a_cell_no_file_can_hold_is_one_line_and_changes_nothing(
+        workspace: Workspace) -> None:
+    """A lone surrogate (half of a character) in a notebook cell cannot be written as UTF-8:
+    the magic says so in a line, naming the cell's line, and nothing is saved or backed up."""
+    candidate_work(workspace)
+    before = tree(workspace)
+    with pytest.raises(WorkspaceError,
+                       match="line 2 of the cell holds '\\\\ud800', half of a character"):
+        backups.write_part(workspace, "part1", "x = 1\ny = '\ud800'\n", NOW)
+    assert tree(workspace) == before and backups.list_backups(workspace) == []
 
 
 def test_nothing_to_change_takes_no_backup(workspace: Workspace) -> None:

@@ -200,8 +200,15 @@ def write_part(workspace: Workspace, part_id: str, source: str,
     what it replaces when that differs: a cell run by mistake can always be undone with
     `grader restore`."""
     part = workspace.round.part(part_id)
+    try:
+        data = source.encode()
+    except UnicodeEncodeError as exc:
+        line = source.count("\n", 0, exc.start) + 1
+        raise WorkspaceError(f"line {line} of the cell holds {source[exc.start]!r}, half of a "
+                             "character (a lone surrogate), which no file can hold: nothing "
+                             "was saved") from None
     target = dict(current_contents(workspace))
-    _place(target, f"{EXERCISES_DIR}/{part.file}", source.encode())
+    _place(target, f"{EXERCISES_DIR}/{part.file}", data)
     return _apply(workspace, target, f"before a notebook cell wrote {part_id}", now)
 
 
