@@ -227,7 +227,11 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
         self.root = str(root)
         inside = os.path.realpath(root)
         self.inside = inside
-        self.installed = tuple(_library_folders())
+        self.installed = tuple(_library_folders() | {
+            real for entry in sys.path if entry and os.path.isdir(entry)
+            if not _below(real := os.path.realpath(entry), inside) and not _below(inside, real)})
+        """Where installed code lives: the libraries, and every folder on the import path
+        before the candidate's code ran (PYTHONPATH's too), none in or around the workspace."""
         self.libraries = tuple(folder for folder in self.installed
                                if folder != inside and _below(folder, inside))
         """The installed libraries kept in the workspace (a virtual environment there)."""
