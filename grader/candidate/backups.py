@@ -34,6 +34,7 @@ from grader.engine.workspace import (
     STATE_DIR,
     Workspace,
     WorkspaceError,
+    link_on_the_way,
     pristine_files,
 )
 
@@ -243,12 +244,10 @@ def _no_link_on_the_way(root: Path, rel: str) -> None:
     """BackupError, before anything changes, where a folder on the way to `rel` is a link: a
     write or a removal through it would land outside the workspace (exercises/sub linked to
     /etc, and a backup naming exercises/sub/x)."""
-    here = root
-    for part in PurePosixPath(rel).parts[:-1]:
-        here = here / part
-        if here.is_symlink():
-            raise BackupError(f"{here} is a link, and {rel} would be written through it; "
-                              "nothing was changed")
+    linked = link_on_the_way(root, PurePosixPath(rel).parts[:-1])
+    if linked is not None:
+        raise BackupError(f"{linked} is a link, and {rel} would be written through it; "
+                          "nothing was changed")
 
 
 def _prune_empty_folders(folder: Path, stop: Path) -> None:

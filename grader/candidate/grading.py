@@ -50,20 +50,24 @@ def grade(workspace: Workspace, request: Request, worker: Worker, now: Clock,
         state.record_results(workspace, result)
     except OSError as exc:
         return GradingPass(result, warning=f"the scores were not saved for `grader list`: "
-                                           f"{exc.strerror or exc} ({exc.filename})")
+                                           f"{_said(exc)}")
     try:
         recorded = mock.record_check(workspace, result, now())
-    except mock.MockError as exc:
-        return GradingPass(result, warning=f"not recorded in the mock round: {exc}")
-    except OSError as exc:
-        return GradingPass(result, warning=f"not recorded in the mock round: "
-                                           f"{exc.strerror or exc} ({exc.filename})")
+    except (mock.MockError, OSError) as exc:
+        return GradingPass(result, warning=f"not recorded in the mock round: {_said(exc)}")
     if recorded is None:
         return GradingPass(result)
     due = [p for p in recorded.first_passes
            if followup_for(workspace.round, p, workspace.flavor)]
     evidence = worker.follow_up(replace(request, parts=due)) if due else {}
     return GradingPass(result, recorded, evidence)
+
+
+def _said(exc: Exception) -> str:
+    """An error in a line: an OSError's reason and the file it is about."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror} ({exc.filename})"
+    return str(exc)
 
 
 Converse = Callable[[str, FollowUp, dict[str, Any], str], str | None]

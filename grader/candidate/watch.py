@@ -50,7 +50,7 @@ def watch_loop(batches: Iterable[Batch], on_change: Callable[[list[str]], None],
     ended = _contents(folder)
     for batch in batches:
         changed = [path for path in exercise_files(path for _, path in batch)
-                   if path not in ended or _read(path) != ended[path]]
+                   if path not in ended or regular_file_bytes(Path(path)) != ended[path]]
         ended = {}
         if not changed:
             if on_idle is not None:
@@ -64,16 +64,12 @@ def watch_loop(batches: Iterable[Batch], on_change: Callable[[list[str]], None],
     return runs
 
 
-def _read(path: str) -> bytes | None:
-    return regular_file_bytes(Path(path))
-
-
 def _contents(folder: Path | None) -> dict[str, bytes | None]:
     """What each Python file below `folder` holds now, by the path a change names it by."""
     if folder is None or not folder.is_dir():
         return {}
     inside = folder.resolve()
-    return {str(path): _read(str(path)) for path in sorted(inside.rglob("*.py"))
+    return {str(path): regular_file_bytes(path) for path in sorted(inside.rglob("*.py"))
             if "__pycache__" not in path.parts}
 
 

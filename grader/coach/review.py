@@ -81,7 +81,7 @@ from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any, TypedDict
 
-from grader.engine.python_source import misleading, readable_text, undecodable
+from grader.engine.python_source import NotText, misleading, source_text
 
 RULES_FILE = Path(__file__).resolve().parent / "review_rules.toml"
 NOT_PARSED = "does-not-parse"
@@ -615,7 +615,7 @@ def _imports(module: tuple[str, ...]) -> dict[str, str] | None:
     if source is None:
         return None
     try:
-        tree = ast.parse(readable_text(source.read_bytes()))
+        tree = ast.parse(source_text(source.read_bytes()))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     bound: dict[str, str] = {}
@@ -1470,14 +1470,15 @@ def scan_source(file: str, source: bytes, deadline: float = math.inf) -> list[Fl
 def _scanned(file: str, source: bytes, deadline: float) -> list[FlagDoc]:
     """The flags of a file's UTF-8 text, the text the grader runs (python_source)."""
     not_parsed = _rule(NOT_PARSED)
-    wrong = undecodable(source)
-    if wrong is not None:
-        return [{"file": file, "line": wrong[0], "rule": not_parsed.id, "construct": wrong[1],
+    try:
+        text = source_text(source)
+    except NotText as exc:
+        return [{"file": file, "line": exc.line, "rule": not_parsed.id, "construct": str(exc),
                  "reason": not_parsed.reason}]
     try:
         with warnings.catch_warnings():  # an invalid escape in their strings is not our news
             warnings.simplefilter("ignore")
-            tree = ast.parse(readable_text(source), filename=file)
+            tree = ast.parse(text, filename=file)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         what = getattr(exc, "msg", None) or str(exc)
         return [{"file": file, "line": getattr(exc, "lineno", None) or 0,
@@ -1488,7 +1489,7 @@ def _scanned(file: str, source: bytes, deadline: float) -> list[FlagDoc]:
     found = _Scan(file, tree, deadline).found
     misled = _rule(MISLEADING)
     shown: list[FlagDoc] = [{"file": file, "line": line, "rule": misled.id, "construct": what,
-                             "reason": misled.reason} for line, what in misleading(source)]
+                             "reason": misled.reason} for line, what in misleading(source, text)]
     return sorted([*shown, *(found[key] for key in sorted(found))], key=lambda f: f["line"])
 
 

@@ -4,13 +4,14 @@ Python decodes a source file by the coding declaration on its first two lines: u
 coding: utf-7 -*-`, `# notes: +AAo-return W` is a comment to an editor, a diff, GitHub and the
 review's reader, and to Python a newline and a line of code. So the grader decodes every
 handed-in file as UTF-8 (a leading byte-order mark dropped), whatever it declares, and compiles
-that text: Python ignores a declaration in text it is given already decoded. A file that is
-not UTF-8 is refused, saying so.
+that text: Python ignores a declaration in text it is given already decoded. Where the bytes
+are not UTF-8, a one-byte encoding the file declares is read where each byte shows as it
+reads (latin-1 above an accented name); any other file is refused, saying where (`NotText`).
 
-Some text reads differently on some screens: a carriage return that ends no line (a terminal
-prints what follows over what came before) and Unicode's bidirectional controls (which reorder
-what is shown around them: "Trojan Source"). Python runs what is there; the review flags each
-(`misleading`) so that a coach knows to read the file's bytes.
+Some text reads differently on some screens: a carriage return that ends no line, Unicode's
+bidirectional controls ("Trojan Source"), characters that show as nothing, names Python reads
+as others. Python runs what is there; the review flags each (`misleading`) so that a coach
+knows to read the file's bytes.
 """
 
 from __future__ import annotations
@@ -28,30 +29,30 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
 """The characters that change the order in which the text around them is shown."""
 
 
-def readable_text(data: bytes) -> str:
+class NotText(ValueError):
+    """A file the grader reads no text from, with the line of its first byte that is none."""
+
+    def __init__(self, line: int, why: str) -> None:
+        super().__init__(why)
+        self.line = line
+
+
+def source_text(data: bytes) -> str:
     """The file's text: UTF-8, or, where its bytes are not UTF-8, the one-byte-per-character
     encoding it declares (`# -*- coding: latin-1 -*-` above an accented name), which every
     editor that honours the declaration shows as Python reads it. Any other declared encoding
     (UTF-7, `unicode_escape`, the escape-switching ISO-2022 ones) can make what shows as a
-    comment decode to code: UnicodeDecodeError."""
+    comment decode to code: NotText."""
     try:
         return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        declared = _declared(data)
-        if declared is None or not _one_byte(declared) or not _shows_as_read(data, declared):
-            raise
-        return data.decode(declared)
-
-
-def undecodable(data: bytes) -> tuple[int, str] | None:
-    """(line, why) where the file has no text the grader reads (readable_text); None where
-    it has."""
-    try:
-        readable_text(data)
     except UnicodeDecodeError as exc:
+        declared = _declared(data)
+        if declared is not None and _one_byte(declared[1]) \
+                and _shows_as_read(data, declared[1]):
+            return data.decode(declared[1])
         line = data.count(b"\n", 0, exc.start) + 1
-        return line, f"byte {data[exc.start]:#04x} on line {line} is not UTF-8 text"
-    return None
+        raise NotText(line, f"byte {data[exc.start]:#04x} on line {line} is not UTF-8 "
+                            "text") from None
 
 
 ONE_BYTE = ("iso8859-", "cp125", "cp437", "cp850", "mac-", "koi8-", "latin")
@@ -82,34 +83,32 @@ def _one_byte(encoding: str) -> bool:
     return name.startswith(ONE_BYTE)
 
 
-def _declared(data: bytes) -> str | None:
-    """The encoding the first two lines declare (PEP 263), if they do."""
-    for line in data.split(b"\n", 2)[:2]:
+def _declared(data: bytes) -> tuple[int, str] | None:
+    """(line, encoding) that the first two lines declare (PEP 263), if they do: Python looks
+    at the second line only after a comment or a blank one."""
+    for number, line in enumerate(data.split(b"\n", 2)[:2], start=1):
         found = DECLARATION.match(line)
         if found:
-            return found.group(1).decode("ascii", "replace")
+            return number, found.group(1).decode("ascii", "replace")
         if line.strip(b" \t\f\r") and not line.lstrip(b" \t\f").startswith(b"#"):
             return None
     return None
 
 
-def misleading(data: bytes) -> list[tuple[int, str]]:
+def misleading(data: bytes, text: str) -> list[tuple[int, str]]:
     """(line, what) for each thing in a UTF-8 file that shows other than Python reads it: a
     declared encoding under which the file reads as other text, a carriage return that ends no
     line, a bidirectional control, any other character that shows as nothing or moves the
     cursor (a zero-width space in a string, a vertical tab in a comment), and a name that
     Python reads as another (`ｐrefix` is `prefix`: names are compared in NFKC form). Lines
-    are counted by newline, as `cat -n` and `grep -n` count them."""
+    are counted by newline, as `cat -n` and `grep -n` count them. `text`: the file's
+    (source_text)."""
     found: list[tuple[int, str]] = []
-    text = readable_text(data)
-    for number, line in enumerate(text.split("\n", 2)[:2], start=1):
-        declared = DECLARATION.match(line.encode())
-        if declared and _read_as(data, declared.group(1).decode()) != text \
-                and not _one_byte(declared.group(1).decode()):
-            found.append((number, f"declares the encoding {declared.group(1).decode()!r}, in "
-                                  "which it reads as other text (graded as UTF-8)"))
-        if declared or line.strip(" \t\f\r") and not line.lstrip(" \t\f").startswith("#"):
-            break  # Python looks at the second line only after a comment or a blank one
+    declared = _declared(data.removeprefix(b"\xef\xbb\xbf"))
+    if declared is not None and not _one_byte(declared[1]) \
+            and _read_as(data, declared[1]) != text:
+        found.append((declared[0], f"declares the encoding {declared[1]!r}, in which it reads "
+                                   "as other text (graded as UTF-8)"))
     for number, line in enumerate(text.split("\n"), start=1):
         found += [(number, what) for what in _unseen(line)]
     found += _renamed(text)

@@ -24,36 +24,6 @@ from grader.engine.workspace import Workspace
 LAST_RESULTS = "last.json"
 HINTS = "hints.json"
 
-OutputKind = Literal["csv", "gradescope", "report"]
-OUTPUTS: dict[OutputKind, tuple[str, Callable[[bytes], bool]]] = {
-    "csv": ("a CSV that `grade --csv` wrote", lambda data: _grade_csv(data)),
-    "gradescope": ("a Gradescope results.json", lambda data: _gradescope_results(data)),
-    "report": ("a cohort report",
-               lambda data: b'<meta name="generator" content="grader' in data[:4096]),
-}
-"""What each output a command writes where it is told looks like, and how it is told from
-anything else: a file in its place is replaced only where it is an earlier output of the same
-kind (or empty), so that a slip of the option (`--csv part1_inplace.py`) costs no one's file."""
-OUTPUT_READ_BYTES = 64 << 20
-
-
-def replaces_only_its_own(path: Path, kind: OutputKind) -> str | None:
-    """Why the output `kind` may not be written at `path` (None where it may): a regular file
-    there that is neither empty nor an earlier output of that kind. Anything else (nothing
-    there, a device such as /dev/null) is left to the write itself."""
-    what, ours = OUTPUTS[kind]
-    try:
-        if not path.is_file() or path.stat().st_size == 0:
-            return None
-        with open(path, "rb") as handle:
-            data = handle.read(OUTPUT_READ_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) <= OUTPUT_READ_BYTES and ours(data):
-        return None
-    return f"{path} exists and is not {what}: move it away or name another file"
-
-
 CSV_HEADER = ("path", "status", "score", "max_score")
 """The first columns of `grade --csv`, which a spreadsheet keeps however it saves the file."""
 
@@ -77,6 +47,33 @@ def _gradescope_results(data: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(document, dict) and isinstance(document.get("tests"), list)
+
+
+def _cohort_report(data: bytes) -> bool:
+    return b'<meta name="generator" content="grader' in data[:4096]
+
+
+OutputKind = Literal["csv", "gradescope", "report"]
+OUTPUTS: dict[OutputKind, tuple[str, Callable[[bytes], bool]]] = {
+    "csv": ("a CSV that `grade --csv` wrote", _grade_csv),
+    "gradescope": ("a Gradescope results.json", _gradescope_results),
+    "report": ("a cohort report", _cohort_report),
+}
+"""What each output a command writes where it is told looks like, and how it is told from
+anything else: a file in its place is replaced only where it is an earlier output of the same
+kind (or empty), so that a slip of the option (`--csv part1_inplace.py`) costs no one's file."""
+OUTPUT_READ_BYTES = 64 << 20
+
+
+def replaces_only_its_own(path: Path, kind: OutputKind) -> str | None:
+    """Why the output `kind` may not be written at `path` (None where it may): a regular file
+    there that is neither empty nor an earlier output of that kind. Anything else (nothing
+    there, a device such as /dev/null) is left to the write itself."""
+    what, ours = OUTPUTS[kind]
+    data = regular_file_bytes(path, OUTPUT_READ_BYTES + 1)
+    if not data or len(data) <= OUTPUT_READ_BYTES and ours(data):
+        return None
+    return f"{path} exists and is not {what}: move it away or name another file"
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

@@ -11,6 +11,7 @@ import errno
 import math
 import os
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -120,17 +121,25 @@ class Workspace:
         the workspace's own: OSError where it, or a folder on the way, is a link (a workspace
         handed in with `.grader` linked to /etc would have a coach's `grader check`, as root,
         write there)."""
-        folder = self.root / STATE_DIR
-        for part in ("", *parts):
-            folder = folder / part if part else folder
-            if folder.is_symlink():
-                raise OSError(errno.ELOOP, "a link where the workspace keeps its state (the "
-                                           "grader writes only inside the workspace)",
-                              str(folder))
-        return folder
+        linked = link_on_the_way(self.root, (STATE_DIR, *parts))
+        if linked is not None:
+            raise OSError(errno.ELOOP, "a link where the workspace keeps its state (the "
+                                       "grader writes only inside the workspace)", str(linked))
+        return self.root.joinpath(STATE_DIR, *parts)
 
     def part_file(self, part: Part) -> Path:
         return self.exercises / part.file
+
+
+def link_on_the_way(root: Path, parts: Iterable[str]) -> Path | None:
+    """The first of root/a, root/a/b, ... (for parts a, b, ...) that is a link, if one is:
+    what is written below it would land wherever the link points."""
+    here = root
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
 
 
 def pristine_files(round_: Round, flavor: str) -> dict[str, str]:

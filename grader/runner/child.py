@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from grader.engine.python_source import readable_text, undecodable
+from grader.engine.python_source import NotText, source_text
 from grader.probes.api import Api, describe_exception
 from grader.probes.autograd import refused_for_hooks, warm_the_profiler, watching_the_import
 from grader.probes.backends import CandidateFault, make_backend
@@ -203,12 +203,12 @@ class _FreshSource(importlib.machinery.SourceFileLoader):
     """
 
     def get_code(self, fullname: str) -> Any:
-        data = self.get_data(self.path)
-        wrong = undecodable(data)
-        if wrong is not None:
-            raise SyntaxError(f"{wrong[1]}: save the file as UTF-8",
-                              (self.path, wrong[0], 1, None))
-        return self.source_to_code(readable_text(data), self.path)
+        try:
+            text = source_text(self.get_data(self.path))
+        except NotText as exc:
+            raise SyntaxError(f"{exc}: save the file as UTF-8",
+                              (self.path, exc.line, 1, None)) from None
+        return self.source_to_code(text, self.path)
 
 
 class _ExercisesFinder(importlib.abc.MetaPathFinder):
@@ -236,40 +236,25 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
                                if folder != inside and _below(folder, inside))
         """The installed libraries kept in the workspace (a virtual environment there)."""
 
-    def compiled_elsewhere(self, spec: Any) -> bool:
-        """Whether Python found a module compiled (bytecode alone, or an extension) outside
-        every installed library: code written at run time from data (a `.pyc` made in /tmp
-        from bytes the submission hid in a data file, a package's __path__ pointed there)
-        that no review reads."""
-        compiled = (importlib.machinery.SourcelessFileLoader,
-                    importlib.machinery.ExtensionFileLoader)
-        if not isinstance(spec.loader, compiled) or not spec.origin:
-            return False
-        where = os.path.realpath(spec.origin)
-        return not any(_below(where, folder) for folder in self.installed)
-
-    def handed_in(self, spec: Any) -> bool:
-        """Whether a module Python found is a file of the workspace's, not of a library's."""
-        where = spec.origin if spec.has_location else None
-        if not where:
-            return False
-        where = os.path.realpath(where)
-        return _below(where, self.inside) \
-            and not any(_below(where, folder) for folder in self.libraries)
-
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname.partition(".")[0] != "exercises":
-            found = importlib.machinery.PathFinder.find_spec(fullname, path)
-            if found is not None and self.compiled_elsewhere(found):
-                shown = Path(found.origin or fullname).name
-                raise ImportError(f"{shown} is compiled code outside every installed library, "
-                                  "which the grader does not run", name=fullname)
-            if found is None or found.origin is None or not self.handed_in(found):
-                return None
-            origin = Path(found.origin)
-            folder = origin.parent.parent if found.submodule_search_locations else origin.parent
-            return self.source_only(fullname, [str(folder)])
-        return self.source_only(fullname, list(path or [self.root]))
+        if fullname.partition(".")[0] == "exercises":
+            return self.source_only(fullname, list(path or [self.root]))
+        found = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if found is None or not found.has_location or not found.origin:
+            return None
+        where = os.path.realpath(found.origin)
+        if isinstance(found.loader, COMPILED) and not _within(where, self.installed):
+            # Code written at run time from data (a `.pyc` made in /tmp from bytes the
+            # submission hid in a data file, a package's __path__ pointed there), which no
+            # review reads.
+            raise ImportError(f"{Path(found.origin).name} is compiled code outside every "
+                              "installed library, which the grader does not run",
+                              name=fullname)
+        if not _within(where, (self.inside,)) or _within(where, self.libraries):
+            return None  # not handed in: a library's, or one kept in the workspace
+        origin = Path(found.origin)
+        folder = origin.parent.parent if found.submodule_search_locations else origin.parent
+        return self.source_only(fullname, [str(folder)])
 
     def source_only(self, fullname: str, entries: list[str]) -> Any:
         """The module from its .py source in one of `entries`; an ImportError where the module
@@ -294,8 +279,16 @@ class _ExercisesFinder(importlib.abc.MetaPathFinder):
                           "the module's .py source", name=fullname)
 
 
+COMPILED = (importlib.machinery.SourcelessFileLoader, importlib.machinery.ExtensionFileLoader)
+"""The loaders of modules that are no source: bytecode alone, and extensions."""
+
+
 def _below(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _within(path: str, folders: tuple[str, ...]) -> bool:
+    return any(_below(path, folder) for folder in folders)
 
 
 def _library_folders() -> set[str]:
