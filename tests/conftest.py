@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -52,6 +54,11 @@ from helpers import (
     measured_in,
     write_workspace,
 )
+
+# Every process the suite starts inherits this mark (the test processes too, started after
+# this module is imported), so that the run can find at its end what outlived it.
+RUN_MARK = "GRADER_TEST_RUN"
+os.environ.setdefault(RUN_MARK, f"{os.getpid()}.{time.time_ns()}")
 
 # As for the processes the suite starts (above), for this one: pytest keeps each test module's
 # rewritten asserts as bytecode beside it (the test modules are imported after this one), so a
@@ -183,6 +190,54 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 TESTS = Path(__file__).resolve().parent
+OUTLIVED_WAIT_S = 5.0
+"""How long the run's end waits for processes that are ending (a killed child being reaped)
+before it counts them as left behind."""
+
+
+@pytest.hookimpl(trylast=True)  # after the session's fixtures are torn down
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """No test may leave a process running: one that does (an orphan handed to init, a
+    spinner never stopped) takes CPU from every test after it, and from the next run. At the
+    end of the run (in the process that started it), every process still carrying this run's
+    mark is killed and the run fails, naming each."""
+    if hasattr(session.config, "workerinput"):
+        return
+    deadline = time.monotonic() + OUTLIVED_WAIT_S
+    while (left := _outliving()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if left:
+        said = "\n".join(f"  {pid}: {what}" for pid, what in left.items())
+        session.config.get_terminal_writer().line(
+            f"{len(left)} process(es) outlived the tests that started them (killed now):\n"
+            f"{said}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _outliving() -> dict[int, str]:
+    """The live processes but this one that carry this run's mark, each with its command line
+    and the test that started it, where its environment says."""
+    mark = f"{RUN_MARK}={os.environ[RUN_MARK]}".encode()
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")  # a zombie's is empty
+            if mark not in environ:
+                continue
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        test = [v for v in environ if v.startswith(b"PYTEST_CURRENT_TEST=")]
+        found[int(entry.name)] = command.strip()[:200] + (
+            f" (from {test[0].split(b'=', 1)[1].decode(errors='replace')})" if test else "")
+    return found
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups

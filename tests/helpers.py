@@ -72,10 +72,12 @@ conftest's Grading.once): it may rely on nothing a test patches (the environment
 folder, grader's globals), so it runs the grader in processes of its own (run_grader)."""
 
 
-SPAWNING = threading.Lock()
+SPAWNING = threading.RLock()
 """Held while this test process starts a child and marks it its own (strays.own): a test that
 makes this process a subreaper sweeps (strays.kill_all) every child not its own, and must never
-see one in between (see tests/test_runner.py)."""
+see one in between (see tests/test_runner.py). Reentrant: `adopting` lists the children under it,
+which such a test's sweep does too."""
+_adopting_depth = 0
 
 
 def run_owned(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
@@ -95,6 +97,33 @@ def run_owned(args: list[str], *, cwd: Path | None = None, env: dict[str, str] |
     if check:
         done.check_returncode()
     return done
+
+
+@contextmanager
+def adopting() -> Iterator[None]:
+    """This test process adopts the orphans of the children it forks for the block's length and
+    kills them as the worker does (after each child, and as the block ends): code that leaves a
+    process in a session of its own would otherwise be handed to init and go on working beside
+    the rest of the suite. The children it has already (a load the test started) are spared,
+    as the worker spares its own."""
+    global _adopting_depth
+    if _adopting_depth:  # a block around this one adopts, sweeps and stops
+        yield
+        return
+    with SPAWNING:
+        spared = strays.children()
+        for pid in spared:
+            strays.own(pid)
+    assert strays.become_subreaper()
+    _adopting_depth += 1
+    try:
+        yield
+    finally:
+        _adopting_depth -= 1
+        strays.kill_all()
+        strays.become_subreaper(adopt=False)
+        for pid in spared:
+            strays.disown(pid)
 
 
 def finish(process: subprocess.Popen[str], limit_s: float) -> tuple[str, str]:

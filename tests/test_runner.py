@@ -46,6 +46,7 @@ from helpers import (
     SESSION_ENV,
     SPAWNING,
     TEST_SEED,
+    adopting,
     checks_by_id,
     memory_cap,
     needing_the_grading_environment,
@@ -112,7 +113,8 @@ def _run_plans_here(tiny: Round, root: Path, plans: list[Plan], ready: bool,
                     spawn or fork_spawner(tiny))
     grading.ready = ready
     grading.idle = grading.idle_budget()  # the part's allowance of sleep follows `ready`
-    return run_part(grading)
+    with adopting():
+        return run_part(grading)
 
 
 def test_a_failure_that_follows_from_another_is_not_diagnosed_again(tiny: Round,
@@ -828,9 +830,8 @@ def subreaper(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             return children(pid)
 
     monkeypatch.setattr(strays, "children", sweepable)
-    assert strays.become_subreaper()
-    yield
-    strays.become_subreaper(adopt=False)
+    with adopting():
+        yield
 
 
 def test_a_forked_child_leaves_its_parents_objects_out_of_its_collections() -> None:
