@@ -546,16 +546,25 @@ def test_a_sandbox_the_machine_starves_at_start_leaves_every_check_undecided(
     for module in (children, sandbox):
         monkeypatch.setattr(module, "BACKSTOP", 2.0)
     monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, True))
-    started: list[int] = []
+    started: list[socket.socket] = []
     plain_init = sandbox.Sandbox.__init__
 
     def counted(self: sandbox.Sandbox, *args: Any) -> None:
-        started.append(1)
+        """The sandbox started, its executor's line swapped for one that stays silent: however
+        fast this machine starts it, its `ready` is never heard before the backstop."""
         plain_init(self, *args)
+        silent, kept = socket.socketpair()
+        started.extend([self.socket, kept])
+        self.socket = silent
 
     monkeypatch.setattr(sandbox.Sandbox, "__init__", counted)
-    results = [r for part in _graded_in_one_sandbox(tmp_path, ["part1", "part2"]) for r in part]
-    assert started == [1]
+    try:
+        results = [r for part in _graded_in_one_sandbox(tmp_path, ["part1", "part2"])
+                   for r in part]
+    finally:
+        for end in started:
+            end.close()
+    assert len(started) == 2  # one sandbox started, no second one waited for
     assert {(r.status, r.score) for r in results} == {("undecided", 0.0)}
     assert all(r.max_score > 0 for r in results)
     assert {r.message for r in results} == {
