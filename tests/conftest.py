@@ -190,6 +190,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 TESTS = Path(__file__).resolve().parent
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one test process more than the CPUs this run may use. Many tests wait (on a
+    timeout, a sleeping child, a sandbox starting) while using no CPU; a process more keeps the
+    CPUs busy meanwhile (2 CPUs here: 135 s with three processes against 149 s with two)."""
+    return len(os.sched_getaffinity(0)) + 1
 OUTLIVED_WAIT_S = 5.0
 """How long the run's end waits for processes that are ending (a killed child being reaped)
 before it counts them as left behind."""
