@@ -55,10 +55,10 @@ from helpers import (
     write_workspace,
 )
 
-# Every process the suite starts inherits this mark (the test processes too, started after
-# this module is imported), so that the run can find at its end what outlived it.
 RUN_MARK = "GRADER_TEST_RUN"
-os.environ.setdefault(RUN_MARK, f"{os.getpid()}.{time.time_ns()}")
+"""Set in the environment by the process that starts the run (pytest_configure), so that every
+process the run starts carries it (its test processes too, started after), and the run can
+find at its end what outlived it."""
 
 # As for the processes the suite starts (above), for this one: pytest keeps each test module's
 # rewritten asserts as bytecode beside it (the test modules are imported after this one), so a
@@ -179,9 +179,13 @@ def container(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gradin
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The quick tier by default (pyproject.toml's `-m 'not slow'`), but a test named on the
-    command line runs whatever its tier (`python -m pytest tests/test_wheel.py`), unless the
-    command says `-m` itself: naming a slow test and getting "deselected" helps nobody."""
+    """The run's mark (RUN_MARK), set where the run starts: a run started from a test
+    process gets one of its own. Then the tier: the quick one by default (pyproject.toml's
+    `-m 'not slow'`), but a test named on the command line runs whatever its tier (`python -m
+    pytest tests/test_wheel.py`), unless the command says `-m` itself: naming a slow test and
+    getting "deselected" helps nobody."""
+    if not hasattr(config, "workerinput"):
+        os.environ[RUN_MARK] = f"{os.getpid()}.{time.time_ns()}"
     where = config.invocation_params.dir
     named = [a for a in config.args if (where / a.split("::")[0]).resolve() != TESTS]
     asked = any(a.startswith("-m") for a in config.invocation_params.args)
