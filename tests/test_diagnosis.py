@@ -9,6 +9,7 @@ and not merely zeros; what `describe` and `where_wrong` say, word for word.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable
 from types import CodeType, ModuleType, SimpleNamespace
 from typing import Any
 
@@ -425,6 +426,55 @@ def test_a_factor_equal_to_several_sizes_is_told_apart_by_the_other_wrong_cases(
     unlike = symptoms.describe({"dA": E / 3}, {"dA": E}, "float64", "grads", first,
                                [({"dA": E * 7}, {"dA": E}, second[2])])
     assert unlike == alone
+
+
+def test_a_single_number_off_by_a_factor_is_named_by_the_wrong_cases_together() -> None:
+    """One number (a loss, a norm) off by a factor in one case could be any error; the factor
+    is named where the other wrong cases share it: a ratio of two sizes (a mean over the wrong
+    count), one size, or one constant. A factor they do not share says nothing."""
+    def cases(factor: Callable[[int, int], float]) -> list[tuple[Any, Any, list[tuple[str, int]]]]:
+        made = []
+        for b, c, total in ((1, 2, 3.0), (8, 5, 7.5), (3, 7, 2.25), (16, 4, 40.0)):
+            mean = total / b
+            made.append((np.float64(mean * factor(b, c)), np.float64(mean),
+                         [("B", b), ("C", c)]))
+        return made
+
+    def said(made: list[tuple[Any, Any, list[tuple[str, int]]]], others: int = 3) -> str | None:
+        actual, expected, dims = made[0]
+        return symptoms.describe({"loss": actual, "dlogits": E}, {"loss": expected, "dlogits": E},
+                                 "float64", "out", dims,
+                                 [({"loss": a, "dlogits": E}, {"loss": t, "dlogits": E}, d)
+                                  for a, t, d in made[1:1 + others]])
+
+    right = "dlogits is right, loss is not."
+    assert said(cases(lambda b, c: b / c)) == (
+        "dlogits is right, loss is not; your loss is the expected value times 0.5, as if "
+        "divided by C where B belongs (B = 1, C = 2 in this case).")
+    assert said(cases(lambda b, c: c)) == (
+        "dlogits is right, loss is not; your loss is the expected value times 2, as if "
+        "multiplied by C (2 in this case).")
+    assert said(cases(lambda b, c: 0.5)) == (
+        "dlogits is right, loss is not; your loss is the expected value times 1/2 (a factor 2 "
+        "missing), in every wrong case.")
+    assert said(cases(lambda b, c: b / c), others=1) == right  # two cases are not enough
+    assert said(cases(lambda b, c: 1.0 + b / 10)) == right  # no shared factor
+
+
+def test_a_ratio_of_two_sizes_is_named_only_where_another_wrong_case_has_it_too() -> None:
+    """Small sizes make many fractions: 0.75 is N = 3 over D = 4 by chance as often as by a
+    slip. Another wrong case with the same ratio of its own sizes names it."""
+    dims = [("N", 3), ("D", 4)]
+    other = np.arange(1.0, 7.0).reshape(2, 3)
+    assert symptoms.describe(0.75 * E, E, "float64", "dW", dims) == (
+        "your dW is the expected values times 0.75.")
+    assert symptoms.describe(0.75 * E, E, "float64", "dW", dims,
+                             [(0.4 * other, other, [("N", 2), ("D", 5)])]) == (
+        "your dW is the expected values times 0.75, as if divided by D where N belongs "
+        "(N = 3, D = 4 in this case).")
+    assert symptoms.describe(0.75 * E, E, "float64", "dW", dims,
+                             [(0.75 * other, other, [("N", 2), ("D", 5)])]) == (
+        "your dW is the expected values times 0.75.")
 
 
 def test_single_precision_of_a_small_result_is_said_where_a_larger_wrong_case_shows_it() -> None:

@@ -120,12 +120,35 @@ def _one(label: str, a: np.ndarray, e: np.ndarray, dtype: str, dims: Sizes,
         other = transform(e)
         if other is not None and tree_matches(a, other, dtype) and not tree_matches(a, e, dtype):
             return f"your {label} equals {words}"
+    factors = [(f, d) for o, t, d in others if (f := _ratio(o, t)) is not None]
     scale = _scale(a, e)
     if scale is not None and tree_matches(a, scale * e, dtype):
         return f"your {label} is the expected values times {_factor(scale)}" \
-            + _sized(scale, dims, others)
-    return _precision(label, a, e, dtype, others) or _shifted(label, a, e, dtype) \
-        or _partly(label, a, e, dtype)
+            + _sized(scale, dims, factors)
+    return _scaled_number(label, a, e, dims, factors) or _precision(label, a, e, dtype, others) \
+        or _shifted(label, a, e, dtype) or _partly(label, a, e, dtype)
+
+
+SCALED_NUMBER_CASES = 3
+"""How many wrong cases must agree before a single number (a loss, a norm) off by a factor is
+named: in one case any number is some multiple of the expected one; the same factor in each of
+three, or the same size (or ratio of sizes) of each, is a slip of scale."""
+
+
+def _scaled_number(label: str, a: np.ndarray, e: np.ndarray, dims: Sizes,
+                   factors: Sequence[tuple[float, Sizes]]) -> str | None:
+    """Where a single number is off by a factor that the other wrong cases share (the same
+    constant, or the same size or ratio of sizes of each case: a mean over the wrong count, a
+    sum where a mean belongs), what holds; None otherwise."""
+    c = _ratio(a, e)
+    if a.size != 1 or c is None or len(factors) + 1 < SCALED_NUMBER_CASES:
+        return None
+    sized = _sized(c, dims, factors, every=True)
+    if sized:
+        return f"your {label} is the expected value times {c:.4g}{sized}"
+    if all(abs(f - c) <= 1e-6 * abs(c) for f, _ in factors):
+        return f"your {label} is the expected value times {_factor(c)}, in every wrong case"
+    return None
 
 
 UNWRITTEN_ORDERS = 30
@@ -202,26 +225,75 @@ def _factor(c: float) -> str:
     return f"{c:.4g}"
 
 
-def _sized(c: float, dims: Sizes, others: Sequence[tuple[Any, Any, Sizes]] = ()) -> str:
+def _ratio(actual: Any, expected: Any) -> float | None:
+    """The factor between a result and the truth of the same shape (see _scale; a single
+    number's is the quotient of the two), or None."""
+    try:
+        a, e = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if a.shape != e.shape:
+        return None
+    if e.size == 1:
+        c = float(a.flat[0]) / float(e.flat[0]) if float(e.flat[0]) else 0.0
+        return None if c == 0.0 or not np.isfinite(c) or abs(c - 1.0) < 1e-3 else c
+    return _scale(a, e)
+
+
+def _size_factors(dims: Sizes) -> list[tuple[str, float]]:
+    """The factors a slip of sizes makes, in words, each with its value in this case: one over
+    a size (a sum divided by its count), a size (a mean where a sum belongs), then a ratio of
+    two (divided by one size where another belongs; the one that belongs may be 1 in this case,
+    a batch of one)."""
+    sizes = [(name, value) for name, value in dims if value > 1]
+    every = [(name, value) for name, value in dims if value >= 1]
+    return [*((f"divided by {n}", 1.0 / v) for n, v in sizes),
+            *((f"multiplied by {n}", float(v)) for n, v in sizes),
+            *((f"divided by {m} where {n} belongs", v / w)
+              for n, v in every for m, w in every if m != n and v != w)]
+
+
+def _sized(c: float, dims: Sizes, others: Sequence[tuple[float, Sizes]] = (),
+           every: bool = False) -> str:
     """Which of the case's sizes the factor is (or is one over): a sum divided by its count,
-    or a mean where a sum belongs, is off by a size, not by a constant. Where several sizes of
-    this case are equal, the other wrong cases keep those whose size is the factor there too."""
-    for size, words, inverse in ((1.0 / c, "divided by", True), (c, "multiplied by", False)):
-        names = [name for name, value in dims if value > 1 and abs(size - value) < 1e-6 * value]
-        for actual, expected, sizes in others:
-            if len(names) < 2:
+    or a mean where a sum belongs, is off by a size, not by a constant. `others`: the factor and
+    sizes of other wrong cases. Where several sizes fit this case, those that fit the others
+    too are kept; `every`: only those that fit every other case are named at all. A ratio of
+    two sizes (divided by the wrong count) is named only where another wrong case, whose ratio
+    differs, has the same: small sizes make many fractions, and one case fits some by chance."""
+    fits = [(w, v) for w, v in _size_factors(dims) if abs(c - v) < 1e-6 * abs(v)]
+    singles = [w for w, _ in fits if " where " not in w]
+    if singles:
+        for factor, sizes in others:
+            if len(singles) < 2 and not every:
                 break
-            a, e = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
-            there = _scale(a, e) if a.shape == e.shape else None
-            if there is None:
-                continue
-            factor, by_name = (1.0 / there if inverse else there), dict(sizes)
-            kept = [n for n in names if n in by_name
-                    and abs(factor - by_name[n]) < 1e-6 * by_name[n]]
-            names = kept or names
-        if names:
-            return f", as if {words} {' or '.join(names)} ({round(size)} in this case)"
+            there = dict(_size_factors(sizes))
+            kept = [w for w in singles if w in there
+                    and abs(factor - there[w]) < 1e-6 * abs(there[w])]
+            singles = kept if kept or every else singles
+        if singles:
+            verb = singles[0].split(" by ", 1)[0]
+            names = [w.split(" by ", 1)[1] for w in singles if w.startswith(verb)]
+            return f", as if {verb} by {' or '.join(names)} ({_in_case(singles[0], dims)})"
+    for words, value in fits:
+        if " where " not in words:
+            continue
+        ratios = [dict(_size_factors(sizes)).get(words) for _, sizes in others]
+        shared = [r for (f, _), r in zip(others, ratios, strict=True)
+                  if r is not None and abs(f - r) < 1e-6 * abs(r)]
+        if shared and len(shared) == len(others) and any(
+                abs(r - value) > 1e-6 * abs(value) for r in shared):
+            return f", as if {words} ({_in_case(words, dims)})"
     return ""
+
+
+def _in_case(words: str, dims: Sizes) -> str:
+    """The sizes `words` names, with their values in this case."""
+    named = dict(dims)
+    used = [n for n in named if f" {n} " in f" {words} "]
+    if len(used) == 1:
+        return f"{named[used[0]]} in this case"
+    return ", ".join(f"{n} = {named[n]}" for n in used) + " in this case"
 
 
 def _shifted(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
