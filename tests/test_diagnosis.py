@@ -408,8 +408,12 @@ def test_what_holds_of_a_wrong_tree_says_which_pieces_are_right() -> None:
     expected = {"dW1": E, "db1": E[0, 0], "dW2": E[1]}
     actual = {"dW1": 2 * E, "db1": 2 * E[0, 0], "dW2": E[1]}
     assert symptoms.describe(actual, expected, "float64", "grads") == (
-        "dW2 is right, dW1 and db1 are not; your dW1 is the expected values times 2 (a factor "
-        "2 too many); your db1 is the expected values times 2 (a factor 2 too many).")
+        "dW2 is right; your dW1 and db1 are the expected values times 2 (a factor 2 too many).")
+    unlike = {**actual, "db1": 3 * E[0, 0], "dW2": -E[1]}
+    assert symptoms.describe(unlike, expected, "float64", "grads") == (
+        "your dW1 is the expected values times 2 (a factor 2 too many); your db1 is the "
+        "expected values times 3 (a factor 3 too many); your dW2 equals the expected values "
+        "with the sign flipped.")
 
 
 def test_a_factor_equal_to_several_sizes_is_told_apart_by_the_other_wrong_cases() -> None:
@@ -449,14 +453,14 @@ def test_a_single_number_off_by_a_factor_is_named_by_the_wrong_cases_together() 
 
     right = "dlogits is right, loss is not."
     assert said(cases(lambda b, c: b / c)) == (
-        "dlogits is right, loss is not; your loss is the expected value times 0.5, as if "
-        "divided by C where B belongs (B = 1, C = 2 in this case).")
+        "dlogits is right; your loss is the expected value times 0.5, as if divided by C where B "
+        "belongs (B = 1, C = 2 in this case).")
     assert said(cases(lambda b, c: c)) == (
-        "dlogits is right, loss is not; your loss is the expected value times 2, as if "
-        "multiplied by C (2 in this case).")
+        "dlogits is right; your loss is the expected value times 2, as if multiplied by C (2 in "
+        "this case).")
     assert said(cases(lambda b, c: 0.5)) == (
-        "dlogits is right, loss is not; your loss is the expected value times 1/2 (a factor 2 "
-        "missing), in every wrong case.")
+        "dlogits is right; your loss is the expected value times 1/2 (a factor 2 missing), in "
+        "every wrong case.")
     assert said(cases(lambda b, c: b / c), others=1) == right  # two cases are not enough
     assert said(cases(lambda b, c: 1.0 + b / 10)) == right  # no shared factor
 

@@ -1228,10 +1228,16 @@ def compare_runs(spec: Spec) -> PlanFactory:
         for case in valid:  # now, in the judge: a child forked after it inherits its imports
             truth(case)
 
+        def compared(tree: dict[str, Any]) -> dict[str, Any]:
+            """The observations of `tree` (a run's, or the truth's) this check compares, one
+            level deep."""
+            shown = select(tree, fields)
+            return _flat(select(shown, [k for k in shown if k not in limits]))
+
         def judge(observed: list[Observation]) -> Verdict:
             wrong: list[tuple[Case, Any]] = []
             first: tuple[str, str | None] | None = None
-            answered = False
+            answered: list[tuple[Case, Any]] = []
             for case, run in zip(cases, observed, strict=True):
                 if case.extra.get("malformed"):
                     continue
@@ -1242,26 +1248,28 @@ def compare_runs(spec: Spec) -> PlanFactory:
                                       known[1] if known else
                                       known_error_hint(run["raised"]) or hint)
                     continue
-                actual = select(run["value"], fields)
-                compared = [k for k in actual if k not in limits]
-                difference = _over(actual, limits) or tree_difference(
-                    _flat(select(actual, compared)), _flat(select(truth(case), compared)),
-                    case.dtype, "the result")
+                actual = compared(run["value"])
+                difference = _over(select(run["value"], fields), limits) or tree_difference(
+                    actual, compared(truth(case)), case.dtype, "the result")
                 if difference:
                     wrong.append((case, run["value"]))
-                    answered = True
+                    answered.append((case, actual))
                     first = first or (f"{case.describe()}: {difference} ({ctx.reproduce()})",
                                       None)
             if first is not None:
                 named = diagnose(wrong, mistakes)
-                verdict = failed(first[0], hint=named or first[1] or hint)
+                recipe = first[1] or hint
+                if named is None and first[1] is None:  # what holds of the wrong answers
+                    recipe = _known(valid, [o for c, o in zip(cases, observed, strict=True)
+                                            if not c.extra.get("malformed")], answered,
+                                    lambda c: compared(truth(c)), "the result", hint)
+                verdict = failed(first[0], hint=named or recipe)
                 # A run that answered otherwise than the truth is evidence against how the
                 # part's values were made (the checks a row's `voids` names), where those values
                 # were right (a part that updates nothing moves no version counter either); a
                 # raise is no evidence.
                 verdict = replace(verdict, diagnosis=differential(ctx, wrong, named is not None))
-                return replace(verdict, voids=answered, otherwise=verdict) if answered \
-                    else verdict
+                return replace(verdict, voids=True, otherwise=verdict) if answered else verdict
             for case, run in zip(cases, observed, strict=True):
                 if case.extra.get("malformed") and (
                         run["raised"] is None or "ValueError" not in run["raised"]["bases"]):

@@ -76,17 +76,43 @@ def describe(actual: Any, expected: Any, dtype: str, name: str, dims: Sizes = ()
     if not wrong:
         return None
     elsewhere = [(dict(_leaves(a, name)), dict(_leaves(e, name)), d) for a, e, d in others]
-    said = [_one(label, a, e, dtype, dims,
-                 [(o[label], t[label], d) for o, t, d in elsewhere if label in o and label in t])
+    said = [(label, _one(label, a, e, dtype, dims,
+                         [(o[label], t[label], d) for o, t, d in elsewhere
+                          if label in o and label in t]))
             for label, a, e in wrong]
-    facts = [s for s in said if s]
+    facts = _grouped([(label, s) for label, s in said if s])
     if len(pairs) > 1:
         right = [label for (label, _), _ in pairs if label not in {w[0] for w in wrong}]
-        if right:
-            facts.insert(0, f"{_names(right)} {'is' if len(right) == 1 else 'are'} right, "
-                         f"{_names([w[0] for w in wrong])} "
-                         f"{'is' if len(wrong) == 1 else 'are'} not")
+        if right:  # the wrong ones are named here where no fact below names each
+            told = all(fact for _, fact in said)
+            facts.insert(0, f"{_names(right)} {'is' if len(right) == 1 else 'are'} right" + (
+                "" if told else f", {_names([w[0] for w in wrong])} "
+                                f"{'is' if len(wrong) == 1 else 'are'} not"))
     return "; ".join(facts) + "." if facts else None
+
+
+_PLURAL = {"is": "are", "has": "have", "equals": "equal", "agrees": "agree", "holds": "hold"}
+
+
+def _grouped(said: Sequence[tuple[str, str]]) -> list[str]:
+    """The facts, one per piece, with those that say the same of several pieces said once
+    of them all ("your dW1 and db1 are the expected values times 2"): six gradients halved
+    read as one slip, not six."""
+    groups: dict[str, list[str]] = {}
+    for label, text in said:
+        head = f"your {label} "
+        rest = text[len(head):] if text.startswith(head) else ""
+        verb = rest.split(" ", 1)[0]
+        key = rest if verb in _PLURAL and label not in rest else f"\0{text}"
+        groups.setdefault(key, []).append(label)
+    facts = []
+    for key, labels in groups.items():
+        if key.startswith("\0") or len(labels) == 1:
+            facts.extend([key[1:]] if key.startswith("\0") else [f"your {labels[0]} {key}"])
+            continue
+        verb, rest = key.split(" ", 1)
+        facts.append(f"your {_names(labels)} {_PLURAL[verb]} {rest}")
+    return facts
 
 
 def size_one_axes_moved(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
