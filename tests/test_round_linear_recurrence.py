@@ -324,6 +324,6 @@ def test_the_cli_names_the_mistake(tmp_path: Path, runner: CliRunner) -> None:
     shown = " ".join(done.stdout.split())
     assert "✗ failed part2.correctness" in shown
     assert "hint: the down-sweep reads a slot it has already overwritten" in shown
-    # Its properties (inputs unchanged, work, no loop in a level) are worth the half of the
+    # Its properties (dtype, inputs unchanged, work, no loop in a level) are worth the half of the
     # points of values it earned.
-    assert "Score 18.25/35.0 · 7 passed, 1 failed" in shown
+    assert "Score 18.125/35.0 · 8 passed, 1 failed" in shown

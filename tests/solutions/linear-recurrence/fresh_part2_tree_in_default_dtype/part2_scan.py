@@ -1,0 +1,58 @@
+"""Part 2, numpy reference: the recurrence as a work-efficient (Blelloch) scan of affine maps.
+
+Step t is the map x -> a[t] * x + b[t], the pair (a[t], b[t]). Composing two maps gives another
+(an associative operator, not a commutative one), so every prefix map can be found by a scan:
+an up-sweep that builds a tree of partial compositions, then a down-sweep that hands each slot
+the composition of everything before it. Each level is one batched operation on half as many
+pairs as the level below: O(T) work in O(log T) levels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def combine(left: tuple[np.ndarray, np.ndarray],
+            right: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The map `left` then the map `right`: x -> a2 * (a1 * x + b1) + b2."""
+    a1, b1 = left
+    a2, b2 = right
+    a = a1 * a2
+    b = a2 * b1 + b2
+    return a, b
+
+
+def scan_recurrence(a: np.ndarray, b: np.ndarray, h0: np.ndarray) -> np.ndarray:
+    """Part 1's h, by an up-sweep and a down-sweep over a tree padded to a power of two."""
+    if a.ndim != 2 or b.shape != a.shape or h0.shape != (a.shape[1],):
+        raise ValueError("a and b must be (T, D) and h0 (D,), got "
+                         f"{tuple(a.shape)}, {tuple(b.shape)}, {tuple(h0.shape)}")
+    t = a.shape[0]
+    if t == 0:
+        return b.copy()
+    size = 1 << (t - 1).bit_length()
+    A = np.ones((size, a.shape[1]))
+    B = np.zeros((size, a.shape[1]))
+    A[:t] = a
+    B[:t] = b
+    step = 1
+    while step < size:
+        left = slice(step - 1, size, 2 * step)
+        right = slice(2 * step - 1, size, 2 * step)
+        A[right], B[right] = combine((A[left], B[left]), (A[right], B[right]))
+        step *= 2
+    A[size - 1] = 1
+    B[size - 1] = 0
+    step = size // 2
+    while step >= 1:
+        left = slice(step - 1, size, 2 * step)
+        right = slice(2 * step - 1, size, 2 * step)
+        before_a = A[left].copy()
+        before_b = B[left].copy()
+        A[left] = A[right]
+        B[left] = B[right]
+        A[right], B[right] = combine((A[right], B[right]), (before_a, before_b))
+        step //= 2
+    prefix_a, prefix_b = combine((A[:t], B[:t]), (a, b))
+    h = prefix_a * h0 + prefix_b
+    return h
