@@ -521,6 +521,8 @@ def test_which_cases_came_out_wrong() -> None:
     many = [_sized(n) for n in range(1, 9)]
     assert symptoms.where_wrong(many, [n % 2 == 0 for n in range(1, 9)]) == (
         "wrong in 4 of 8 cases, right in the rest")
+    assert symptoms.where_wrong(many, [n in (3, 6) for n in range(1, 9)]) == (
+        "right only in N=3, D=2, float64; N=6, D=2, float64 (wrong in the other 6 cases)")
 
 
 def test_a_slip_far_along_a_long_statement_stays_in_view() -> None:

@@ -464,7 +464,7 @@ def _sentence(fact: str) -> str:
     """A fact as a sentence: capitalised where it opens with a word, not with a name (dW)."""
     opening = fact.split(" ", 1)[0]
     fact = fact.rstrip(".") + "."
-    return fact[0].upper() + fact[1:] if opening in ("your", "wrong") else fact
+    return fact[0].upper() + fact[1:] if opening in ("your", "wrong", "right") else fact
 
 
 def correctness(spec: Spec) -> PlanFactory:

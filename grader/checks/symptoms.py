@@ -354,8 +354,8 @@ def _indices(label: str, found: Sequence[int]) -> str:
 
 def where_wrong(cases: Sequence[Case], right: Sequence[bool]) -> str | None:
     """Over many cases, what the wrong ones share that the right ones do not: a dtype, or a
-    size past some bound ("wrong only where N >= 2"). None when every case is wrong or nothing
-    tells them apart."""
+    size past some bound ("wrong only where N >= 2"); else the few wrong ones, or the few right
+    ones, by name. None when every case is wrong."""
     wrong = [c for c, ok in zip(cases, right, strict=True) if not ok]
     fine = [c for c, ok in zip(cases, right, strict=True) if ok]
     if not wrong or not fine:
@@ -375,4 +375,7 @@ def where_wrong(cases: Sequence[Case], right: Sequence[bool]) -> str | None:
     if len(wrong) <= NAMED_CASES:
         return f"wrong only in {'; '.join(c.describe() for c in wrong)} (right in the other " \
                f"{len(fine)} cases)"
+    if len(fine) <= NAMED_CASES:  # the few right ones are as telling (a run of no step)
+        return f"right only in {'; '.join(c.describe() for c in fine)} (wrong in the other " \
+               f"{len(wrong)} cases)"
     return f"wrong in {len(wrong)} of {len(cases)} cases, right in the rest"
