@@ -196,6 +196,7 @@ def pytest_configure(config: pytest.Config) -> None:
 TESTS = Path(__file__).resolve().parent
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's: a run without it (-p no:xdist) knows none
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one test process more than the CPUs this run may use. Many tests wait (on a
     timeout, a sleeping child, a sandbox starting) while using no CPU; a process more keeps the
@@ -211,7 +212,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """No test may leave a process running: one that does (an orphan handed to init, a
     spinner never stopped) takes CPU from every test after it, and from the next run. At the
     end of the run (in the process that started it), every process still carrying this run's
-    mark is killed and the run fails, naming each."""
+    mark is killed and the run fails, naming each. The mark is in the environment a process
+    was started with: a run without test processes (-p no:xdist) sets it after its own start,
+    so what that process forks without exec is not found; the default run's test processes
+    start with it, and all they fork carry it."""
     if hasattr(session.config, "workerinput"):
         return
     deadline = time.monotonic() + OUTLIVED_WAIT_S
@@ -231,8 +235,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def _outliving() -> dict[int, str]:
-    """The live processes but this one that carry this run's mark, each with its command line
-    and the test that started it, where its environment says."""
+    """The live processes that carry this run's mark, each with its command line and the test
+    that started it, where its environment says; not this process, nor its own children: in a
+    run without test processes (-p no:xdist) this one ran the tests, and a worker it started
+    ends with it (its stdin closes), as a test process's do with that process."""
     mark = f"{RUN_MARK}={os.environ[RUN_MARK]}".encode()
     found: dict[int, str] = {}
     for entry in Path("/proc").iterdir():
@@ -240,10 +246,11 @@ def _outliving() -> dict[int, str]:
             continue
         try:
             environ = (entry / "environ").read_bytes().split(b"\0")  # a zombie's is empty
-            if mark not in environ:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if mark not in environ or parent == os.getpid():
                 continue
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+        except (OSError, IndexError, ValueError):
             continue
         test = [v for v in environ if v.startswith(b"PYTEST_CURRENT_TEST=")]
         found[int(entry.name)] = command.strip()[:200] + (
