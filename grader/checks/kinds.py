@@ -1225,8 +1225,9 @@ def compare_runs(spec: Spec) -> PlanFactory:
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
         valid = [c for c in cases if not c.extra.get("malformed")]
+        truth_of = _once_per_case(truth)  # made now and read again by the judge
         for case in valid:  # now, in the judge: a child forked after it inherits its imports
-            truth(case)
+            truth_of(case)
 
         def compared(tree: dict[str, Any]) -> dict[str, Any]:
             """The observations of `tree` (a run's, or the truth's) this check compares, one
@@ -1250,7 +1251,7 @@ def compare_runs(spec: Spec) -> PlanFactory:
                     continue
                 actual = compared(run["value"])
                 difference = _over(select(run["value"], fields), limits) or tree_difference(
-                    actual, compared(truth(case)), case.dtype, "the result")
+                    actual, compared(truth_of(case)), case.dtype, "the result")
                 if difference:
                     wrong.append((case, run["value"]))
                     answered.append((case, actual))
@@ -1262,7 +1263,7 @@ def compare_runs(spec: Spec) -> PlanFactory:
                 if named is None and first[1] is None:  # what holds of the wrong answers
                     recipe = _known(valid, [o for c, o in zip(cases, observed, strict=True)
                                             if not c.extra.get("malformed")], answered,
-                                    lambda c: compared(truth(c)), "the result", hint)
+                                    lambda c: compared(truth_of(c)), "the result", hint)
                 verdict = failed(first[0], hint=named or recipe)
                 # A run that answered otherwise than the truth is evidence against how the
                 # part's values were made (the checks a row's `voids` names), where those values
