@@ -42,7 +42,7 @@ os.environ.pop(SECRET_ENV, None)
 import grader.runner
 from grader.engine.results import RunResult
 from grader.engine.rounds import DEFAULT_ROUND
-from grader.runner import Request, Worker
+from grader.runner import Request, Worker, strays
 
 from helpers import (
     TEST_SEED,
@@ -240,17 +240,17 @@ def _outliving() -> dict[int, str]:
     run without test processes (-p no:xdist) this one ran the tests, and a worker it started
     ends with it (its stdin closes), as a test process's do with that process."""
     mark = f"{RUN_MARK}={os.environ[RUN_MARK]}".encode()
+    spared = {os.getpid(), *strays.children()}
     found: dict[int, str] = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+        if not entry.name.isdigit() or int(entry.name) in spared:
             continue
         try:
             environ = (entry / "environ").read_bytes().split(b"\0")  # a zombie's is empty
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if mark not in environ or parent == os.getpid():
+            if mark not in environ:
                 continue
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError, ValueError):
+        except OSError:
             continue
         test = [v for v in environ if v.startswith(b"PYTEST_CURRENT_TEST=")]
         found[int(entry.name)] = command.strip()[:200] + (
