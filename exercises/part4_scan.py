@@ -13,7 +13,8 @@ import torch
 
 
 def hillis_steele_scan_forward(W: torch.Tensor) -> tuple[torch.Tensor, list]:
-    """Return (P, levels): P the inclusive prefix products of W, levels one entry per level.
+    """Return (P, levels): P the inclusive prefix products of W (W's shape, dtype and
+    device), levels one entry per level.
 
     W: (N, D, D). Raises ValueError when W is not (N, D, D). Each entry of levels holds whatever
     your backward needs for that level (for example the tuple (step, old)). Do not modify W.
@@ -22,7 +23,8 @@ def hillis_steele_scan_forward(W: torch.Tensor) -> tuple[torch.Tensor, list]:
 
 
 def hillis_steele_scan_backward(levels: list, dP: torch.Tensor) -> torch.Tensor:
-    """Return dW of shape (N, D, D), given the levels from the forward and dP = dL/dP.
+    """Return dW (W's shape, dtype and device), given the levels from the forward and
+    dP = dL/dP.
 
     Walk the levels in reverse; do not modify dP.
     """

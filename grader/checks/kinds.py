@@ -636,10 +636,14 @@ def keeps_dtype(spec: Spec) -> PlanFactory:
         cases = _cases(maker, ctx)
 
         def promoted(case: Case, row: Observation) -> Verdict | None:
-            wrong = [f"{k} is {dtype}" for k, dtype in dtypes(row["value"]).items()
-                     if dtype != case.dtype]
-            return failed(f"{case.describe()}: {' and '.join(wrong)}", hint=hint) \
-                if wrong else None
+            wrong: dict[str, list[str]] = {}
+            for key, dtype in dtypes(row["value"]).items():
+                if dtype != case.dtype:
+                    wrong.setdefault(dtype, []).append(key)
+            said = [f"{symptoms.listed(keys)} {'is' if len(keys) == 1 else 'are'} {dtype}"
+                    for dtype, keys in wrong.items()]
+            return failed(f"{case.describe()}: {' and '.join(said)}", hint=hint) \
+                if said else None
 
         def judge(rows: list[Observation]) -> Verdict:
             kept = " and ".join(dict.fromkeys(c.dtype for c in cases))
@@ -896,8 +900,8 @@ def gradcheck_every(spec: Spec) -> PlanFactory:
                                                   "the gradients"):
                 return failed("gradcheck reported success, but autograd's gradients through "
                               f"{through} on the same input are wrong", hint=wrong_hint)
-            return passed(f"gradcheck passed (float64, slow mode, {_listed(inputs)} requiring "
-                          "grad)")
+            return passed(f"gradcheck passed (float64, slow mode, {symptoms.listed(inputs)} "
+                          "requiring grad)")
 
         return Plan("gradcheck", {"make": None, "function": function, "case": case.data(),
                                   "inputs": inputs, "grads": grads}, judge)
@@ -1138,7 +1142,7 @@ def finite_differences(spec: Spec) -> PlanFactory:
                         f"seed {ctx.seed})", hint=hints.get(name) or diagnose(
                             [(case, value)], mistakes) or hint.format(wrt=name, part=ctx.part_id))
             if several:
-                return passed(f"{_listed(['d' + n for n in names])} agree with central "
+                return passed(f"{symptoms.listed(['d' + n for n in names])} agree with central "
                               "differences")
             return passed(f"all {np.size(value)} entries of d{names[0]} agree with central "
                           "differences")
@@ -1146,11 +1150,6 @@ def finite_differences(spec: Spec) -> PlanFactory:
         return Plan("call_each", {**call, "cases": [case.data()]}, judge)
 
     return plan
-
-
-def _listed(words: Sequence[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
-    return " and ".join(filter(None, [", ".join(words[:-1]), words[-1]]))
 
 
 def _function(spec: Spec, name: Any, key: str) -> Callable[..., Any]:

@@ -85,8 +85,8 @@ def describe(actual: Any, expected: Any, dtype: str, name: str, dims: Sizes = ()
         right = [label for (label, _), _ in pairs if label not in {w[0] for w in wrong}]
         if right:  # the wrong ones are named here where no fact below names each
             told = all(fact for _, fact in said)
-            facts.insert(0, f"{_names(right)} {'is' if len(right) == 1 else 'are'} right" + (
-                "" if told else f", {_names([w[0] for w in wrong])} "
+            facts.insert(0, f"{listed(right)} {'is' if len(right) == 1 else 'are'} right" + (
+                "" if told else f", {listed([w[0] for w in wrong])} "
                                 f"{'is' if len(wrong) == 1 else 'are'} not"))
     return "; ".join(facts) + "." if facts else None
 
@@ -111,7 +111,7 @@ def _grouped(said: Sequence[tuple[str, str]]) -> list[str]:
             facts.extend([key[1:]] if key.startswith("\0") else [f"your {labels[0]} {key}"])
             continue
         verb, rest = key.split(" ", 1)
-        facts.append(f"your {_names(labels)} {_PLURAL[verb]} {rest}")
+        facts.append(f"your {listed(labels)} {_PLURAL[verb]} {rest}")
     return facts
 
 
@@ -127,7 +127,8 @@ def size_one_axes_moved(label: str, a: np.ndarray, e: np.ndarray, dtype: str) ->
             f"kept, or an axis of size 1 added at the other end)")
 
 
-def _names(labels: Sequence[str]) -> str:
+def listed(labels: Sequence[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
     return ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else labels[0]
 
 
@@ -362,7 +363,7 @@ def where_wrong(cases: Sequence[Case], right: Sequence[bool]) -> str | None:
         return None
     dtypes = {c.dtype for c in wrong}
     if len(dtypes) == 1 and not dtypes & {c.dtype for c in fine}:
-        return f"wrong only in {dtypes.pop()}: right in {_names(sorted({c.dtype for c in fine}))}"
+        return f"wrong only in {dtypes.pop()}: right in {listed(sorted({c.dtype for c in fine}))}"
     for name, _ in wrong[0].dims:
         if not all(name in dict(c.dims) for c in cases):
             continue

@@ -65,6 +65,22 @@ def scan_gradient(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     return {"value": api.backend.to_numpy(dW, "dW"), "raised": None, "stage": "backward"}
 
 
+def scan_outputs(api: Api, case: dict[str, Any]) -> dict[str, Any]:
+    """The scan's P and dW (its backward on its own levels), as arrays, for checks that read
+    both results (their dtypes)."""
+    W = api.backend.native(case["inputs"]["W"])
+    value, raised = api.call(api.function(FORWARD), W)
+    if raised:
+        return {"value": None, "raised": raised.as_dict()}
+    P, levels = split_forward(value)
+    dW, raised = api.call(api.function(BACKWARD), levels,
+                          api.backend.native(case["inputs"]["dP"]))
+    if raised:
+        return {"value": None, "raised": raised.as_dict()}
+    return {"value": {"P": api.backend.to_numpy(P, "P"), "dW": api.backend.to_numpy(dW, "dW")},
+            "raised": None}
+
+
 def scan_gradient_both(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     """scan_gradient, plus the candidate's backward on the reference's levels (when it accepts
     them), so the judge can tell a wrong backward from wrong levels."""

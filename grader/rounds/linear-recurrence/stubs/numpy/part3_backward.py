@@ -15,7 +15,7 @@ import numpy as np
 
 def recurrence_backward(a: np.ndarray, h0: np.ndarray, h: np.ndarray,
                         dh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return (da, db, dh0): da and db of shape (T, D), dh0 of shape (D,).
+    """Return (da, db, dh0): da and db of shape (T, D), dh0 of shape (D,), all of a's dtype.
 
     a, h, dh: (T, D); h0: (D,); h is the forward's output for these a and h0 (and some b).
     Raises ValueError unless a.ndim == 2, h0.shape == (D,) and h.shape == dh.shape == a.shape.

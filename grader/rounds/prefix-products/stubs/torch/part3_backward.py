@@ -13,7 +13,8 @@ import torch
 
 
 def prefix_products_backward(W: torch.Tensor, dP: torch.Tensor) -> torch.Tensor:
-    """Return dW of shape (N, D, D) for the loss whose gradient w.r.t. each P[i] is dP[i].
+    """Return dW (W's shape, dtype and device) for the loss whose gradient w.r.t. each
+    P[i] is dP[i].
 
     W, dP: (N, D, D). Raises ValueError when W is not (N, D, D) or dP.shape != W.shape.
     Must not call autograd, must not modify W or dP, and must cost O(N * D^3), not O(N^2 * D^3).
