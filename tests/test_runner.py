@@ -1237,6 +1237,100 @@ def test_the_time_the_waiting_process_was_stopped_counts_for_nothing() -> None:
     assert took >= STOPPED_S - LATE_S + BACKSTOP * limit - 0.05  # the stop less one look's lateness
 
 
+class _BlockedChild(_FakeChild):
+    """A scripted child (see _FakeChild) seen asleep at every look, getting no CPU, its
+    processes in uninterruptible sleep ("D") where `blocked`."""
+
+    def __init__(self, blocked: bool) -> None:
+        super().__init__(False, 0.0)
+        self.blocked = blocked
+
+    def usage(self):  # type: ignore[no-untyped-def]
+        from dataclasses import replace
+
+        return replace(super().usage(), blocked=self.blocked)
+
+
+@pytest.mark.parametrize(("blocked", "stalled", "why"), [
+    (True, 1.0, "wall"),   # its pages read back on a thrashing machine: the machine's delay
+    (True, 0.0, "idle"),   # blocked where the machine is not stalled: a wait it chose (vfork)
+    (False, 1.0, "idle"),  # asleep on a stalled machine: its own sleep all the same
+    (True, 0.5, "idle"),   # the machine stalled half of each look: the other half is its own
+])
+@pytest.mark.usefixtures("short_backstop")
+def test_a_child_blocked_in_the_kernel_while_the_machine_stalls_is_waited_for_not_taken_for_asleep(
+        monkeypatch: pytest.MonkeyPatch, blocked: bool, stalled: float, why: str) -> None:
+    """A child in uninterruptible sleep while the kernel counts the machine stalled on memory
+    or I/O (its pressure stall information, here scripted as a share of the clock) spends none
+    of its allowance of sleep for that time and is waited for up to the clock's backstop, as a
+    starved one is (undecided, never timed out as an idler); what the stall does not cover,
+    and a child asleep by its own choice, is its sleep."""
+    from grader.runner import strays
+    from grader.runner.children import BACKSTOP, IdleBudget, wait_readable
+
+    began = time.monotonic()
+    monkeypatch.setattr(strays, "machine_stalls",
+                        lambda: (stalled * (time.monotonic() - began), 0.0))
+    limit = 0.2
+    child = _BlockedChild(blocked)
+    budget = IdleBudget(10.0)
+    ended, took = _timed_out(child, lambda: wait_readable(child, limit, budget))  # type: ignore[arg-type]
+    assert ended == why
+    assert took >= (BACKSTOP if why == "wall" else 1 / (1 - stalled) if blocked else 1) \
+        * limit - 0.05  # load only ever lengthens it
+    assert (budget.left_s < 10.0 - limit / 2) is (why == "idle")
+
+
+VFORK_NEVER_RETURNS = """\
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(flush=True)
+if libc.vfork() == 0:
+    libc.pause()
+"""
+
+
+def test_a_process_in_uninterruptible_sleep_reads_as_blocked_not_at_work() -> None:
+    """A real process in "D" (a parent whose vfork child never execs or exits) is blocked in
+    its tree's usage and not at work; a tree asleep in "S" is neither. The kernel's pressure
+    stall counters read as seconds where this kernel keeps them."""
+    from grader.runner import strays
+
+    process = subprocess.Popen([sys.executable, "-c", VFORK_NEVER_RETURNS],
+                               stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "\n"
+        states: list[tuple[bool, bool]] = []
+        for _ in range(100):
+            usage = strays.tree_usage(process.pid)
+            assert usage is not None
+            states.append((usage.blocked, usage.runnable))
+            if usage.blocked:
+                break
+            time.sleep(0.05)
+        assert states[-1] == (True, False)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        for _ in range(100):
+            asleep = strays.tree_usage(sleeper.pid)
+            assert asleep is not None
+            if not asleep.runnable:
+                break
+            time.sleep(0.05)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert not asleep.runnable and not asleep.blocked
+    stalls = strays.machine_stalls()
+    if Path("/proc/pressure/memory").exists():
+        assert stalls is not None and len(stalls) == 2 and min(stalls) >= 0
+    assert strays.stalled_s((1.0, 2.0), (1.5, 2.25)) == 0.5
+    assert strays.stalled_s(None, (1.0, 1.0)) == 0.0
+
+
 def test_a_parts_sleep_adds_up_over_its_waits() -> None:
     from grader.runner.children import FrameTimeout, IdleBudget, wait_readable
 

@@ -190,7 +190,11 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     nothing the grader gives it), so a child starved by a busy machine waits for a CPU instead
     of failing, and one that idles is cut off as fast as one that spins. A slice in which the
     tree was seen asleep counts as idle less the CPU the tree got in it, so one that computes
-    between short sleeps is not taken for an idler. FrameTimeout, with why, past the limit or
+    between short sleeps is not taken for an idler, and, where one of its processes was
+    blocked in the kernel (Usage.blocked), less the time the machine was stalled on memory or
+    I/O in it (strays.machine_stalls): a page of the child's read back from the disk on a
+    machine that thrashes is the machine's delay, as a starved child's wait for a CPU is, and
+    such a child is waited for up to the clock's backstop. FrameTimeout, with why, past the limit or
     past BACKSTOP times it on the clock. While a child's usage cannot be read (no /proc, a
     sandbox that does not answer) the clock counts as its work ("clock"), and it is asked again
     at each look. `progress` is called whenever a look finds the child at work (the CLI's
@@ -209,6 +213,7 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     idle = 0.0
     away = 0.0  # clock seconds in which this process was kept from looking (LATE_S)
     allowance = budget.left_s if budget else limit_s
+    stalls = strays.machine_stalls()
     try:
         while True:
             now = time.monotonic()
@@ -229,8 +234,9 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
             ready, _, _ = select.select([child.fd], [], [], asked)
             if ready:
                 return left
-            before = last
+            before, stalled_before = last, stalls
             last = child.usage() or last
+            stalls = strays.machine_stalls()
             took = time.monotonic() - now
             away += max(0.0, took - asked - LATE_S)
             if first is None or before is None:
@@ -240,7 +246,8 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
                 progress()
             elif last is not None:
                 seen = min(took, asked + LATE_S)
-                idle += max(0.0, seen - (last.work_s - before.work_s))
+                machine = strays.stalled_s(stalled_before, stalls) if last.blocked else 0.0
+                idle += max(0.0, seen - machine - (last.work_s - before.work_s))
     finally:
         if budget:
             budget.left_s -= idle

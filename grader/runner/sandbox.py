@@ -831,7 +831,8 @@ class SandboxedChild:
             if self._last is None or seen is None:
                 return None
             given, then = self._last
-            found = strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable)
+            found = strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable,
+                                 blocked=seen.blocked)
             return self._with_unseen(found, spent)
         seen = strays.tree_usage(sandbox.process.pid)
         self._last = (found, seen) if found is not None and seen is not None else self._last
@@ -839,8 +840,10 @@ class SandboxedChild:
             # At work only where this process sees it so too, at this process's priority: code
             # in the sandbox can lower its executor's (its parent's) and its own alike, and
             # the executor's view then takes a wait the code chose for the machine's. A freezer
-            # holds the sandbox where the executor cannot see it.
-            found = replace(found, runnable=seen.frozen or (found.runnable and seen.runnable))
+            # holds the sandbox where the executor cannot see it. Blocked in the kernel only as
+            # this process sees it.
+            found = replace(found, runnable=seen.frozen or (found.runnable and seen.runnable),
+                            blocked=seen.blocked)
         return self._with_unseen(found, spent)
 
     def _with_unseen(self, found: strays.Usage | None,

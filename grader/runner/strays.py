@@ -364,6 +364,11 @@ class Usage:
     """CPU seconds a cgroup counted for the tree's work beyond `cpu_s`: processes the kernel
     reaped unasked (their parent ignores SIGCHLD), whose time reaches no parent. A wait counts
     it as work (work_s); a measurement, which forbids new processes, never does."""
+    blocked: bool = False
+    """Whether any of its processes is in uninterruptible sleep ("D") and not frozen: waiting
+    inside the kernel, for a page read back from the disk or memory reclaimed (the machine's
+    doing, where the machine is stalled on memory or I/O: see machine_stalls), or for
+    something the code chose (a vfork that never returns)."""
 
     @property
     def work_s(self) -> float:
@@ -375,7 +380,40 @@ _AT_WORK = ("R",)
 """The states of a process at work: running, or waiting for a CPU (what a busy machine does to
 it). Not the uninterruptible sleep "D": code can sit in it for as long as it likes at no CPU
 cost (a vfork that never returns, membarrier in a loop), and a wait counted as work there would
-reach the clock's backstop as a starved one and leave its check undecided, not timed out."""
+reach the clock's backstop as a starved one and leave its check undecided, not timed out. A wait
+counts the time the machine was stalled on memory or I/O while a process was in it as the
+machine's, not as sleep (Usage.blocked)."""
+
+
+_BLOCKED = "D"
+
+STALLS = ("memory", "io")
+"""The resources whose stalls the kernel counts (/proc/pressure) that leave a process in
+uninterruptible sleep through no choice of its own: its pages evicted and read back (a machine
+out of memory thrashes), the disk busy with others' work."""
+
+
+def machine_stalls() -> tuple[float, ...] | None:
+    """Seconds since boot in which some task of this machine was stalled on each of STALLS
+    (the kernel's pressure stall information: the `some` line's total, in microseconds); None
+    where the kernel keeps none (before Linux 4.20, or booted with psi=0)."""
+    totals = []
+    for resource_ in STALLS:
+        try:
+            line = Path(f"/proc/pressure/{resource_}").read_text().splitlines()[0]
+            totals.append(int(line.rsplit("total=", 1)[1]) / 1e6)
+        except (OSError, IndexError, ValueError):
+            return None
+    return tuple(totals)
+
+
+def stalled_s(before: tuple[float, ...] | None, after: tuple[float, ...] | None) -> float:
+    """The seconds between two readings of machine_stalls in which the machine was stalled on
+    one of STALLS (the longest of them: stalls on memory and on I/O overlap); 0 where either
+    reading is missing."""
+    if before is None or after is None:
+        return 0.0
+    return max(0.0, *(b - a for a, b in zip(before, after, strict=True)))
 
 
 def _frozen(pid: int, state: str) -> bool:
@@ -452,7 +490,7 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
     work_usage)."""
     tick = os.sysconf("SC_CLK_TCK")
     reader = _Priority.of(os.getpid())
-    cpu, runnable, frozen, pending, first = 0.0, False, False, [pid], True
+    cpu, runnable, frozen, blocked, pending, first = 0.0, False, False, False, [pid], True
     while pending:
         current = pending.pop()
         fields = stat_fields(current)
@@ -461,14 +499,16 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
                 return None
             continue
         first = False
-        frozen = frozen or _frozen(current, fields[0])
+        held = _frozen(current, fields[0])
+        frozen = frozen or held
+        blocked = blocked or (fields[0] == _BLOCKED and not held)
         runnable = runnable or frozen or (fields[0] in _AT_WORK
                                           and not reader.outranks(current, fields))
         if resume and fields[0] == "T":
             _continue(current)
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
         pending.extend(children(current))
-    return Usage(cpu, runnable, frozen)
+    return Usage(cpu, runnable, frozen, blocked=blocked)
 
 
 def _continue(pid: int) -> None:
@@ -492,10 +532,12 @@ def work_usage(pid: int) -> Usage | None:
     found = tree_usage(pid, resume=True)
     if found is None or not _adopting:
         return found
-    adopted = [tree_usage(stray, resume=True) for stray in children() - _own - {pid}]
-    return Usage(found.cpu_s + sum(u.cpu_s for u in adopted if u),
-                 found.runnable or any(u.runnable for u in adopted if u),
-                 found.frozen or any(u.frozen for u in adopted if u))
+    adopted = [u for u in (tree_usage(stray, resume=True) for stray in children() - _own - {pid})
+               if u]
+    return Usage(found.cpu_s + sum(u.cpu_s for u in adopted),
+                 found.runnable or any(u.runnable for u in adopted),
+                 found.frozen or any(u.frozen for u in adopted),
+                 blocked=found.blocked or any(u.blocked for u in adopted))
 
 
 class Reaped(NamedTuple):
