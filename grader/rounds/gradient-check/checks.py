@@ -356,7 +356,33 @@ def restores(ctx: Context, params: dict[str, str]) -> Plan:
     return Plan("round:recorded_calls", {"cases": [c.data() for c in cases]}, judge)
 
 
-def _calls_hint(calls: int, size: int, params: dict[str, str]) -> str:
+_MISSED: tuple[tuple[str, Callable[[int, tuple[int, ...]], bool]], ...] = (
+    ("one of them: a loop bound one short at one end",
+     lambda reached, shape: reached == math.prod(shape) - 1),
+    ("the last index of each axis: a range(n - 1) for every axis",
+     lambda reached, shape: reached == math.prod(n - 1 for n in shape)),
+    ("the entries past the first axis: a loop over x.shape[0] alone",
+     lambda reached, shape: reached == (shape[0] if shape else 1)),
+)
+"""What a loop that calls f twice for only some entries missed, each with the count of entries
+it reaches on an x of a shape: the first that fits every case with a wrong count is said."""
+
+
+def _calls_hint(wrong: list[tuple[int, tuple[int, ...]]], params: dict[str, str]) -> str:
+    """The hint for the counts of f's calls in the cases where they are wrong (calls, x's
+    shape), the first of them shown: what the counts together say the loop did (one call per
+    entry; a pair of calls for only some entries, and which ones), before the rule. One case
+    cannot tell them apart (three calls for three entries: one each, or a pair each for one
+    and a half?); every case has to fit."""
+    calls, shape = wrong[0]
+    size = math.prod(shape)
+    if all(c in (math.prod(s), math.prod(s) + 1) and math.prod(s) > 1 for c, s in wrong):
+        return params["one_sided_hint"]
+    if all(c < 2 * math.prod(s) and c % 2 == 0 for c, s in wrong):
+        missed = next((what for what, fits in _MISSED
+                       if all(fits(c // 2, s) for c, s in wrong)),
+                      f"{size - calls // 2} of them")
+        return params["pairs_hint"].format(reached=calls // 2, size=size, missed=missed)
     if calls < 2 * size:
         return params["few_hint"]
     if calls == 2 * size + 1:
@@ -372,14 +398,17 @@ def calls(ctx: Context, params: dict[str, str]) -> Plan:
     cases = call_cases(ctx.rng())
 
     def judge(rows: list[dict[str, Any]]) -> Verdict:
+        counted = [(row["calls"], tuple(case["x"].shape))
+                   for case, row in zip(cases, rows, strict=True) if not row["raised"]]
         for case, row in zip(cases, rows, strict=True):
             size = case.dim("entries")
             if row["raised"]:
                 return raised_verdict(case.describe(), row["raised"],
                                       hint=params["empty_hint"] if size == 0 else None)
             if row["calls"] != 2 * size:
+                wrong = [(c, s) for c, s in counted if c != 2 * math.prod(s)]  # this one first
                 return failed(f"{case.describe()}: f was called {row['calls']} times; 2 * "
-                              f"x.size = {2 * size}", hint=_calls_hint(row["calls"], size, params))
+                              f"x.size = {2 * size}", hint=_calls_hint(wrong, params))
             if row["shape"] != list(case["x"].shape):
                 return failed(f"{case.describe()}: the gradient has shape {tuple(row['shape'])}",
                               hint=params["empty_hint"])
