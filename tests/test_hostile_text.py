@@ -774,3 +774,20 @@ def test_frames_as_probes_send_them_are_read() -> None:
         "losses": [float(i) for i in range(2_000)]}}
     read = read_frame_from(pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL))
     assert read["data"]["losses"][-1] == 1999.0 and read["data"]["table"][(63, 64)] == 63
+
+
+def test_a_fifo_left_at_the_state_files_name_blocks_no_command(tmp_path: Path) -> None:
+    """Code under test (or a person) can leave a FIFO where the workspace keeps its last results
+    (.grader/last.json): `grader list` and `grader hint` read it as no state and go on, never
+    waiting on a writer that will not come. (The red team's hang, 2026-12-07.)"""
+    from grader.coach.selfcheck import write_exercises
+
+    workspace = write_exercises(tmp_path / "ws", PREFIX, "numpy", "stubs")
+    (workspace / "grader.toml").write_text(f'round = "{PREFIX.id}"\nflavor = "numpy"\n')
+    (workspace / ".grader").mkdir(exist_ok=True)
+    os.mkfifo(workspace / ".grader" / "last.json")
+    listed = run_grader("list", cwd=workspace, timeout=30)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "part1" in listed.stdout
+    hinted = run_grader("hint", "part1", cwd=workspace, timeout=30)
+    assert hinted.returncode == 0, hinted.stdout + hinted.stderr

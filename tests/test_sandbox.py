@@ -463,6 +463,46 @@ def test_nothing_in_a_sandbox_is_writable_but_tmp_and_dev_shm(tmp_path: Path) ->
     assert writable - {"/proc", sandbox.MQUEUE} == set(sandbox.WRITABLE), writable
 
 
+PROC_WRITES = """\
+import os
+found = []
+for top in sorted(os.listdir('/proc')):
+    if top.isdigit() or os.path.islink('/proc/' + top):
+        continue
+    for folder, subfolders, files in os.walk('/proc/' + top):
+        for name in files:
+            if os.access(os.path.join(folder, name), os.W_OK):
+                found.append(os.path.join(folder, name))
+print('writable', len(found), *found[:5])
+try:
+    open('/proc/sys/kernel/printk_ratelimit_burst', 'w').write('11\\n')
+    print('sysctl written')
+except OSError as exc:
+    print('sysctl refused', type(exc).__name__)
+"""
+
+
+@needs_sandbox
+def test_nothing_of_the_machines_in_proc_is_writable_in_a_sandbox(tmp_path: Path) -> None:
+    """The red team's sysctl write: code in a sandbox finds no file of the machine's under
+    /proc (sysctls, sysrq-trigger, irq affinities, pressure triggers) that it may write, and
+    a write to a sysctl is refused, even where the grader runs as root and the sandbox's user
+    is root outside."""
+    from grader.engine.rounds import get_round
+
+    sysctl = Path("/proc/sys/kernel/printk_ratelimit_burst")
+    before = sysctl.read_text()
+    try:
+        done = in_a_sandbox(get_round("gradient-check"), tmp_path, PROC_WRITES)
+    finally:
+        after = sysctl.read_text()
+        if after != before:
+            sysctl.write_text(before)
+    assert after == before
+    assert done.stdout.splitlines() == ["writable 0", "sysctl refused OSError"], \
+        done.stdout + done.stderr
+
+
 def test_a_stopped_executor_is_continued_and_heard_and_a_traced_one_given_up_at_once() -> None:
     """The stop_the_executor adversary, in the small: an executor stopped by a signal (the
     code's SIGSTOP, a person's, a tool's) before it could answer is continued by the wait, and

@@ -234,7 +234,22 @@ def _system_args() -> list[str]:
     for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
         if Path(name).exists():
             args += ["--ro-bind", name, name]
-    return args + ["--proc", "/proc", "--dev", "/dev", "--mqueue", MQUEUE]
+    return args + ["--proc", "/proc", *_global_proc_args(), "--dev", "/dev", "--mqueue", MQUEUE]
+
+
+def _global_proc_args() -> list[str]:
+    """Every entry of /proc that is the machine's, not a process's (sys, sysrq-trigger, irq,
+    ...), bound read-only over the sandbox's own /proc. Where grader runs as root, bwrap maps
+    the sandbox's user to root outside, and the kernel lets root write the files it owns
+    there (a sysctl such as kernel.core_pattern: a program the kernel runs as root) with no
+    capability; bwrap makes /proc/sys read-only only where its folder looks writable, which a
+    0555 folder does not. The processes' own folders, and the links to them, stay as they
+    are."""
+    args: list[str] = []
+    for name in sorted(os.listdir("/proc")):
+        if not name.isdigit() and not os.path.islink(f"/proc/{name}"):
+            args += ["--ro-bind-try", f"/proc/{name}", f"/proc/{name}"]
+    return args
 
 
 # --- cgroups ----------------------------------------------------------------------------------
