@@ -25,6 +25,20 @@ Need = Literal["cuda"]
 
 
 @dataclass(frozen=True)
+class Repair:
+    """The look a Diagnosis takes last, where the reference's slips named nothing: one-change
+    variants of the candidate's own file (the same slips, made in the code the candidate
+    wrote: a candidate's slip undone is one of them), run in stages by `probe` in a child
+    beside the candidate's code, since they are candidate code; `name` turns the observations
+    of the stages run so far into the hint that names the change making the wrong cases right,
+    or None. Nothing but a hint depends on it: the code that runs it could answer anything."""
+
+    probe: str
+    stages: tuple[dict[str, Any], ...]
+    name: Callable[[list[Any]], str | None]
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """A second look a failing verdict asks for when it could not name the mistake: `probe`
     runs in a child that holds no candidate code (the reference's mutants, say), once per
@@ -40,7 +54,10 @@ class Diagnosis:
     on its row and column alone, so that a worker keeps answers, not stages, and runs a child
     only for those it has not kept (a class shares a seed, `watch` re-checks after each save,
     and most slips are wrong on the same few smallest cases). `lasting`: whether one answer is
-    the same on any machine, so that it may be kept (one stopped for time is not)."""
+    the same on any machine, so that it may be kept (one stopped for time is not). `repair`:
+    the look to take where the stages name nothing (see Repair), or name a slip in words
+    that `settled` finds weak (a line the candidate's file does not hold): then the repair's
+    name, where it finds one, stands instead."""
 
     probe: str
     stages: tuple[dict[str, Any], ...]
@@ -48,6 +65,8 @@ class Diagnosis:
     name: Callable[[list[Any]], str | None]
     keep_hint: bool = False
     lasting: Callable[[Any], bool] = lambda answer: True
+    repair: Repair | None = None
+    settled: Callable[[str], bool] = lambda named: True
 
 
 @dataclass(frozen=True)

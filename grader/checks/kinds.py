@@ -484,15 +484,17 @@ def correctness(spec: Spec) -> PlanFactory:
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
+        truth_of = _once_per_case(truth)
 
         def differential(wrong: Sequence[tuple[Case, Any]],
                          raised: dict[str, Any] | None) -> Diagnosis | None:
             return mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, call, wrong, name,
-                                     raised, ctx.workspace)
+                                     raised, ctx.workspace, truth_of)
 
         def judge(observed: list[Observation]) -> Verdict:
-            verdict = judge_cases(ctx, cases, observed, truth, name, mistakes, hint, raise_hint,
-                                  shape_hint, stages, None if failure_hint else differential)
+            verdict = judge_cases(ctx, cases, observed, truth_of, name, mistakes, hint,
+                                  raise_hint, shape_hint, stages,
+                                  None if failure_hint else differential)
             if verdict.status == "passed" and ctx.flavor in spec.signature_flavors:
                 verdict = _signature_kept(spec.round, ctx, call["function"]) or verdict
             if verdict.status == "passed":

@@ -31,7 +31,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from grader.checks.base import Diagnosis
+from grader.checks.base import Diagnosis, Repair
 from grader.checks.cases import Case
 from grader.checks.compare import tree_matches
 from grader.engine.rounds import Round
@@ -1468,7 +1468,8 @@ def _all_zero(tree: Any) -> bool:
 def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
               wrong: Sequence[tuple[Case, Any]], what: str,
               raised: dict[str, Any] | None = None,
-              workspace: str | None = None) -> Diagnosis | None:
+              workspace: str | None = None,
+              truth: Callable[[Case], Any] | None = None) -> Diagnosis | None:
     """The second look of a check whose wrong results no known mistake explained: the
     reference part's mutants, run on the smallest wrong cases in children with no candidate
     code (in stages, likeliest first: see FIRST_STAGE, and by_evidence where the candidate's
@@ -1476,7 +1477,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     candidate's. With `raised` (what the candidate's call on the first case in `wrong` raised
     on valid input; the cases after it, with what the candidate answered), the first mutant
     that raises alike and answers alike (raising_alike) instead. None when the round has no
-    reference for this flavor to mutate."""
+    reference for this flavor to mutate. With the cases' `truth` and the candidate's file, the
+    last look is a Repair of that file (repair)."""
     part = round_.part(part_id)
     path = round_.reference_dir(flavor) / part.file
     try:
@@ -1496,6 +1498,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
                     "budget_s": MUTANTS_CPU_S * (end - start) / len(found)}
                    for start, end in stage_bounds(len(found)))
 
+    unquoted: set[str] = set()
+
     def name(observations: list[Any]) -> str | None:
         if not all(isinstance(o, list) for o in observations):
             return None
@@ -1503,11 +1507,70 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         ran = found[:len(outputs)]
         matched = raising_alike(ran, outputs, raised, chosen[1:]) if raised else \
             matching(ran, outputs, chosen)
-        return describe(matched[0], what, quote(matched[0], source, reference)) \
-            if matched else None
+        if not matched:
+            return None
+        quoted = quote(matched[0], source, reference)
+        said = describe(matched[0], what, quoted)
+        if quoted is None:
+            unquoted.add(said)
+        return said
 
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
-                     lasting=lambda answer: answer != OUT_OF_TIME)
+                     lasting=lambda answer: answer != OUT_OF_TIME,
+                     repair=repair(source, reference, call, chosen, truth, what)
+                     if truth is not None and raised is None else None,
+                     settled=lambda named: named not in unquoted)
+
+
+REPAIRABLE_CHARS = 16 * 1024
+"""The longest candidate file whose one-change variants are made: a part is a few KiB, and
+making the variants of a file costs the judge time in proportion to it."""
+
+
+def repair(source: str | None, reference: str, call: dict[str, Any],
+           chosen: Sequence[tuple[Case, Any]], truth: Callable[[Case], Any],
+           what: str) -> Repair | None:
+    """The candidate's own file, each one-change variant the operators make of it, run on the
+    `chosen` wrong cases (in stages, likeliest first), and the sentence that names the first
+    whose results are the truth on every one of them: the line the candidate wrote and the
+    line that makes those cases right. A slip in code shaped nothing like the reference (a
+    loop where the reference has one product, einsum, a while loop) is then named in the
+    candidate's own lines. None without a file, for one the reference itself, or one too long
+    or not parseable."""
+    if source is None or source == reference or len(source) > REPAIRABLE_CHARS or not chosen:
+        return None
+    try:
+        found = mutants(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not found:
+        return None
+    expected = [truth(case) for case, _ in chosen]
+    shared = {**call, "cases": [c.data() for c, _ in chosen], "reference": []}
+    stages = tuple({**shared, "sources": [m.source for m in found[start:end]],
+                    "budget_s": MUTANTS_CPU_S * (end - start) / len(found)}
+                   for start, end in stage_bounds(len(found)))
+
+    def name(observations: list[Any]) -> str | None:
+        outputs = [output for observation in observations if isinstance(observation, list)
+                   for output in observation]
+        for variant, runs in zip(found, outputs, strict=False):
+            if isinstance(runs, list) and len(runs) == len(chosen) and all(
+                    isinstance(run, dict) and run.get("raised") is None
+                    and _right(run.get("value"), want, case)
+                    for (case, _), run, want in zip(chosen, runs, expected, strict=True)):
+                return describe(Mutant("repair", variant.before, variant.after, ""), what)
+        return None
+
+    return Repair("mutant_calls", stages, name)
+
+
+def _right(value: Any, expected: Any, case: Case) -> bool:
+    """Whether a variant's result passes as the truth does in a check of values."""
+    try:
+        return bool(tree_matches(value, expected, case.dtype))
+    except (ValueError, TypeError, IndexError):
+        return False
 
 
 EVIDENCE_BYTES = 256 * 1024

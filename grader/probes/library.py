@@ -679,13 +679,16 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
     every case for a mutant that would not load, OUT_OF_TIME on every case for one that ran past
     its time (or came after the mutants' time ran out). One answer per (mutant, case), each
     depending on its mutant and case alone, so that a worker keeps answers, not whole runs.
-    Only in a baseline child: the sources are the reference's."""
+    In a baseline child the sources are the reference's (`reference`: its round folder and
+    part); with no `reference`, they are variants of the candidate's own part, in place of
+    the module this child imported (grader.checks.mutants.repair), in a child that runs
+    candidate code."""
     import importlib
     import linecache
     import signal
     from types import ModuleType
 
-    base = reference_api(api, *reference)
+    base = reference_api(api, *reference) if reference else api
     package = base.module.__name__.rpartition(".")[0]
 
     def overran(signum: int, frame: Any) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grader.checks import apart
-from grader.checks.base import Check, Context, Diagnosis, Plan, Verdict, skipped
+from grader.checks.base import Check, Context, Diagnosis, Plan, Repair, Verdict, skipped
 from grader.checks.mutants import source_text
 from grader.checks.table import checks_for
 from grader.engine.flavored import for_flavor
@@ -192,6 +192,9 @@ class _Part:
         """The checks not run because the code under test hung in an earlier one."""
         self.advised = 0.0
         """The points of the checks that only advise here (graded, observed inside)."""
+        self.repairs: list[tuple[str, Repair]] = []
+        """Failures whose mistake no look has named yet (or named weakly), to be named by a
+        Repair once the part's children are done (a child beside them would end theirs)."""
         self.idle = self.idle_budget()
 
     def idle_budget(self) -> IdleBudget:
@@ -352,6 +355,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
                 stop = _group_end(grading, index)
                 child = grading.spawn(grading.job(index, stop))
                 index = _collect(grading, child, index, stop, baselines)
+            name_by_repairs(grading)
         except ChildrenLost as lost:
             grading.not_run(len(grading.results), str(lost), status=lost.status)
     void_results(grading.checks, grading.results, grading.voiding, grading.cut_short)
@@ -614,9 +618,67 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
         named = diagnosis.name(observations)
         if named:
             break
+    if diagnosis.repair is not None and (named is None or not diagnosis.settled(named)):
+        grading.repairs.append((grading.checks[index].id, diagnosis.repair))
     if named and diagnosis.keep_hint and verdict.hint:
         named = f"{verdict.hint} {named}"
     return replace(verdict, hint=named or verdict.hint, diagnosis=None)
+
+
+def name_by_repairs(grading: _Part) -> None:
+    """Each failure left unnamed, or named weakly (_Part.repairs), gets the name its Repair
+    finds in front of its hint (what holds, the recipe), where the check still failed."""
+    for check_id, repair in grading.repairs:
+        index = next(i for i, check in enumerate(grading.checks) if check.id == check_id)
+        result = next((r for r in grading.results if r.id == check_id), None)
+        if result is None or result.status != "failed":
+            continue
+        named = _repaired(grading, index, repair)
+        if named:
+            result.hint = " ".join(filter(None, (named, result.hint)))
+
+
+def _repaired(grading: _Part, index: int, repair: Repair) -> str | None:
+    """The hint a Repair names, each stage run in a child beside the candidate's code (the
+    variants are the candidate's code), until one names it; None where none does, or where
+    a child does not answer in its check's time (its own allowance of sleep: the part's is
+    not spent on a hint). Answers are never kept: code can answer as it likes."""
+    observations: list[Any] = []
+    for args in repair.stages:
+        frame = _candidate_frame(grading, index, repair.probe, args)
+        if frame is None or frame["kind"] != "observation":
+            return None
+        observations.append(frame["data"])
+        named = repair.name(observations)
+        if named:
+            return named
+    return None
+
+
+def _candidate_frame(grading: _Part, index: int, probe: str,
+                     args: dict[str, Any]) -> dict[str, Any] | None:
+    """The frame of `probe` run with `args` in a child that imported the candidate's part, with
+    plan `index`'s filters; None where the child could not start, did not import the part, hung
+    or died. Nothing of it is a result of the part's."""
+    request, plan = grading.request, grading.plans[index]
+    job = _job(request, grading.round, str(request.root), grading.part.module,
+               [{**_plan_call(plan), "probe": probe}], [args], index, grading.ready)
+    limit = frame_timeout(request, plan, grading.ready)
+    try:
+        child = grading.spawn(job)
+    except ChildrenLost:
+        return None
+    try:
+        idle = IdleBudget(limit)
+        hello = next_frame(child, request.timeout_s, idle, grading.alive)
+        if hello is None or hello["kind"] == "import_error":
+            return None
+        child.release()
+        return next_frame(child, limit, idle, grading.alive)
+    except FrameTimeout:
+        return None
+    finally:
+        child.end(kill=True)
 
 
 def _diagnosis_frame(grading: _Part, index: int, diagnosis: Diagnosis,
