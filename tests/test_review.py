@@ -66,6 +66,11 @@ FLAGGED = [
       (2, "stack-frames", "inspect.currentframe")]),
     ("def peek(frame):\n    return frame.f_back.f_globals['truth']",
      [(2, "stack-frames", ".f_globals")]),
+    ("import warnings as w\nwith w.catch_warnings(record=True) as seen:\n"
+     "    w.warn('where am I', stacklevel=4)",
+     [(2, "stack-frames", "warnings.catch_warnings")]),
+    ("def caller(code):\n    return code.co_filename, code.co_firstlineno",
+     [(2, "stack-frames", ".co_filename")]),
     ("PATH = '/proc/%d/fd' % 1", [(1, "proc", "the string '/proc/%d/fd'")]),
     ("import os as o\no.fork()", [(2, "processes", "os.fork")]),
     ("from os import fork\nfork()", [(1, "processes", "from os import fork"),
@@ -518,6 +523,7 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
         ("tests/solutions/matmul-grad/part1_transposed_when_watched/torch/"
          "part1_matmul_backward.py", 14, "stack-frames"),
         (f"{hostile}exits_when_watched/part3_backward.py", 13, "stack-frames"),
+        (f"{hostile}exits_when_watched/part3_backward.py", 15, "stack-frames"),
         (f"{hostile}exits_when_watched/part3_backward.py", 17, "stack-frames"),
         (f"{hostile}hangs_before_the_watch/part3_backward.py", 14, "stack-frames"),
         # The backwards that autograd derived at import, traced into a graph of operations.
