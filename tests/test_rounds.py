@@ -72,8 +72,12 @@ def test_init_check_and_hint_work_for_the_new_round(runner: CliRunner, tmp_path:
     correctness = wrong["parts"][0]["checks"][0]
     assert correctness["status"] == "failed"
     # A one-statement function: its line beside the reference's would be the answer, so no
-    # lines apart (apart.py); the round's listed mistake names it.
-    assert correctness["hint"] == "the first entry is left out: start the sum at x[0]."
+    # lines apart (apart.py); the round's listed mistake names it, and the one change to the
+    # candidate's own line that makes it right (mutants.repair) shows where.
+    assert correctness["hint"] == (
+        "the first entry is left out: start the sum at x[0]. Your total is right in every "
+        "failing case once your `return x[1:].sum()` reads `return x[0:].sum()` (that one "
+        "change, tried in your own code).")
 
     (tmp_path / "ws" / "exercises" / "part1_sum.py").write_text(
         "def total(x):\n    return x.sum()\n")

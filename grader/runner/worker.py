@@ -192,9 +192,10 @@ class _Part:
         """The checks not run because the code under test hung in an earlier one."""
         self.advised = 0.0
         """The points of the checks that only advise here (graded, observed inside)."""
-        self.repairs: list[tuple[str, Repair]] = []
+        self.repairs: list[tuple[str, Repair, bool]] = []
         """Failures whose mistake no look has named yet (or named weakly), to be named by a
-        Repair once the part's children are done (a child beside them would end theirs)."""
+        Repair once the part's children are done (a child beside them would end theirs),
+        each with whether its hint already names a known mistake (Diagnosis.keep_hint)."""
         self.idle = self.idle_budget()
 
     def idle_budget(self) -> IdleBudget:
@@ -619,7 +620,8 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
         if named:
             break
     if diagnosis.repair is not None and (named is None or not diagnosis.settled(named)):
-        grading.repairs.append((grading.checks[index].id, diagnosis.repair))
+        grading.repairs.append((grading.checks[index].id, diagnosis.repair,
+                                diagnosis.keep_hint))
     if named and diagnosis.keep_hint and verdict.hint:
         named = f"{verdict.hint} {named}"
     return replace(verdict, hint=named or verdict.hint, diagnosis=None)
@@ -627,15 +629,17 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
 
 def name_by_repairs(grading: _Part) -> None:
     """Each failure left unnamed, or named weakly (_Part.repairs), gets the name its Repair
-    finds in front of its hint (what holds, the recipe), where the check still failed."""
-    for check_id, repair in grading.repairs:
+    finds in front of its hint (what holds, the recipe), or after it where the hint names a
+    known mistake already (the line then shows where it is), where the check still failed."""
+    for check_id, repair, known in grading.repairs:
         index = next(i for i, check in enumerate(grading.checks) if check.id == check_id)
         result = next((r for r in grading.results if r.id == check_id), None)
         if result is None or result.status != "failed":
             continue
         named = _repaired(grading, index, repair)
         if named:
-            result.hint = " ".join(filter(None, (named, result.hint)))
+            said = (result.hint, named) if known else (named, result.hint)
+            result.hint = " ".join(filter(None, said))
 
 
 def _repaired(grading: _Part, index: int, repair: Repair) -> str | None:
