@@ -495,10 +495,10 @@ def held_by_a_tracer(pid: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.ptrace(16, pid, None, None) != 0:  # PTRACE_ATTACH
         pytest.skip(f"no ptrace here (errno {ctypes.get_errno()})")
-    for _ in range(200):
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "t":
-            return
-        time.sleep(0.01)
+    # The attach's stop, taken here by the tracer: left pending, it is what the tracee's
+    # parent (this process, for a child it started) would reap in its next poll, as if the
+    # child had ended, and then never kill or reap the child itself.
+    os.waitpid(pid, 0x40000000)  # __WALL
 
 
 def _deepest(pid: int) -> set[int]:

@@ -792,6 +792,42 @@ def test_no_child_reads_what_an_earlier_one_set_on_the_writable_places_themselve
 
 
 @needs_sandbox
+def test_no_child_reaches_the_first_process_of_its_sandbox(tmp_path: Path) -> None:
+    """The red team's store across children: the sandbox's first process (the executor itself,
+    bwrap installing no reaper of its own) is undumpable, so code opens none of its files
+    (its stderr, a file on the machine's disk outside the sandbox), reads none of its memory,
+    and cannot stop or kill it: part 2's child finds nothing part 1's could have left there,
+    and the sandbox goes on grading."""
+    import signal as _signal
+
+    from grader.engine.rounds import get_round
+
+    round_ = get_round("gradient-check")
+    tried = ("\nimport os as _os, signal as _signal\n"
+             "_reached = []\n"
+             "for _path, _mode in (('/proc/1/fd/2', _os.O_WRONLY),\n"
+             "                     ('/proc/1/fd/2', _os.O_RDONLY),\n"
+             "                     ('/proc/1/mem', _os.O_RDONLY),\n"
+             "                     ('/proc/1/environ', _os.O_RDONLY)):\n"
+             "    try:\n"
+             "        _os.close(_os.open(_path, _mode))\n"
+             "        _reached.append(_path)\n"
+             "    except OSError:\n"
+             "        pass\n"
+             "assert not _reached, f'opened {_reached}'\n"
+             f"for _number in ({int(_signal.SIGSTOP)}, {int(_signal.SIGKILL)}):\n"
+             "    try:\n"
+             "        _os.kill(1, _number)\n"
+             "    except OSError:\n"
+             "        pass\n")
+    code = {part: round_.reference_file(round_.part(part), "numpy").read_text() + tried
+            for part in ("part1", "part2")}
+    first, second = _graded_in_one_sandbox(tmp_path, ["part1", "part2"], **code)
+    assert {c.status for c in first} == {"passed"}, [c.message for c in first]
+    assert {c.status for c in second} == {"passed"}, [c.message for c in second]
+
+
+@needs_sandbox
 def test_a_sandbox_competes_for_the_cpu_as_one_process(tmp_path: Path) -> None:
     """Where this machine has the cpu controller, the sandbox's processes share one CPU weight
     (a cgroup of their own in the cpu hierarchy): code that starts many spinning processes

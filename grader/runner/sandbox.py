@@ -590,7 +590,8 @@ class Sandbox:
         self.full_at_start, self.kills_at_start = self.memory_full(), self.memory_kills()
         ours, theirs = socket.socketpair()
         bwrap = found.bwrap or "bwrap"
-        command = [bwrap, *_namespace_args(bwrap), *_system_args(), *_device_args(request),
+        command = [bwrap, *_namespace_args(bwrap), "--as-pid-1", *_system_args(),
+                   *_device_args(request),
                    *file_args(Path(request.root), round_), *environment_args(),
                    sys.executable, "-P", "-m",
                    "grader.runner.executor", str(theirs.fileno()), str(round_.folder.resolve())]
