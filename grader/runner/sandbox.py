@@ -208,17 +208,29 @@ def _namespace_args(bwrap: str) -> list[str]:
 
 
 @functools.cache
+def _options(bwrap: str) -> str:
+    """This bubblewrap's own list of its options (`--help`); empty where it cannot say."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout + done.stderr
+
+
 def _closing_user_namespaces(bwrap: str) -> tuple[str, ...]:
     """`--disable-userns` where this bubblewrap has it (0.8 and later): code in the sandbox
     then cannot make a user namespace of its own, and with it the namespaces (UTS, network,
     more users) every sandbox is made of, which the machine counts per user: a submission that
     took them all would leave no sandbox for a classmate graded beside it."""
-    try:
-        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    return ("--unshare-user", "--disable-userns") \
-        if "--disable-userns" in done.stdout + done.stderr else ()
+    return ("--unshare-user", "--disable-userns") if "--disable-userns" in _options(bwrap) \
+        else ()
+
+
+def _executor_first(bwrap: str) -> tuple[str, ...]:
+    """`--as-pid-1` where this bubblewrap has it (0.5 and later): the executor, undumpable, is
+    the sandbox's first process, where bwrap's own would be open to the code (its files, its
+    memory: a store that outlives each child), and ignores the signals code sends it."""
+    return ("--as-pid-1",) if "--as-pid-1" in _options(bwrap) else ()
 
 
 def _system_args() -> list[str]:
@@ -590,7 +602,7 @@ class Sandbox:
         self.full_at_start, self.kills_at_start = self.memory_full(), self.memory_kills()
         ours, theirs = socket.socketpair()
         bwrap = found.bwrap or "bwrap"
-        command = [bwrap, *_namespace_args(bwrap), "--as-pid-1", *_system_args(),
+        command = [bwrap, *_namespace_args(bwrap), *_executor_first(bwrap), *_system_args(),
                    *_device_args(request),
                    *file_args(Path(request.root), round_), *environment_args(),
                    sys.executable, "-P", "-m",
