@@ -55,9 +55,10 @@ class Diagnosis:
     only for those it has not kept (a class shares a seed, `watch` re-checks after each save,
     and most slips are wrong on the same few smallest cases). `lasting`: whether one answer is
     the same on any machine, so that it may be kept (one stopped for time is not). `repair`:
-    the look to take where the stages name nothing (see Repair), or name a slip in words
-    that `settled` finds weak (a line the candidate's file does not hold): then the repair's
-    name, where it finds one, stands instead."""
+    the look to take where the stages name nothing (see Repair), or name a slip by a line
+    the candidate's file does not hold: for such a name `unsettled` gives the slip's kind
+    alone, which follows the repair's name where it finds one (the line then is the
+    candidate's own); None for a name that stands."""
 
     probe: str
     stages: tuple[dict[str, Any], ...]
@@ -66,7 +67,7 @@ class Diagnosis:
     keep_hint: bool = False
     lasting: Callable[[Any], bool] = lambda answer: True
     repair: Repair | None = None
-    settled: Callable[[str], bool] = lambda named: True
+    unsettled: Callable[[str], str | None] = lambda named: None
 
 
 @dataclass(frozen=True)

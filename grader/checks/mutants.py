@@ -1498,7 +1498,7 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
                     "budget_s": MUTANTS_CPU_S * (end - start) / len(found)}
                    for start, end in stage_bounds(len(found)))
 
-    unquoted: set[str] = set()
+    unquoted: dict[str, str] = {}
 
     def name(observations: list[Any]) -> str | None:
         if not all(isinstance(o, list) for o in observations):
@@ -1512,14 +1512,14 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         quoted = quote(matched[0], source, reference)
         said = describe(matched[0], what, quoted)
         if quoted is None:
-            unquoted.add(said)
+            unquoted[said] = describe(matched[0], what, False)
         return said
 
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME,
                      repair=repair(source, reference, call, chosen, truth, what)
                      if truth is not None and raised is None else None,
-                     settled=lambda named: named not in unquoted)
+                     unsettled=unquoted.get)
 
 
 REPAIRABLE_CHARS = 16 * 1024
@@ -1732,13 +1732,16 @@ def describe(mutant: Mutant, what: str,
              quoted: tuple[str, str] | None | bool = True) -> str:
     """The hint that names a mutant's slip, from its operator's sentence ("Your {what} {is}": a
     result named "the gradients" reads as "Your gradients are"). `quoted`: the (before, after)
-    to show (see quote), True for the mutant's own, None for none (see QUOTED)."""
+    to show (see quote), True for the mutant's own, None for none (see QUOTED), False for the
+    slip's kind alone, no statement at all (said beside a line a repair found)."""
     what = what.removeprefix("the ")
     sentence = templates()[mutant.operator]
     if not quoted and QUOTED not in sentence:
         quoted = True  # a sentence of its own shape: it shows the statements as the slip has them
     before, after = (mutant.before, mutant.after) if quoted is True else quoted or ("", "")
-    if not quoted:
+    if quoted is False:
+        sentence = sentence.replace(QUOTED, "")
+    elif not quoted:
         sentence, before = sentence.replace(QUOTED, UNQUOTED), mutant.before
     return sentence.format(what=what, before=before, after=after,
                            **{"is": "are" if plural(what) else "is"}).strip()

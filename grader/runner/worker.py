@@ -192,10 +192,11 @@ class _Part:
         """The checks not run because the code under test hung in an earlier one."""
         self.advised = 0.0
         """The points of the checks that only advise here (graded, observed inside)."""
-        self.repairs: list[tuple[str, Repair, bool]] = []
+        self.repairs: list[tuple[str, Repair, str | None, bool]] = []
         """Failures whose mistake no look has named yet (or named weakly), to be named by a
         Repair once the part's children are done (a child beside them would end theirs),
-        each with whether its hint already names a known mistake (Diagnosis.keep_hint)."""
+        each with the hint to keep beside the repair's name, and whether the verdict's hint
+        names a known mistake already (Diagnosis.keep_hint)."""
         self.idle = self.idle_budget()
 
     def idle_budget(self) -> IdleBudget:
@@ -619,8 +620,13 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
         named = diagnosis.name(observations)
         if named:
             break
-    if diagnosis.repair is not None and (named is None or not diagnosis.settled(named)):
-        grading.repairs.append((grading.checks[index].id, diagnosis.repair,
+    kind = diagnosis.unsettled(named) if named else None
+    if diagnosis.repair is not None and (named is None or kind is not None):
+        # What the hint says beside a line the repair finds: the known mistake it names, or
+        # else the slip's kind where a weak name gave one, or else the verdict's own hint
+        # (what holds, the recipe).
+        kept = verdict.hint if diagnosis.keep_hint else kind or verdict.hint
+        grading.repairs.append((grading.checks[index].id, diagnosis.repair, kept,
                                 diagnosis.keep_hint))
     if named and diagnosis.keep_hint and verdict.hint:
         named = f"{verdict.hint} {named}"
@@ -629,16 +635,18 @@ def _diagnosed(grading: _Part, index: int, verdict: Verdict) -> Verdict:
 
 def name_by_repairs(grading: _Part) -> None:
     """Each failure left unnamed, or named weakly (_Part.repairs), gets the name its Repair
-    finds in front of its hint (what holds, the recipe), or after it where the hint names a
-    known mistake already (the line then shows where it is), where the check still failed."""
-    for check_id, repair, known in grading.repairs:
+    finds in front of the hint kept beside it (what holds and the recipe, or a weak name's
+    kind of slip without the reference's line), or after it where the verdict's hint names
+    a known mistake already (the line then shows where it is), where the check still
+    failed; where the repair finds none, the hint stays as it is."""
+    for check_id, repair, before, known in grading.repairs:
         index = next(i for i, check in enumerate(grading.checks) if check.id == check_id)
         result = next((r for r in grading.results if r.id == check_id), None)
         if result is None or result.status != "failed":
             continue
         named = _repaired(grading, index, repair)
         if named:
-            said = (result.hint, named) if known else (named, result.hint)
+            said = (before, named) if known else (named, before)
             result.hint = " ".join(filter(None, said))
 
 
