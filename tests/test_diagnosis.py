@@ -208,6 +208,24 @@ def test_the_sentence_naming_a_slip_agrees_with_the_results_name(name: str,
             assert said.startswith(opening), said
 
 
+def test_an_einsum_is_mutated_through_its_subscripts() -> None:
+    """Each term of an einsum's subscripts with its last two letters swapped (a transpose of
+    an operand or of the result), and a two-term einsum's operands in each other's places
+    with the subscripts kept: the slips a candidate who writes einsum makes, which no edit of
+    a name or an operator reaches."""
+    source = ("import numpy as np\n"
+              "def f(dC, B):\n"
+              "    return np.einsum('...ik,jk->...ij', dC, B)\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)
+            if m.operator in ("einsum_transpose", "swap_operands")}
+    assert made == {
+        ("einsum_transpose", "return np.einsum('...ki,jk->...ij', dC, B)"),
+        ("einsum_transpose", "return np.einsum('...ik,kj->...ij', dC, B)"),
+        ("einsum_transpose", "return np.einsum('...ik,jk->...ji', dC, B)"),
+        ("swap_operands", "return np.einsum('...ik,jk->...ij', B, dC)"),
+    }
+
+
 def test_the_operators_for_sizes_precision_members_and_loops_make_the_slips_they_name() -> None:
     source = ("def f(model, params, x, steps):\n"
               "    n = x.shape[0]\n"

@@ -924,13 +924,44 @@ def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         yield Edit("continue_for_break", ast.Continue())
 
 
+def einsum_subscripts(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """An einsum's subscripts with one term's last two letters the other way round (a
+    transpose of that operand, or of the result, added or left out: `"ij,jk->ik"` for
+    `"ji,jk->ik"`), and the two operands of a two-term einsum in each other's places, its
+    subscripts kept."""
+    if not (isinstance(node, ast.Call) and node.args and _called(node) == "einsum"
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+            and "->" in node.args[0].value):
+        return
+    spec = node.args[0].value.replace(" ", "")
+    inputs, output = spec.split("->", 1)
+    terms = [*inputs.split(","), output]
+    for k, term in enumerate(terms):
+        if len(term) >= 2 and term[-2:].isalpha():
+            changed = [*terms[:k], term[:-2] + term[-1] + term[-2], *terms[k + 1:]]
+            subscripts = ",".join(changed[:-1]) + "->" + changed[-1]
+            yield Edit("einsum_transpose",
+                       ast.Call(node.func, [ast.Constant(subscripts), *node.args[1:]],
+                                node.keywords))
+    if len(terms) == 3 and len(node.args) == 3:
+        yield Edit("swap_operands", ast.Call(node.func, [node.args[0], node.args[2],
+                                                         node.args[1]], node.keywords))
+
+
+def _called(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+
+
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, reductions, siblings,
                                    precision, initial_values, arithmetic, left_out, conditions,
                                    calls, moved_calls, joins,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
-                                   names)
-PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "full_transpose",
+                                   einsum_subscripts, names)
+PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpose",
+            "full_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis",
             "other_dimension", "boundary", "reversed_comparison", "sign_for_indicator",
