@@ -1997,3 +1997,44 @@ def test_the_gradcheck_a_probe_calls_is_bound_before_the_candidates_code_runs(
                "call_each", "gradcheck"], env=SESSION_ENV, check=True)
     assert {f.name: f.read_text() for f in tmp_path.iterdir()} == {
         "gradcheck": "False", "call_each": "True"}
+
+
+@pytest.mark.parametrize(("frame", "known", "hint"), [
+    # a variant whose results are the truth: its sentence before what holds
+    ({"kind": "observation", "data": [["right"]]}, False, "FIXED. What holds."),
+    # after a hint that names a known mistake already
+    ({"kind": "observation", "data": [["right"]]}, True, "What holds. FIXED."),
+    # none right: the hint as it was
+    ({"kind": "observation", "data": [["wrong"]]}, False, "What holds."),
+    # the child hung or died: the hint as it was
+    (None, False, "What holds."),
+])
+def test_a_repair_puts_the_line_it_finds_beside_the_hint_and_a_starved_one_says_so(
+        monkeypatch: pytest.MonkeyPatch, frame: dict[str, Any] | None, known: bool,
+        hint: str) -> None:
+    """name_by_repairs over a failure left unnamed: the repair's name where a stage finds one
+    (in front of what holds, after a known mistake's hint), nothing where none does or the
+    child could not answer, and the words of a starved diagnosis where the machine stopped
+    the child (what a quieter run would name is unknown: the hint says so)."""
+    from types import SimpleNamespace
+
+    from grader.checks.base import Repair
+    from grader.runner import worker
+
+    def named(observations: list[Any]) -> str | None:
+        return "FIXED." if observations[-1] == [["right"]] else None
+
+    monkeypatch.setattr(worker, "_candidate_frame", lambda *args: frame)
+    result = CheckResult(id="part1.values", title="", status="failed", score=0.0,
+                         max_score=1.0, hint="What holds.")
+    grading = SimpleNamespace(checks=[SimpleNamespace(id="part1.values")], results=[result],
+                              repairs=[("part1.values", Repair("mutant_calls", ({},), named),
+                                        "What holds.", known)])
+    worker.name_by_repairs(grading)  # type: ignore[arg-type]
+    assert result.hint == hint
+
+    monkeypatch.setattr(worker, "_candidate_frame",
+                        lambda *args: worker.starved_frame("the process stopped"))
+    result.hint = "What holds."
+    worker.name_by_repairs(grading)  # type: ignore[arg-type]
+    assert result.hint == f"What holds. {worker.NOT_NAMED}"

@@ -645,7 +645,9 @@ def name_by_repairs(grading: _Part) -> None:
         if result is None or result.status != "failed":
             continue
         named = _repaired(grading, index, repair)
-        if named:
+        if named == NOT_NAMED:
+            result.hint = " ".join(filter(None, (result.hint, NOT_NAMED)))
+        elif named:
             said = (before, named) if known else (named, before)
             result.hint = " ".join(filter(None, said))
 
@@ -654,10 +656,13 @@ def _repaired(grading: _Part, index: int, repair: Repair) -> str | None:
     """The hint a Repair names, each stage run in a child beside the candidate's code (the
     variants are the candidate's code), until one names it; None where none does, or where
     a child does not answer in its check's time (its own allowance of sleep: the part's is
-    not spent on a hint). Answers are never kept: code can answer as it likes."""
+    not spent on a hint); NOT_NAMED where the machine starved a child (what a quieter run
+    would name is unknown). Answers are never kept: code can answer as it likes."""
     observations: list[Any] = []
     for args in repair.stages:
         frame = _candidate_frame(grading, index, repair.probe, args)
+        if starved(frame):
+            return NOT_NAMED
         if frame is None or frame["kind"] != "observation":
             return None
         observations.append(frame["data"])
@@ -671,7 +676,8 @@ def _candidate_frame(grading: _Part, index: int, probe: str,
                      args: dict[str, Any]) -> dict[str, Any] | None:
     """The frame of `probe` run with `args` in a child that imported the candidate's part, with
     plan `index`'s filters; None where the child could not start, did not import the part, hung
-    or died. Nothing of it is a result of the part's."""
+    or died; a starved_frame where only the clock's backstop stopped it (the machine's doing).
+    Nothing of it is a result of the part's."""
     request, plan = grading.request, grading.plans[index]
     job = _job(request, grading.round, str(request.root), grading.part.module,
                [{**_plan_call(plan), "probe": probe}], [args], index, grading.ready)
@@ -687,8 +693,9 @@ def _candidate_frame(grading: _Part, index: int, probe: str,
             return None
         child.release()
         return next_frame(child, limit, idle, grading.alive)
-    except FrameTimeout:
-        return None
+    except FrameTimeout as exc:
+        return starved_frame(f"the process trying changes to your code "
+                             f"{timeout_words(exc, limit, idle)}") if exc.why == "wall" else None
     finally:
         child.end(kill=True)
 
