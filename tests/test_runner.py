@@ -2009,6 +2009,8 @@ def test_the_gradcheck_a_probe_calls_is_bound_before_the_candidates_code_runs(
     ({"kind": "observation", "data": [["wrong"]]}, False, "What holds."),
     # the child hung or died: the hint as it was
     (None, False, "What holds."),
+    # an answer no comparison can read (a forged value): the hint as it was, no error
+    ({"kind": "observation", "data": [["raise"]]}, False, "What holds."),
 ])
 def test_a_repair_puts_the_line_it_finds_beside_the_hint_and_a_starved_one_says_so(
         monkeypatch: pytest.MonkeyPatch, frame: dict[str, Any] | None, known: bool,
@@ -2023,14 +2025,18 @@ def test_a_repair_puts_the_line_it_finds_beside_the_hint_and_a_starved_one_says_
     from grader.runner import worker
 
     def named(observations: list[Any]) -> str | None:
+        if observations[-1] == [["raise"]]:
+            raise OverflowError("int too large to convert to float")
         return "FIXED." if observations[-1] == [["right"]] else None
 
     monkeypatch.setattr(worker, "_candidate_frame", lambda *args: frame)
+    monkeypatch.setattr(worker, "frame_timeout", lambda *args: 1.0)
     result = CheckResult(id="part1.values", title="", status="failed", score=0.0,
                          max_score=1.0, hint="What holds.")
+    repair = Repair("mutant_calls", ({},), named)
     grading = SimpleNamespace(checks=[SimpleNamespace(id="part1.values")], results=[result],
-                              repairs=[("part1.values", Repair("mutant_calls", ({},), named),
-                                        "What holds.", known)])
+                              request=None, plans=[None], ready=False,
+                              repairs=[("part1.values", repair, "What holds.", known)])
     worker.name_by_repairs(grading)  # type: ignore[arg-type]
     assert result.hint == hint
 

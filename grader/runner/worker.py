@@ -659,24 +659,30 @@ def _repaired(grading: _Part, index: int, repair: Repair) -> str | None:
     not spent on a hint); NOT_NAMED where the machine starved a child (what a quieter run
     would name is unknown). Answers are never kept: code can answer as it likes."""
     observations: list[Any] = []
+    idle = IdleBudget(frame_timeout(grading.request, grading.plans[index], grading.ready))
     for args in repair.stages:
-        frame = _candidate_frame(grading, index, repair.probe, args)
+        frame = _candidate_frame(grading, index, repair.probe, args, idle)
         if starved(frame):
             return NOT_NAMED
         if frame is None or frame["kind"] != "observation":
             return None
         observations.append(frame["data"])
-        named = repair.name(observations)
+        try:
+            named = repair.name(observations)
+        except Exception:  # noqa: BLE001 - the observations are candidate code's answers
+            return None
         if named:
             return named
     return None
 
 
-def _candidate_frame(grading: _Part, index: int, probe: str,
-                     args: dict[str, Any]) -> dict[str, Any] | None:
+def _candidate_frame(grading: _Part, index: int, probe: str, args: dict[str, Any],
+                     idle: IdleBudget) -> dict[str, Any] | None:
     """The frame of `probe` run with `args` in a child that imported the candidate's part, with
     plan `index`'s filters; None where the child could not start, did not import the part, hung
     or died; a starved_frame where only the clock's backstop stopped it (the machine's doing).
+    Its sleep comes out of `idle`, which the repair's children share: code that sleeps at
+    import, once in each variant, spends one check's allowance in all, not one per stage.
     Nothing of it is a result of the part's."""
     request, plan = grading.request, grading.plans[index]
     job = _job(request, grading.round, str(request.root), grading.part.module,
@@ -687,7 +693,6 @@ def _candidate_frame(grading: _Part, index: int, probe: str,
     except ChildrenLost:
         return None
     try:
-        idle = IdleBudget(limit)
         hello = next_frame(child, request.timeout_s, idle, grading.alive)
         if hello is None or hello["kind"] == "import_error":
             return None
