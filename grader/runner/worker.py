@@ -659,9 +659,12 @@ def _repaired(grading: _Part, index: int, repair: Repair) -> str | None:
     not spent on a hint); NOT_NAMED where the machine starved a child (what a quieter run
     would name is unknown). Answers are never kept: code can answer as it likes."""
     observations: list[Any] = []
-    idle = IdleBudget(frame_timeout(grading.request, grading.plans[index], grading.ready))
+    limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
+    idle, spent = IdleBudget(limit), [0.0]
     for args in repair.stages:
-        frame = _candidate_frame(grading, index, repair.probe, args, idle)
+        if spent[0] >= limit:
+            return None
+        frame = _candidate_frame(grading, index, repair.probe, args, idle, spent, limit)
         if starved(frame):
             return NOT_NAMED
         if frame is None or frame["kind"] != "observation":
@@ -677,32 +680,37 @@ def _repaired(grading: _Part, index: int, repair: Repair) -> str | None:
 
 
 def _candidate_frame(grading: _Part, index: int, probe: str, args: dict[str, Any],
-                     idle: IdleBudget) -> dict[str, Any] | None:
+                     idle: IdleBudget, spent: list[float], limit: float
+                     ) -> dict[str, Any] | None:
     """The frame of `probe` run with `args` in a child that imported the candidate's part, with
     plan `index`'s filters; None where the child could not start, did not import the part, hung
     or died; a starved_frame where only the clock's backstop stopped it (the machine's doing).
-    Its sleep comes out of `idle`, which the repair's children share: code that sleeps at
-    import, once in each variant, spends one check's allowance in all, not one per stage.
+    Its sleep comes out of `idle` and its CPU time is added to `spent[0]`, which the
+    repair's children share, up to `limit` (one check's): code that sleeps or spins at import,
+    once in each variant, costs one check's time in all, not one per stage.
     Nothing of it is a result of the part's."""
     request, plan = grading.request, grading.plans[index]
     job = _job(request, grading.round, str(request.root), grading.part.module,
                [{**_plan_call(plan), "probe": probe}], [args], index, grading.ready)
-    limit = frame_timeout(request, plan, grading.ready)
+    left = limit - spent[0]
     try:
         child = grading.spawn(job)
     except ChildrenLost:
         return None
+    ended = None
     try:
-        hello = next_frame(child, request.timeout_s, idle, grading.alive)
+        hello = next_frame(child, left, idle, grading.alive)
         if hello is None or hello["kind"] == "import_error":
             return None
         child.release()
-        return next_frame(child, limit, idle, grading.alive)
+        frame = next_frame(child, left, idle, grading.alive)
+        ended = child.end(kill=True)
+        return frame
     except FrameTimeout as exc:
         return starved_frame(f"the process trying changes to your code "
-                             f"{timeout_words(exc, limit, idle)}") if exc.why == "wall" else None
+                             f"{timeout_words(exc, left, idle)}") if exc.why == "wall" else None
     finally:
-        child.end(kill=True)
+        spent[0] += (ended or child.end(kill=True)).cpu_s
 
 
 def _diagnosis_frame(grading: _Part, index: int, diagnosis: Diagnosis,
