@@ -1637,13 +1637,14 @@ def test_the_worker_sets_back_the_scheduling_code_changed_from_outside(
     """What no filter reaches: code that writes its session's autogroup nice (its own file,
     shared with the worker), and, as root, the worker's killer adjustment and timer slack:
     the worker sets each back before its next child, so a later part, a later save in watch
-    mode, runs as fast as the first."""
+    mode, runs as fast as the first; and its core dump filter, a store for the next child."""
     root = write_workspace(tmp_path / "ws", "numpy")
     part1 = root / "exercises" / "part1_inplace.py"
     part1.write_text(part1.read_text() + (
         "\nimport os as _os\n"
         "for _name, _value in (('self/autogroup', '19'), (f'{_os.getppid()}/oom_score_adj', "
-        "'1000'), (f'{_os.getppid()}/timerslack_ns', '500000000')):\n"
+        "'1000'), (f'{_os.getppid()}/timerslack_ns', '500000000'), "
+        "(f'{_os.getppid()}/coredump_filter', '0x7f')):\n"
         "    try:\n"
         "        with open(f'/proc/{_name}', 'w') as _f:\n"
         "            _f.write(_value)\n"
@@ -1656,7 +1657,8 @@ def test_the_worker_sets_back_the_scheduling_code_changed_from_outside(
         """Each setting's last word; none for the autogroup of a process in the session the
         machine booted into (no group of its own to name, nor to renice)."""
         return tuple(" ".join(Path(f"/proc/{pid}/{name}").read_text().split()[-1:])
-                     for name in ("autogroup", "oom_score_adj", "timerslack_ns"))
+                     for name in ("autogroup", "oom_score_adj", "timerslack_ns",
+                                  "coredump_filter"))
 
     own_grading.run(clean, "numpy", ["part1"])
     before = state()

@@ -149,7 +149,9 @@ _PR_SET_TIMERSLACK, _PR_GET_TIMERSLACK = 29, 30
 class _Scheduling:
     """A process's scheduling as the kernel keeps it: its nice value, policy and priority,
     CPUs, the killer's adjustment, its timer slack and its session's autogroup nice (None
-    where one cannot be read)."""
+    where one cannot be read); and its core dump filter, which is no scheduling but is as
+    writable from outside and kept across children (a store code could leave for the next
+    child, where it runs as root: the red team's)."""
 
     nice: int
     policy: tuple[int, int]
@@ -157,6 +159,7 @@ class _Scheduling:
     oom_score_adj: str | None
     timerslack: int
     autogroup: str | None
+    coredump_filter: str | None = None
 
     @classmethod
     def now(cls) -> _Scheduling:
@@ -165,7 +168,8 @@ class _Scheduling:
                    (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority),
                    frozenset(os.sched_getaffinity(0)), _proc_self("oom_score_adj"),
                    _libc().prctl(_PR_GET_TIMERSLACK, 0, 0, 0, 0),
-                   said.rsplit(" ", 1)[-1] if said and " nice " in said else None)
+                   said.rsplit(" ", 1)[-1] if said and " nice " in said else None,
+                   _proc_self("coredump_filter"))
 
 
 _kept_scheduling: _Scheduling | None = None
@@ -204,7 +208,10 @@ def _scheduling_as_kept() -> None:
         (kept.oom_score_adj is not None and now.oom_score_adj != kept.oom_score_adj,
          lambda: Path("/proc/self/oom_score_adj").write_text(str(kept.oom_score_adj))),
         (kept.autogroup is not None and now.autogroup != kept.autogroup,
-         lambda: Path("/proc/self/autogroup").write_text(str(kept.autogroup)))]
+         lambda: Path("/proc/self/autogroup").write_text(str(kept.autogroup))),
+        (kept.coredump_filter is not None and now.coredump_filter != kept.coredump_filter,
+         # read as hex digits with leading zeros, which the kernel would parse as octal
+         lambda: Path("/proc/self/coredump_filter").write_text(f"0x{kept.coredump_filter}"))]
     for changed, set_back in steps:
         if changed:
             try:
