@@ -154,6 +154,7 @@ HOLDS = {
     "clone into a PID namespace": "libc.syscall(56, 0x20000000 | 17, 0, 0, 0, 0)",
     "join the parent's namespace": "libc.setns(os.open(f'/proc/{os.getppid()}/ns/uts', 0), 0)",
     "lease a file": "libc.fcntl(os.open(os.__file__, os.O_RDONLY), 1024, 0)",  # F_RDLCK
+    "grow a pipe's buffer": "libc.fcntl(os.pipe()[0], 1031, 1 << 20)",  # F_SETPIPE_SZ
     "watch files": "libc.inotify_init1(0)",
 }
 

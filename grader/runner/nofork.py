@@ -57,6 +57,7 @@ _SYSCALLS = {
     "aarch64": (0xC00000B7, None, None, 220, 435),
 }
 _F_SETLEASE = 1024
+_F_SETPIPE_SZ = 1031
 # arch: (unshare, fcntl)
 _SCREENED_CALLS = {"x86_64": (272, 72), "aarch64": (97, 25)}
 REFUSED = {
@@ -157,14 +158,16 @@ def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
                    = ()) -> Program:
     """The filter on machine-wide holds: the `refused` calls refused, the `own_only` calls let
     through on this process alone, clone3 answered ENOSYS (its flags are out of a filter's
-    sight; glibc then falls back to clone), fcntl refused F_SETLEASE, clone and unshare
+    sight; glibc then falls back to clone), fcntl refused F_SETLEASE and F_SETPIPE_SZ (pipe
+    buffers count against a per-user quota, and every sandbox is one user outside: one
+    submission's large pipes left a classmate's new ones a page each), clone and unshare
     refused with any CLONE_NEW* flag."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     return _this_abi(arch) + _refusing(refused) + [
         op for number, allowed in own_only for op in _own_only(number, allowed)] + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
-        (_JEQ_K, 0, 4, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 0, 1, _F_SETLEASE),
-        (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
+        (_JEQ_K, 0, 5, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 1, 0, _F_SETLEASE),
+        (_JEQ_K, 0, 1, _F_SETPIPE_SZ), (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
         (_JEQ_K, 1, 0, clone), (_JEQ_K, 0, 3, unshare), (_LD_W_ABS, 0, 0, _ARG0),
         (_JSET_K, 0, 1, _CLONE_NEW), (_RET_K, 0, 0, deny),
         (_RET_K, 0, 0, _ALLOW)]
