@@ -615,10 +615,10 @@ def reset(parts: tuple[str, ...], reset_all: bool, yes: bool,
     workspace = resolve_workspace(workspace_dir, require_exercises=False)
     targets = None if reset_all else chosen_parts(workspace, parts)
     out = console()
-    changes = backups.plan_reset(workspace, targets)
-    instructor_report.render_changes(out, f"Reset in {workspace.root}", changes)
-    confirm_or_stop(yes, "Reset these files? (the current ones are backed up first)")
     try:
+        changes = backups.plan_reset(workspace, targets)
+        instructor_report.render_changes(out, f"Reset in {workspace.root}", changes)
+        confirm_or_stop(yes, "Reset these files? (the current ones are backed up first)")
         outcome = backups.reset(workspace, targets)
     except WorkspaceError as exc:
         raise click.ClickException(str(exc)) from exc

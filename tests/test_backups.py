@@ -397,3 +397,62 @@ def test_reset_and_restore_keep_each_files_permissions(workspace: Workspace) -> 
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_link_in_exercises_is_left_where_it_is_and_its_target_never_copied(
+        workspace: Workspace, tmp_path: Path) -> None:
+    """The red team's link to a file only root may read: a reset run by a coach as root keeps
+    the candidate's files in its backup, never the bytes a link points at, and leaves the link
+    as it was."""
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"only root reads this\n")
+    secret.chmod(0o600)
+    candidate_work(workspace)
+    (workspace.exercises / "notes.txt").symlink_to(secret)
+    outcome = backups.reset(workspace, None, NOW)
+    assert outcome.backup is not None
+    kept = [p for p in outcome.backup.path.rglob("*") if p.is_file()]
+    assert kept and all(b"only root reads this" not in p.read_bytes() for p in kept)
+    assert "exercises/notes.txt" not in outcome.backup.digests
+    assert (workspace.exercises / "notes.txt").is_symlink()
+
+
+def test_a_file_too_large_to_back_up_stops_the_reset_before_anything_changes(
+        workspace: Workspace) -> None:
+    """A sparse file of gigabytes in exercises/ would be read whole and written whole: the
+    reset says which file to move and changes nothing."""
+    candidate_work(workspace)
+    with (workspace.exercises / "huge.bin").open("wb") as handle:
+        handle.truncate(backups.BACKUP_FILE_BYTES + 1)
+    (workspace.exercises / "huge.bin").chmod(0o644)
+    before = {rel: data for rel, data in tree_without(workspace, "exercises/huge.bin").items()}
+    result = run(["reset", "--all", "--yes", "--workspace", str(workspace.root)])
+    assert result.exit_code == 1
+    assert "exercises/huge.bin is" in result.output and "nothing was changed" in result.output
+    assert "Traceback" not in result.output
+    assert tree_without(workspace, "exercises/huge.bin") == before
+    assert backups.list_backups(workspace) == []
+
+
+def tree_without(workspace: Workspace, skipped: str) -> dict[str, bytes]:
+    """The workspace's files but `skipped` (too large for current_contents), read directly."""
+    files = [p for p in workspace.exercises.rglob("*") if p.is_file() and "__pycache__" not in
+             p.parts]
+    return {p.relative_to(workspace.root).as_posix(): p.read_bytes() for p in files
+            if p.relative_to(workspace.root).as_posix() != skipped}
+
+
+@pytest.mark.parametrize("field", [{"sequence": "x"}, {"sequence": True},
+                                   {"changed_parts": 5}, {"changed_parts": [1, 2]}])
+def test_a_backup_whose_manifest_has_fields_of_the_wrong_type_is_not_listed(
+        workspace: Workspace, field: dict[str, object]) -> None:
+    """A manifest with a field of a type no backup of ours writes (forged, or damaged) is no
+    backup: `grader backups` and `grader reset` go on without it, with no traceback."""
+    candidate_work(workspace)
+    outcome = backups.reset(workspace, None, NOW)
+    assert outcome.backup is not None
+    manifest = outcome.backup.path / backups.MANIFEST
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), **field}))
+    assert backups.list_backups(workspace) == []
+    listed = run(["backups", "--workspace", str(workspace.root)])
+    assert listed.exit_code == 0 and "Traceback" not in listed.output

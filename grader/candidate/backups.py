@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,13 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from grader.engine.documents import Unreadable, json_document
-from grader.engine.state import HINTS, LAST_RESULTS, read_json, write_bytes_atomic
+from grader.engine.state import (
+    HINTS,
+    LAST_RESULTS,
+    read_json,
+    regular_file_bytes,
+    write_bytes_atomic,
+)
 from grader.engine.workspace import (
     EXERCISES_DIR,
     STATE_DIR,
@@ -92,23 +99,45 @@ def _progress_rel(name: str) -> str:
     return f"{STATE_DIR}/{name}"
 
 
+BACKUP_FILE_BYTES = 64 << 20
+"""The largest file a backup keeps: an exercise is a few KiB, and a backup holds each file in
+memory and writes it out whole (a sparse file of gigabytes would fill both)."""
+
+
 def current_contents(workspace: Workspace) -> Contents:
-    """Everything a backup keeps, as it is on disk now."""
+    """Everything a backup keeps, as it is on disk now: the regular files themselves, never
+    what a link points at (a link in exercises/ to a file only root may read would put its
+    bytes in a backup anyone may read, where a coach resets as root); links are left where
+    they are. BackupError for a file past BACKUP_FILE_BYTES: nothing is changed, and the
+    message says which to move away."""
     contents: Contents = {}
     exercises = workspace.exercises
-    if exercises.is_dir():
+    if exercises.is_dir() and not exercises.is_symlink():
         for folder, dirs, files in os.walk(exercises):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
             for name in sorted(files):
-                path = Path(folder) / name
-                if path.is_file():
-                    rel = path.relative_to(workspace.root).as_posix()
-                    contents[rel] = path.read_bytes()
+                _keep(contents, Path(folder) / name, workspace)
     for name in PROGRESS_FILES:
-        path = workspace.state_dir / name
-        if path.is_file():
-            contents[_progress_rel(name)] = path.read_bytes()
+        _keep(contents, workspace.state_dir / name, workspace)
     return contents
+
+
+def _keep(contents: Contents, path: Path, workspace: Workspace) -> None:
+    """`path`'s bytes into `contents` where it is a regular file (not a link to one)."""
+    try:
+        status = path.lstat()
+    except OSError:
+        return
+    if not stat.S_ISREG(status.st_mode):
+        return
+    rel = path.relative_to(workspace.root).as_posix()
+    if status.st_size > BACKUP_FILE_BYTES:
+        raise BackupError(f"{rel} is {status.st_size} bytes, more than a backup keeps "
+                          f"({BACKUP_FILE_BYTES >> 20} MiB): move it out of the workspace, "
+                          "then run this again (nothing was changed)")
+    data = regular_file_bytes(path)
+    if data is not None:
+        contents[rel] = data
 
 
 def _pristine_part_files(workspace: Workspace) -> Contents:
@@ -337,11 +366,15 @@ def load_backup(path: Path) -> Backup | None:
     manifest = read_json(path / MANIFEST, None)
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         return None
+    sequence, parts = manifest.get("sequence", 0), manifest.get("changed_parts", [])
+    if not (isinstance(sequence, int) and not isinstance(sequence, bool)
+            and isinstance(parts, list) and all(isinstance(p, str) for p in parts)):
+        return None  # a manifest of ours has these types: a damaged or forged one is not ours
     return Backup(
         name=path.name, path=path, created=str(manifest.get("created", "")),
-        sequence=int(manifest.get("sequence", 0)), reason=str(manifest.get("reason", "")),
+        sequence=sequence, reason=str(manifest.get("reason", "")),
         digests={str(k): str(v) for k, v in manifest["files"].items()},
-        changed_parts=tuple(manifest.get("changed_parts", ())),
+        changed_parts=tuple(parts),
     )
 
 
