@@ -200,7 +200,7 @@ def test_the_sentence_naming_a_slip_agrees_with_the_results_name(name: str,
                                                                    opening: str) -> None:
     """Every operator's sentence, for results named in the singular and the plural."""
     for operator, says in mutants.templates().items():
-        if operator == "repair":
+        if operator.startswith("repair"):
             continue  # not a slip: its sentence says the result is right once changed
         mutant = mutants.Mutant(operator, "x = a @ b", "x = b @ a", "")
         said = mutants.describe(mutant, name)

@@ -1209,10 +1209,12 @@ def compare_runs(spec: Spec) -> PlanFactory:
     def select(tree: dict[str, Any], names: Sequence[str] | None) -> dict[str, Any]:
         return {k: tree[k] for k in names} if names is not None else tree
 
-    def differential(ctx: Context, wrong: Sequence[tuple[Case, Any]],
-                     named: bool) -> Diagnosis | None:
+    def differential(ctx: Context, wrong: Sequence[tuple[Case, Any]], named: bool,
+                     truth: Callable[[Case], Any],
+                     compared: Callable[[Any], Any]) -> Diagnosis | None:
         """The reference's mutants, run as the first wrong case was; after a listed mistake's
-        hint where one named it."""
+        hint where one named it; then the candidate's file repaired, a run's fields compared
+        as this check compares them (`compared`) with the `truth`'s."""
         case, value = wrong[0]
         raised = value.get("raised") if isinstance(value, dict) and list(value) == ["raised"] \
             else None
@@ -1220,7 +1222,7 @@ def compare_runs(spec: Spec) -> PlanFactory:
         found = mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor,
                                   {"function": None, "run": case.extra.get("run")},
                                   [(case, None)] if raised else same_run, "the result", raised,
-                                  ctx.workspace)
+                                  ctx.workspace, truth, compared)
         return replace(found, keep_hint=named) if found is not None else None
 
     def plan(ctx: Context) -> Plan:
@@ -1270,7 +1272,8 @@ def compare_runs(spec: Spec) -> PlanFactory:
                 # part's values were made (the checks a row's `voids` names), where those values
                 # were right (a part that updates nothing moves no version counter either); a
                 # raise is no evidence.
-                verdict = replace(verdict, diagnosis=differential(ctx, wrong, named is not None))
+                verdict = replace(verdict, diagnosis=differential(ctx, wrong, named is not None,
+                                                                  truth_of, compared))
                 return replace(verdict, voids=True, otherwise=verdict) if answered else verdict
             for case, run in zip(cases, observed, strict=True):
                 if case.extra.get("malformed") and (

@@ -1500,7 +1500,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
               wrong: Sequence[tuple[Case, Any]], what: str,
               raised: dict[str, Any] | None = None,
               workspace: str | None = None,
-              truth: Callable[[Case], Any] | None = None) -> Diagnosis | None:
+              truth: Callable[[Case], Any] | None = None,
+              compared: Callable[[Any], Any] = lambda value: value) -> Diagnosis | None:
     """The second look of a check whose wrong results no known mistake explained: the
     reference part's mutants, run on the smallest wrong cases in children with no candidate
     code (in stages, likeliest first: see FIRST_STAGE, and by_evidence where the candidate's
@@ -1509,7 +1510,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     on valid input; the cases after it, with what the candidate answered), the first mutant
     that raises alike and answers alike (raising_alike) instead. None when the round has no
     reference for this flavor to mutate. With the cases' `truth` and the candidate's file, the
-    last look is a Repair of that file (repair)."""
+    last look is a Repair of that file (repair), a variant's result and the truth each taken
+    through `compared` (the fields a check compares) first."""
     part = round_.part(part_id)
     path = round_.reference_dir(flavor) / part.file
     try:
@@ -1548,7 +1550,7 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
 
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME,
-                     repair=repair(source, reference, call, chosen, truth, what)
+                     repair=repair(source, reference, call, chosen, truth, what, compared)
                      if truth is not None and raised is None else None,
                      unsettled=unquoted.get)
 
@@ -1560,14 +1562,16 @@ making the variants of a file costs the judge time in proportion to it."""
 
 def repair(source: str | None, reference: str, call: dict[str, Any],
            chosen: Sequence[tuple[Case, Any]], truth: Callable[[Case], Any],
-           what: str) -> Repair | None:
+           what: str, compared: Callable[[Any], Any] = lambda value: value) -> Repair | None:
     """The candidate's own file, each one-change variant the operators make of it, run on the
     `chosen` wrong cases (in stages, likeliest first), and the sentence that names the first
     whose results are the truth on every one of them: the line the candidate wrote and the
     line that makes those cases right. A slip in code shaped nothing like the reference (a
     loop where the reference has one product, einsum, a while loop) is then named in the
-    candidate's own lines. None without a file, for one the reference itself, or one too long
-    or not parseable."""
+    candidate's own lines; a change that moves a step, or leaves one out, in a sentence that
+    says so (mutations.toml's repair_*), and one that moves a step into or out of a loop or a
+    block not named at all (no sentence says it in the candidate's terms). None without a
+    file, for one the reference itself, or one too long or not parseable."""
     if source is None or source == reference or len(source) > REPAIRABLE_CHARS or not chosen:
         return None
     try:
@@ -1576,7 +1580,7 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
         return None
     if not found:
         return None
-    expected = [truth(case) for case, _ in chosen]
+    expected = [compared(truth(case)) for case, _ in chosen]
     shared = {**call, "cases": [c.data() for c, _ in chosen], "reference": []}
     stages = tuple({**shared, "sources": [m.source for m in found[start:end]],
                     "budget_s": MUTANTS_CPU_S * (end - start) / len(found)}
@@ -1585,23 +1589,28 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
     def name(observations: list[Any]) -> str | None:
         outputs = [output for observation in observations if isinstance(observation, list)
                    for output in observation]
+        said = templates()
         for variant, runs in zip(found, outputs, strict=False):
-            if isinstance(runs, list) and len(runs) == len(chosen) and all(
+            sentence = f"repair_{variant.operator}" if variant.operator in MOVES | {
+                "drop_step"} else "repair"
+            if sentence in said and isinstance(runs, list) and len(runs) == len(chosen) and all(
                     isinstance(run, dict) and run.get("raised") is None
-                    and _right(run.get("value"), want, case)
+                    and _right(run.get("value"), want, case, compared)
                     for (case, _), run, want in zip(chosen, runs, expected, strict=True)):
-                return describe(Mutant("repair", variant.before, variant.after, ""), what)
+                return describe(Mutant(sentence, variant.before, variant.after, ""), what)
         return None
 
     return Repair("mutant_calls", stages, name)
 
 
-def _right(value: Any, expected: Any, case: Case) -> bool:
-    """Whether a variant's result passes as the truth does in a check of values. The value
-    came from a child running candidate code, which can answer anything (an integer too large
-    for a float, an object no comparison knows): whatever cannot be compared is not right."""
+def _right(value: Any, expected: Any, case: Case,
+           compared: Callable[[Any], Any] = lambda value: value) -> bool:
+    """Whether a variant's result (taken through `compared`) passes as the truth does in a
+    check of values. The value came from a child running candidate code, which can answer
+    anything (an integer too large for a float, an object no comparison knows, a table without
+    the fields compared): whatever cannot be compared is not right."""
     try:
-        return bool(tree_matches(value, expected, case.dtype))
+        return bool(tree_matches(compared(value), expected, case.dtype))
     except Exception:  # noqa: BLE001 - candidate data; only a hint depends on it
         return False
 
