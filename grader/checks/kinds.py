@@ -2377,12 +2377,14 @@ MEASURED_KINDS: frozenset[str] = frozenset({"cpu_growth"})
 measured says `measured = true`. Known from the table, it costs no plan to ask."""
 
 OBSERVED_INSIDE: frozenset[str] = frozenset({"no_autograd", "complexity", "depth",
-                                             "inputs_unchanged", "fresh_result"})
+                                             "inputs_unchanged", "fresh_result", "runs_agree"})
 """Kinds whose verdict rests on what the probe saw inside the candidate's process (autograd's
 engine running, operations counted, the depth of a graph, an input's bytes after the call, a
-result sharing an input's memory), not on values it returned: a submission can forge those
-for itself (its process computes them; code that finds the probe's frame replaces them), so
-in graded modes they advise and earn nothing."""
+result sharing an input's memory, two runs of the code agreeing with each other), not on
+values it returned: a submission can forge those for itself (its process computes them; code
+that finds the probe's frame replaces them, and code that tells the check's calls apart from
+the values' behaves well there alone: the red team's cache kept honest only where the caller
+refilled it), so in graded modes they advise and earn nothing."""
 
 KINDS: dict[str, Callable[[Spec], PlanFactory]] = {
     "validation": validation,
