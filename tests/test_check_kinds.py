@@ -283,7 +283,10 @@ def test_compare_runs_names_the_known_mistake(runner: CliRunner, tmp_path: Path)
     found = checked(runner, tmp_path / "ws", RIGHT.replace("x.sum()", "x[1:].sum()"))["part1.runs"]
     assert found["status"] == "failed"
     assert found["message"].startswith("N=1, float64: total")
-    assert found["hint"] == "the first entry is left out: start the sum at x[0]."
+    # The listed mistake's hint, then the one change to the candidate's own line that makes the
+    # run right (a repair of the file, compared as the check compares its runs).
+    assert found["hint"].startswith("the first entry is left out: start the sum at x[0]. Your ")
+    assert "once your `return x[1:].sum()` reads `return x[0:].sum()`" in found["hint"]
 
 
 def test_finite_differences_over_a_list_of_inputs(runner: CliRunner, tmp_path: Path) -> None:
