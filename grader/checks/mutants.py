@@ -419,8 +419,7 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     if not isinstance(node, ast.Call):
         return
     func = node.func
-    called = func.attr if isinstance(func, ast.Attribute) else \
-        func.id if isinstance(func, ast.Name) else ""
+    called = _called(node)
     if called in UNARY:
         if node.args and not isinstance(node.args[0], ast.Starred):
             yield Edit("drop_call", node.args[0])
@@ -494,9 +493,7 @@ def _elementwise(node: ast.AST) -> tuple[Callable[[ast.expr], ast.expr], ast.exp
         attr = func.attr
         return (lambda operand: ast.Call(ast.Attribute(operand, attr, ast.Load()), [], [])), \
             func.value
-    named = func.attr if isinstance(func, ast.Attribute) else \
-        func.id if isinstance(func, ast.Name) else ""
-    if named in ELEMENTWISE and len(node.args) == 1 \
+    if _called(node) in ELEMENTWISE and len(node.args) == 1 \
             and not isinstance(node.args[0], ast.Starred):
         return (lambda operand: ast.Call(func, [operand], [])), node.args[0]
     return None
@@ -949,6 +946,7 @@ def einsum_subscripts(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 
 def _called(node: ast.Call) -> str:
+    """The name a call calls (`np.sum(x)` and `x.sum()`: sum; `sum(x)`: sum); "" for another."""
     func = node.func
     return func.attr if isinstance(func, ast.Attribute) else \
         func.id if isinstance(func, ast.Name) else ""
@@ -1525,11 +1523,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         return None
     # With `raised`, the raising case comes first and the caller chose the cases after it.
     chosen = list(wrong) if raised else chosen_cases(wrong)
-    shared = {**call, "cases": [c.data() for c, _ in chosen],
-              "reference": [str(round_.folder), part_id]}
-    stages = tuple({**shared, "sources": [m.source for m in found[start:end]],
-                    "budget_s": MUTANTS_CPU_S * (end - start) / len(found)}
-                   for start, end in stage_bounds(len(found)))
+    stages = _stages({**call, "cases": [c.data() for c, _ in chosen],
+                      "reference": [str(round_.folder), part_id]}, found)
 
     unquoted: dict[str, str] = {}
 
@@ -1581,10 +1576,7 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
     if not found:
         return None
     expected = [compared(truth(case)) for case, _ in chosen]
-    shared = {**call, "cases": [c.data() for c, _ in chosen], "reference": []}
-    stages = tuple({**shared, "sources": [m.source for m in found[start:end]],
-                    "budget_s": MUTANTS_CPU_S * (end - start) / len(found)}
-                   for start, end in stage_bounds(len(found)))
+    stages = _stages({**call, "cases": [c.data() for c, _ in chosen], "reference": []}, found)
 
     def name(observations: list[Any]) -> str | None:
         outputs = [output for observation in observations if isinstance(observation, list)
@@ -1752,6 +1744,14 @@ FIRST_STAGE = 16
 the one before. The mutants come likeliest first (PRIORITY), and half the slips that known
 solutions make are named within the first 16 of 70 to 400 mutants: a failing check's hint then
 costs one small child, not every mutant."""
+
+
+def _stages(shared: dict[str, Any], found: Sequence[Mutant]) -> tuple[dict[str, Any], ...]:
+    """mutant_calls' arguments for each stage over `found` (stage_bounds): the `shared` ones,
+    the stage's sources, and its share of MUTANTS_CPU_S."""
+    return tuple({**shared, "sources": [m.source for m in found[start:end]],
+                  "budget_s": MUTANTS_CPU_S * (end - start) / len(found)}
+                 for start, end in stage_bounds(len(found)))
 
 
 def stage_bounds(count: int) -> list[tuple[int, int]]:

@@ -68,15 +68,11 @@ def scan_gradient(api: Api, case: dict[str, Any]) -> dict[str, Any]:
 def scan_outputs(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     """The scan's P and dW (its backward on its own levels), as arrays, for checks that read
     both results (their dtypes)."""
-    W = api.backend.native(case["inputs"]["W"])
-    value, raised = api.call(api.function(FORWARD), W)
+    both, raised = scan_both(api, {name: api.backend.native(case["inputs"][name])
+                                   for name in ("W", "dP")})
     if raised:
         return {"value": None, "raised": raised.as_dict()}
-    P, levels = split_forward(value)
-    dW, raised = api.call(api.function(BACKWARD), levels,
-                          api.backend.native(case["inputs"]["dP"]))
-    if raised:
-        return {"value": None, "raised": raised.as_dict()}
+    P, dW = both
     return {"value": {"P": api.backend.to_numpy(P, "P"), "dW": api.backend.to_numpy(dW, "dW")},
             "raised": None}
 
