@@ -249,19 +249,19 @@ def _system_args() -> list[str]:
     return args + ["--proc", "/proc", *_global_proc_args(), "--dev", "/dev", "--mqueue", MQUEUE]
 
 
-def _global_proc_args() -> list[str]:
+@functools.cache
+def _global_proc_args() -> tuple[str, ...]:
     """Every entry of /proc that is the machine's, not a process's (sys, sysrq-trigger, irq,
     ...), bound read-only over the sandbox's own /proc. Where grader runs as root, bwrap maps
     the sandbox's user to root outside, and the kernel lets root write the files it owns
     there (a sysctl such as kernel.core_pattern: a program the kernel runs as root) with no
     capability; bwrap makes /proc/sys read-only only where its folder looks writable, which a
     0555 folder does not. The processes' own folders, and the links to them, stay as they
-    are."""
-    args: list[str] = []
-    for name in sorted(os.listdir("/proc")):
-        if not name.isdigit() and not os.path.islink(f"/proc/{name}"):
-            args += ["--ro-bind-try", f"/proc/{name}", f"/proc/{name}"]
-    return args
+    are. Listed once per process: the machine's entries are the kernel's, and /proc holds a
+    folder for every process of the machine besides."""
+    return tuple(arg for name in sorted(os.listdir("/proc"))
+                 if not name.isdigit() and not os.path.islink(f"/proc/{name}")
+                 for arg in ("--ro-bind-try", f"/proc/{name}", f"/proc/{name}"))
 
 
 # --- cgroups ----------------------------------------------------------------------------------
