@@ -19,7 +19,7 @@ import pytest
 from grader.checks import mutants, symptoms
 from grader.checks.cases import Case
 from grader.engine.rounds import get_round, installed
-from grader.probes.library import OUT_OF_TIME
+from grader.probes.library import OUT_OF_TIME, Statements
 
 REFERENCE_PARTS = [pytest.param(round_, flavor, part, id=f"{round_.id}/{flavor}/{part.id}")
                    for round_ in installed().values() for flavor in round_.flavors
@@ -53,6 +53,106 @@ def same_code(a: object, b: object) -> bool:
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(same_code(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize(("round_", "flavor", "part"), REFERENCE_PARTS)
+def test_a_mutant_loaded_statement_by_statement_is_the_code_compiling_it_whole_makes(
+        round_, flavor, part) -> None:
+    """mutant_calls compiles only the top-level statement a mutant changed (Statements): each
+    function it then runs is the one compiling the whole mutant makes, bytecode, constants,
+    names, flags and every instruction's line and column alike. Every seventh mutant of each
+    reference part, and every one whose lines after the change moved."""
+    source = (round_.reference_dir(flavor) / part.file).read_text()
+    statements = Statements.of(source, part.file)
+    assert statements is not None
+    lines = len(source.splitlines())
+    for mutant in [m for i, m in enumerate(mutants.mutants(source))
+                   if i % 7 == 0 or len(m.source.splitlines()) != lines]:
+        split = statements.compiled(mutant.source)
+        assert split is not None, mutant.after
+        assert functions(split) == functions([compile(mutant.source, part.file, "exec")])
+
+
+def functions(codes: list[CodeType]) -> dict[tuple[str, int], tuple[object, ...]]:
+    """Every function and class body compiled into `codes`, by name and first line: what it
+    runs, as same_code reads it, and where each instruction says it is."""
+    found: dict[tuple[str, int], tuple[object, ...]] = {}
+    for code in codes:
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                found[const.co_name, const.co_firstlineno] = (
+                    const.co_code, const.co_names, const.co_varnames, const.co_flags,
+                    list(const.co_positions()),
+                    [c for c in const.co_consts if not isinstance(c, CodeType)])
+                found |= functions([const])
+    return found
+
+
+UNUSUAL_MODULE = (
+    "import numpy as np\n"
+    "from functools import lru_cache as cached\n"
+    "SCALE = 2\n"
+    "\n"
+    "@cached(maxsize=None)\n"
+    "def twice(n):\n"
+    "    return n * SCALE\n"
+    "class Op:\n"
+    "    @staticmethod\n"
+    "    def run(x):\n"
+    "        y = np.tanh(x)\n"
+    "        return (y\n"
+    "                + twice(1))\n"
+    "def later(x):\n"
+    "    return Op.run(x) - 1  # a comment\n"
+    "LATER = later(0.0)\n")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # a decorated function's body
+    ("    return n * SCALE\n", "    return n + SCALE\n"),
+    # a method's statement over two lines made one: every line after it moves up
+    ("        return (y\n                + twice(1))\n", "        return y + twice(2)\n"),
+    # a statement made two lines: every line after it moves down
+    ("    return Op.run(x) - 1  # a comment\n", "    z = Op.run(x)\n    return z - 1\n"),
+])
+def test_a_changed_statement_in_an_unusual_module_is_loaded_as_the_whole_module_runs(
+        old: str, new: str) -> None:
+    """Decorators, a class, names imported under others, module-level code that calls a
+    function: loaded statement by statement, the module's names hold what running it whole
+    gives, and its functions are the same code."""
+    changed = UNUSUAL_MODULE.replace(old, new)
+    assert changed != UNUSUAL_MODULE
+    statements = Statements.of(UNUSUAL_MODULE, "unusual.py")
+    assert statements is not None
+    split: dict[str, Any] = {}
+    assert statements.load(changed, split)
+    whole: dict[str, Any] = {}
+    exec(compile(changed, "unusual.py", "exec"), whole)
+    assert split["LATER"] == whole["LATER"]
+    assert split["twice"](3) == whole["twice"](3)
+    assert functions(statements.compiled(changed) or []) == \
+        functions([compile(changed, "unusual.py", "exec")])
+
+
+@pytest.mark.parametrize("changed", [
+    # a change outside every statement's lines (a comment between two)
+    UNUSUAL_MODULE.replace("SCALE = 2\n\n", "SCALE = 2\n# note\n"),
+    # changes in two statements
+    UNUSUAL_MODULE.replace("n * SCALE", "n - SCALE").replace("- 1", "+ 1"),
+])
+def test_a_source_that_is_no_change_inside_one_statement_is_compiled_whole(changed: str) -> None:
+    statements = Statements.of(UNUSUAL_MODULE, "unusual.py")
+    assert statements is not None
+    assert statements.compiled(changed) is None
+    assert not statements.load(changed, {})
+
+
+@pytest.mark.parametrize("original", [
+    "x = 1; y = 2\ndef f():\n    return x\n",  # two statements on one line
+    "def f(:\n",  # no Python
+])
+def test_a_module_whose_statements_cannot_be_split_is_compiled_whole(original: str) -> None:
+    assert Statements.of(original, "odd.py") is None
 
 
 def test_each_operator_makes_the_slip_it_names() -> None:

@@ -2035,7 +2035,7 @@ def test_a_repair_puts_the_line_it_finds_beside_the_hint_and_a_starved_one_says_
     monkeypatch.setattr(worker, "frame_timeout", lambda *args: 1.0)
     result = CheckResult(id="part1.values", title="", status="failed", score=0.0,
                          max_score=1.0, hint="What holds.")
-    repair = Repair("mutant_calls", ({},), named)
+    repair = Repair("mutant_calls", lambda: ({},), named)
     grading = SimpleNamespace(checks=[SimpleNamespace(id="part1.values")], results=[result],
                               request=None, plans=[None], ready=False,
                               repairs=[("part1.values", repair, "What holds.", known)])

@@ -29,12 +29,13 @@ class Repair:
     """The look a Diagnosis takes last, where the reference's slips named nothing: one-change
     variants of the candidate's own file (the same slips, made in the code the candidate
     wrote: a candidate's slip undone is one of them), run in stages by `probe` in a child
-    beside the candidate's code, since they are candidate code; `name` turns the observations
+    beside the candidate's code, since they are candidate code; `stages` makes them (only
+    where the repair is run: most failures are named before it); `name` turns the observations
     of the stages run so far into the hint that names the change making the wrong cases right,
     or None. Nothing but a hint depends on it: the code that runs it could answer anything."""
 
     probe: str
-    stages: tuple[dict[str, Any], ...]
+    stages: Callable[[], tuple[dict[str, Any], ...]]
     name: Callable[[list[Any]], str | None]
 
 

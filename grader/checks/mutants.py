@@ -1524,7 +1524,7 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     # With `raised`, the raising case comes first and the caller chose the cases after it.
     chosen = list(wrong) if raised else chosen_cases(wrong)
     stages = _stages({**call, "cases": [c.data() for c, _ in chosen],
-                      "reference": [str(round_.folder), part_id]}, found)
+                      "reference": [str(round_.folder), part_id], "original": reference}, found)
 
     unquoted: dict[str, str] = {}
 
@@ -1566,23 +1566,29 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
     candidate's own lines; a change that moves a step, or leaves one out, in a sentence that
     says so (mutations.toml's repair_*), and one that moves a step into or out of a loop or a
     block not named at all (no sentence says it in the candidate's terms). None without a
-    file, for one the reference itself, or one too long or not parseable."""
+    file, for one the reference itself, or one too long; no stages for one not parseable."""
     if source is None or source == reference or len(source) > REPAIRABLE_CHARS or not chosen:
         return None
-    try:
-        found = mutants(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if not found:
-        return None
-    expected = [compared(truth(case)) for case, _ in chosen]
-    stages = _stages({**call, "cases": [c.data() for c, _ in chosen], "reference": []}, found)
+    text = source
+
+    @functools.cache
+    def found() -> tuple[Mutant, ...]:
+        """The variants, made only where the repair is run: most failures are named before."""
+        try:
+            return mutants(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return ()
+
+    def stages() -> tuple[dict[str, Any], ...]:
+        return _stages({**call, "cases": [c.data() for c, _ in chosen], "reference": [],
+                        "original": text}, found())
 
     def name(observations: list[Any]) -> str | None:
         outputs = [output for observation in observations if isinstance(observation, list)
                    for output in observation]
         said = templates()
-        for variant, runs in zip(found, outputs, strict=False):
+        expected = [compared(truth(case)) for case, _ in chosen]
+        for variant, runs in zip(found(), outputs, strict=False):
             sentence = f"repair_{variant.operator}" if variant.operator in MOVES | {
                 "drop_step"} else "repair"
             if sentence in said and isinstance(runs, list) and len(runs) == len(chosen) and all(

@@ -661,7 +661,7 @@ def _repaired(grading: _Part, index: int, repair: Repair) -> str | None:
     observations: list[Any] = []
     limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
     idle, spent = IdleBudget(limit), [0.0]
-    for args in repair.stages:
+    for args in repair.stages():
         if spent[0] >= limit:
             return None
         frame = _candidate_frame(grading, index, repair.probe, args, idle, spent, limit)
