@@ -4,7 +4,7 @@ and compare every verdict and score with the quiet run.
     python benchmarks/agreement.py [--loads 0 4 8 16 8memory 4io] [--cpus 0.5 0.25]
                                    [--memory 1200 700] [--stopped 2] [--runs 2] [--jobs 2]
                                    [--buggy 1]
-                                   [--measured 4]
+                                   [--measured 4] [--niced 4]
                                    [--modes check sandbox grade]
 
 The submissions: every round's references (in its first flavor) and, per round, `--buggy`
@@ -17,7 +17,10 @@ killed after it, each spinning (`8`) or busy another way (`8bursts`, `8memory`, 
 caches, writing and flushing to the disk, forking and reaping, holding a GiB of memory;
 tests/helpers.py's LOADS); or, with `--cpus`, a quota: every grader process started in a
 cgroup whose processes together get that many CPUs' time, as in a container (Gradescope's, a
-CI runner's; needs root and a writable cgroup cpu controller); or, with `--memory`, a limit:
+CI runner's; needs root and a writable cgroup cpu controller); or, with `--niced`, that many
+spinning processes at this script's priority and every grader process at the lowest (nice 19),
+as a coach running `nice grader grade` beside other work gets a few percent of a CPU; or, with
+`--memory`, a limit:
 every grader process started in a cgroup whose processes together may hold that many MiB, as
 in a container with a memory limit, where the kernel reclaims the grading's own pages as it
 nears the limit (needs root and a writable memory controller; a limit too small for the
@@ -121,20 +124,33 @@ def make_submissions(folder: Path, buggy: int, measured: int) -> dict[str, tuple
     return made
 
 
-def joining(procs: Path | None) -> Callable[[], None] | None:
-    """What a child runs before exec to start inside the quota's cgroup, if there is one."""
-    if procs is None:
+class Where(NamedTuple):
+    """Where the grader's processes start: inside the cgroup whose procs file is `procs`, if
+    one is given, at the priority `nice` lower than this script's."""
+
+    procs: Path | None = None
+    nice: int = 0
+
+
+def joining(where: Where) -> Callable[[], None] | None:
+    """What a child runs before exec to start where it should, if anywhere else."""
+    if where == Where():
         return None
-    return lambda: procs.write_text(str(os.getpid()))
+
+    def join() -> None:
+        if where.procs is not None:
+            where.procs.write_text(str(os.getpid()))
+        os.nice(where.nice)
+
+    return join
 
 
-def grader(*args: str | Path, cwd: Path, procs: Path | None) -> dict:
+def grader(*args: str | Path, cwd: Path, where: Where) -> dict:
     """One grader command's JSON document (exit status 0 or 1 both mean it graded), from the
-    checkout this script is in, whichever grader is installed; inside the cgroup whose
-    `procs` file is given, if one is."""
+    checkout this script is in, whichever grader is installed; started `where`."""
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, preexec_fn=joining(procs),
+                          capture_output=True, text=True, preexec_fn=joining(where),
                           env={**os.environ, "COLUMNS": "200", "PYTHONPATH": path})
     try:
         if done.returncode in (0, 1):
@@ -152,12 +168,12 @@ def verdicts_of(parts: list[dict]) -> Outcome:
 
 
 def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path,
-            procs: Path | None, jobs: int) -> Verdicts:
-    """Every submission's verdicts in one mode (inside the cgroup of `procs`, if given)."""
+            where: Where, jobs: int) -> Verdicts:
+    """Every submission's verdicts in one mode, the grader started `where`."""
     if mode != "grade":
         extra = ["--no-sandbox"] if mode == "check" else []
         return {name: verdicts_of(grader("check", "--json", "--seed", SEED, *extra,
-                                         cwd=root, procs=procs)["parts"])
+                                         cwd=root, where=where)["parts"])
                 for name, (_, root) in submissions.items()}
     batch = scratch / "batch"
     shutil.rmtree(batch, ignore_errors=True)
@@ -166,7 +182,7 @@ def measure(mode: str, submissions: dict[str, tuple[str, Path]], scratch: Path,
     found: Verdicts = {}
     for folder in sorted(batch.iterdir()):
         doc = grader("grade", folder, "--round", folder.name, "--jobs", str(jobs), "--json",
-                     "--seed", SEED, cwd=scratch, procs=procs)
+                     "--seed", SEED, cwd=scratch, where=where)
         for row in doc["submissions"]:
             found[Path(row["path"]).name] = verdicts_of(row["parts"])
     return found
@@ -213,13 +229,18 @@ def compare(quiet: Verdicts, other: Verdicts) -> Agreement:
 
 
 @contextmanager
-def condition(label: str) -> Iterator[Path | None]:
-    """The machine a measurement runs on: `N` or `N<kind>` busy processes beside it, `Ncpu` of
-    quota or `NMiB` of memory (the cgroup's procs file is yielded), or `Ns stopped` (every
-    grader process this script starts, stopped N seconds of every N + 1)."""
+def condition(label: str) -> Iterator[Where]:
+    """The machine a measurement runs on, and where the grader starts in it: `N` or `N<kind>`
+    busy processes beside it, `N niced` (as many spinning, the grader at nice 19), `Ncpu` of
+    quota or `NMiB` of memory (in the cgroup whose procs file is yielded), or `Ns stopped`
+    (every grader process this script starts, stopped N seconds of every N + 1)."""
     if label.endswith("s stopped"):
         with stopping(os.getpid(), float(label.removesuffix("s stopped"))):
-            yield None
+            yield Where()
+        return
+    if label.endswith(" niced"):
+        with busy(int(label.removesuffix(" niced")), "spin"):
+            yield Where(nice=19)
         return
     limits: dict[str, tuple[str, str, Callable[[str], AbstractContextManager[Path]]]] = {
         "cpu": ("--cpus", "cpu", lambda n: cpu_quota(float(n))),
@@ -233,11 +254,11 @@ def condition(label: str) -> Iterator[Path | None]:
             except OSError as exc:
                 raise SystemExit(f"{option} needs a writable cgroup {controller} controller "
                                  f"(root): {exc}") from exc
-            yield procs
+            yield Where(procs)
     else:
         count, kind = load_of(label)
         with busy(count, kind) as loads:
-            yield None
+            yield Where()
             if any(load.poll() is not None for load in loads):
                 raise SystemExit(f"a busy process of {label} ended early: the load was not there")
 
@@ -265,6 +286,7 @@ def main() -> None:
     parser.add_argument("--cpus", type=float, nargs="*", default=[])
     parser.add_argument("--memory", type=int, nargs="*", default=[], metavar="MIB")
     parser.add_argument("--stopped", type=float, nargs="*", default=[], metavar="S")
+    parser.add_argument("--niced", type=int, nargs="*", default=[], metavar="N")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2, help="grade's --jobs")
     parser.add_argument("--buggy", type=int, default=1)
@@ -278,9 +300,12 @@ def main() -> None:
         parser.error("--memory: each limit is at least 64 MiB")
     if any(seconds <= 0 for seconds in options.stopped):
         parser.error("--stopped: each stop lasts more than 0 s")
+    if any(count < 1 for count in options.niced):
+        parser.error("--niced: at least one spinning process beside the grader")
     labels = list(dict.fromkeys(["0", *options.loads])) + \
         [f"{cpus:g}cpu" for cpus in options.cpus] + [f"{mib}MiB" for mib in options.memory] + \
-        [f"{seconds:g}s stopped" for seconds in options.stopped]
+        [f"{seconds:g}s stopped" for seconds in options.stopped] + \
+        [f"{count} niced" for count in options.niced]
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
         submissions = make_submissions(scratch / "ws", options.buggy, options.measured)
@@ -295,8 +320,8 @@ def main() -> None:
                 machine: list[float] = []
                 began = time.monotonic()
                 for _ in range(options.runs):
-                    with condition(label) as procs:
-                        found = measure(mode, submissions, scratch, procs, options.jobs)
+                    with condition(label) as where:
+                        found = measure(mode, submissions, scratch, where, options.jobs)
                         machine.append(os.getloadavg()[0])
                     if quiet is None:
                         quiet = found
