@@ -12,6 +12,7 @@ a known kind, every field there with its type, and every string valid, bounded t
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
@@ -141,16 +142,25 @@ _ADDED_TO = frozenset({"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "
 there: the object keeps its identity, and its depth grows with what it takes in."""
 
 
-@dataclass(frozen=True)
-class _Slot:
-    """What bounded_hashing knows of one stack slot: its kind ("str", "mark", "container" for
-    a dict or set, "other") and an id that the memo and later additions share."""
+Slot = tuple[str, int]
+"""What bounded_hashing knows of one stack slot: its kind ("str", "mark", "container" for a
+dict or set, "other") and an id that the memo and later additions share (0: none)."""
 
-    kind: str
-    id: int
+_OTHER: Slot = ("other", 0)
 
 
-_OTHER = _Slot("other", 0)
+@functools.cache
+def _shape(name: str) -> tuple[int, int | None, int, str, bool]:
+    """What bounded_hashing needs of an opcode, by name: how many slots it takes (the mark
+    and what lies above it counted as one), how many of them lie below its mark (None: it
+    takes no mark), how many it makes, the kind of what it makes, and whether it adds to an
+    object it leaves on the stack (_ADDED_TO)."""
+    op = next(op for op in pickletools.opcodes if op.name == name)
+    before = op.stack_before
+    below = before.index(pickletools.markobject) if pickletools.markobject in before else None
+    kind = "str" if name in _STRINGS else "mark" if name == "MARK" else \
+        "container" if name in _CONTAINERS else "other"
+    return len(before), below, len(op.stack_after), kind, name in _ADDED_TO
 
 
 def bounded_hashing(payload: bytes) -> None:
@@ -158,13 +168,15 @@ def bounded_hashing(payload: bytes) -> None:
     with too many pieces, objects nested more than NESTING deep, or a dict or set holding more
     than CHOSEN_HASHES members of a kind whose hash the sender chooses: the unpickler builds
     those in C, where no signal or watchdog can stop it, and a child could otherwise spend the
-    judge's CPU or overflow its stack. Each object made is a _Slot with an id, so that members
+    judge's CPU or overflow its stack. Each object made is a Slot with an id, so that members
     added to it piece by piece, or through the memo, count together, and its depth is one more
     than the deepest of what it was built from or took in. An object placed in another is
     sealed: pickle sends each object whole before the one that holds it, and one changed
-    afterwards (fetched from the memo) could deepen what holds it unseen."""
-    stack: list[_Slot] = []
-    memo: dict[int, _Slot] = {}
+    afterwards (fetched from the memo) could deepen what holds it unseen. The walk is the
+    judge's cost of every frame a child sends (a repair's thousand variants answer in frames
+    of tens of thousands of opcodes), so each opcode costs it a few tuple operations."""
+    stack: list[Slot] = []
+    memo: dict[int, Slot] = {}
     chosen: dict[int, int] = {}
     depth: dict[int, int] = {}
     sealed: set[int] = set()
@@ -179,60 +191,66 @@ def bounded_hashing(payload: bytes) -> None:
             if name in _MEMO_GET:
                 stack.append(memo.get(int(cast(int, arg)), _OTHER))
                 continue
-            popped, below = _pop(stack, op.stack_before)
-            if name in _ADDED_TO:
+            taking, marked, making, kind, adds = _shape(name)
+            if marked is None:
+                if len(stack) < taking:
+                    raise IndexError("an opcode takes more than the stack holds")
+                popped = stack[len(stack) - taking:]
+                del stack[len(stack) - taking:]
+                below: list[Slot] = []
+            else:
+                mark = len(stack) - 1
+                while stack[mark][0] != "mark":
+                    mark -= 1
+                    if mark < 0:
+                        raise IndexError("no mark on the stack")
+                if mark < marked:
+                    raise IndexError("an opcode takes more than the stack holds")
+                popped = stack[mark + 1:]
+                below = stack[mark - marked:mark]
+                del stack[mark - marked:]
+            if adds:
                 target, taken = (below[0], popped) if below else (popped[0], popped[1:])
-                if target.id in sealed:
+                if target[1] in sealed:
                     raise pickle.UnpicklingError("an object changed after it was placed in "
                                                  "another")
                 if name in ("SETITEM", "SETITEMS", "ADDITEMS"):
                     _count(chosen, target, taken[0::2] if name != "ADDITEMS" else taken)
                 _deepen(depth, target, taken)
-                sealed.update(part.id for part in taken)
+                sealed.update(part[1] for part in taken)
                 stack.append(target)
                 continue
-            for _ in op.stack_after:
-                slot = _Slot("str" if name in _STRINGS else "mark" if name == "MARK" else
-                             "container" if name in _CONTAINERS else "other", count + 1)
-                if name in _CONTAINERS:
-                    _count(chosen, slot, popped[0::2] if name == "DICT" else popped)
-                _deepen(depth, slot, popped + below)
-                stack.append(slot)
-            if op.stack_after:  # what it took is now inside what it made (POP makes nothing)
-                sealed.update(part.id for part in popped + below)
+            parts = popped + below if below else popped
+            if not making:  # POP, STOP, FRAME...: nothing made, nothing placed
+                continue
+            slot = (kind, count + 1)
+            if kind == "container":
+                _count(chosen, slot, popped[0::2] if name == "DICT" else popped)
+            if parts:
+                _deepen(depth, slot, parts)
+                for part in parts:  # what it took is now inside what it made
+                    sealed.add(part[1])
+            stack.extend([slot] * making)
     except (ValueError, IndexError) as exc:  # a malformed stream: the unpickler says how
         raise pickle.UnpicklingError(f"malformed frame: {exc}") from None
 
 
-def _pop(stack: list[_Slot], before: list[Any]) -> tuple[list[_Slot], list[_Slot]]:
-    """(the slots an opcode takes above its mark, or all it takes where it has none; the
-    slots it takes below its mark: the object it adds to)."""
-    if pickletools.markobject not in before:
-        return [stack.pop() for _ in before][::-1], []
-    above: list[_Slot] = []
-    while stack[-1].kind != "mark":
-        above.append(stack.pop())
-    stack.pop()
-    below = [stack.pop() for _ in range(before.index(pickletools.markobject))][::-1]
-    return above[::-1], below
-
-
-def _deepen(depth: dict[int, int], made: _Slot, parts: list[_Slot]) -> None:
+def _deepen(depth: dict[int, int], made: Slot, parts: list[Slot]) -> None:
     """The depth of `made` once it holds `parts` (one more than the deepest of them)."""
-    if not parts or not made.id:
+    if not parts or not made[1]:
         return
-    deepest = 1 + max(depth.get(part.id, 0) for part in parts)
-    if deepest > depth.get(made.id, 0):
+    deepest = 1 + max(depth.get(part[1], 0) for part in parts)
+    if deepest > depth.get(made[1], 0):
         if deepest > NESTING:
             raise pickle.UnpicklingError(f"objects nested more than {NESTING} deep")
-        depth[made.id] = deepest
+        depth[made[1]] = deepest
 
 
-def _count(chosen: dict[int, int], container: _Slot, members: list[_Slot]) -> None:
-    if container.kind != "container":
+def _count(chosen: dict[int, int], container: Slot, members: list[Slot]) -> None:
+    if container[0] != "container":
         return
-    chosen[container.id] = chosen.get(container.id, 0) + sum(m.kind != "str" for m in members)
-    if chosen[container.id] > CHOSEN_HASHES:
+    chosen[container[1]] = chosen.get(container[1], 0) + sum(m[0] != "str" for m in members)
+    if chosen[container[1]] > CHOSEN_HASHES:
         raise pickle.UnpicklingError(f"a dict or set of more than {CHOSEN_HASHES} members "
                                      "that are not strings")
 
