@@ -9,6 +9,7 @@ and not merely zeros; what `describe` and `where_wrong` say, word for word.
 from __future__ import annotations
 
 import pickle
+import sys
 from collections.abc import Callable
 from types import CodeType, ModuleType, SimpleNamespace
 from typing import Any
@@ -432,6 +433,42 @@ def test_a_mutant_that_raised_or_ran_too_long_matches_no_result() -> None:
     actual = np.ones(3)
     assert mutants.matching([made], [None], [(_case(), actual)]) == []
     assert mutants.matching([made], [_ran(raised="IndexError")], [(_case(), actual)]) == []
+
+
+def test_a_variant_of_the_candidates_code_is_cut_short_where_it_cannot_be_right(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """In a repair (no reference), a variant that raises, or answers to the bit as the
+    candidate's code does, on a case that code gets wrong is answered NOT_RIGHT from there on
+    and runs no further case; any other variant is run on every case, and a variant of the
+    reference's code (a diagnosis) always is."""
+    from pathlib import Path
+
+    from grader.probes.api import Api
+    from grader.probes.backends import NumpyBackend
+    from grader.probes.library import NOT_RIGHT, mutant_calls
+
+    seen: list[float] = []
+    monkeypatch.setitem(sys.modules, "calls_seen", SimpleNamespace(seen=seen))
+    code = ("from calls_seen import seen\n"
+            "def scaled(x):\n"
+            "    seen.append(float(x[0]))\n"
+            "    return x * 2\n")
+    module = ModuleType("scaled_part")
+    module.__file__ = str(tmp_path / "scaled_part.py")
+    exec(compile(code, module.__file__, "exec"), module.__dict__)
+    api = Api(module, NumpyBackend(), Path(tmp_path))
+    cases = [{"inputs": {"x": np.array([float(n)])}} for n in (1, 2, 3)]
+    variants = [code.replace("x * 2", "x + x"),        # answers as the code does
+                code.replace("x * 2", "x[5]"),         # raises
+                code.replace("x * 2", "x * 3"),        # answers otherwise
+                code.replace("x * 2", "x * 2 if x[0] > 1 else x * 3")]  # alike from case 2
+    answers = mutant_calls(api, variants, [], "scaled", cases, args=["x"], original=code)
+    assert answers[0] == answers[1] == [NOT_RIGHT] * 3
+    assert [a["value"].tolist() for a in answers[2]] == [[3.0], [6.0], [9.0]]  # type: ignore[index]
+    assert answers[3][0]["value"].tolist() == [3.0]  # type: ignore[index]
+    assert answers[3][1:] == [NOT_RIGHT] * 2
+    # the code's own run on each case, then: one case, one, three, two
+    assert seen == [1.0, 2.0, 3.0, 1.0, 1.0, 1.0, 2.0, 3.0, 1.0, 2.0]
 
 
 def test_a_raise_is_named_by_the_mutant_raising_alike_at_a_line_of_the_same_shape() -> None:

@@ -764,6 +764,28 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
+NOT_RIGHT = "not right"
+"""mutant_calls' answer, in a repair, on each case from the first where a variant of the
+candidate's code raised or answered exactly as the code does (the repair runs it only on cases
+the code gets wrong): the variant is wrong there, and its other cases are not run."""
+
+
+def _same_tree(a: Any, b: Any) -> bool:
+    """Whether two answers, as one_call reads them (arrays, numbers, and lists, tuples and
+    dicts of them), are the same to the bit (NaN where NaN is); False where they cannot be
+    compared."""
+    try:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(_same_tree(a[k], b[k]) for k in a)
+        if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+            return len(a) == len(b) and all(_same_tree(x, y) for x, y in zip(a, b, strict=True))
+        x, y = np.asarray(a), np.asarray(b)
+        return x.dtype == y.dtype and x.shape == y.shape and x.dtype != object and \
+            bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+    except Exception:  # noqa: BLE001 - the answers of candidate code
+        return False
+
+
 class _MutantOverran(BaseException):
     """A mutant ran past MUTANT_CPU_S (a BaseException: the safe call around each call must
     not take it for the mutant's own error and go on to the next case)."""
@@ -779,7 +801,8 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
     cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
     "raised": the exception's type name, "message": its message, "where": its line}; None on
     every case for a mutant that would not load, OUT_OF_TIME on every case for one that ran past
-    its time (or came after the mutants' time ran out). One answer per (mutant, case), each
+    its time (or came after the mutants' time ran out); in a repair, NOT_RIGHT from the first
+    case where a variant raised or answered as the code does. One answer per (mutant, case), each
     depending on its mutant and case alone, so that a worker keeps answers, not whole runs.
     In a baseline child the sources are the reference's (`reference`: its round folder and
     part); with no `reference`, they are variants of the candidate's own part, in place of
@@ -800,8 +823,8 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
 
     signal.signal(signal.SIGVTALRM, overran)
     began = time.process_time()
-    for case in cases:
-        one_call(base, function, case, call, args, read, run, returns)
+    unmutated = [one_call(base, function, case, call, args, read, run, returns)
+                 for case in cases]
     allowed = min(MUTANT_CPU_S, max(MUTANT_FLOOR_S,
                                     MUTANT_SLOWDOWN * (time.process_time() - began)))
     began = time.process_time()
@@ -825,9 +848,14 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
             if statements is None or not statements.load(source, module.__dict__):
                 exec(compile(source, filename, "exec"), module.__dict__)
             values: list[dict[str, Any] | str | None] = []
-            for case in cases:
+            for case, own in zip(cases, unmutated, strict=True):
                 seen = one_call(mutant, function, case, call, args, read, run, returns)
                 raised = seen["raised"]
+                if not reference and (raised or _same_tree(seen["value"], own["value"])):
+                    # A variant of the candidate's code that raises, or answers as the code
+                    # does, on a case the code gets wrong cannot be right on them all.
+                    values += [NOT_RIGHT] * (len(cases) - len(values))
+                    break
                 values.append({"value": None if raised else seen["value"],
                                "raised": raised["type"] if raised else None,
                                **({"message": raised["message"], "where": raised["where"]}
