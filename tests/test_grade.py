@@ -313,6 +313,49 @@ def test_a_grader_failure_mid_way_keeps_the_parts_that_finished(tmp_path: Path,
     assert row.score == 15.0 and row.max_score == 45.0
 
 
+def test_a_submission_the_machine_left_undecided_is_graded_again_alone_after_the_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grading) -> None:  # type: ignore[no-untyped-def]
+    """A classmate's load (or another program's) can leave checks undecided; such a submission
+    is graded again once the rest of the batch is done, one at a time, and the row whose
+    grading the machine left less to decide is kept, saying so. A row with nothing undecided
+    is graded once."""
+    from dataclasses import replace
+
+    graded: dict[str, int] = {}
+    starved = {"1": 1, "2": 2}  # the staged folders of the second and third submission
+
+    class Starving(LentWorker):
+        """The session's worker, its results left undecided as the machine would leave them:
+        a submission's first `starved[name]` gradings have every check of part 2 undecided."""
+
+        def __enter__(self) -> Starving:  # type: ignore[override]
+            return self
+
+        def run(self, request, on_check=None, on_part=None):  # type: ignore[no-untyped-def]
+            name = Path(request.root).name
+            graded[name] = graded.get(name, 0) + 1
+            result = self.worker.run(request, on_check, on_part)
+            if graded[name] > starved.get(name, 0):
+                return result
+            held = [replace(p, checks=[replace(c, status="undecided", score=0.0)
+                                       for c in p.checks]) for p in result.parts]
+            return replace(result, parts=held)
+
+    lend_pool(monkeypatch, lambda: Starving(grading.worker), jobs=1)  # one lent worker
+    roots = [write_exercises(tmp_path / name, PREFIX, "numpy", "references")
+             for name in ("honest", "starved_once", "starved_always")]
+    config = batch.GradingConfig(Settings(PREFIX, "numpy", enabled=("part2",)), seed=1,
+                                 timeout_s=30.0)
+
+    honest, once, always = batch.grade_submissions(roots, config, 2)
+
+    assert graded == {"0": 1, "1": 2, "2": 2}
+    assert honest.score == once.score == 15.0 and batch.GRADED_AGAIN not in honest.notes
+    assert once.notes[-1] == batch.GRADED_AGAIN and batch.undecided_in(once) == 0
+    assert always.score == 0.0 and batch.undecided_in(always) == len(always.parts[0].checks)
+    assert batch.GRADED_AGAIN not in always.notes
+
+
 def test_bad_settings_stop_before_grading(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text('parts = ["part9"]\n')

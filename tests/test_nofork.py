@@ -335,3 +335,28 @@ def test_signals_queued_by_a_childs_processes_together_stop_at_its_cap() -> None
 
     assert _exit_code_of(capped_pair) == 0
     assert _exit_code_of(lambda: 0 if queued(2 * cap) == 2 * cap else 1) == 0
+
+
+def test_a_childs_open_files_stop_at_its_cap() -> None:
+    """The machine keeps one table of open files for every process, and a sandbox's processes
+    are capped in how many each holds (TASKS of them, so the sandbox as a whole is bounded):
+    code that opens files until refused is refused by its own limit (EMFILE), at the cap,
+    long before the machine's table (ENFILE) could fill; the cap is the hard limit too, which
+    a process without CAP_SYS_RESOURCE (every sandboxed one) cannot raise."""
+    import errno
+
+    cap = PER_USER_CAPS[resource.RLIMIT_NOFILE]
+
+    def opened_until_refused() -> int:
+        apply_limits(0)
+        held = []
+        try:
+            while len(held) < 4 * cap:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError as exc:
+            if exc.errno != errno.EMFILE:
+                return 1
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        return 0 if cap // 2 < len(held) < cap and hard == cap else 2
+
+    assert _exit_code_of(opened_until_refused) == 0

@@ -1035,3 +1035,41 @@ def test_code_that_lowers_its_executors_priority_with_its_own_times_out_as_its_o
         (result,) = run_tiny_sandboxed(tmp_path, [plan], timeout_s=1.0)
     assert result.status == "timeout", result.message
 
+
+
+@pytest.mark.parametrize("said", ["Can't create signalfd: Too many open files in system",
+                                  "Can't fork: Resource temporarily unavailable",
+                                  "Creating new namespace failed: Cannot allocate memory"])
+def test_a_machine_short_of_files_processes_or_memory_for_a_moment_is_no_lasting_answer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: str) -> None:
+    """Whether a sandbox can be made here is found by trying once per process and kept: a try
+    the machine refused for want of a file (its table of open files full: a classmate's
+    sandbox can fill it), a process or memory is tried again, and the answer kept is the one
+    the machine gives once it has them; a bwrap that fails for another reason is the answer.
+    A sandbox that cannot start for such a want is starved (the machine's doing: undecided),
+    never the code's error."""
+    tries = tmp_path / "tries"
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\n"
+                    "case \"$*\" in *--help*) exit 0;; esac\n"
+                    f"echo x >> {tries}\n"
+                    f"[ $(wc -l < {tries}) -le 2 ] && {{ echo \"bwrap: {said}\" >&2; exit 1; }}\n"
+                    "exit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: str(fake))
+    monkeypatch.setattr(sandbox.Cgroup, "make", classmethod(
+        lambda cls, *args: (_ for _ in ()).throw(sandbox.SandboxError("no cgroup in this test"))))
+    support.cache_clear()
+    try:
+        found = support()
+        assert found.usable and found.bwrap == str(fake), found
+        assert len(tries.read_text().splitlines()) == 3
+        tries.write_text("")
+        fake.write_text(fake.read_text().replace(said, "No permissions to create new namespace"))
+        support.cache_clear()
+        assert not support().usable
+        assert len(tries.read_text().splitlines()) == 1
+    finally:
+        support.cache_clear()
+    assert sandbox._machine_short(f"the sandbox did not start: bwrap: {said}")
+    assert not sandbox._machine_short("bwrap: No permissions to create new namespace")

@@ -453,6 +453,17 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                     rows[index] = broken_row(item.source, config, refused[index], "mismatch",
                                              flags=flags[index])
                     listener.finished(index, rows[index])
+
+            def row_of(index: int, done: RequestDone) -> GradedRow:
+                item = staged[index]
+                if done.result is not None:
+                    return graded_row(item, config, done.result, flags[index])
+                return broken_row(item.source, config,
+                                  received(done.error or "grader error", NOTE_LIMIT,
+                                           inline=True),
+                                  "error", finished.get(index, ()), item.declared_flavor,
+                                  flags[index], "undecided" if done.by_the_machine else "error")
+
             batch = [config.request(rid, staged[i]) for rid, i in requests.items()]
             for event in pool.grade(batch):
                 index = requests[event.request_id]
@@ -462,15 +473,31 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                     finished.setdefault(index, []).append(event.part)
                     listener.part_done(index, event.part)
                 elif isinstance(event, RequestDone):
-                    item = staged[index]
-                    rows[index] = (graded_row(item, config, event.result, flags[index])
-                                   if event.result is not None else
-                                   broken_row(item.source, config,
-                                              received(event.error or "grader error",
-                                                       NOTE_LIMIT, inline=True),
-                                              "error", finished.get(index, ()),
-                                              item.declared_flavor, flags[index],
-                                              "undecided" if event.by_the_machine
-                                              else "error"))
+                    rows[index] = row_of(index, event)
+                    listener.finished(index, rows[index])
+            for index in [i for i in requests.values() if undecided_in(rows[i])]:
+                # Cut short by the machine (a classmate's load, or another program's): graded
+                # again once the rest of the batch is done, alone, and kept where the machine
+                # left it more to decide.
+                finished.pop(index, None)
+                again: RequestDone | None = None
+                asked = config.request(f"submission-{index}-again", staged[index])
+                for event in pool.grade([asked]):
+                    if isinstance(event, PartDone):
+                        finished.setdefault(index, []).append(event.part)
+                    elif isinstance(event, RequestDone):
+                        again = event
+                row = row_of(index, again) if again else rows[index]
+                if undecided_in(row) < undecided_in(rows[index]):
+                    rows[index] = replace(row, notes=[*row.notes, GRADED_AGAIN])
                     listener.finished(index, rows[index])
     return [rows[i] for i in range(len(paths))]
+
+
+GRADED_AGAIN = ("graded again, alone, after the rest of the batch: the machine had left part "
+                "of its first grading undecided")
+
+
+def undecided_in(row: GradedRow) -> int:
+    """How many of a row's checks the machine left undecided."""
+    return sum(c.status == "undecided" for p in row.parts for c in p.checks)

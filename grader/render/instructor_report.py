@@ -183,7 +183,7 @@ class BatchProgress(BatchListener):
         self._credited: dict[int, float] = {}
         self._paths: list[str] = []
         self._running: set[int] = set()
-        self._failed = 0
+        self._failed: set[int] = set()
 
     def started(self, paths: Sequence[str]) -> None:
         self._paths = list(paths)
@@ -199,12 +199,15 @@ class BatchProgress(BatchListener):
 
     def finished(self, index: int, row: GradedRow) -> None:
         self._running.discard(index)
-        self._failed += row.status in ("broken", "error")
+        if row.status in ("broken", "error"):
+            self._failed.add(index)
+        else:  # a row graded again replaces the first
+            self._failed.discard(index)
         self.progress.update(self.task, tally=self._tally())
         self._advance(index, 1.0 - self._credited.get(index, 0.0))
 
     def _tally(self) -> str:
-        return f"{len(self._running)} running, {self._failed} failed"
+        return f"{len(self._running)} running, {len(self._failed)} failed"
 
     def _advance(self, index: int, amount: float) -> None:
         self._credited[index] = self._credited.get(index, 0.0) + amount

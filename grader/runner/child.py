@@ -44,15 +44,19 @@ from grader.runner.protocol import (
 
 OUTPUT_LIMIT = 4000
 FILE_SIZE_LIMIT = 64 * 1024 * 1024
-PER_USER_CAPS = {resource.RLIMIT_SIGPENDING: 256, resource.RLIMIT_MSGQUEUE: 128 * 1024}
-"""Limits on what the kernel counts per user, machine-wide, for the user's processes together
-(signals queued and not yet taken, the bytes of POSIX message queues): code in a sandbox is
-that user's outside too (root, where the grader runs as root), and under the defaults (about
-96,000 signals, 800 KiB) it could queue signals until no process of root's on the machine could
-queue one or make a POSIX timer. Each is checked against the limit of the process that queues
-or receives, so capped in every child (and a sandbox's executor) it bounds the sandbox's count
-as a whole; no exercise queues a signal or a message. The other per-user counts are refused
-call by call (nofork.REFUSED)."""
+PER_USER_CAPS = {resource.RLIMIT_SIGPENDING: 256, resource.RLIMIT_MSGQUEUE: 128 * 1024,
+                 resource.RLIMIT_NOFILE: 256}
+"""Limits on what the kernel counts per user or for the whole machine, for all processes
+together (signals queued and not yet taken, the bytes of POSIX message queues, the table of
+open files): code in a sandbox is that user's outside too (root, where the grader runs as
+root), and under the defaults (about 96,000 signals, 800 KiB, 20,000 files a process) it could
+queue signals until no process of root's on the machine could queue one or make a POSIX timer,
+or hold open files until the machine's table was full (140 processes of 20,000 filled one of
+2.4 million: every other sandbox then failed to start, and a worker's children to import).
+Each is checked against the limit of the process that queues, receives or opens, so capped in
+every child (and a sandbox's executor: TASKS processes of 256 files, 65,536 in all) it bounds
+the sandbox's count as a whole; no exercise queues a signal or a message, or holds more than a
+few files. The other per-user counts are refused call by call (nofork.REFUSED)."""
 
 
 class CappedText(io.TextIOBase):

@@ -158,8 +158,15 @@ class Support:
     """Whether a sandbox's cgroup gets a CPU share of its own (see Cgroup)."""
 
 
-_REFUSED_A_PROCESS = os.strerror(errno.EAGAIN)
-"""What bwrap says (after "Can't fork" or the like) where the kernel refused it a process."""
+_MACHINE_SHORT = tuple(os.strerror(code) for code in (errno.EAGAIN, errno.ENFILE, errno.ENOMEM))
+"""What bwrap, or a starting executor, says (after "Can't fork", "Can't create signalfd" or the
+like) where the kernel refused it a process, a file (the machine's table of open files is full)
+or memory: what the machine ran short of, for a moment or while a neighbour holds it, and no
+fault of the sandbox's or the code's."""
+
+
+def _machine_short(said: str) -> bool:
+    return any(why in said for why in _MACHINE_SHORT)
 
 
 @functools.cache
@@ -175,12 +182,12 @@ def support() -> Support:
     def try_once() -> subprocess.CompletedProcess[str]:
         done = subprocess.run([bwrap, *_namespace_args(bwrap), *_system_args(), "/bin/true"],
                               capture_output=True, text=True, timeout=30)
-        if done.returncode != 0 and _REFUSED_A_PROCESS in done.stderr:
+        if done.returncode != 0 and _machine_short(done.stderr):
             raise BlockingIOError(errno.EAGAIN, done.stderr.strip())
         return done
 
-    # A process table full for a moment says nothing of this machine's sandboxes, and is not
-    # an answer to keep (NoProcessLeft is raised, not cached).
+    # A process table, or a file table, full for a moment says nothing of this machine's
+    # sandboxes, and is not an answer to keep (NoProcessLeft is raised, not cached).
     done = strays.retried(try_once)
     if done.returncode != 0:
         why = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
@@ -645,9 +652,9 @@ class Sandbox:
                 START_WORDS[exc.why].format(limit=START_LIMIT_S, backstop=BACKSTOP * START_LIMIT_S)
                 if isinstance(exc, FrameTimeout) else str(exc) or "no answer")
             self.close()
-            # Too little CPU to start, or no process to start with: the machine's, not a fault.
-            starved = isinstance(exc, FrameTimeout) and exc.why == "wall" \
-                or _REFUSED_A_PROCESS in why
+            # Too little CPU to start, or no process, file or memory to start with: the
+            # machine's, not a fault.
+            starved = isinstance(exc, FrameTimeout) and exc.why == "wall" or _machine_short(why)
             raise (SandboxStarved if starved else SandboxError)(
                 f"the sandbox did not start: {why}") from exc
         self._ready = True
