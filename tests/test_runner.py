@@ -2047,3 +2047,21 @@ def test_a_repair_puts_the_line_it_finds_beside_the_hint_and_a_starved_one_says_
     result.hint = "What holds."
     worker.name_by_repairs(grading)  # type: ignore[arg-type]
     assert result.hint == f"What holds. {worker.NOT_NAMED}"
+
+
+@pytest.mark.parametrize(("code", "status"), [(23, "undecided"), (24, "error")],
+                         ids=["ENFILE", "EMFILE"])
+def test_an_import_the_machine_refused_a_file_is_undecided_and_one_the_code_refused_an_error(
+        grading, tmp_path: Path, code: int, status: str) -> None:  # type: ignore[no-untyped-def]
+    """A part whose import failed because the machine's table of open files was full (ENFILE:
+    another program, or a classmate's sandbox, held them) is not judged: its checks are
+    undecided, saying why, as where the machine refuses a process. The code's own limit on open
+    files (EMFILE) is the code's: an error, as any failed import."""
+    root = write_workspace(tmp_path / "ws", "numpy")
+    part1 = root / "exercises" / "part1_inplace.py"
+    part1.write_text(part1.read_text() + f"\nimport os as _os\nraise OSError({code}, "
+                     f"_os.strerror({code}))\n")
+    result = grading.run(root, "numpy", ["part1"])
+    checks = result.parts[0].checks
+    assert {c.status for c in checks} == {status}
+    assert ("table of open files was full" in checks[0].message) == (status == "undecided")

@@ -38,6 +38,11 @@ document's JSON Schema, generated from the types below and in batch.py and mock.
 PRINTED_MARK = "--- your code printed ---"
 TOO_BUSY = "the machine was too busy to judge {what}: re-run when it is quieter"
 """Said wherever a result holds undecided checks (the scorecard, a row's notes, Gradescope)."""
+FILES_FULL = ("the machine's table of open files was full (another program's, or another "
+              "submission's, files) while {file} was imported, so this was not judged: re-run")
+"""What a check says whose child could not import the part for want of a file the machine
+had none left to give (ENFILE): no fault of the code's, which had not run yet or was refused
+by the machine, not by its own limit."""
 SHORT_OF_MEMORY = ("the machine ran out of memory while this ran (its container's or its own, "
                    "not the memory the code under test may hold), so it was not judged: re-run "
                    "with more memory free")

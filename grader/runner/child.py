@@ -8,6 +8,7 @@ the worker beyond a missing or late frame.
 from __future__ import annotations
 
 import ctypes
+import errno
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -338,6 +339,20 @@ def _import_module(root: Path, module: str) -> Any:
     return importlib.import_module(f"exercises.{module}")
 
 
+def files_full(exc: BaseException) -> bool:
+    """Whether an import failed because the machine's table of open files was full (ENFILE,
+    anywhere in the chain of exceptions it raised): the machine's doing, as when it refuses a
+    process. The code's own limit on files (EMFILE) is the code's."""
+    seen: BaseException | None = exc
+    for _ in range(16):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno == errno.ENFILE:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def describe_import_failure(exc: BaseException, folder: Path) -> str:
     """A syntax error names file, line and the offending text; a torch.func transform of
     autograd's refused under the import's watch (watching_the_import) says that autograd ran
@@ -430,8 +445,8 @@ def run_child(fd: int, orders: int, spec: ChildSpec, helpers: ModuleType,
                     module = _import_module(root, module_name)
             except BaseException as exc:  # noqa: BLE001 - a failed import is a result
                 message = describe_import_failure(exc, folder)
-                write_frame(fd, {"kind": "import_error", "message": message,
-                                 "output": capture.take()})
+                write_frame(fd, {"kind": "import_refused" if files_full(exc) else
+                                 "import_error", "message": message, "output": capture.take()})
                 os._exit(0)
             write_frame(fd, {"kind": "imported", "output": capture.take()})
             api = Api(module, make_backend(spec["flavor"]), folder, helpers,

@@ -507,8 +507,8 @@ class LastWordsFrame(TypedDict):
 
 Frame = (SetUpFrame | SetupFailedFrame | ImportedFrame | ImportErrorFrame | ProbeFrame
          | LastWordsFrame)
-FRAME_KINDS = frozenset({"set_up", "setup_failed", "imported", "import_error", "observation",
-                         "not_implemented", "fault", "error", "last_words"})
+FRAME_KINDS = frozenset({"set_up", "setup_failed", "imported", "import_error", "import_refused",
+                         "observation", "not_implemented", "fault", "error", "last_words"})
 
 
 def received_frame(obj: Any, size: int) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from grader.checks.mutants import source_text
 from grader.checks.table import checks_for
 from grader.engine.flavored import for_flavor
 from grader.engine.results import (
+    FILES_FULL,
     NOT_SET_UP,
     TOO_BUSY,
     CheckResult,
@@ -700,7 +701,7 @@ def _candidate_frame(grading: _Part, index: int, probe: str, args: dict[str, Any
     ended = None
     try:
         hello = next_frame(child, left, idle, grading.alive)
-        if hello is None or hello["kind"] == "import_error":
+        if hello is None or hello["kind"] in ("import_error", "import_refused"):
             return None
         child.release()
         frame = next_frame(child, left, idle, grading.alive)
@@ -836,6 +837,10 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
         return None, _time_out(grading, child, index, exc, why, "importing the part", began,
                                "")
     grading.alive()
+    if hello is not None and hello["kind"] == "import_refused":
+        child.end(kill=True)
+        return None, grading.not_run(index, f"{FILES_FULL.format(file=part.file)}:\n"
+                                     f"{hello['message']}", status="undecided")
     if hello is None or hello["kind"] == "import_error":
         ended = child.end(kill=True)
         if child.setup.before_the_code and ended.machine:
@@ -1059,6 +1064,9 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
             return dict(probe_frame("error", message=str(lost)))
         try:
             hello = next_frame(child, request.timeout_s, grading.idle, alive)
+            if hello is not None and hello["kind"] == "import_refused":
+                child.end(kill=True)
+                return starved_frame(hello["message"], FILES_FULL.format(file=part.file))
             if hello is None or hello["kind"] == "import_error":
                 ended = child.end(kill=True)
                 return dict(probe_frame("error", message=hello["message"] if hello
