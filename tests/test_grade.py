@@ -18,7 +18,9 @@ from grader import cli
 from grader.coach import batch
 from grader.coach.selfcheck import write_exercises
 from grader.coach.submissions import (
+    MAX_DIRECTORY_BYTES,
     MAX_FILE_BYTES,
+    MAX_ZIP_MEMBERS,
     SharedFiles,
     SubmissionError,
     expand,
@@ -477,6 +479,44 @@ def test_zip_guards(tmp_path: Path) -> None:
         staged = stage(path, tmp_path / f"stage-{name}", PREFIX)
         assert staged.root is None, name
         assert reason in (staged.problem or ""), (name, staged.problem)
+
+
+@pytest.mark.parametrize(("entries", "directory", "zip64", "refused"), [
+    (MAX_ZIP_MEMBERS + 1, None, False, "entries; at most"),
+    (3, MAX_DIRECTORY_BYTES + 1, False, "table of entries takes"),
+    (2_000_000, None, True, "entries; at most"),
+])
+def test_a_zip_whose_table_of_entries_is_too_long_is_refused_before_it_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: int, directory: int | None,
+        zip64: bool, refused: str) -> None:
+    """A zip's end record says how many entries its central directory holds and how long it
+    is; zipfile reads and parses all of it before anything could count (two million entries:
+    17.8 s and 1 GB). Too many entries, or too long a table, is refused from the end record
+    alone (the classic one, or the zip64 one it points to), nothing parsed."""
+    import struct
+
+    from grader.coach import submissions
+
+    path = tmp_path / "listed.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("part1_inplace.py", b"x = 1\n")
+    data = bytearray(path.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    if zip64:
+        record = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, entries, entries,
+                             100, 0)
+        locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1)
+        struct.pack_into("<HH", data, end + 8, 0xFFFF, 0xFFFF)
+        data[end:end] = record + locator
+    else:
+        struct.pack_into("<HH", data, end + 8, entries, entries)
+        if directory is not None:
+            struct.pack_into("<L", data, end + 12, directory)
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(submissions.zipfile, "ZipFile",
+                        lambda *args, **kwargs: pytest.fail("the table was read"))
+    staged = stage(path, tmp_path / "staged", PREFIX)
+    assert staged.root is None and refused in (staged.problem or ""), staged.problem
 
 
 def test_a_zip_outside_the_exercise_folder_is_not_extracted(tmp_path: Path) -> None:
