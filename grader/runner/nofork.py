@@ -19,7 +19,8 @@ user; file leases (fcntl F_SETLEASE), which make every other process that opens 
 for up to the lease-break time; and the calls in REFUSED, each of which makes something the
 kernel counts per user across the whole machine (inotify instances, epoll watches, keys and
 keyrings, fanotify groups, perf events' and io_uring's locked memory, userfaultfd and BPF
-objects) and which no exercise needs. A sandbox's user is the grader's outside (root, where the
+objects, and the legacy AIO contexts the machine has 65,536 of in all) and which no exercise
+needs. A sandbox's user is the grader's outside (root, where the
 grader runs as root, owns every system file and shares every per-user count with the machine's
 daemons): code that made thousands of namespaces would leave no sandbox for a classmate graded
 beside it, a lease on the Python files every process opens would stall the machine's every new
@@ -75,6 +76,7 @@ REFUSED = {
     "bpf": {"x86_64": 321, "aarch64": 280},
     "userfaultfd": {"x86_64": 323, "aarch64": 282},
     "io_uring_setup": {"x86_64": 425, "aarch64": 425},
+    "io_setup": {"x86_64": 206, "aarch64": 0},
     "ptrace": {"x86_64": 101, "aarch64": 117},
     "process_vm_readv": {"x86_64": 310, "aarch64": 270},
     "process_vm_writev": {"x86_64": 311, "aarch64": 271},
