@@ -236,6 +236,8 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
                 return left
             before, stalled_before = last, stalls
             last = child.usage() or last
+            if last is not None and last.files > strays.FILES_HELD_MOST:
+                raise FrameTimeout("files")
             stalls = strays.machine_stalls()
             took = time.monotonic() - now
             away += max(0.0, took - asked - LATE_S)

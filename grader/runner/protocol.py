@@ -267,7 +267,7 @@ def write_frame(fd: int, obj: Any) -> None:
         view = view[written:]
 
 
-TimeoutWhy = Literal["cpu", "idle", "wall", "clock"]
+TimeoutWhy = Literal["cpu", "idle", "wall", "clock", "files"]
 
 
 class FrameTimeout(Exception):

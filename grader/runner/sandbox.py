@@ -92,6 +92,7 @@ START_WORDS = {
     "idle": "its executor sat idle for {limit:g} s without getting ready",
     "wall": "its executor got too little CPU to be ready within {backstop:g} s on the clock",
     "clock": "its executor was not ready after {limit:g} s on the clock",
+    "files": "its processes held too many of the machine's open files before it was ready",
 }
 READY_READ_S = 30.0
 """How long the ready message, once it has begun to arrive, may take to arrive whole."""
@@ -867,7 +868,7 @@ class SandboxedChild:
                 return None
             given, then = self._last
             found = strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable,
-                                 blocked=seen.blocked)
+                                 files=seen.files, blocked=seen.blocked)
             return self._with_unseen(found, spent)
         seen = strays.tree_usage(sandbox.process.pid)
         self._last = (found, seen) if found is not None and seen is not None else self._last
@@ -878,7 +879,7 @@ class SandboxedChild:
             # holds the sandbox where the executor cannot see it. Blocked in the kernel only as
             # this process sees it.
             found = replace(found, runnable=seen.frozen or (found.runnable and seen.runnable),
-                            blocked=seen.blocked)
+                            blocked=seen.blocked, files=seen.files)
         return self._with_unseen(found, spent)
 
     def _with_unseen(self, found: strays.Usage | None,
@@ -963,13 +964,16 @@ class Sandboxes:
         processes for want of memory meanwhile (one of the sandbox's own, where its cgroup
         says; else any); undecided (LOST_TO_THE_MACHINE) where its cgroup counted one of its
         own processes killed and its own memory never ran out: the memory that did was its
-        container's or the machine's."""
+        container's or the machine's; undecided too while the machine's table of open files is
+        crowded (its executor, refused a file, could not go on: a classmate's sandbox, or any
+        program, may have filled the table; the code's own files are bounded by its limits and
+        stopped at FILES_HELD_MOST)."""
         sandbox = self._sandbox
         killed = None if sandbox is None else sandbox.killed_since(sandbox.kills_at_start)
         short = killed if killed is not None else \
             sandbox is not None and memory.rose(sandbox.oom_kills, memory.oom_kills())
         machine = sandbox is not None and bool(killed) \
-            and not sandbox.filled_since(sandbox.full_at_start)
+            and not sandbox.filled_since(sandbox.full_at_start) or strays.files_crowded()
         self.discard()
         self.lost = ChildrenLost(LOST_TO_THE_MACHINE, status="undecided") if machine \
             else ChildrenLost(LOST_FOR_MEMORY if short else LOST)

@@ -371,6 +371,10 @@ class Usage:
     """CPU seconds a cgroup counted for the tree's work beyond `cpu_s`: processes the kernel
     reaped unasked (their parent ignores SIGCHLD), whose time reaches no parent. A wait counts
     it as work (work_s); a measurement, which forbids new processes, never does."""
+    files: int = 0
+    """How many open files its processes hold (descriptors, and mappings of files, which keep
+    a file open after its descriptor is closed), counted only while the machine's table of open
+    files is crowded (files_crowded); 0 otherwise."""
     blocked: bool = False
     """Whether any of its processes is in uninterruptible sleep ("D") and not frozen: waiting
     inside the kernel, for a page read back from the disk or memory reclaimed (the machine's
@@ -412,6 +416,38 @@ def machine_stalls() -> tuple[float, ...] | None:
         except (OSError, IndexError, ValueError):
             return None
     return tuple(totals)
+
+
+FILES_CROWDED = 0.5
+"""How full the machine's table of open files (/proc/sys/fs/file-nr) may get before each look at
+a tree counts the files it holds: the table is the whole machine's, a sandbox's processes
+(however capped in descriptors) can keep files open through mappings of them, and a full table
+refuses every other process a file (a classmate's sandbox, its import)."""
+FILES_HELD_MOST = 1 << 17
+"""The most open files one child's tree (a sandbox, in a sandbox) may hold while the table is
+crowded: far more than any grading needs (a few hundred), far less than a table's millions."""
+
+
+def files_crowded() -> bool:
+    """Whether the machine's table of open files is more than FILES_CROWDED full; False where
+    /proc does not say."""
+    try:
+        allocated, _, most = Path("/proc/sys/fs/file-nr").read_text().split()[:3]
+        return int(allocated) > FILES_CROWDED * int(most)
+    except (OSError, ValueError):
+        return False
+
+
+def files_of(pid: int) -> int:
+    """The open files `pid` holds: its descriptors and its mappings of files (each can hold a
+    file of its own open); 0 where /proc does not show them."""
+    count = 0
+    for kind in ("fd", "map_files"):
+        try:
+            count += len(os.listdir(f"/proc/{pid}/{kind}"))
+        except OSError:
+            pass
+    return count
 
 
 def stalled_s(before: tuple[float, ...] | None, after: tuple[float, ...] | None) -> float:
@@ -497,7 +533,9 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
     work_usage)."""
     tick = os.sysconf("SC_CLK_TCK")
     reader = _Priority.of(os.getpid())
+    crowded = files_crowded()
     cpu, runnable, frozen, blocked, pending, first = 0.0, False, False, False, [pid], True
+    files = 0
     while pending:
         current = pending.pop()
         fields = stat_fields(current)
@@ -514,8 +552,11 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
         if resume and fields[0] == "T":
             _continue(current)
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
+        # Counted only while crowded, and only until past the most one tree may hold: a
+        # process can map tens of thousands of files, and a look must stay a look.
+        files += files_of(current) if crowded and files <= FILES_HELD_MOST else 0
         pending.extend(children(current))
-    return Usage(cpu, runnable, frozen, blocked=blocked)
+    return Usage(cpu, runnable, frozen, files=files, blocked=blocked)
 
 
 def _continue(pid: int) -> None:
@@ -544,6 +585,7 @@ def work_usage(pid: int) -> Usage | None:
     return Usage(found.cpu_s + sum(u.cpu_s for u in adopted),
                  found.runnable or any(u.runnable for u in adopted),
                  found.frozen or any(u.frozen for u in adopted),
+                 files=found.files + sum(u.files for u in adopted),
                  blocked=found.blocked or any(u.blocked for u in adopted))
 
 

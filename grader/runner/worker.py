@@ -79,12 +79,16 @@ PART_IDLE_CHECKS = 2.0
 """How long, in per-check timeouts, a part's children may sleep in all (sleeping, waiting on
 nothing the grader gives them): code that idles a little before each answer is cut off once
 the sum runs out, whatever each check's own wait. Honest code computes and never sleeps."""
+FILES_WORDS = (f"held more than {strays.FILES_HELD_MOST:,} open files while the machine's "
+               "table of them was crowded (every other program's, and every classmate's, "
+               "files come from that table), and was stopped")
 BACKSTOP_WORDS = {
     "cpu": "did not finish within {limit:g} s of CPU time (an infinite loop, or far more work "
            "than needed?)",
     "idle": "sat idle for {limit:g} s (sleeping or waiting, not computing)",
     "wall": "got too little CPU to finish within {backstop:g} s on the clock",
     "clock": "did not finish within {limit:g} s on the clock",
+    "files": FILES_WORDS,
 }
 
 
@@ -94,6 +98,7 @@ IMPORT_WORDS = {
     "idle": "importing {file} sat idle for {limit:g} s (sleeping or waiting at module level?)",
     "wall": "importing {file} got too little CPU to finish within {backstop:g} s on the clock",
     "clock": "importing {file} did not finish within {limit:g} s on the clock",
+    "files": f"importing {{file}} {FILES_WORDS}",
 }
 STARVED = TOO_BUSY.format(what="this")
 """What a check says when its child was starved: it neither used its CPU time nor sat idle
@@ -837,11 +842,11 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
         return None, _time_out(grading, child, index, exc, why, "importing the part", began,
                                "")
     grading.alive()
-    if hello is not None and hello["kind"] == "import_refused":
+    if hello is not None and refused_a_file(hello):
         child.end(kill=True)
         return None, grading.not_run(index, f"{FILES_FULL.format(file=part.file)}:\n"
                                      f"{hello['message']}", status="undecided")
-    if hello is None or hello["kind"] == "import_error":
+    if hello is None or hello["kind"] in ("import_error", "import_refused"):
         ended = child.end(kill=True)
         if child.setup.before_the_code and ended.machine:
             return None, _not_set_up(grading, index, began, ended.machine)
@@ -1064,10 +1069,10 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
             return dict(probe_frame("error", message=str(lost)))
         try:
             hello = next_frame(child, request.timeout_s, grading.idle, alive)
-            if hello is not None and hello["kind"] == "import_refused":
+            if hello is not None and refused_a_file(hello):
                 child.end(kill=True)
                 return starved_frame(hello["message"], FILES_FULL.format(file=part.file))
-            if hello is None or hello["kind"] == "import_error":
+            if hello is None or hello["kind"] in ("import_error", "import_refused"):
                 ended = child.end(kill=True)
                 return dict(probe_frame("error", message=hello["message"] if hello
                                         else _machine_first(ended, f"the process importing "
@@ -1084,6 +1089,15 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
         return dict(probe_frame("error", message=_machine_first(
             ended, f"the process running your code {ended.how}")))
     return _with_baseline(frame, baseline)
+
+
+def refused_a_file(hello: dict[str, Any]) -> bool:
+    """Whether a child's import failed for want of a file the machine had none left to give:
+    the child says so (import_refused), and the machine's table of open files is crowded as
+    this process sees it. The child's word alone is the code's to forge (an OSError of ENFILE
+    raised at import would put every check of the part beyond judging): without the table to
+    show for it, the failed import is the code's, as any other."""
+    return hello["kind"] == "import_refused" and strays.files_crowded()
 
 
 def _machine_first(ended: Ended, words: str) -> str:
