@@ -2132,8 +2132,11 @@ def test_a_tree_holding_too_many_of_a_crowded_machines_files_is_stopped(
         monkeypatch.setattr(strays, "FILES_HELD_MOST", 200)
         began = time.monotonic()
         with pytest.raises(FrameTimeout) as stopped:
-            wait_readable(TreeWatch(fd, pid), 30.0)
+            wait_readable(TreeWatch(fd, pid), 30.0, files_most=strays.FILES_HELD_MOST)
         assert stopped.value.why == "files" and time.monotonic() - began < 5
+        with pytest.raises(FrameTimeout) as idle:  # no cap asked (the CLI's watch on its
+            wait_readable(TreeWatch(fd, pid), 0.3)  # worker): its sleep ends the wait
+        assert idle.value.why == "idle"
         assert "open files" in worker_module.BACKSTOP_WORDS["files"]
     finally:
         os.kill(pid, signal.SIGKILL)

@@ -92,7 +92,6 @@ START_WORDS = {
     "idle": "its executor sat idle for {limit:g} s without getting ready",
     "wall": "its executor got too little CPU to be ready within {backstop:g} s on the clock",
     "clock": "its executor was not ready after {limit:g} s on the clock",
-    "files": "its processes held too many of the machine's open files before it was ready",
 }
 READY_READ_S = 30.0
 """How long the ready message, once it has begun to arrive, may take to arrive whole."""

@@ -1042,9 +1042,10 @@ def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> b
         return False
     try:
         wait_readable(child, max(left, 0.0), grading.idle, grading.alive,
-                      backstop_s=BACKSTOP * limit, idle_s=limit)
+                      backstop_s=BACKSTOP * limit, idle_s=limit,
+                      files_most=strays.FILES_HELD_MOST)
     except FrameTimeout as exc:
-        if exc.why == "wall":
+        if exc.why in ("wall", "files"):
             raise
         return exc.why == "cpu" or left <= 0
     return False
