@@ -208,7 +208,7 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     asleep at its end only: the time this process was kept from looking is no evidence of what
     the child did, and counts neither as its sleep nor toward the clock's backstop.
     `files_most`: the most open files the tree may hold while the machine's table of them is
-    crowded (strays.FILES_HELD_MOST for a child running candidate code; a wait on the grader's
+    crowded (strays.files_held_most() for a child running candidate code; a wait on the grader's
     own processes asks none: a worker holds its sandboxes' trees too), past which the wait
     ends (FrameTimeout "files")."""
     began = time.monotonic()
@@ -275,7 +275,7 @@ def ended_by_itself(pid: int) -> bool:
     except OSError:  # gone already; or no pidfd here (before Linux 5.3): waited for as ever
         return True
     try:
-        wait_readable(TreeWatch(fd, pid), END_GRACE_S, files_most=strays.FILES_HELD_MOST)
+        wait_readable(TreeWatch(fd, pid), END_GRACE_S, files_most=strays.files_held_most())
     except FrameTimeout:
         return False
     finally:
@@ -304,7 +304,7 @@ def next_frame(child: Child, timeout_s: float, budget: IdleBudget | None = None,
     def wait(fd: int) -> None:
         nonlocal left
         left = max(wait_readable(child, left, budget, progress,
-                                 files_most=strays.FILES_HELD_MOST), SLICE_S)
+                                 files_most=strays.files_held_most()), SLICE_S)
 
     while True:
         try:

@@ -966,7 +966,7 @@ class Sandboxes:
         container's or the machine's; undecided too while the machine's table of open files is
         crowded (its executor, refused a file, could not go on: a classmate's sandbox, or any
         program, may have filled the table; the code's own files are bounded by its limits and
-        stopped at FILES_HELD_MOST)."""
+        stopped at strays.files_held_most())."""
         sandbox = self._sandbox
         killed = None if sandbox is None else sandbox.killed_since(sandbox.kills_at_start)
         short = killed if killed is not None else \

@@ -423,9 +423,25 @@ FILES_CROWDED = 0.5
 a tree counts the files it holds: the table is the whole machine's, a sandbox's processes
 (however capped in descriptors) can keep files open through mappings of them, and a full table
 refuses every other process a file (a classmate's sandbox, its import)."""
-FILES_HELD_MOST = 1 << 17
-"""The most open files one child's tree (a sandbox, in a sandbox) may hold while the table is
-crowded: far more than any grading needs (a few hundred), far less than a table's millions."""
+FILES_SHARE = 32
+"""What part of the machine's table of open files one child's tree (a sandbox, in a sandbox)
+may hold while the table is crowded: sixteen sandboxes at once then hold half of it at most,
+whatever the machine's size (the kernel sizes the table by its memory)."""
+FILES_HELD_LEAST = 1 << 12
+"""The fewest open files a tree is allowed, however small the machine's table: a grading's child
+holds a few hundred (its descriptors, and the libraries torch and numpy map)."""
+
+
+@functools.cache
+def files_held_most() -> int:
+    """The most open files one child's tree may hold while the machine's table is crowded: a
+    FILES_SHARE-th of the table (131,072 where /proc does not say its size), never fewer than
+    FILES_HELD_LEAST."""
+    try:
+        table = int(Path("/proc/sys/fs/file-max").read_text())
+    except (OSError, ValueError):
+        table = FILES_SHARE << 17
+    return max(FILES_HELD_LEAST, table // FILES_SHARE)
 
 
 def files_crowded() -> bool:
@@ -554,7 +570,7 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
         # Counted only while crowded, and only until past the most one tree may hold: a
         # process can map tens of thousands of files, and a look must stay a look.
-        files += files_of(current) if crowded and files <= FILES_HELD_MOST else 0
+        files += files_of(current) if crowded and files <= files_held_most() else 0
         pending.extend(children(current))
     return Usage(cpu, runnable, frozen, files=files, blocked=blocked)
 

@@ -79,9 +79,9 @@ PART_IDLE_CHECKS = 2.0
 """How long, in per-check timeouts, a part's children may sleep in all (sleeping, waiting on
 nothing the grader gives them): code that idles a little before each answer is cut off once
 the sum runs out, whatever each check's own wait. Honest code computes and never sleeps."""
-FILES_WORDS = (f"held more than {strays.FILES_HELD_MOST:,} open files while the machine's "
-               "table of them was crowded (every other program's, and every classmate's, "
-               "files come from that table), and was stopped")
+FILES_WORDS = (f"held more than {strays.files_held_most():,} open files while the machine's "
+               f"table of them was crowded (every other program's, and every classmate's, "
+               f"files come from that table), and was stopped")
 BACKSTOP_WORDS = {
     "cpu": "did not finish within {limit:g} s of CPU time (an infinite loop, or far more work "
            "than needed?)",
@@ -1043,7 +1043,7 @@ def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> b
     try:
         wait_readable(child, max(left, 0.0), grading.idle, grading.alive,
                       backstop_s=BACKSTOP * limit, idle_s=limit,
-                      files_most=strays.FILES_HELD_MOST)
+                      files_most=strays.files_held_most())
     except FrameTimeout as exc:
         if exc.why in ("wall", "files"):
             raise
