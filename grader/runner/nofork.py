@@ -15,20 +15,21 @@ process, nor by anything it could start.
 A second filter, in every child that runs candidate code (forbid_machine_wide_holds), refuses
 what would let the code hold something the whole machine shares, beyond its sandbox: every
 namespace (unshare and clone with a CLONE_NEW* flag, and setns), which the machine counts per
-user; file leases (fcntl F_SETLEASE), which make every other process that opens the file wait
-for up to the lease-break time; and the calls in REFUSED, each of which makes something the
-kernel counts per user across the whole machine (inotify instances, epoll watches, keys and
-keyrings, fanotify groups, perf events' and io_uring's locked memory, userfaultfd and BPF
-objects, and the legacy AIO contexts the machine has 65,536 of in all) and which no exercise
-needs. A sandbox's user is the grader's outside (root, where the
-grader runs as root, owns every system file and shares every per-user count with the machine's
-daemons): code that made thousands of namespaces would leave no sandbox for a classmate graded
-beside it, a lease on the Python files every process opens would stall the machine's every new
-Python, and five million epoll watches left no root daemon one more. Python's selectors fall
-back to poll where epoll is refused. bwrap 0.8 and later also closes namespaces for a whole
-sandbox (--disable-userns); the filter closes them wherever bwrap is older, and in practice
-mode. The per-user counts that a limit bounds (pending signals, POSIX message queues) are
-capped by the child's limits instead (child.apply_limits)"""
+user; a thread's table of open files of its own (unshare with CLONE_FILES), whose files no count
+of the process's would see; file leases (fcntl F_SETLEASE), which make every other process that
+opens the file wait for up to the lease-break time; and the calls in REFUSED, each of which
+makes something the kernel counts per user across the whole machine (inotify instances, epoll
+watches, keys and keyrings, fanotify groups, perf events' and io_uring's locked memory,
+userfaultfd and BPF objects, and the legacy AIO contexts the machine has 65,536 of in all) and
+which no exercise needs. A sandbox's user is the grader's outside (root, where the grader runs
+as root, owns every system file and shares every per-user count with the machine's daemons):
+code that made thousands of namespaces would leave no sandbox for a classmate graded beside it,
+a lease on the Python files every process opens would stall the machine's every new Python, and
+five million epoll watches left no root daemon one more. Python's selectors fall back to poll
+where epoll is refused. bwrap 0.8 and later also closes namespaces for a whole sandbox
+(--disable-userns); the filter closes them wherever bwrap is older, and in practice mode. The
+per-user counts that a limit bounds (pending signals, POSIX message queues) are capped by the
+child's limits instead (child.apply_limits)"""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ _CLONE_THREAD = 0x00010000
 _X32_BIT = 0x40000000
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
+_CLONE_FILES = 0x400
+"""unshare's flag for a table of open files of the thread's own: what it opens is then seen in
+no /proc/<pid>/fd of its process, only under its own task, and the count of a tree's files
+(strays.files_of) would miss it."""
 _CLONE_NEW = 0x7E020000
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID and NEWNET (not NEWTIME, 0x80: in
 clone's flags those bits name the exit signal; unshare's NEWTIME needs a capability no child
@@ -163,15 +168,16 @@ def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
     sight; glibc then falls back to clone), fcntl refused F_SETLEASE and F_SETPIPE_SZ (pipe
     buffers count against a per-user quota, and every sandbox is one user outside: one
     submission's large pipes left a classmate's new ones a page each), clone and unshare
-    refused with any CLONE_NEW* flag."""
+    refused with any CLONE_NEW* flag, and unshare with CLONE_FILES."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     return _this_abi(arch) + _refusing(refused) + [
         op for number, allowed in own_only for op in _own_only(number, allowed)] + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
         (_JEQ_K, 0, 5, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 1, 0, _F_SETLEASE),
         (_JEQ_K, 0, 1, _F_SETPIPE_SZ), (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
-        (_JEQ_K, 1, 0, clone), (_JEQ_K, 0, 3, unshare), (_LD_W_ABS, 0, 0, _ARG0),
-        (_JSET_K, 0, 1, _CLONE_NEW), (_RET_K, 0, 0, deny),
+        (_JEQ_K, 0, 2, clone), (_LD_W_ABS, 0, 0, _ARG0), (_JSET_K, 3, 4, _CLONE_NEW),
+        (_JEQ_K, 0, 3, unshare), (_LD_W_ABS, 0, 0, _ARG0),
+        (_JSET_K, 0, 1, _CLONE_NEW | _CLONE_FILES), (_RET_K, 0, 0, deny),
         (_RET_K, 0, 0, _ALLOW)]
 
 
