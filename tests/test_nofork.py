@@ -152,6 +152,8 @@ HOLDS = {
     "unshare a UTS namespace": "libc.unshare(0x04000000)",
     "unshare a network namespace": "libc.unshare(0x40000000)",
     "give a thread a table of open files of its own": "libc.unshare(0x00000400)",
+    # CLONE_THREAD | CLONE_SIGHAND | CLONE_VM, without CLONE_FILES (x86_64's raw clone)
+    "clone a thread with a table of open files of its own": "libc.syscall(56, 0x10900, 0, 0, 0, 0)",
     "clone into a PID namespace": "libc.syscall(56, 0x20000000 | 17, 0, 0, 0, 0)",
     "join the parent's namespace": "libc.setns(os.open(f'/proc/{os.getppid()}/ns/uts', 0), 0)",
     "lease a file": "libc.fcntl(os.open(os.__file__, os.O_RDONLY), 1024, 0)",  # F_RDLCK

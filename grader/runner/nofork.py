@@ -15,21 +15,21 @@ process, nor by anything it could start.
 A second filter, in every child that runs candidate code (forbid_machine_wide_holds), refuses
 what would let the code hold something the whole machine shares, beyond its sandbox: every
 namespace (unshare and clone with a CLONE_NEW* flag, and setns), which the machine counts per
-user; a thread's table of open files of its own (unshare with CLONE_FILES), whose files no count
-of the process's would see; file leases (fcntl F_SETLEASE), which make every other process that
-opens the file wait for up to the lease-break time; and the calls in REFUSED, each of which
-makes something the kernel counts per user across the whole machine (inotify instances, epoll
-watches, keys and keyrings, fanotify groups, perf events' and io_uring's locked memory,
-userfaultfd and BPF objects, and the legacy AIO contexts the machine has 65,536 of in all) and
-which no exercise needs. A sandbox's user is the grader's outside (root, where the grader runs
-as root, owns every system file and shares every per-user count with the machine's daemons):
-code that made thousands of namespaces would leave no sandbox for a classmate graded beside it,
-a lease on the Python files every process opens would stall the machine's every new Python, and
-five million epoll watches left no root daemon one more. Python's selectors fall back to poll
-where epoll is refused. bwrap 0.8 and later also closes namespaces for a whole sandbox
-(--disable-userns); the filter closes them wherever bwrap is older, and in practice mode. The
-per-user counts that a limit bounds (pending signals, POSIX message queues) are capped by the
-child's limits instead (child.apply_limits)"""
+user; a thread's table of open files of its own (unshare with CLONE_FILES, or clone of a thread
+without it), whose files no count of the process's would see; file leases (fcntl F_SETLEASE),
+which make every other process that opens the file wait for up to the lease-break time; and the
+calls in REFUSED, each of which makes something the kernel counts per user across the whole
+machine (inotify instances, epoll watches, keys and keyrings, fanotify groups, perf events' and
+io_uring's locked memory, userfaultfd and BPF objects, and the legacy AIO contexts the machine
+has 65,536 of in all) and which no exercise needs. A sandbox's user is the grader's outside
+(root, where the grader runs as root, owns every system file and shares every per-user count
+with the machine's daemons): code that made thousands of namespaces would leave no sandbox for a
+classmate graded beside it, a lease on the Python files every process opens would stall the
+machine's every new Python, and five million epoll watches left no root daemon one more.
+Python's selectors fall back to poll where epoll is refused. bwrap 0.8 and later also closes
+namespaces for a whole sandbox (--disable-userns); the filter closes them wherever bwrap is
+older, and in practice mode. The per-user counts that a limit bounds (pending signals, POSIX
+message queues) are capped by the child's limits instead (child.apply_limits)"""
 
 from __future__ import annotations
 
@@ -42,16 +42,18 @@ import sys
 # seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
 _NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24
 _LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+_ALU_AND_K = 0x54
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS = 1, 38
 _CLONE_THREAD = 0x00010000
 _X32_BIT = 0x40000000
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
-_CLONE_FILES = 0x400
-"""unshare's flag for a table of open files of the thread's own: what it opens is then seen in
-no /proc/<pid>/fd of its process, only under its own task, and the count of a tree's files
-(strays.files_of) would miss it."""
+_CLONE_FILES, _CLONE_THREAD = 0x400, 0x10000
+"""The flags for a table of open files of a task's own (unshare's, or clone's without
+CLONE_FILES) and for a thread: a thread with a table of its own opens files seen in no
+/proc/<pid>/fd of its process, only under its own task, and the count of a tree's files
+(strays.files_of) would miss them; a new process (a fork) has its own /proc/<pid>/fd."""
 _CLONE_NEW = 0x7E020000
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID and NEWNET (not NEWTIME, 0x80: in
 clone's flags those bits name the exit signal; unshare's NEWTIME needs a capability no child
@@ -168,14 +170,16 @@ def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
     sight; glibc then falls back to clone), fcntl refused F_SETLEASE and F_SETPIPE_SZ (pipe
     buffers count against a per-user quota, and every sandbox is one user outside: one
     submission's large pipes left a classmate's new ones a page each), clone and unshare
-    refused with any CLONE_NEW* flag, and unshare with CLONE_FILES."""
+    refused with any CLONE_NEW* flag, unshare with CLONE_FILES, and clone of a thread without
+    it."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     return _this_abi(arch) + _refusing(refused) + [
         op for number, allowed in own_only for op in _own_only(number, allowed)] + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
         (_JEQ_K, 0, 5, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 1, 0, _F_SETLEASE),
         (_JEQ_K, 0, 1, _F_SETPIPE_SZ), (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
-        (_JEQ_K, 0, 2, clone), (_LD_W_ABS, 0, 0, _ARG0), (_JSET_K, 3, 4, _CLONE_NEW),
+        (_JEQ_K, 0, 4, clone), (_LD_W_ABS, 0, 0, _ARG0), (_JSET_K, 5, 0, _CLONE_NEW),
+        (_ALU_AND_K, 0, 0, _CLONE_THREAD | _CLONE_FILES), (_JEQ_K, 3, 4, _CLONE_THREAD),
         (_JEQ_K, 0, 3, unshare), (_LD_W_ABS, 0, 0, _ARG0),
         (_JSET_K, 0, 1, _CLONE_NEW | _CLONE_FILES), (_RET_K, 0, 0, deny),
         (_RET_K, 0, 0, _ALLOW)]
