@@ -123,7 +123,7 @@ class TreeWatch:
     pid: int
 
     def usage(self) -> strays.Usage | None:
-        return strays.tree_usage(self.pid, count_files=True)
+        return strays.tree_usage(self.pid)
 
 
 class Orders:
@@ -372,8 +372,8 @@ class ForkedChild:
         """With sweep False a stray is not this child's: another child of the worker lives.
         A process of the child's found stopped is continued (strays.work_usage)."""
         if self.sweep:
-            return strays.work_usage(self.pid, count_files=True)
-        return strays.tree_usage(self.pid, resume=True, count_files=True)
+            return strays.work_usage(self.pid)
+        return strays.tree_usage(self.pid, resume=True)
 
     def end(self, kill: bool) -> Ended:
         """Reap the child (killed first if asked), then every process it left behind (not for

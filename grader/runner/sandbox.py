@@ -862,14 +862,14 @@ class SandboxedChild:
         except ChildrenLost:
             return None
         except TimeoutError:
-            seen = strays.tree_usage(sandbox.process.pid, count_files=True)
+            seen = strays.tree_usage(sandbox.process.pid)
             if self._last is None or seen is None:
                 return None
             given, then = self._last
             found = strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable,
                                  files=seen.files, blocked=seen.blocked)
             return self._with_unseen(found, spent)
-        seen = strays.tree_usage(sandbox.process.pid, count_files=True)
+        seen = strays.tree_usage(sandbox.process.pid)
         self._last = (found, seen) if found is not None and seen is not None else self._last
         if found is not None and seen is not None:
             # At work only where this process sees it so too, at this process's priority: code

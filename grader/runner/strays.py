@@ -541,16 +541,15 @@ def _group_nice(pid: int, unknown: int) -> int:
         return unknown
 
 
-def tree_usage(pid: int, resume: bool = False, count_files: bool = False) -> Usage | None:
+def tree_usage(pid: int, resume: bool = False) -> Usage | None:
     """`pid`'s Usage with all its descendants, from /proc; None when `pid` is gone or there
     is no /proc. What tells a process starved by a busy machine (runnable, little CPU, at the
     priority of the process reading: see _Priority.outranks) from one that idles (asleep). `resume`:
     each process of the tree found stopped by a signal is continued on the way (see
-    work_usage). `count_files`: Usage.files counted too, where a wait will judge it (see
-    children.wait_readable's `files_most`); no other look pays for it."""
+    work_usage)."""
     tick = os.sysconf("SC_CLK_TCK")
     reader = _Priority.of(os.getpid())
-    crowded = count_files and files_crowded()
+    crowded = files_crowded()
     cpu, runnable, frozen, blocked, pending, first = 0.0, False, False, False, [pid], True
     files = 0
     while pending:
@@ -583,7 +582,7 @@ def _continue(pid: int) -> None:
         pass  # gone, or not ours to signal: it stays as it is
 
 
-def work_usage(pid: int, count_files: bool = False) -> Usage | None:
+def work_usage(pid: int) -> Usage | None:
     """The Usage of everything that works for the child `pid`: its tree, and every orphan it
     left that this process adopted (live, or ended and not yet reaped: a grandchild that did
     the work and exited). What a CPU limit or cap reads while the child runs; `reap` then
@@ -594,11 +593,10 @@ def work_usage(pid: int, count_files: bool = False) -> Usage | None:
     as asleep, so code that stops itself again and again still spends its allowance of sleep
     and times out, while a stop from outside costs at most a look of it, however long it was
     meant to last. A process under a tracer's stop (a debugger) is left to its tracer."""
-    found = tree_usage(pid, resume=True, count_files=count_files)
+    found = tree_usage(pid, resume=True)
     if found is None or not _adopting:
         return found
-    adopted = [u for u in (tree_usage(stray, resume=True, count_files=count_files)
-                           for stray in children() - _own - {pid})
+    adopted = [u for u in (tree_usage(stray, resume=True) for stray in children() - _own - {pid})
                if u]
     return Usage(found.cpu_s + sum(u.cpu_s for u in adopted),
                  found.runnable or any(u.runnable for u in adopted),
