@@ -19,7 +19,7 @@ def test_a_process_the_machine_starves_is_waited_for_past_its_limit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Seen runnable at every look and charged no CPU time (a machine too busy to run it): the
     wait goes on past the limit, until the process ends and its output is read whole."""
-    monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, True))
+    monkeypatch.setattr(strays, "tree_usage", lambda pid, **_: strays.Usage(0.0, True))
     began = time.monotonic()
     done = run_owned([sys.executable, "-c", "import time; time.sleep(1.5); print('done')"],
                      timeout=1.0)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from grader.runner.child import PER_USER_CAPS, apply_limits
+from grader.runner.child import CORE_LIMIT, PER_USER_CAPS, apply_limits
 from grader.runner.nofork import (
     REFUSED,
     drop_ptrace_capability,
@@ -266,8 +266,8 @@ def test_a_child_sets_priorities_policies_and_limits_on_itself_alone() -> None:
             return 1
         os.setpriority(os.PRIO_PROCESS, 0, 5)
         os.setpriority(os.PRIO_PROCESS, me, 6)
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.prlimit(me, resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        resource.prlimit(me, resource.RLIMIT_NOFILE, (32, 32))
         os.sched_setaffinity(0, os.sched_getaffinity(0))
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         return 0 if os.getpriority(os.PRIO_PROCESS, 0) == 6 else 1
@@ -277,6 +277,39 @@ def test_a_child_sets_priorities_policies_and_limits_on_itself_alone() -> None:
     assert _exit_code_of(attempt) == 0
     assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0),
             os.sched_getaffinity(0)) == before
+
+
+def test_a_childs_crash_reaches_no_core_handler_and_it_cannot_change_that() -> None:
+    """A machine whose kernel.core_pattern pipes cores to a program (apport, systemd-coredump)
+    has the kernel start that program as root, outside every sandbox, for each crash of a
+    dumpable process whose core limit is 0 (every process a child execs is dumpable): the
+    child's core limit is 1, soft and hard, at which the kernel dumps nothing, and under the
+    filter no way to change it (setrlimit, prlimit64 with a new limit, on itself) goes
+    through, while reading it and setting other limits still do."""
+
+    def attempt() -> int:
+        apply_limits(0)
+        if not forbid_machine_wide_holds():
+            return 2
+        kept = (CORE_LIMIT, CORE_LIMIT)
+        if resource.getrlimit(resource.RLIMIT_CORE) != kept:
+            return 3
+        changes: list[Callable[[], object]] = [
+            lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)),
+            lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, CORE_LIMIT)),
+            lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)),
+            lambda: resource.prlimit(os.getpid(), resource.RLIMIT_CORE, kept)]
+        for change in changes:
+            try:
+                change()
+            except (PermissionError, ValueError):  # EPERM, in setrlimit's words or prlimit's
+                continue
+            return 4
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        read = resource.prlimit(os.getpid(), resource.RLIMIT_CORE)
+        return 0 if read == kept == resource.getrlimit(resource.RLIMIT_CORE) else 5
+
+    assert _exit_code_of(attempt) == 0
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root holds CAP_SYS_PTRACE to drop")

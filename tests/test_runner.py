@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -762,7 +763,7 @@ def test_a_starved_reference_leaves_what_it_serves_undecided(
     starved = strays.Usage(0.0, True)
     monkeypatch.setattr(strays, "work_usage",
                         lambda pid: real_work(pid) if pid in candidates else starved)
-    monkeypatch.setattr(strays, "tree_usage", lambda pid, resume=False: real_tree(pid, resume)
+    monkeypatch.setattr(strays, "tree_usage", lambda pid, **kw: real_tree(pid, **kw)
                         if pid in candidates else starved)
     forked = fork_spawner(tiny)
 
@@ -1523,7 +1524,7 @@ def test_the_watchdog_times_a_silent_worker_by_its_work_not_the_clock(
     monkeypatch.setattr(children, "BACKSTOP", 1000.0)
     if starved:
         monkeypatch.setattr(strays, "tree_usage",
-                            lambda pid, resume=False: strays.Usage(0.0, True))
+                            lambda pid, **_: strays.Usage(0.0, True))
     process = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(1); print('ready', flush=True)"],
         stdout=subprocess.PIPE)
@@ -2109,6 +2110,99 @@ def _holding_mapped_files(count: int) -> tuple[int, int]:
     os.close(ready)
     os.close(kept)
     return pid, silent
+
+
+def _sandbox_like_tree(child_steps: Callable[[], None]) -> tuple[int, int]:
+    """An undumpable process (as a sandbox's executor is) and a child forked from it that
+    runs `child_steps`, then forks a process that maps 300 files, and sleeps: (the undumpable
+    process's pid, the read end of a pipe none of them writes). All are this process's user."""
+    ready, told = os.pipe()
+    silent, kept = os.pipe()
+    parent = os.fork()
+    if parent == 0:  # pragma: no cover - killed by the caller
+        strays.set_dumpable(False)
+        if os.fork() == 0:
+            child_steps()
+            _holding_mapped_files(300)
+            os.write(told, b"x")
+        time.sleep(60)
+    os.read(ready, 1)
+    for fd in (ready, told, kept):
+        os.close(fd)
+    return parent, silent
+
+
+def _descendants(pid: int) -> set[int]:
+    found, pending = set(), [pid]
+    while pending:
+        current = pending.pop()
+        found.add(current)
+        pending.extend(strays.children(current))
+    return found
+
+
+@dataclass(frozen=True)
+class _Below:
+    """A tree waited for as a sandbox is: its files counted below its root (files_below)."""
+
+    fd: int
+    pid: int
+
+    def usage(self) -> strays.Usage | None:
+        return strays.tree_usage(self.pid, files_below=self.pid)
+
+
+def test_a_grader_run_as_an_ordinary_user_counts_a_childs_files_and_stops_one_that_hides_them(
+        ) -> None:
+    """A process of the grader's user that is undumpable (forked from the worker or the
+    sandbox's executor, which are) keeps its /proc/<pid>/fd and map_files from a grader run as
+    an ordinary user, not root: the count of a crowded machine's open files saw nothing of any
+    child. Every child makes itself dumpable before its first line of candidate code
+    (child.countable), the sandbox's own processes are left out of the count (files_below),
+    and code that hides its files again (undumpable once more) while they are counted is
+    stopped as the code's doing (FrameTimeout "hidden")."""
+    from grader.runner.child import countable
+    from grader.runner.children import wait_readable
+    from grader.runner.protocol import FrameTimeout
+
+    def hides() -> None:
+        countable()
+        strays.set_dumpable(False)
+
+    reader = os.fork()
+    if reader == 0:  # pragma: no cover - reports through its exit status
+        code = 1
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            strays.FILES_CROWDED = 0.0  # type: ignore[misc]
+            seen = []
+            for steps in (countable, lambda: None, hides):
+                parent, fd = _sandbox_like_tree(steps)
+                whole = strays.tree_usage(parent)
+                below = strays.tree_usage(parent, files_below=parent)
+                none = strays.tree_usage(parent, files_below=strays.NO_PROCESS)
+                try:
+                    wait_readable(_Below(fd, parent), 0.5, files_most=1 << 20)
+                    why = ""
+                except FrameTimeout as exc:
+                    why = exc.why
+                for pid in _descendants(parent):
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(parent, 0)
+                os.close(fd)
+                assert whole and below and none
+                seen.append((whole.hidden, below.hidden, below.files >= 300, none.files,
+                             none.hidden, why))
+            code = 0 if seen == [(True, False, True, 0, False, "idle"),
+                                 (True, True, False, 0, False, "hidden"),
+                                 (True, True, False, 0, False, "hidden")] else 2
+            if code:
+                print(seen, flush=True)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(reader, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_a_tree_holding_too_many_of_a_crowded_machines_files_is_stopped(

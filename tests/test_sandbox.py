@@ -585,7 +585,7 @@ def test_a_sandbox_the_machine_starves_at_start_leaves_every_check_undecided(
     monkeypatch.setattr(sandbox, "START_LIMIT_S", 0.3)
     for module in (children, sandbox):
         monkeypatch.setattr(module, "BACKSTOP", 2.0)
-    monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, True))
+    monkeypatch.setattr(strays, "tree_usage", lambda pid, **_: strays.Usage(0.0, True))
     started: list[socket.socket] = []
     plain_init = sandbox.Sandbox.__init__
 
@@ -632,7 +632,7 @@ def test_the_end_of_a_child_is_waited_for_by_the_sandboxs_work(
     monkeypatch.setattr(sandbox, "END_LIMIT_S", 0.2)
     for module in (children, sandbox):
         monkeypatch.setattr(module, "BACKSTOP", 3.0)
-    monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, runnable))
+    monkeypatch.setattr(strays, "tree_usage", lambda pid, **_: strays.Usage(0.0, runnable))
     began = time.monotonic()
     try:
         with pytest.raises((sandbox.SandboxStarved, TimeoutError)) as caught:
@@ -894,7 +894,7 @@ def test_a_starting_sandbox_is_timed_by_its_work_not_the_clock(
     monkeypatch.setattr(sandbox, "START_LIMIT_S", 0.3)
     monkeypatch.setattr(children, "BACKSTOP", 1000.0)
     if starved:
-        monkeypatch.setattr(strays, "tree_usage", lambda pid: strays.Usage(0.0, True))
+        monkeypatch.setattr(strays, "tree_usage", lambda pid, **_: strays.Usage(0.0, True))
     round_ = get_round("gradient-check")
     root = write_workspace(tmp_path / "ws", "numpy", round_=round_)
     box = sandbox.Sandbox(Request(id="t", root=str(root), round=round_.id, flavor="numpy",

@@ -142,7 +142,7 @@ class Worker:
     def __init__(self, sandbox: bool = False, first: Request | None = None) -> None:
         # The code under test runs as this user: this process, which believes the worker's
         # stdout, must not be open to it through /proc/<pid>/fd.
-        strays.undumpable()
+        strays.set_dumpable(False)
         self._sandbox = sandbox
         self._retired = False
         self._start(first)

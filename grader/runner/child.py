@@ -29,6 +29,7 @@ from grader.probes.api import Api, describe_exception
 from grader.probes.autograd import refused_for_hooks, warm_the_profiler, watching_the_import
 from grader.probes.backends import CandidateFault, make_backend
 from grader.probes.library import BEFORE_FORK, resolve
+from grader.runner import strays
 from grader.runner.nofork import (
     drop_ptrace_capability,
     forbid_machine_wide_holds,
@@ -100,6 +101,15 @@ def _virtual_memory_bytes() -> int | None:
     return None
 
 
+CORE_LIMIT = 1
+"""Every child's RLIMIT_CORE, soft and hard, in bytes: the kernel's word for no core dump at
+all. 0 stops a core file, but where the machine's kernel.core_pattern pipes cores to a program
+(apport, systemd-coredump) the kernel starts that program as root for each crash whatever 0
+says, outside every sandbox and its cgroup (code that crashes in a loop would load the machine
+for its classmates); at 1 it refuses the dump. The children's filter keeps code from lowering
+it (nofork.forbid_machine_wide_holds)."""
+
+
 def apply_limits(memory_mb: int) -> None:
     """Cap address space (on top of what torch already maps), file size, core dumps and the
     per-user counts (PER_USER_CAPS), each as a hard limit too, so that the code under test
@@ -107,7 +117,7 @@ def apply_limits(memory_mb: int) -> None:
     cuInit reserves tens of GB of virtual address space and fails under any cap that would
     still catch a runaway allocation; the sandbox's cgroup and the check's limits remain the
     guards)."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _cap(resource.RLIMIT_CORE, CORE_LIMIT)
     _cap(resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT)
     cap_per_user_counts()
     current = _virtual_memory_bytes()
@@ -131,6 +141,16 @@ def _cap(limit: int, value: int) -> None:
 
 
 OOM_SCORE_ADJ_MAX = 1000
+
+
+def countable() -> None:
+    """Make this process dumpable again: forked from an undumpable worker or executor, it
+    would keep its /proc/<pid>/fd and map_files from a grader that runs as an ordinary user,
+    whose count of a tree's open files while the machine's table is crowded (strays.files_of)
+    would then see none of them. Code that makes itself undumpable again is stopped while they
+    are counted (strays.Usage.hidden). It dumps no core all the same (CORE_LIMIT), and the
+    code under test could already read its own process's memory."""
+    strays.set_dumpable(True)
 
 
 def first_for_the_killer() -> None:
@@ -467,6 +487,7 @@ def _set_up(fd: int, orders: int, spec: ChildSpec, worker_pid: int | None,
     """Everything the child does before the first line of candidate code (or, for a child
     with no candidate code, before the first probe): what fails or hangs here is never the
     code's, and the judge hears where the boundary lies (the "set_up" frame)."""
+    countable()
     _close_inherited_files(fd, orders)
     candidate = spec["module"] is not None
     uses_device = spec["device_ready"] and any(c["uses_device"] for c in spec["calls"])

@@ -208,9 +208,11 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
     asleep at its end only: the time this process was kept from looking is no evidence of what
     the child did, and counts neither as its sleep nor toward the clock's backstop.
     `files_most`: the most open files the tree may hold while the machine's table of them is
-    crowded (strays.files_held_most() for a child running candidate code; a wait on the grader's
-    own processes asks none: a worker holds its sandboxes' trees too), past which the wait
-    ends (FrameTimeout "files")."""
+    crowded (strays.files_held_most() for a child running candidate code, from its word that
+    its setup is done, by which it is dumpable; a wait on the grader's own processes asks none:
+    a worker holds its sandboxes' trees too), past which the wait ends (FrameTimeout "files");
+    as it does for a tree that keeps its files out of this process's sight meanwhile
+    (Usage.hidden: FrameTimeout "hidden")."""
     began = time.monotonic()
     backstop = BACKSTOP * limit_s if backstop_s is None else backstop_s
     first = last = child.usage()
@@ -243,6 +245,8 @@ def wait_readable(child: Watched, limit_s: float, budget: IdleBudget | None = No
             last = child.usage() or last
             if files_most is not None and last is not None and last.files > files_most:
                 raise FrameTimeout("files")
+            if files_most is not None and last is not None and last.hidden:
+                raise FrameTimeout("hidden")
             stalls = strays.machine_stalls()
             took = time.monotonic() - now
             away += max(0.0, took - asked - LATE_S)
@@ -291,6 +295,13 @@ def _starved(cpu_s: float, elapsed_s: float, backstop_s: float) -> bool:
         (elapsed_s >= backstop_s and cpu_s < elapsed_s / (BACKSTOP * STRETCH))
 
 
+def files_most(child: Child) -> int | None:
+    """The most open files `child`'s tree may hold (wait_readable's `files_most`): none asked
+    before its setup is done, as no candidate code has run and the child, forked from an
+    undumpable process, may not yet be dumpable (child.countable)."""
+    return strays.files_held_most() if child.setup.done else None
+
+
 def next_frame(child: Child, timeout_s: float, budget: IdleBudget | None = None,
                progress: Callable[[], None] = lambda: None) -> dict[str, Any] | None:
     """The child's next frame, within `timeout_s` of its work (see wait_readable), each piece
@@ -303,8 +314,8 @@ def next_frame(child: Child, timeout_s: float, budget: IdleBudget | None = None,
 
     def wait(fd: int) -> None:
         nonlocal left
-        left = max(wait_readable(child, left, budget, progress,
-                                 files_most=strays.files_held_most()), SLICE_S)
+        left = max(wait_readable(child, left, budget, progress, files_most=files_most(child)),
+                   SLICE_S)
 
     while True:
         try:

@@ -55,7 +55,7 @@ from grader.runner.sandbox import MQUEUE, TASKS, WRITABLE
 
 
 def serve(sock: socket.socket, round_folder: str) -> None:
-    strays.undumpable()
+    strays.set_dumpable(False)
     strays.become_subreaper()
     # Counted per user namespace: this caps the sandbox's processes and threads, whoever
     # started the grader.

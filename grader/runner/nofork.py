@@ -66,8 +66,9 @@ _SYSCALLS = {
 }
 _F_SETLEASE = 1024
 _F_SETPIPE_SZ = 1031
-# arch: (unshare, fcntl)
-_SCREENED_CALLS = {"x86_64": (272, 72), "aarch64": (97, 25)}
+_RLIMIT_CORE = 4
+# arch: (unshare, fcntl, setrlimit, prlimit64)
+_SCREENED_CALLS = {"x86_64": (272, 72, 160, 302), "aarch64": (97, 25, 164, 261)}
 REFUSED = {
     "setns": {"x86_64": 308, "aarch64": 268},
     "inotify_init": {"x86_64": 253},
@@ -161,8 +162,23 @@ def _own_only(number: int, allowed: tuple[tuple[int, tuple[int, ...]], ...]) -> 
     return [(_JEQ_K, 0, len(body), number), *body]
 
 
+def _core_limit_kept(setrlimit: int, prlimit64: int) -> Program:
+    """Instructions that refuse (EPERM) every change of this process's RLIMIT_CORE, by
+    setrlimit or prlimit64 (glibc's setrlimit; a prlimit64 that only reads it, with no new
+    limit, goes on), the call's number loaded, and loaded again after: code that lowered it
+    from 1 to 0 would have the kernel hand each crash of its to the machine's core handler
+    (child.CORE_LIMIT says why)."""
+    deny = _ERRNO | _EPERM
+    return [(_JEQ_K, 0, 4, setrlimit), (_LD_W_ABS, 0, 0, _ARG0),
+            (_JEQ_K, 0, 1, _RLIMIT_CORE), (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
+            (_JEQ_K, 0, 7, prlimit64), (_LD_W_ABS, 0, 0, _ARG1),
+            (_JEQ_K, 0, 5, _RLIMIT_CORE), (_LD_W_ABS, 0, 0, _ARG0 + 16),
+            (_JEQ_K, 0, 2, 0), (_LD_W_ABS, 0, 0, _ARG0 + 20),
+            (_JEQ_K, 1, 0, 0), (_RET_K, 0, 0, deny), (_LD_W_ABS, 0, 0, _NR)]
+
+
 def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
-                   refused: list[int],
+                   setrlimit: int, prlimit64: int, refused: list[int],
                    own_only: tuple[tuple[int, tuple[tuple[int, tuple[int, ...]], ...]], ...]
                    = ()) -> Program:
     """The filter on machine-wide holds: the `refused` calls refused, the `own_only` calls let
@@ -171,9 +187,9 @@ def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
     buffers count against a per-user quota, and every sandbox is one user outside: one
     submission's large pipes left a classmate's new ones a page each), clone and unshare
     refused with any CLONE_NEW* flag, unshare with CLONE_FILES, and clone of a thread without
-    it."""
+    it; and every change of RLIMIT_CORE (_core_limit_kept)."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
-    return _this_abi(arch) + _refusing(refused) + [
+    return _this_abi(arch) + _refusing(refused) + _core_limit_kept(setrlimit, prlimit64) + [
         op for number, allowed in own_only for op in _own_only(number, allowed)] + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
         (_JEQ_K, 0, 5, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 1, 0, _F_SETLEASE),

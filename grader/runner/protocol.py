@@ -267,7 +267,7 @@ def write_frame(fd: int, obj: Any) -> None:
         view = view[written:]
 
 
-TimeoutWhy = Literal["cpu", "idle", "wall", "clock", "files"]
+TimeoutWhy = Literal["cpu", "idle", "wall", "clock", "files", "hidden"]
 
 
 class FrameTimeout(Exception):
@@ -275,7 +275,8 @@ class FrameTimeout(Exception):
     asleep for as long ("idle"), or neither, yet the clock's backstop ran out ("wall": a child
     starved by a busy machine); "clock": the limit was counted on the clock alone (the child's
     usage could not be read), which tells a starved child from a hung one no more than a
-    plain timeout does."""
+    plain timeout does; "files": while the machine's table of open files was crowded, the
+    child's tree held more of them than one tree may, or ("hidden") kept them out of sight."""
 
     def __init__(self, why: TimeoutWhy = "clock") -> None:
         super().__init__(why)

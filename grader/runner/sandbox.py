@@ -671,6 +671,14 @@ class Sandbox:
             return None
         return total - sum(int(f) for f in fields[11:13]) / os.sysconf("SC_CLK_TCK")
 
+    def seen(self) -> strays.Usage | None:
+        """The whole sandbox's Usage as this process sees it from outside, its open files
+        those of the processes below its executor (the code's; bwrap and the executor are the
+        grader's, and the executor is undumpable: its files are no count of the code's);
+        none where the executor is not known."""
+        return strays.tree_usage(self.process.pid,
+                                 files_below=self._executor or strays.NO_PROCESS)
+
     def memory_full(self, fresh: bool = False) -> int | None:
         """Its cgroup's Cgroup.memory_full (None without a cgroup); `fresh`: counted from now,
         as a child begins (Cgroup.reset_memory_marks first)."""
@@ -862,14 +870,14 @@ class SandboxedChild:
         except ChildrenLost:
             return None
         except TimeoutError:
-            seen = strays.tree_usage(sandbox.process.pid)
+            seen = sandbox.seen()
             if self._last is None or seen is None:
                 return None
             given, then = self._last
             found = strays.Usage(given.cpu_s + max(0.0, seen.cpu_s - then.cpu_s), seen.runnable,
-                                 files=seen.files, blocked=seen.blocked)
+                                 files=seen.files, hidden=seen.hidden, blocked=seen.blocked)
             return self._with_unseen(found, spent)
-        seen = strays.tree_usage(sandbox.process.pid)
+        seen = sandbox.seen()
         self._last = (found, seen) if found is not None and seen is not None else self._last
         if found is not None and seen is not None:
             # At work only where this process sees it so too, at this process's priority: code
@@ -878,7 +886,7 @@ class SandboxedChild:
             # holds the sandbox where the executor cannot see it. Blocked in the kernel only as
             # this process sees it.
             found = replace(found, runnable=seen.frozen or (found.runnable and seen.runnable),
-                            blocked=seen.blocked, files=seen.files)
+                            blocked=seen.blocked, files=seen.files, hidden=seen.hidden)
         return self._with_unseen(found, spent)
 
     def _with_unseen(self, found: strays.Usage | None,

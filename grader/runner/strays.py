@@ -52,12 +52,13 @@ def become_subreaper(adopt: bool = True) -> bool:
     return done
 
 
-def undumpable() -> None:
-    """Make this process (and the children it forks) undumpable: a process of the same user
-    without CAP_SYS_PTRACE, the code under test, may then neither ptrace it nor open its
-    /proc/<pid>/fd, mem or environ. Linux only; elsewhere nothing changes."""
+def set_dumpable(dumpable: bool) -> None:
+    """Make this process (and the children it forks) undumpable, or dumpable again: a process
+    of the same user without CAP_SYS_PTRACE, the code under test, may neither ptrace an
+    undumpable one nor open its /proc/<pid>/fd, map_files, mem or environ. Linux only;
+    elsewhere nothing changes."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, int(dumpable), 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
@@ -375,6 +376,10 @@ class Usage:
     """How many open files its processes hold (descriptors, and mappings of files, which keep
     a file open after its descriptor is closed), counted only while the machine's table of open
     files is crowded (files_crowded); 0 otherwise."""
+    hidden: bool = False
+    """Whether /proc refused to show the files of one of its processes while they were counted
+    (files_of's None): a process that made itself undumpable, or exec'd a file it cannot
+    read, keeps them out of an ordinary user's sight."""
     blocked: bool = False
     """Whether any of its processes is in uninterruptible sleep ("D") and not frozen: waiting
     inside the kernel, for a page read back from the disk or memory reclaimed (the machine's
@@ -454,13 +459,17 @@ def files_crowded() -> bool:
         return False
 
 
-def files_of(pid: int) -> int:
+def files_of(pid: int) -> int | None:
     """The open files `pid` holds: its descriptors and its mappings of files (each can hold a
-    file of its own open); 0 where /proc does not show them."""
+    file of its own open); 0 where /proc does not show them or `pid` is gone; None where /proc
+    will not show them to this process: an undumpable process of a grader that runs as an
+    ordinary user (its /proc/<pid>/fd and map_files are then root's)."""
     count = 0
     for kind in ("fd", "map_files"):
         try:
             count += len(os.listdir(f"/proc/{pid}/{kind}"))
+        except PermissionError:
+            return None
         except OSError:
             pass
     return count
@@ -541,19 +550,22 @@ def _group_nice(pid: int, unknown: int) -> int:
         return unknown
 
 
-def tree_usage(pid: int, resume: bool = False) -> Usage | None:
+def tree_usage(pid: int, resume: bool = False, files_below: int | None = None) -> Usage | None:
     """`pid`'s Usage with all its descendants, from /proc; None when `pid` is gone or there
     is no /proc. What tells a process starved by a busy machine (runnable, little CPU, at the
     priority of the process reading: see _Priority.outranks) from one that idles (asleep). `resume`:
     each process of the tree found stopped by a signal is continued on the way (see
-    work_usage)."""
+    work_usage). `files_below`: count the open files of that process's descendants only (a
+    sandbox's code, below its executor, which is the grader's and undumpable); NO_PROCESS:
+    of none."""
     tick = os.sysconf("SC_CLK_TCK")
     reader = _Priority.of(os.getpid())
     crowded = files_crowded()
-    cpu, runnable, frozen, blocked, pending, first = 0.0, False, False, False, [pid], True
-    files = 0
+    cpu, runnable, frozen, blocked, first = 0.0, False, False, False, True
+    pending = [(pid, files_below is None)]
+    files, hidden = 0, False
     while pending:
-        current = pending.pop()
+        current, counted = pending.pop()
         fields = stat_fields(current)
         if fields is None:
             if first:
@@ -570,9 +582,17 @@ def tree_usage(pid: int, resume: bool = False) -> Usage | None:
         cpu += sum(int(f) for f in fields[11:15]) / tick  # utime, stime, cutime, cstime
         # Counted only while crowded, and only until past the most one tree may hold: a
         # process can map tens of thousands of files, and a look must stay a look.
-        files += files_of(current) if crowded and files <= files_held_most() else 0
-        pending.extend(children(current))
-    return Usage(cpu, runnable, frozen, files=files, blocked=blocked)
+        if counted and crowded and files <= files_held_most() and not hidden:
+            held_files = files_of(current)
+            hidden = held_files is None
+            files += held_files or 0
+        below = counted or current == files_below
+        pending.extend((child, below) for child in children(current))
+    return Usage(cpu, runnable, frozen, files=files, hidden=hidden, blocked=blocked)
+
+
+NO_PROCESS = 0
+"""A pid no process has: tree_usage's `files_below` for a tree none of whose files count."""
 
 
 def _continue(pid: int) -> None:
@@ -602,6 +622,7 @@ def work_usage(pid: int) -> Usage | None:
                  found.runnable or any(u.runnable for u in adopted),
                  found.frozen or any(u.frozen for u in adopted),
                  files=found.files + sum(u.files for u in adopted),
+                 hidden=found.hidden or any(u.hidden for u in adopted),
                  blocked=found.blocked or any(u.blocked for u in adopted))
 
 

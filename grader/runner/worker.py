@@ -55,6 +55,7 @@ from grader.runner.children import (
     Ended,
     IdleBudget,
     Spawn,
+    files_most,
     fork_spawner,
     next_frame,
     ready_to_fork,
@@ -82,6 +83,9 @@ the sum runs out, whatever each check's own wait. Honest code computes and never
 FILES_WORDS = (f"held more than {strays.files_held_most():,} open files while the machine's "
                f"table of them was crowded (every other program's, and every classmate's, "
                f"files come from that table), and was stopped")
+HIDDEN_WORDS = ("kept the files it holds out of the grader's sight (a process made undumpable, "
+                "or started from a file it may not read, whose /proc the grader may not read) "
+                "while the machine's table of open files was crowded, and was stopped")
 BACKSTOP_WORDS = {
     "cpu": "did not finish within {limit:g} s of CPU time (an infinite loop, or far more work "
            "than needed?)",
@@ -89,6 +93,7 @@ BACKSTOP_WORDS = {
     "wall": "got too little CPU to finish within {backstop:g} s on the clock",
     "clock": "did not finish within {limit:g} s on the clock",
     "files": FILES_WORDS,
+    "hidden": HIDDEN_WORDS,
 }
 
 
@@ -99,6 +104,7 @@ IMPORT_WORDS = {
     "wall": "importing {file} got too little CPU to finish within {backstop:g} s on the clock",
     "clock": "importing {file} did not finish within {limit:g} s on the clock",
     "files": f"importing {{file}} {FILES_WORDS}",
+    "hidden": f"importing {{file}} {HIDDEN_WORDS}",
 }
 STARVED = TOO_BUSY.format(what="this")
 """What a check says when its child was starved: it neither used its CPU time nor sat idle
@@ -1043,9 +1049,9 @@ def _stopped_at_cap(grading: _Part, child: Child, index: int, cap_s: float) -> b
     try:
         wait_readable(child, max(left, 0.0), grading.idle, grading.alive,
                       backstop_s=BACKSTOP * limit, idle_s=limit,
-                      files_most=strays.files_held_most())
+                      files_most=files_most(child))
     except FrameTimeout as exc:
-        if exc.why in ("wall", "files"):
+        if exc.why in ("wall", "files", "hidden"):
             raise
         return exc.why == "cpu" or left <= 0
     return False
@@ -1187,7 +1193,7 @@ def serve(stdin: TextIO, stdout: TextIO, children: Children = forked_children) -
     strays.become_subreaper()
     # Undumpable: code under test, though it runs as this user, can neither trace this process
     # nor open its /proc/<pid>/fd (its stdout is the line the CLI believes).
-    strays.undumpable()
+    strays.set_dumpable(False)
     strays.keep_limits()
     emit({"type": "ready", "cuda": cuda_in_reach()})
     for line in stdin:
