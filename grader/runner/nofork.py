@@ -21,7 +21,9 @@ which make every other process that opens the file wait for up to the lease-brea
 calls in REFUSED, each of which makes something the kernel counts per user across the whole
 machine (inotify instances, epoll watches, keys and keyrings, fanotify groups, perf events' and
 io_uring's locked memory, userfaultfd and BPF objects, and the legacy AIO contexts the machine
-has 65,536 of in all) and which no exercise needs. A sandbox's user is the grader's outside
+has 65,536 of in all) and which no exercise needs; and what would have the kernel start a
+program as root outside the sandbox on the code's behalf (a core dump's handler, modprobe for a
+socket of a kind not loaded). A sandbox's user is the grader's outside
 (root, where the grader runs as root, owns every system file and shares every per-user count
 with the machine's daemons): code that made thousands of namespaces would leave no sandbox for a
 classmate graded beside it, a lease on the Python files every process opens would stall the
@@ -67,8 +69,12 @@ _SYSCALLS = {
 _F_SETLEASE = 1024
 _F_SETPIPE_SZ = 1031
 _RLIMIT_CORE = 4
-# arch: (unshare, fcntl, setrlimit, prlimit64)
-_SCREENED_CALLS = {"x86_64": (272, 72, 160, 302), "aarch64": (97, 25, 164, 261)}
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = 1, 2, 10, 16
+_IPPROTO_TCP, _IPPROTO_UDP, _NETLINK_ROUTE = 6, 17, 0
+_SOCK_STREAM, _SOCK_DGRAM, _SOCK_TYPE_MASK = 1, 2, 0xF
+_EPROTONOSUPPORT, _EAFNOSUPPORT = 93, 97
+# arch: (unshare, fcntl, setrlimit, prlimit64, socket, socketpair)
+_SCREENED_CALLS = {"x86_64": (272, 72, 160, 302, 41, 53), "aarch64": (97, 25, 164, 261, 198, 199)}
 REFUSED = {
     "setns": {"x86_64": 308, "aarch64": 268},
     "inotify_init": {"x86_64": 253},
@@ -177,8 +183,31 @@ def _core_limit_kept(setrlimit: int, prlimit64: int) -> Program:
             (_JEQ_K, 1, 0, 0), (_RET_K, 0, 0, deny), (_LD_W_ABS, 0, 0, _NR)]
 
 
+def _sockets_the_kernel_has(socket: int, socketpair: int) -> Program:
+    """Instructions that let socket and socketpair make only the kinds of socket every kernel
+    has built in: Unix sockets, IP's streams and datagrams (TCP, UDP, or the protocol's
+    default, over IPv4 or IPv6), and the routing netlink that glibc asks for interfaces; any
+    other family is answered EAFNOSUPPORT, any other type or protocol EPROTONOSUPPORT, as a
+    kernel without them would. A kernel
+    asked for a family or protocol it has not loaded starts modprobe, as root, outside every
+    sandbox, for each such call: code that asked in a loop would load the machine for its
+    classmates at no cost of its own (it waits asleep). The call's number loaded; every path
+    returns."""
+    allow = _RET_K, 0, 0, _ALLOW
+    return [(_JEQ_K, 1, 0, socket), (_JEQ_K, 0, 18, socketpair), (_LD_W_ABS, 0, 0, _ARG0),
+            (_JEQ_K, 15, 0, _AF_UNIX), (_JEQ_K, 3, 0, _AF_INET), (_JEQ_K, 2, 0, _AF_INET6),
+            (_JEQ_K, 9, 0, _AF_NETLINK), (_RET_K, 0, 0, _ERRNO | _EAFNOSUPPORT),
+            (_LD_W_ABS, 0, 0, _ARG1), (_ALU_AND_K, 0, 0, _SOCK_TYPE_MASK),
+            (_JEQ_K, 1, 0, _SOCK_STREAM), (_JEQ_K, 0, 6, _SOCK_DGRAM),
+            (_LD_W_ABS, 0, 0, _ARG0 + 16), (_JEQ_K, 5, 0, 0), (_JEQ_K, 4, 0, _IPPROTO_TCP),
+            (_JEQ_K, 3, 2, _IPPROTO_UDP),
+            (_LD_W_ABS, 0, 0, _ARG0 + 16), (_JEQ_K, 1, 0, _NETLINK_ROUTE),
+            (_RET_K, 0, 0, _ERRNO | _EPROTONOSUPPORT), allow]
+
+
 def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
-                   setrlimit: int, prlimit64: int, refused: list[int],
+                   setrlimit: int, prlimit64: int, socket: int, socketpair: int,
+                   refused: list[int],
                    own_only: tuple[tuple[int, tuple[tuple[int, tuple[int, ...]], ...]], ...]
                    = ()) -> Program:
     """The filter on machine-wide holds: the `refused` calls refused, the `own_only` calls let
@@ -187,9 +216,11 @@ def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
     buffers count against a per-user quota, and every sandbox is one user outside: one
     submission's large pipes left a classmate's new ones a page each), clone and unshare
     refused with any CLONE_NEW* flag, unshare with CLONE_FILES, and clone of a thread without
-    it; and every change of RLIMIT_CORE (_core_limit_kept)."""
+    it; every change of RLIMIT_CORE (_core_limit_kept); and sockets of a kind the kernel may
+    have to load (_sockets_the_kernel_has)."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
-    return _this_abi(arch) + _refusing(refused) + _core_limit_kept(setrlimit, prlimit64) + [
+    return _this_abi(arch) + _refusing(refused) + _core_limit_kept(setrlimit, prlimit64) + \
+        _sockets_the_kernel_has(socket, socketpair) + [
         op for number, allowed in own_only for op in _own_only(number, allowed)] + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
         (_JEQ_K, 0, 5, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 1, 0, _F_SETLEASE),
