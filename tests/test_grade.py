@@ -358,6 +358,43 @@ def test_a_submission_the_machine_left_undecided_is_graded_again_alone_after_the
     assert batch.GRADED_AGAIN not in always.notes
 
 
+def test_a_submission_whose_grading_the_grader_gave_up_is_graded_again_alone_after_the_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grading) -> None:  # type: ignore[no-untyped-def]
+    """A grading the grader gave up (its worker died, its sandbox could not start: what a
+    classmate filling the machine's table of open files once did, in words no rule of the
+    sandbox's knew) is graded again once the rest of the batch is done, alone, and the row
+    that finished is kept, saying so; one given up again keeps its error."""
+    graded: dict[str, int] = {}
+    fails = {"1": 1, "2": 2}  # the staged folders of the second and third submission
+
+    class GivesUp(LentWorker):
+        def __enter__(self) -> GivesUp:  # type: ignore[override]
+            return self
+
+        def run(self, request, on_check=None, on_part=None):  # type: ignore[no-untyped-def]
+            name = Path(request.root).name
+            graded[name] = graded.get(name, 0) + 1
+            if graded[name] <= fails.get(name, 0):
+                raise GraderCrash("the sandbox did not start: libc.so.6: cannot open shared "
+                                  "object file: Error 99")
+            return self.worker.run(request, on_check, on_part)
+
+    lend_pool(monkeypatch, lambda: GivesUp(grading.worker), jobs=1)
+    roots = [write_exercises(tmp_path / name, PREFIX, "numpy", "references")
+             for name in ("honest", "failed_once", "failed_always")]
+    config = batch.GradingConfig(Settings(PREFIX, "numpy", enabled=("part2",)), seed=1,
+                                 timeout_s=30.0)
+
+    honest, once, always = batch.grade_submissions(roots, config, 2)
+
+    assert graded == {"0": 1, "1": 2, "2": 2}
+    assert (honest.status, honest.score, once.status, once.score) == ("graded", 15.0,
+                                                                      "graded", 15.0)
+    assert batch.GRADED_AGAIN not in honest.notes and once.notes[-1] == batch.GRADED_AGAIN
+    assert always.status == "error" and "Error 99" in always.note
+    assert always.score == 0.0 and batch.GRADED_AGAIN not in always.notes
+
+
 def test_bad_settings_stop_before_grading(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text('parts = ["part9"]\n')

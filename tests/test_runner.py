@@ -2083,11 +2083,14 @@ def test_a_child_that_says_the_machine_refused_it_a_file_is_believed_while_the_t
     assert Sandboxes(None, None).lose().status == "undecided"  # type: ignore[arg-type]
 
 
-def _holding_mapped_files(count: int) -> tuple[int, int]:
+def _holding_mapped_files(count: int, first_thread_ends: bool = False) -> tuple[int, int]:
     """A forked process holding `count` files open through mappings whose descriptors it
     closed (as ctypes' mmap lets code do past any limit on descriptors), and the read end of
-    a pipe it never writes: (pid, fd)."""
+    a pipe it never writes: (pid, fd). `first_thread_ends`: the files are mapped by a thread
+    of its, and its first thread ends (the exit call, which ends one thread), leaving a
+    zombie that shows no file in /proc/<pid>/fd or map_files."""
     import ctypes
+    import threading
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
@@ -2095,9 +2098,8 @@ def _holding_mapped_files(count: int) -> tuple[int, int]:
                           ctypes.c_int, ctypes.c_long]
     ready, told = os.pipe()
     silent, kept = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(ready)
+
+    def hold() -> None:
         for _ in range(count):
             fd = os.open(__file__, os.O_RDONLY)
             libc.mmap(None, 4096, 1, 2, fd, 0)  # PROT_READ, MAP_PRIVATE
@@ -2105,6 +2107,14 @@ def _holding_mapped_files(count: int) -> tuple[int, int]:
         os.write(told, b"x")
         time.sleep(60)
         os._exit(0)
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - killed by the caller
+        os.close(ready)
+        if first_thread_ends:
+            threading.Thread(target=hold).start()
+            libc.syscall({"x86_64": 60, "aarch64": 93}[platform.machine()], 0)  # exit
+        hold()
     os.close(told)
     os.read(ready, 1)
     os.close(ready)
@@ -2160,7 +2170,8 @@ def test_a_grader_run_as_an_ordinary_user_counts_a_childs_files_and_stops_one_th
     child. Every child makes itself dumpable before its first line of candidate code
     (child.countable), the sandbox's own processes are left out of the count (files_below),
     and code that hides its files again (undumpable once more) while they are counted is
-    stopped as the code's doing (FrameTimeout "hidden")."""
+    stopped as the code's doing (FrameTimeout "hidden"); an ended process not yet reaped,
+    whose /proc/<pid>/fd is root's too, holds nothing and hides nothing."""
     from grader.runner.child import countable
     from grader.runner.children import wait_readable
     from grader.runner.protocol import FrameTimeout
@@ -2168,6 +2179,11 @@ def test_a_grader_run_as_an_ordinary_user_counts_a_childs_files_and_stops_one_th
     def hides() -> None:
         countable()
         strays.set_dumpable(False)
+
+    def leaves_a_zombie() -> None:  # an ended child not yet reaped: no ordinary user's to read
+        countable()
+        if os.fork() == 0:
+            os._exit(0)
 
     reader = os.fork()
     if reader == 0:  # pragma: no cover - reports through its exit status
@@ -2177,7 +2193,7 @@ def test_a_grader_run_as_an_ordinary_user_counts_a_childs_files_and_stops_one_th
             os.setuid(65534)
             strays.FILES_CROWDED = 0.0  # type: ignore[misc]
             seen = []
-            for steps in (countable, lambda: None, hides):
+            for steps in (countable, leaves_a_zombie, lambda: None, hides):
                 parent, fd = _sandbox_like_tree(steps)
                 whole = strays.tree_usage(parent)
                 below = strays.tree_usage(parent, files_below=parent)
@@ -2195,6 +2211,7 @@ def test_a_grader_run_as_an_ordinary_user_counts_a_childs_files_and_stops_one_th
                 seen.append((whole.hidden, below.hidden, below.files >= 300, none.files,
                              none.hidden, why))
             code = 0 if seen == [(True, False, True, 0, False, "idle"),
+                                 (True, False, True, 0, False, "idle"),
                                  (True, True, False, 0, False, "hidden"),
                                  (True, True, False, 0, False, "hidden")] else 2
             if code:
@@ -2205,19 +2222,22 @@ def test_a_grader_run_as_an_ordinary_user_counts_a_childs_files_and_stops_one_th
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+@pytest.mark.parametrize("first_thread_ends", [False, True], ids=["", "first-thread-ended"])
 def test_a_tree_holding_too_many_of_a_crowded_machines_files_is_stopped(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, first_thread_ends: bool) -> None:
     """The machine keeps one table of open files, and a process can keep files open through
     mappings after closing their descriptors (no limit on descriptors bounds it: 1.8 million of
     2.47 million in 10 s of CPU in a sandbox). While the table is crowded, each look at a child
     counts the files its tree holds, and a tree past files_held_most() (a 32nd of the table) is
     stopped as the code's
-    doing; while it is not, nothing is counted."""
+    doing; while it is not, nothing is counted. A process whose first thread ended holds its
+    files through its other threads, and is counted through them."""
     from grader.runner.children import TreeWatch, wait_readable
     from grader.runner.protocol import FrameTimeout
 
-    pid, fd = _holding_mapped_files(300)
+    pid, fd = _holding_mapped_files(300, first_thread_ends)
     try:
+        assert (strays.stat_fields(pid)[0] == "Z") == first_thread_ends  # type: ignore[index]
         monkeypatch.setattr(strays, "FILES_CROWDED", 1.0)
         assert not strays.files_crowded()
         assert strays.tree_usage(pid).files == 0  # type: ignore[union-attr]

@@ -1039,7 +1039,9 @@ def test_code_that_lowers_its_executors_priority_with_its_own_times_out_as_its_o
 
 @pytest.mark.parametrize("said", ["Can't create signalfd: Too many open files in system",
                                   "Can't fork: Resource temporarily unavailable",
-                                  "Creating new namespace failed: Cannot allocate memory"])
+                                  "Creating new namespace failed: Cannot allocate memory",
+                                  "python: error while loading shared libraries: libc.so.6: "
+                                  "cannot open shared object file: Error 23"])
 def test_a_machine_short_of_files_processes_or_memory_for_a_moment_is_no_lasting_answer(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: str) -> None:
     """Whether a sandbox can be made here is found by trying once per process and kept: a try
@@ -1073,3 +1075,4 @@ def test_a_machine_short_of_files_processes_or_memory_for_a_moment_is_no_lasting
         support.cache_clear()
     assert sandbox._machine_short(f"the sandbox did not start: bwrap: {said}")
     assert not sandbox._machine_short("bwrap: No permissions to create new namespace")
+    assert not sandbox._machine_short("libfoo.so: cannot open shared object file: Error 230")

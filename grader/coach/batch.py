@@ -475,10 +475,11 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                 elif isinstance(event, RequestDone):
                     rows[index] = row_of(index, event)
                     listener.finished(index, rows[index])
-            for index in [i for i in requests.values() if undecided_in(rows[i])]:
-                # Cut short by the machine (a classmate's load, or another program's): graded
-                # again once the rest of the batch is done, alone, and kept where the machine
-                # left it more to decide.
+            for index in [i for i in requests.values() if left_open(rows[i]) > (False, 0)]:
+                # Cut short by the machine (a classmate's load, or another program's) or given
+                # up by the grader (which a classmate can bring about too: a sandbox the machine
+                # could not start in words no rule knows): graded again once the rest of the
+                # batch is done, alone, and kept where the first grading left more open.
                 finished.pop(index, None)
                 again: RequestDone | None = None
                 asked = config.request(f"submission-{index}-again", staged[index])
@@ -488,14 +489,21 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
                     elif isinstance(event, RequestDone):
                         again = event
                 row = row_of(index, again) if again else rows[index]
-                if undecided_in(row) < undecided_in(rows[index]):
+                if left_open(row) < left_open(rows[index]):
                     rows[index] = replace(row, notes=[*row.notes, GRADED_AGAIN])
                     listener.finished(index, rows[index])
     return [rows[i] for i in range(len(paths))]
 
 
-GRADED_AGAIN = ("graded again, alone, after the rest of the batch: the machine had left part "
-                "of its first grading undecided")
+GRADED_AGAIN = ("graded again, alone, after the rest of the batch: its first grading was left "
+                "unfinished (checks the machine left undecided, or a grading the grader gave up)")
+
+
+def left_open(row: GradedRow) -> tuple[bool, int]:
+    """What a row's grading left open, least first: whether the grader gave it up (the row's
+    status "error": a worker that died, a sandbox that could not start), then how many of its
+    checks the machine left undecided."""
+    return row.status == "error", undecided_in(row)
 
 
 def undecided_in(row: GradedRow) -> int:

@@ -164,7 +164,7 @@ class ClusterGraders:
             ids[future.key] = request.id
             future.add_done_callback(arrivals.put)
         told: set[tuple[str, str, str]] = set()
-        left = len(self._futures)
+        left = len(ids)  # this call's: a batch's regrades come in a call of their own
         alone_since: float | None = None
         while left:
             try:

@@ -158,15 +158,18 @@ class Support:
     """Whether a sandbox's cgroup gets a CPU share of its own (see Cgroup)."""
 
 
-_MACHINE_SHORT = tuple(os.strerror(code) for code in (errno.EAGAIN, errno.ENFILE, errno.ENOMEM))
+_SHORT_OF = (errno.EAGAIN, errno.ENFILE, errno.ENOMEM)
+_MACHINE_SHORT = re.compile("|".join([re.escape(os.strerror(code)) for code in _SHORT_OF]
+                                      + [rf"\bError {code}\b" for code in _SHORT_OF]))
 """What bwrap, or a starting executor, says (after "Can't fork", "Can't create signalfd" or the
-like) where the kernel refused it a process, a file (the machine's table of open files is full)
-or memory: what the machine ran short of, for a moment or while a neighbour holds it, and no
-fault of the sandbox's or the code's."""
+like; the dynamic loader, which cannot name an error before libc is loaded, says "Error 23")
+where the kernel refused it a process, a file (the machine's table of open files is full) or
+memory: what the machine ran short of, for a moment or while a neighbour holds it, and no fault
+of the sandbox's or the code's."""
 
 
 def _machine_short(said: str) -> bool:
-    return any(why in said for why in _MACHINE_SHORT)
+    return _MACHINE_SHORT.search(said) is not None
 
 
 @functools.cache

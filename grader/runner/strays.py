@@ -459,11 +459,20 @@ def files_crowded() -> bool:
         return False
 
 
-def files_of(pid: int) -> int | None:
-    """The open files `pid` holds: its descriptors and its mappings of files (each can hold a
-    file of its own open); 0 where /proc does not show them or `pid` is gone; None where /proc
-    will not show them to this process: an undumpable process of a grader that runs as an
-    ordinary user (its /proc/<pid>/fd and map_files are then root's)."""
+_ENDED = ("Z", "X")
+"""The states of a process whose thread has ended: a zombie, or dead."""
+
+
+def files_of(pid: int, state: str = "") -> int | None:
+    """The open files `pid` (in `state`, as /proc/<pid>/stat says) holds: its descriptors and
+    its mappings of files (each can hold a file of its own open); 0 where /proc does not show
+    them or `pid` is gone; None where /proc will not show them to this process (an undumpable
+    process of a grader that runs as an ordinary user: its /proc/<pid>/fd and map_files are
+    then root's). A process whose first thread has ended (its state "Z") while another of its
+    threads runs holds its files through that one, and shows them only under it; one that has
+    none left holds none (its /proc/<pid>/fd is then no ordinary user's to read)."""
+    if state in _ENDED:
+        return _files_of_live_task(pid)
     count = 0
     for kind in ("fd", "map_files"):
         try:
@@ -473,6 +482,39 @@ def files_of(pid: int) -> int | None:
         except OSError:
             pass
     return count
+
+
+def _files_of_live_task(pid: int) -> int | None:
+    """files_of for a process whose first thread has ended: from a thread that has not (its
+    descriptors, and its mappings of files: the lines of its maps with an inode, as a task has
+    no map_files of its own); 0 where none is left."""
+    where = _live_task(pid)
+    if where is None:
+        return 0
+    try:
+        count = len(os.listdir(f"{where}/fd"))
+        with open(f"{where}/maps") as maps:
+            return count + sum(line.split(maxsplit=5)[4] != "0" for line in maps)
+    except PermissionError:
+        return None
+    except (OSError, IndexError):
+        return 0
+
+
+def _live_task(pid: int) -> str | None:
+    """The /proc folder of a thread of `pid` that has not ended; None where none is left."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            stat = Path(f"/proc/{pid}/task/{task}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2:].split()[0] not in _ENDED:
+            return f"/proc/{pid}/task/{task}"
+    return None
 
 
 def stalled_s(before: tuple[float, ...] | None, after: tuple[float, ...] | None) -> float:
@@ -583,7 +625,7 @@ def tree_usage(pid: int, resume: bool = False, files_below: int | None = None) -
         # Counted only while crowded, and only until past the most one tree may hold: a
         # process can map tens of thousands of files, and a look must stay a look.
         if counted and crowded and files <= files_held_most() and not hidden:
-            held_files = files_of(current)
+            held_files = files_of(current, fields[0])
             hidden = held_files is None
             files += held_files or 0
         below = counted or current == files_below
