@@ -315,73 +315,44 @@ def test_a_grader_failure_mid_way_keeps_the_parts_that_finished(tmp_path: Path,
     assert row.score == 15.0 and row.max_score == 45.0
 
 
-def test_a_submission_the_machine_left_undecided_is_graded_again_alone_after_the_batch(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grading) -> None:  # type: ignore[no-untyped-def]
-    """A classmate's load (or another program's) can leave checks undecided; such a submission
-    is graded again once the rest of the batch is done, one at a time, and the row whose
-    grading the machine left less to decide is kept, saying so. A row with nothing undecided
-    is graded once."""
+@pytest.mark.parametrize("cut_short", ["undecided", "given up"])
+def test_a_submission_whose_grading_was_cut_short_is_graded_again_alone_after_the_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grading,  # type: ignore[no-untyped-def]
+        cut_short: str) -> None:
+    """A classmate's load (or another program's) can leave checks undecided, or have the
+    grader give a grading up (its worker died, its sandbox could not start: what a classmate
+    filling the machine's table of open files once did, in words no rule of the sandbox's
+    knew); such a submission is graded again once the rest of the batch is done, one at a
+    time, and the row whose grading left less open (finished, then fewer undecided checks) is
+    kept, saying so. A row with nothing left open is graded once."""
     from dataclasses import replace
 
     graded: dict[str, int] = {}
-    starved = {"1": 1, "2": 2}  # the staged folders of the second and third submission
+    cut = {"1": 1, "2": 2}  # the staged folders of the second and third submission
 
-    class Starving(LentWorker):
-        """The session's worker, its results left undecided as the machine would leave them:
-        a submission's first `starved[name]` gradings have every check of part 2 undecided."""
+    class CutShort(LentWorker):
+        """The session's worker, a submission's first `cut[name]` gradings cut short as the
+        machine would cut them: every check of part 2 undecided, or the grading given up."""
 
-        def __enter__(self) -> Starving:  # type: ignore[override]
+        def __enter__(self) -> CutShort:  # type: ignore[override]
             return self
 
         def run(self, request, on_check=None, on_part=None):  # type: ignore[no-untyped-def]
             name = Path(request.root).name
             graded[name] = graded.get(name, 0) + 1
+            if graded[name] <= cut.get(name, 0) and cut_short == "given up":
+                raise GraderCrash("the sandbox did not start: libc.so.6: cannot open shared "
+                                  "object file: Error 99")
             result = self.worker.run(request, on_check, on_part)
-            if graded[name] > starved.get(name, 0):
+            if graded[name] > cut.get(name, 0):
                 return result
             held = [replace(p, checks=[replace(c, status="undecided", score=0.0)
                                        for c in p.checks]) for p in result.parts]
             return replace(result, parts=held)
 
-    lend_pool(monkeypatch, lambda: Starving(grading.worker), jobs=1)  # one lent worker
+    lend_pool(monkeypatch, lambda: CutShort(grading.worker), jobs=1)  # one lent worker
     roots = [write_exercises(tmp_path / name, PREFIX, "numpy", "references")
-             for name in ("honest", "starved_once", "starved_always")]
-    config = batch.GradingConfig(Settings(PREFIX, "numpy", enabled=("part2",)), seed=1,
-                                 timeout_s=30.0)
-
-    honest, once, always = batch.grade_submissions(roots, config, 2)
-
-    assert graded == {"0": 1, "1": 2, "2": 2}
-    assert honest.score == once.score == 15.0 and batch.GRADED_AGAIN not in honest.notes
-    assert once.notes[-1] == batch.GRADED_AGAIN and batch.undecided_in(once) == 0
-    assert always.score == 0.0 and batch.undecided_in(always) == len(always.parts[0].checks)
-    assert batch.GRADED_AGAIN not in always.notes
-
-
-def test_a_submission_whose_grading_the_grader_gave_up_is_graded_again_alone_after_the_batch(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grading) -> None:  # type: ignore[no-untyped-def]
-    """A grading the grader gave up (its worker died, its sandbox could not start: what a
-    classmate filling the machine's table of open files once did, in words no rule of the
-    sandbox's knew) is graded again once the rest of the batch is done, alone, and the row
-    that finished is kept, saying so; one given up again keeps its error."""
-    graded: dict[str, int] = {}
-    fails = {"1": 1, "2": 2}  # the staged folders of the second and third submission
-
-    class GivesUp(LentWorker):
-        def __enter__(self) -> GivesUp:  # type: ignore[override]
-            return self
-
-        def run(self, request, on_check=None, on_part=None):  # type: ignore[no-untyped-def]
-            name = Path(request.root).name
-            graded[name] = graded.get(name, 0) + 1
-            if graded[name] <= fails.get(name, 0):
-                raise GraderCrash("the sandbox did not start: libc.so.6: cannot open shared "
-                                  "object file: Error 99")
-            return self.worker.run(request, on_check, on_part)
-
-    lend_pool(monkeypatch, lambda: GivesUp(grading.worker), jobs=1)
-    roots = [write_exercises(tmp_path / name, PREFIX, "numpy", "references")
-             for name in ("honest", "failed_once", "failed_always")]
+             for name in ("honest", "cut_once", "cut_always")]
     config = batch.GradingConfig(Settings(PREFIX, "numpy", enabled=("part2",)), seed=1,
                                  timeout_s=30.0)
 
@@ -391,8 +362,10 @@ def test_a_submission_whose_grading_the_grader_gave_up_is_graded_again_alone_aft
     assert (honest.status, honest.score, once.status, once.score) == ("graded", 15.0,
                                                                       "graded", 15.0)
     assert batch.GRADED_AGAIN not in honest.notes and once.notes[-1] == batch.GRADED_AGAIN
-    assert always.status == "error" and "Error 99" in always.note
-    assert always.score == 0.0 and batch.GRADED_AGAIN not in always.notes
+    assert batch.undecided_in(once) == 0 and batch.GRADED_AGAIN not in always.notes
+    assert always.score == 0.0 and batch.left_open(always) == (
+        (True, 0) if cut_short == "given up" else (False, len(always.parts[0].checks)))
+    assert ("Error 99" in always.note) == (cut_short == "given up")
 
 
 def test_bad_settings_stop_before_grading(tmp_path: Path) -> None:
