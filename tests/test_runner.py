@@ -2162,6 +2162,25 @@ class _Below:
         return strays.tree_usage(self.pid, files_below=self.pid)
 
 
+def _as_an_ordinary_user(holds: Callable[[], object]) -> None:
+    """Run `holds` in a forked process of user nobody, as a grader run by an ordinary user
+    looks at its children's /proc; fails, printing what it answered, unless that is True."""
+    reader = os.fork()
+    if reader == 0:  # pragma: no cover - reports through its exit status
+        code = 1
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            answer = holds()
+            code = 0 if answer is True else 2
+            if code:
+                print(answer, flush=True)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(reader, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_a_grader_run_as_an_ordinary_user_counts_a_childs_files_and_stops_one_that_hides_them(
         ) -> None:
     """A process of the grader's user that is undumpable (forked from the worker or the
@@ -2185,41 +2204,62 @@ def test_a_grader_run_as_an_ordinary_user_counts_a_childs_files_and_stops_one_th
         if os.fork() == 0:
             os._exit(0)
 
-    reader = os.fork()
-    if reader == 0:  # pragma: no cover - reports through its exit status
-        code = 1
-        try:
-            os.setgid(65534)
-            os.setuid(65534)
-            strays.FILES_CROWDED = 0.0  # type: ignore[misc]
-            seen = []
-            for steps in (countable, leaves_a_zombie, lambda: None, hides):
-                parent, fd = _sandbox_like_tree(steps)
-                whole = strays.tree_usage(parent)
-                below = strays.tree_usage(parent, files_below=parent)
-                none = strays.tree_usage(parent, files_below=strays.NO_PROCESS)
-                try:
-                    wait_readable(_Below(fd, parent), 0.5, files_most=1 << 20)
-                    why = ""
-                except FrameTimeout as exc:
-                    why = exc.why
-                for pid in _descendants(parent):
-                    os.kill(pid, signal.SIGKILL)
-                os.waitpid(parent, 0)
-                os.close(fd)
-                assert whole and below and none
-                seen.append((whole.hidden, below.hidden, below.files >= 300, none.files,
-                             none.hidden, why))
-            code = 0 if seen == [(True, False, True, 0, False, "idle"),
-                                 (True, False, True, 0, False, "idle"),
-                                 (True, True, False, 0, False, "hidden"),
-                                 (True, True, False, 0, False, "hidden")] else 2
-            if code:
-                print(seen, flush=True)
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(reader, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    def seen() -> object:
+        strays.FILES_CROWDED = 0.0  # type: ignore[misc]
+        found = []
+        for steps in (countable, leaves_a_zombie, lambda: None, hides):
+            parent, fd = _sandbox_like_tree(steps)
+            whole = strays.tree_usage(parent)
+            below = strays.tree_usage(parent, files_below=parent)
+            none = strays.tree_usage(parent, files_below=strays.NO_PROCESS)
+            try:
+                wait_readable(_Below(fd, parent), 0.5, files_most=1 << 20)
+                why = ""
+            except FrameTimeout as exc:
+                why = exc.why
+            for pid in _descendants(parent):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(parent, 0)
+            os.close(fd)
+            assert whole and below and none
+            found.append((whole.hidden, below.hidden, below.files >= 300, none.files,
+                          none.hidden, why))
+        return found == [(True, False, True, 0, False, "idle"),
+                         (True, False, True, 0, False, "idle"),
+                         (True, True, False, 0, False, "hidden"),
+                         (True, True, False, 0, False, "hidden")] or found
+
+    _as_an_ordinary_user(seen)
+
+
+def test_a_process_exiting_hides_nothing_from_a_grader_run_as_an_ordinary_user() -> None:
+    """While an exiting process's memory is torn down (tens of milliseconds where it held
+    hundreds of megabytes: honest code's multiprocessing workers, a subprocess ending), its
+    /proc/<pid>/fd and map_files are root's, not its user's: a grader run as an ordinary user
+    that took that for files kept out of its sight stopped honest code. Every look at such a
+    process, from the moment it has its memory until it is a zombie, counts files and none
+    is refused."""
+    def refused() -> object:
+        looks = refusals = 0
+        for _ in range(3):
+            ready, told = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                strays.set_dumpable(True)  # as a child makes itself (child.countable)
+                held = b"x" * (200 << 20)
+                os.write(told, b"x" if held else b"")
+                time.sleep(0.02)
+                os._exit(0)
+            os.read(ready, 1)
+            while (fields := strays.stat_fields(pid)) is not None and fields[0] != "Z":
+                looks += 1
+                refusals += strays.files_of(pid, fields) is None
+            os.waitpid(pid, 0)
+            os.close(ready)
+            os.close(told)
+        return bool(looks) and not refusals or (looks, refusals)
+
+    _as_an_ordinary_user(refused)
 
 
 @pytest.mark.parametrize("first_thread_ends", [False, True], ids=["", "first-thread-ended"])

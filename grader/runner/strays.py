@@ -461,48 +461,59 @@ def files_crowded() -> bool:
 
 _ENDED = ("Z", "X")
 """The states of a process whose thread has ended: a zombie, or dead."""
+_PF_EXITING = 0x4
+"""The kernel's flag (/proc/<pid>/stat's ninth field) on a thread that has begun to exit: its
+memory is being torn down (for tens of milliseconds where it held a gigabyte), and meanwhile
+its /proc/<pid>/fd and map_files are root's, no ordinary user's to read."""
 
 
-def files_of(pid: int, state: str = "") -> int | None:
-    """The open files `pid` (in `state`, as /proc/<pid>/stat says) holds: its descriptors and
-    its mappings of files (each can hold a file of its own open); 0 where /proc does not show
-    them or `pid` is gone; None where /proc will not show them to this process (an undumpable
+def _ending(fields: list[str]) -> bool:
+    """Whether the thread whose stat_fields these are has ended or begun to exit."""
+    return fields[0] in _ENDED or bool(int(fields[6]) & _PF_EXITING)
+
+
+def files_of(pid: int, fields: list[str] | None = None) -> int | None:
+    """The open files `pid` (its stat_fields, where read) holds: its descriptors and its
+    mappings of files (each can hold a file of its own open); 0 where /proc does not show them
+    or `pid` is gone; None where /proc will not show them to this process (an undumpable
     process of a grader that runs as an ordinary user: its /proc/<pid>/fd and map_files are
-    then root's). A process whose first thread has ended (its state "Z") while another of its
+    then root's). A process whose first thread has ended or is exiting (a zombie, or a thread
+    whose memory is being torn down, before or while it is looked at) while another of its
     threads runs holds its files through that one, and shows them only under it; one that has
-    none left holds none (its /proc/<pid>/fd is then no ordinary user's to read)."""
-    if state in _ENDED:
-        return _files_of_live_task(pid)
-    count = 0
-    for kind in ("fd", "map_files"):
-        try:
-            count += len(os.listdir(f"/proc/{pid}/{kind}"))
-        except PermissionError:
-            return None
-        except OSError:
-            pass
-    return count
-
-
-def _files_of_live_task(pid: int) -> int | None:
-    """files_of for a process whose first thread has ended: from a thread that has not (its
-    descriptors, and its mappings of files: the lines of its maps with an inode, as a task has
-    no map_files of its own); 0 where none is left."""
+    none left is letting them go (its /proc/<pid>/fd, meanwhile, no ordinary user's to
+    read)."""
+    if fields is None or not _ending(fields):
+        count = 0
+        for kind in ("fd", "map_files"):
+            try:
+                count += len(os.listdir(f"/proc/{pid}/{kind}"))
+            except PermissionError:
+                fields = stat_fields(pid)
+                if fields is not None and not _ending(fields):
+                    return None
+                break
+            except OSError:
+                pass
+        else:
+            return count
     where = _live_task(pid)
     if where is None:
         return 0
     try:
         count = len(os.listdir(f"{where}/fd"))
         with open(f"{where}/maps") as maps:
+            # A thread has no map_files of its own: its mappings of files are the lines of its
+            # maps that name an inode.
             return count + sum(line.split(maxsplit=5)[4] != "0" for line in maps)
     except PermissionError:
-        return None
+        return None if _live_task(pid) == where else 0
     except (OSError, IndexError):
         return 0
 
 
 def _live_task(pid: int) -> str | None:
-    """The /proc folder of a thread of `pid` that has not ended; None where none is left."""
+    """The /proc folder of a thread of `pid` that has neither ended nor begun to exit; None
+    where none is left."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -512,7 +523,7 @@ def _live_task(pid: int) -> str | None:
             stat = Path(f"/proc/{pid}/task/{task}/stat").read_text()
         except OSError:
             continue
-        if stat[stat.rindex(")") + 2:].split()[0] not in _ENDED:
+        if not _ending(stat[stat.rindex(")") + 2:].split()):
             return f"/proc/{pid}/task/{task}"
     return None
 
@@ -625,7 +636,7 @@ def tree_usage(pid: int, resume: bool = False, files_below: int | None = None) -
         # Counted only while crowded, and only until past the most one tree may hold: a
         # process can map tens of thousands of files, and a look must stay a look.
         if counted and crowded and files <= files_held_most() and not hidden:
-            held_files = files_of(current, fields[0])
+            held_files = files_of(current, fields)
             hidden = held_files is None
             files += held_files or 0
         below = counted or current == files_below
