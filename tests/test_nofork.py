@@ -234,6 +234,41 @@ def test_a_child_makes_only_the_sockets_every_kernel_has_built_in(kind: str) -> 
     assert _exit_code_of(attempt) == 0
 
 
+def test_a_child_loads_no_line_discipline_nor_tcp_signature_while_its_kin_calls_go_through(
+        ) -> None:
+    """On a kernel that loads modules, a line discipline set on a terminal (TIOCSETD on
+    /dev/ptmx, which is in the sandbox) and TCP's MD5 or AO signatures (their hashes, loaded by
+    name) have the kernel start modprobe as root, outside the sandbox: under the filter each is
+    refused (EPERM), while another terminal ioctl and other TCP and socket options work."""
+    import errno
+    import fcntl
+    import socket
+    import struct
+
+    def attempt() -> int:
+        if not forbid_machine_wide_holds():
+            return 2
+        terminal = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)
+        tcp = socket.socket()
+        loads: list[Callable[[], object]] = [
+            lambda: fcntl.ioctl(terminal, 0x5423, struct.pack("i", 0)),  # TIOCSETD: N_TTY
+            lambda: tcp.setsockopt(socket.IPPROTO_TCP, 14, bytes(216)),  # TCP_MD5SIG
+            lambda: tcp.setsockopt(socket.IPPROTO_TCP, 38, bytes(64))]  # TCP_AO_ADD_KEY
+        for load in loads:
+            try:
+                load()
+            except OSError as exc:
+                if exc.errno == errno.EPERM:
+                    continue
+            return 3
+        fcntl.ioctl(terminal, 0x5413, bytes(8))  # TIOCGWINSZ
+        tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        return 0 if tcp.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) else 4
+
+    assert _exit_code_of(attempt) == 0
+
+
 def test_code_that_asks_for_the_default_selector_gets_poll_under_the_filter() -> None:
     """epoll is refused, and Python's selectors, imported before the filter (subprocess
     imports it, and the worker imports subprocess), had chosen it: an event loop, which asks

@@ -22,16 +22,16 @@ calls in REFUSED, each of which makes something the kernel counts per user acros
 machine (inotify instances, epoll watches, keys and keyrings, fanotify groups, perf events' and
 io_uring's locked memory, userfaultfd and BPF objects, and the legacy AIO contexts the machine
 has 65,536 of in all) and which no exercise needs; and what would have the kernel start a
-program as root outside the sandbox on the code's behalf (a core dump's handler, modprobe for a
-socket of a kind not loaded). A sandbox's user is the grader's outside
-(root, where the grader runs as root, owns every system file and shares every per-user count
-with the machine's daemons): code that made thousands of namespaces would leave no sandbox for a
-classmate graded beside it, a lease on the Python files every process opens would stall the
-machine's every new Python, and five million epoll watches left no root daemon one more.
-Python's selectors fall back to poll where epoll is refused. bwrap 0.8 and later also closes
-namespaces for a whole sandbox (--disable-userns); the filter closes them wherever bwrap is
-older, and in practice mode. The per-user counts that a limit bounds (pending signals, POSIX
-message queues) are capped by the child's limits instead (child.apply_limits)"""
+program as root outside the sandbox on the code's behalf (a core dump's handler; modprobe, for a
+socket, a terminal's line discipline or a TCP signature of a kind not loaded). A sandbox's user
+is the grader's outside (root, where the grader runs as root, owns every system file and shares
+every per-user count with the machine's daemons): code that made thousands of namespaces would
+leave no sandbox for a classmate graded beside it, a lease on the Python files every process
+opens would stall the machine's every new Python, and five million epoll watches left no root
+daemon one more. Python's selectors fall back to poll where epoll is refused. bwrap 0.8 and
+later also closes namespaces for a whole sandbox (--disable-userns); the filter closes them
+wherever bwrap is older, and in practice mode. The per-user counts that a limit bounds (pending
+signals, POSIX message queues) are capped by the child's limits instead (child.apply_limits)"""
 
 from __future__ import annotations
 
@@ -125,6 +125,20 @@ or the sandbox's executor, is the same user's) would slow or break the grading o
 after it, and setpriority or ioprio_set on a process group or a user would reach every
 process of root's on the machine."""
 
+_TIOCSETD, _IPPROTO_TCP_LEVEL = 0x5423, 6
+_TCP_MD5SIG, _TCP_MD5SIG_EXT, _TCP_AO = 14, 32, (38, 39, 40, 41, 42)
+REFUSED_WITH = {
+    "ioctl": ({"x86_64": 16, "aarch64": 29}, ((1, (_TIOCSETD,)),)),
+    "setsockopt": ({"x86_64": 54, "aarch64": 208},
+                   ((1, (_IPPROTO_TCP_LEVEL,)), (2, (_TCP_MD5SIG, _TCP_MD5SIG_EXT, *_TCP_AO)))),
+}
+"""The calls refused (EPERM) with these arguments, by their numbers on each architecture and
+the values each named argument holds for the refusal (argument index, values): each would have
+a kernel that loads modules start modprobe as root, outside the sandbox, for the code: a line
+discipline set on a terminal (TIOCSETD: /dev/ptmx is in the sandbox, and the kernel loads any
+discipline asked for by default), TCP's MD5 and AO signatures (their hashes, loaded by name).
+None is anything an exercise does."""
+
 Program = list[tuple[int, int, int, int]]
 
 
@@ -183,6 +197,24 @@ def _core_limit_kept(setrlimit: int, prlimit64: int) -> Program:
             (_JEQ_K, 1, 0, 0), (_RET_K, 0, 0, deny), (_LD_W_ABS, 0, 0, _NR)]
 
 
+def _refused_with(number: int, conditions: tuple[tuple[int, tuple[int, ...]], ...]) -> Program:
+    """Instructions that refuse call `number` (EPERM) where every argument named in
+    `conditions` holds one of its values (argument index, values; the low 32 bits), the call's
+    number loaded, and loaded again after."""
+    reload = 2 + sum(1 + len(values) for _, values in conditions)  # after the refusal
+    # (code, where to jump if true, where if false, k): absolute indices, None for the next op
+    ops: list[tuple[int, int | None, int | None, int]] = [(_JEQ_K, None, reload, number)]
+    for argument, values in conditions:
+        ops.append((_LD_W_ABS, None, None, _ARG0 + 8 * argument))
+        after = len(ops) + len(values)  # the next condition's first op, or the refusal
+        ops += [(_JEQ_K, after, reload if i == len(values) - 1 else None, value)
+                for i, value in enumerate(values)]
+    ops += [(_RET_K, None, None, _ERRNO | _EPERM), (_LD_W_ABS, None, None, _NR)]
+    assert len(ops) == reload + 1
+    return [(code, 0 if true is None else true - i - 1, 0 if false is None else false - i - 1, k)
+            for i, (code, true, false, k) in enumerate(ops)]
+
+
 def _sockets_the_kernel_has(socket: int, socketpair: int) -> Program:
     """Instructions that let socket and socketpair make only the kinds of socket every kernel
     has built in: Unix sockets, IP's streams and datagrams (TCP, UDP, or the protocol's
@@ -207,21 +239,19 @@ def _sockets_the_kernel_has(socket: int, socketpair: int) -> Program:
 
 def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
                    setrlimit: int, prlimit64: int, socket: int, socketpair: int,
-                   refused: list[int],
-                   own_only: tuple[tuple[int, tuple[tuple[int, tuple[int, ...]], ...]], ...]
-                   = ()) -> Program:
-    """The filter on machine-wide holds: the `refused` calls refused, the `own_only` calls let
-    through on this process alone, clone3 answered ENOSYS (its flags are out of a filter's
-    sight; glibc then falls back to clone), fcntl refused F_SETLEASE and F_SETPIPE_SZ (pipe
-    buffers count against a per-user quota, and every sandbox is one user outside: one
-    submission's large pipes left a classmate's new ones a page each), clone and unshare
+                   refused: list[int], screened: Program | None = None) -> Program:
+    """The filter on machine-wide holds: the `refused` calls refused, the `screened` calls'
+    instructions (_refused_with's, _own_only's) run in turn, clone3 answered ENOSYS (its flags
+    are out of a filter's sight; glibc then falls back to clone), fcntl refused F_SETLEASE and
+    F_SETPIPE_SZ (pipe buffers count against a per-user quota, and every sandbox is one user
+    outside: one submission's large pipes left a classmate's new ones a page each), clone and
+    unshare
     refused with any CLONE_NEW* flag, unshare with CLONE_FILES, and clone of a thread without
     it; every change of RLIMIT_CORE (_core_limit_kept); and sockets of a kind the kernel may
     have to load (_sockets_the_kernel_has)."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     return _this_abi(arch) + _refusing(refused) + _core_limit_kept(setrlimit, prlimit64) + \
-        _sockets_the_kernel_has(socket, socketpair) + [
-        op for number, allowed in own_only for op in _own_only(number, allowed)] + [
+        _sockets_the_kernel_has(socket, socketpair) + (screened or []) + [
         (_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, no_such),
         (_JEQ_K, 0, 5, fcntl), (_LD_W_ABS, 0, 0, _ARG1), (_JEQ_K, 1, 0, _F_SETLEASE),
         (_JEQ_K, 0, 1, _F_SETPIPE_SZ), (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
@@ -249,12 +279,14 @@ def forbid_machine_wide_holds() -> bool:
     arch, _, _, clone, clone3 = _SYSCALLS[machine]
     refused = [numbers[machine] for numbers in REFUSED.values() if machine in numbers]
     me = os.getpid()
-    own_only = tuple((numbers[machine], tuple((argument, tuple(me if v == _SELF else v
-                                                                for v in values))
-                                              for argument, values in allowed))
-                     for numbers, allowed in OWN_ONLY.values() if machine in numbers)
+    screened = [op for numbers, conditions in REFUSED_WITH.values() if machine in numbers
+                for op in _refused_with(numbers[machine], conditions)]
+    screened += [op for numbers, allowed in OWN_ONLY.values() if machine in numbers
+                 for op in _own_only(numbers[machine], tuple(
+                     (argument, tuple(me if v == _SELF else v for v in values))
+                     for argument, values in allowed))]
     if not _install(_holds_program(arch, clone, clone3, *_SCREENED_CALLS[machine], refused,
-                                   own_only)):
+                                   screened)):
         return False
     _poll_where_epoll_is_refused()
     return True
