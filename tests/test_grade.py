@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,15 @@ from grader.engine.rounds import get_round
 from grader.engine.workspace import Settings
 from grader.runner import GraderCrash, Worker
 
-from helpers import PREFIX, LentWorker, lend_pool, run_grader, validate_document
+from helpers import (
+    PREFIX,
+    SESSION_ENV,
+    LentWorker,
+    lend_pool,
+    run_grader,
+    run_owned,
+    validate_document,
+)
 
 CONFIG = """\
 flavor = "torch"
@@ -366,6 +375,61 @@ def test_a_submission_whose_grading_was_cut_short_is_graded_again_alone_after_th
     assert always.score == 0.0 and batch.left_open(always) == (
         (True, 0) if cut_short == "given up" else (False, len(always.parts[0].checks)))
     assert ("Error 99" in always.note) == (cut_short == "given up")
+
+
+NO_FILE_LEFT = """
+import errno, sys
+from pathlib import Path
+from grader.coach import batch
+from grader.coach.selfcheck import write_exercises
+from grader.engine.rounds import get_round
+from grader.engine.workspace import Settings
+from grader.runner.pool import RequestDone
+
+
+class NoFileLeft:
+    def find_spec(self, name, path=None, target=None):
+        raise OSError(errno.ENFILE, "Too many open files in system")
+
+
+class Full:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        sys.meta_path.remove(FULL)
+
+    def cuda(self):
+        return False
+
+    def grade(self, requests):
+        if FULL not in sys.meta_path:
+            sys.meta_path.insert(0, FULL)
+        for request in requests:
+            yield RequestDone(request.id, None, "the sandbox did not start: Error 23")
+
+
+FULL = NoFileLeft()
+PREFIX = get_round("prefix-products")
+root = write_exercises(Path(sys.argv[1]), PREFIX, "numpy", "references")
+config = batch.GradingConfig(Settings(PREFIX, "numpy"), seed=1, timeout_s=30.0)
+assert "grader.checks.table" not in sys.modules
+[row] = batch.grade_submissions([root], config, 1, graders=lambda count: Full())
+print(row.status, len(row.parts), sum(len(p.checks) for p in row.parts))
+"""
+
+
+def test_a_machine_out_of_files_while_rows_are_made_costs_no_row(tmp_path: Path) -> None:
+    """While a submission fills the machine's table of open files (a grader run as an ordinary
+    user gets no file past it; root is spared), the batch goes on: making the row of a
+    grading that was cut short opens no file (nothing it needs is imported then), where its
+    first import of the checks' table once ended `grade` with no row for anyone."""
+    done = run_owned([sys.executable, "-c", NO_FILE_LEFT, str(tmp_path / "sub")],
+                     env=SESSION_ENV)
+    from grader.checks.table import round_checks
+
+    numpy_checks = sum("numpy" in c.flavors for c in round_checks(PREFIX))
+    assert done.stdout.split() == ["error", "4", str(numpy_checks)], done.stdout + done.stderr
 
 
 def test_bad_settings_stop_before_grading(tmp_path: Path) -> None:

@@ -422,6 +422,13 @@ def grade_submissions(sources: Sequence[Path], config: GradingConfig, jobs: int 
     staged submission's files are scanned for review (grader/coach/review.py) before grading starts;
     the flags go on its row and change no score. With config.sandbox: SandboxError where there
     is something to grade and no sandbox can be made here."""
+    # What makes the row of a grading cut short (unrun_parts: the round's checks) is loaded
+    # now, while files can be opened: a submission that fills the machine's table of open
+    # files for a moment (as an ordinary user, the grader gets no file past it) must not cost
+    # every row of the batch.
+    from grader.checks.table import round_checks
+
+    round_checks(config.settings.round)
     listener = listener or BatchListener()
     round_ = config.settings.round
     paths = [p for s in sources for p in (expand(s, round_) if expand_folders else [s])]
