@@ -55,6 +55,7 @@ from helpers import (
     run_grader,
     run_owned,
     spinning,
+    wait_until,
     write_part1_that_first_runs,
     write_workspace,
 )
@@ -2119,6 +2120,8 @@ def _holding_mapped_files(count: int, first_thread_ends: bool = False) -> tuple[
     os.read(ready, 1)
     os.close(ready)
     os.close(kept)
+    if first_thread_ends:  # its exit may still be under way when the thread has its files
+        wait_until(lambda: (strays.stat_fields(pid) or ["?"])[0] == "Z", pid, 5.0, 0.01)
     return pid, silent
 
 
