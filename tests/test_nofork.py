@@ -205,6 +205,9 @@ SOCKETS = {
     "the kernel's crypto": ("socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET)", 97),
     "a pair of Bluetooth sockets": ("socket.socketpair(31, socket.SOCK_STREAM)", 97),
     "SCTP": ("socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)", 93),
+    "a stream over UDP": ("socket.socket(socket.AF_INET6, socket.SOCK_STREAM, 17)", 93),
+    "datagrams over TCP": ("socket.socket(socket.AF_INET, socket.SOCK_DGRAM, 6)", 93),
+    "TCP's datagrams, paired": ("socket.socketpair(socket.AF_INET, socket.SOCK_DGRAM, 6)", 93),
     "an IP seqpacket socket": ("socket.socket(socket.AF_INET6, socket.SOCK_SEQPACKET)", 93),
     "an audit netlink": ("socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)", 93),
 }
@@ -232,6 +235,64 @@ def test_a_child_makes_only_the_sockets_every_kernel_has_built_in(kind: str) -> 
         return 0 if socket.getaddrinfo("localhost", 80) else 3
 
     assert _exit_code_of(attempt) == 0
+
+
+def _holds_filter(monkeypatch: pytest.MonkeyPatch) -> Callable[[int, tuple[int, ...]], int]:
+    """The filter on machine-wide holds as this machine would install it, run on a call (its
+    number, its arguments) by a small interpreter of the instructions it uses: what it answers,
+    0 to let the call through, else the errno it returns (an answer the kernel could give as
+    well is then the filter's, not the kernel's)."""
+    import struct
+
+    from grader.runner import nofork
+
+    made: list[nofork.Program] = []
+    monkeypatch.setattr(nofork, "_install", lambda program: made.append(program) or True)
+    if platform.machine() not in nofork._SYSCALLS or not forbid_machine_wide_holds():
+        pytest.skip("no seccomp filter for this machine's architecture")
+    arch = nofork._SYSCALLS[platform.machine()][0]
+
+    def answer(number: int, args: tuple[int, ...]) -> int:
+        data = struct.pack("<iIQ6Q", number, arch, 0, *(list(args) + [0] * 6)[:6])
+        accumulator, at = 0, 0
+        while True:
+            code, true, false, k = made[0][at]
+            at += 1
+            if code == nofork._LD_W_ABS:
+                accumulator = struct.unpack_from("<I", data, k)[0]
+            elif code == nofork._ALU_AND_K:
+                accumulator &= k
+            elif code in (nofork._JEQ_K, nofork._JGE_K, nofork._JSET_K):
+                taken = {nofork._JEQ_K: accumulator == k, nofork._JGE_K: accumulator >= k,
+                         nofork._JSET_K: bool(accumulator & k)}[code]
+                at += true if taken else false
+            else:
+                return 0 if k == nofork._ALLOW else k & 0xFFFF
+
+    return answer
+
+
+FILTERED_SOCKETS = {  # (family, type, protocol): the filter's answer
+    (1, 5, 0): 0, (2, 1, 0): 0, (2, 1, 6): 0, (10, 2, 17): 0, (2, 2 | 0o4000, 0): 0,
+    (16, 3, 0): 0, (2, 1, 17): 93, (10, 1, 17): 93, (2, 2, 6): 93, (2, 1 | 0o2000000, 17): 93,
+    (2, 5, 0): 93, (2, 3, 0): 93, (2, 1, 132): 93, (16, 3, 9): 93, (38, 5, 0): 97,
+    (17, 3, 0): 97, (31, 1, 0): 97,
+}
+
+
+@pytest.mark.parametrize("kind", FILTERED_SOCKETS, ids=str)
+def test_the_filter_itself_refuses_every_socket_a_kernel_may_have_to_load(
+        monkeypatch: pytest.MonkeyPatch, kind: tuple[int, int, int]) -> None:
+    """Where a kernel without a module answers as the filter does (EPROTONOSUPPORT for TCP
+    asked of a datagram socket), a kernel with modules first starts modprobe: the filter must
+    give the answer itself, for socket and socketpair alike, and pair each type with its own
+    protocol."""
+    from grader.runner.nofork import _SCREENED_CALLS
+
+    answer = _holds_filter(monkeypatch)
+    socket_call, socketpair_call = _SCREENED_CALLS[platform.machine()][4:6]
+    assert answer(socket_call, kind) == answer(socketpair_call, (*kind, 0)) == \
+        FILTERED_SOCKETS[kind]
 
 
 def test_a_child_loads_no_line_discipline_nor_tcp_signature_while_its_kin_calls_go_through(

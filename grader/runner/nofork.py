@@ -197,44 +197,67 @@ def _core_limit_kept(setrlimit: int, prlimit64: int) -> Program:
             (_JEQ_K, 1, 0, 0), (_RET_K, 0, 0, deny), (_LD_W_ABS, 0, 0, _NR)]
 
 
+Labelled = list[tuple[int, str | None, str | None, int] | str]
+"""Instructions whose jumps name labels (None: on to the next instruction), and the labels
+themselves, each a string standing where it marks."""
+
+
+def _assembled(ops: Labelled) -> Program:
+    """`ops` as a filter's instructions, each jump an offset to its label."""
+    at: dict[str, int] = {}
+    for op in ops:
+        if isinstance(op, str):
+            at[op] = len([o for o in ops[:ops.index(op)] if not isinstance(o, str)])
+    program: Program = []
+    for op in ops:
+        if not isinstance(op, str):
+            code, true, false, k = op
+            here = len(program) + 1
+            program.append((code, 0 if true is None else at[true] - here,
+                            0 if false is None else at[false] - here, k))
+    return program
+
+
 def _refused_with(number: int, conditions: tuple[tuple[int, tuple[int, ...]], ...]) -> Program:
     """Instructions that refuse call `number` (EPERM) where every argument named in
     `conditions` holds one of its values (argument index, values; the low 32 bits), the call's
     number loaded, and loaded again after."""
-    reload = 2 + sum(1 + len(values) for _, values in conditions)  # after the refusal
-    # (code, where to jump if true, where if false, k): absolute indices, None for the next op
-    ops: list[tuple[int, int | None, int | None, int]] = [(_JEQ_K, None, reload, number)]
-    for argument, values in conditions:
-        ops.append((_LD_W_ABS, None, None, _ARG0 + 8 * argument))
-        after = len(ops) + len(values)  # the next condition's first op, or the refusal
-        ops += [(_JEQ_K, after, reload if i == len(values) - 1 else None, value)
-                for i, value in enumerate(values)]
-    ops += [(_RET_K, None, None, _ERRNO | _EPERM), (_LD_W_ABS, None, None, _NR)]
-    assert len(ops) == reload + 1
-    return [(code, 0 if true is None else true - i - 1, 0 if false is None else false - i - 1, k)
-            for i, (code, true, false, k) in enumerate(ops)]
+    ops: Labelled = [(_JEQ_K, None, "reload", number)]
+    for index, (argument, values) in enumerate(conditions):
+        ops += [f"condition {index}", (_LD_W_ABS, None, None, _ARG0 + 8 * argument)]
+        ops += [(_JEQ_K, f"condition {index + 1}", "reload" if value == values[-1] else None,
+                 value) for value in values]
+    return _assembled(ops + [f"condition {len(conditions)}", (_RET_K, None, None, _ERRNO | _EPERM),
+                             "reload", (_LD_W_ABS, None, None, _NR)])
 
 
 def _sockets_the_kernel_has(socket: int, socketpair: int) -> Program:
     """Instructions that let socket and socketpair make only the kinds of socket every kernel
-    has built in: Unix sockets, IP's streams and datagrams (TCP, UDP, or the protocol's
-    default, over IPv4 or IPv6), and the routing netlink that glibc asks for interfaces; any
-    other family is answered EAFNOSUPPORT, any other type or protocol EPROTONOSUPPORT, as a
-    kernel without them would. A kernel
-    asked for a family or protocol it has not loaded starts modprobe, as root, outside every
-    sandbox, for each such call: code that asked in a loop would load the machine for its
-    classmates at no cost of its own (it waits asleep). The call's number loaded; every path
-    returns."""
-    allow = _RET_K, 0, 0, _ALLOW
-    return [(_JEQ_K, 1, 0, socket), (_JEQ_K, 0, 18, socketpair), (_LD_W_ABS, 0, 0, _ARG0),
-            (_JEQ_K, 15, 0, _AF_UNIX), (_JEQ_K, 3, 0, _AF_INET), (_JEQ_K, 2, 0, _AF_INET6),
-            (_JEQ_K, 9, 0, _AF_NETLINK), (_RET_K, 0, 0, _ERRNO | _EAFNOSUPPORT),
-            (_LD_W_ABS, 0, 0, _ARG1), (_ALU_AND_K, 0, 0, _SOCK_TYPE_MASK),
-            (_JEQ_K, 1, 0, _SOCK_STREAM), (_JEQ_K, 0, 6, _SOCK_DGRAM),
-            (_LD_W_ABS, 0, 0, _ARG0 + 16), (_JEQ_K, 5, 0, 0), (_JEQ_K, 4, 0, _IPPROTO_TCP),
-            (_JEQ_K, 3, 2, _IPPROTO_UDP),
-            (_LD_W_ABS, 0, 0, _ARG0 + 16), (_JEQ_K, 1, 0, _NETLINK_ROUTE),
-            (_RET_K, 0, 0, _ERRNO | _EPROTONOSUPPORT), allow]
+    has built in: Unix sockets, IP's streams over TCP and datagrams over UDP (or the type's
+    default protocol, over IPv4 or IPv6), and the routing netlink that glibc asks for
+    interfaces; any other family is answered EAFNOSUPPORT, any other type, protocol or pairing
+    of the two EPROTONOSUPPORT, as a kernel without them would. A kernel asked for a family,
+    or a type and protocol, it has not loaded starts modprobe, as root, outside every sandbox,
+    for each such call: code that asked in a loop would load the machine for its classmates at
+    no cost of its own (it waits asleep). The call's number loaded; every path returns."""
+    protocol = _ARG0 + 16
+    return _assembled([
+        (_JEQ_K, "family", None, socket), (_JEQ_K, "family", "end", socketpair),
+        "family", (_LD_W_ABS, None, None, _ARG0),
+        (_JEQ_K, "allow", None, _AF_UNIX), (_JEQ_K, "ip", None, _AF_INET),
+        (_JEQ_K, "ip", None, _AF_INET6), (_JEQ_K, "netlink", None, _AF_NETLINK),
+        (_RET_K, None, None, _ERRNO | _EAFNOSUPPORT),
+        "ip", (_LD_W_ABS, None, None, _ARG1), (_ALU_AND_K, None, None, _SOCK_TYPE_MASK),
+        (_JEQ_K, "stream", None, _SOCK_STREAM), (_JEQ_K, "datagram", "refused", _SOCK_DGRAM),
+        "stream", (_LD_W_ABS, None, None, protocol), (_JEQ_K, "allow", None, 0),
+        (_JEQ_K, "allow", "refused", _IPPROTO_TCP),
+        "datagram", (_LD_W_ABS, None, None, protocol), (_JEQ_K, "allow", None, 0),
+        (_JEQ_K, "allow", "refused", _IPPROTO_UDP),
+        "netlink", (_LD_W_ABS, None, None, protocol),
+        (_JEQ_K, "allow", "refused", _NETLINK_ROUTE),
+        "refused", (_RET_K, None, None, _ERRNO | _EPROTONOSUPPORT),
+        "allow", (_RET_K, None, None, _ALLOW),
+        "end"])
 
 
 def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
