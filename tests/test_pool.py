@@ -171,3 +171,26 @@ def test_a_worker_the_machine_has_no_process_for_leaves_its_request_to_the_machi
     assert (done["first"].error, done["first"].by_the_machine) == (str(refused), True)
     assert (done["second"].error, done["second"].by_the_machine) == (
         "the grader itself failed: a second start: enough to tell the requests apart", False)
+
+
+def test_a_grading_the_machine_refused_a_process_a_file_or_memory_is_the_machines() -> None:
+    """A worker that could not be started, or died, because the machine refused a process, a
+    file or memory (a neighbour filled its table of open files: a grader run as an ordinary
+    user gets no file past it) leaves its checks undecided, not errors of the grader's; any
+    other failure is the grader's."""
+    import errno
+
+    from grader.runner import GraderCrash
+    from grader.runner.pool import by_the_machine, failure
+
+    machine = [OSError(errno.ENFILE, "Too many open files in system"),
+               OSError(errno.EAGAIN, "Resource temporarily unavailable"),
+               GraderCrash("the worker ended: OSError: [Errno 23] Too many open files in system"),
+               GraderCrash("python: error while loading shared libraries: libm.so.6: cannot "
+                           "open shared object file: Error 23")]
+    grader_s = [OSError(errno.EACCES, "Permission denied"), GraderCrash("KeyError: 'files'"),
+                GraderCrash("the worker ended: Error 230"), ValueError("Error 23")]
+    assert all(by_the_machine(exc) for exc in machine)
+    assert not any(by_the_machine(exc) for exc in grader_s)
+    assert [failure(exc).startswith("the grader itself failed") for exc in machine + grader_s] \
+        == [False] * len(machine) + [True] * len(grader_s)

@@ -32,7 +32,7 @@ import grader.runner
 from grader.cli import cli
 from grader.engine.limits import DEFAULT_MEMORY_MB
 from grader.engine.secret import SECRET_ENV
-from grader.runner import sandbox
+from grader.runner import sandbox, strays
 from grader.runner.sandbox import Support, support
 
 from helpers import (
@@ -580,7 +580,7 @@ def test_a_sandbox_the_machine_starves_at_start_leaves_every_check_undecided(
     """A sandbox seen runnable at every look without getting a CPU, until the clock's backstop
     ran out: the machine was too busy, so every check of the request is undecided (points held,
     none earned), the reason said, and no second start is waited for as long again."""
-    from grader.runner import children, strays
+    from grader.runner import children
 
     monkeypatch.setattr(sandbox, "START_LIMIT_S", 0.3)
     for module in (children, sandbox):
@@ -622,7 +622,7 @@ def test_the_end_of_a_child_is_waited_for_by_the_sandboxs_work(
     waited for up to the clock's backstop and then reported starved (the machine was too busy);
     seen asleep, it has idled through its limit (wedged) and is given up on as before."""
     from grader.engine.rounds import get_round
-    from grader.runner import children, strays
+    from grader.runner import children
     from grader.runner.protocol import Request
 
     round_ = get_round("gradient-check")
@@ -888,7 +888,7 @@ def test_a_starting_sandbox_is_timed_by_its_work_not_the_clock(
     (a machine too busy for it) is waited for and starts; one that is seen computing is
     stopped once its CPU time passes the limit, and says so."""
     from grader.engine.rounds import get_round
-    from grader.runner import children, strays
+    from grader.runner import children
     from grader.runner.protocol import Request
 
     monkeypatch.setattr(sandbox, "START_LIMIT_S", 0.3)
@@ -1073,6 +1073,6 @@ def test_a_machine_short_of_files_processes_or_memory_for_a_moment_is_no_lasting
         assert len(tries.read_text().splitlines()) == 1
     finally:
         support.cache_clear()
-    assert sandbox._machine_short(f"the sandbox did not start: bwrap: {said}")
-    assert not sandbox._machine_short("bwrap: No permissions to create new namespace")
-    assert not sandbox._machine_short("libfoo.so: cannot open shared object file: Error 230")
+    assert strays.machine_short(f"the sandbox did not start: bwrap: {said}")
+    assert not strays.machine_short("bwrap: No permissions to create new namespace")
+    assert not strays.machine_short("libfoo.so: cannot open shared object file: Error 230")

@@ -55,8 +55,13 @@ _STOP = None
 
 def by_the_machine(exc: Exception) -> bool:
     """Whether the machine, not the grader, kept a request from a result: it ran out of
-    memory, or had no process to start a worker with (strays.retried)."""
-    return isinstance(exc, OutOfMemory | strays.NoProcessLeft)
+    memory, had no process to start a worker with (strays.retried), or refused this process
+    or the worker a process, a file or memory (strays.SHORT_OF: a neighbour can fill the
+    machine's table of open files, and a grader run as an ordinary user gets no file past
+    it)."""
+    return isinstance(exc, OutOfMemory | strays.NoProcessLeft) \
+        or isinstance(exc, OSError) and exc.errno in strays.SHORT_OF \
+        or isinstance(exc, GraderCrash) and strays.machine_short(str(exc))
 
 
 def failure(exc: Exception) -> str:

@@ -158,20 +158,6 @@ class Support:
     """Whether a sandbox's cgroup gets a CPU share of its own (see Cgroup)."""
 
 
-_SHORT_OF = (errno.EAGAIN, errno.ENFILE, errno.ENOMEM)
-_MACHINE_SHORT = re.compile("|".join([re.escape(os.strerror(code)) for code in _SHORT_OF]
-                                      + [rf"\bError {code}\b" for code in _SHORT_OF]))
-"""What bwrap, or a starting executor, says (after "Can't fork", "Can't create signalfd" or the
-like; the dynamic loader, which cannot name an error before libc is loaded, says "Error 23")
-where the kernel refused it a process, a file (the machine's table of open files is full) or
-memory: what the machine ran short of, for a moment or while a neighbour holds it, and no fault
-of the sandbox's or the code's."""
-
-
-def _machine_short(said: str) -> bool:
-    return _MACHINE_SHORT.search(said) is not None
-
-
 @functools.cache
 def support() -> Support:
     """Whether bubblewrap is installed and can make a sandbox here (user namespaces allowed),
@@ -185,7 +171,7 @@ def support() -> Support:
     def try_once() -> subprocess.CompletedProcess[str]:
         done = subprocess.run([bwrap, *_namespace_args(bwrap), *_system_args(), "/bin/true"],
                               capture_output=True, text=True, timeout=30)
-        if done.returncode != 0 and _machine_short(done.stderr):
+        if done.returncode != 0 and strays.machine_short(done.stderr):
             raise BlockingIOError(errno.EAGAIN, done.stderr.strip())
         return done
 
@@ -657,7 +643,8 @@ class Sandbox:
             self.close()
             # Too little CPU to start, or no process, file or memory to start with: the
             # machine's, not a fault.
-            starved = isinstance(exc, FrameTimeout) and exc.why == "wall" or _machine_short(why)
+            starved = isinstance(exc, FrameTimeout) and exc.why == "wall" \
+                or strays.machine_short(why)
             raise (SandboxStarved if starved else SandboxError)(
                 f"the sandbox did not start: {why}") from exc
         self._ready = True

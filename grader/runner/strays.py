@@ -10,9 +10,11 @@ the process-group kill at a timeout is all there is.
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import gc
 import os
+import re
 import resource
 import signal
 import time
@@ -61,6 +63,21 @@ def set_dumpable(dumpable: bool) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, int(dumpable), 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+SHORT_OF = (errno.EAGAIN, errno.ENFILE, errno.ENOMEM)
+"""What the kernel answers where the machine ran short of a process, a file (its table of open
+files full) or memory: for a moment, or while a neighbour holds it; no fault of the grader's
+or of the code it grades."""
+_SHORT_WORDS = re.compile("|".join([re.escape(os.strerror(code)) for code in SHORT_OF]
+                                   + [rf"\bError {code}\b" for code in SHORT_OF]))
+
+
+def machine_short(said: str) -> bool:
+    """Whether `said` (a program's error output, a failure's text) tells of the machine running
+    short (SHORT_OF): after "Can't fork", "Can't create signalfd" or the like, or as the
+    dynamic loader says it, which cannot name an error before libc is loaded ("Error 23")."""
+    return _SHORT_WORDS.search(said) is not None
 
 
 FORK_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
