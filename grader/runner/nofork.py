@@ -125,12 +125,12 @@ or the sandbox's executor, is the same user's) would slow or break the grading o
 after it, and setpriority or ioprio_set on a process group or a user would reach every
 process of root's on the machine."""
 
-_TIOCSETD, _IPPROTO_TCP_LEVEL = 0x5423, 6
+_TIOCSETD = 0x5423
 _TCP_MD5SIG, _TCP_MD5SIG_EXT, _TCP_AO = 14, 32, (38, 39, 40, 41, 42)
 REFUSED_WITH = {
     "ioctl": ({"x86_64": 16, "aarch64": 29}, ((1, (_TIOCSETD,)),)),
     "setsockopt": ({"x86_64": 54, "aarch64": 208},
-                   ((1, (_IPPROTO_TCP_LEVEL,)), (2, (_TCP_MD5SIG, _TCP_MD5SIG_EXT, *_TCP_AO)))),
+                   ((1, (_IPPROTO_TCP,)), (2, (_TCP_MD5SIG, _TCP_MD5SIG_EXT, *_TCP_AO)))),
 }
 """The calls refused (EPERM) with these arguments, by their numbers on each architecture and
 the values each named argument holds for the refusal (argument index, values): each would have
@@ -188,13 +188,15 @@ def _core_limit_kept(setrlimit: int, prlimit64: int) -> Program:
     limit, goes on), the call's number loaded, and loaded again after: code that lowered it
     from 1 to 0 would have the kernel hand each crash of its to the machine's core handler
     (child.CORE_LIMIT says why)."""
-    deny = _ERRNO | _EPERM
-    return [(_JEQ_K, 0, 4, setrlimit), (_LD_W_ABS, 0, 0, _ARG0),
-            (_JEQ_K, 0, 1, _RLIMIT_CORE), (_RET_K, 0, 0, deny), (_RET_K, 0, 0, _ALLOW),
-            (_JEQ_K, 0, 7, prlimit64), (_LD_W_ABS, 0, 0, _ARG1),
-            (_JEQ_K, 0, 5, _RLIMIT_CORE), (_LD_W_ABS, 0, 0, _ARG0 + 16),
-            (_JEQ_K, 0, 2, 0), (_LD_W_ABS, 0, 0, _ARG0 + 20),
-            (_JEQ_K, 1, 0, 0), (_RET_K, 0, 0, deny), (_LD_W_ABS, 0, 0, _NR)]
+    return _assembled([
+        (_JEQ_K, None, "prlimit64", setrlimit), (_LD_W_ABS, None, None, _ARG0),
+        (_JEQ_K, "refused", None, _RLIMIT_CORE), (_RET_K, None, None, _ALLOW),
+        "prlimit64", (_JEQ_K, None, "reload", prlimit64), (_LD_W_ABS, None, None, _ARG1),
+        (_JEQ_K, None, "reload", _RLIMIT_CORE),
+        (_LD_W_ABS, None, None, _ARG0 + 16), (_JEQ_K, None, "refused", 0),  # the new limit's
+        (_LD_W_ABS, None, None, _ARG0 + 20), (_JEQ_K, "reload", "refused", 0),  # pointer
+        "refused", (_RET_K, None, None, _ERRNO | _EPERM),
+        "reload", (_LD_W_ABS, None, None, _NR)])
 
 
 Labelled = list[tuple[int, str | None, str | None, int] | str]
@@ -204,10 +206,13 @@ themselves, each a string standing where it marks."""
 
 def _assembled(ops: Labelled) -> Program:
     """`ops` as a filter's instructions, each jump an offset to its label."""
-    at: dict[str, int] = {}
+    at: dict[str, int] = {}  # each label's instruction: the count of those before it
+    count = 0
     for op in ops:
         if isinstance(op, str):
-            at[op] = len([o for o in ops[:ops.index(op)] if not isinstance(o, str)])
+            at[op] = count
+        else:
+            count += 1
     program: Program = []
     for op in ops:
         if not isinstance(op, str):
@@ -225,8 +230,8 @@ def _refused_with(number: int, conditions: tuple[tuple[int, tuple[int, ...]], ..
     ops: Labelled = [(_JEQ_K, None, "reload", number)]
     for index, (argument, values) in enumerate(conditions):
         ops += [f"condition {index}", (_LD_W_ABS, None, None, _ARG0 + 8 * argument)]
-        ops += [(_JEQ_K, f"condition {index + 1}", "reload" if value == values[-1] else None,
-                 value) for value in values]
+        ops += [(_JEQ_K, f"condition {index + 1}", None, value) for value in values[:-1]]
+        ops.append((_JEQ_K, f"condition {index + 1}", "reload", values[-1]))
     return _assembled(ops + [f"condition {len(conditions)}", (_RET_K, None, None, _ERRNO | _EPERM),
                              "reload", (_LD_W_ABS, None, None, _NR)])
 
@@ -268,10 +273,9 @@ def _holds_program(arch: int, clone: int, clone3: int, unshare: int, fcntl: int,
     are out of a filter's sight; glibc then falls back to clone), fcntl refused F_SETLEASE and
     F_SETPIPE_SZ (pipe buffers count against a per-user quota, and every sandbox is one user
     outside: one submission's large pipes left a classmate's new ones a page each), clone and
-    unshare
-    refused with any CLONE_NEW* flag, unshare with CLONE_FILES, and clone of a thread without
-    it; every change of RLIMIT_CORE (_core_limit_kept); and sockets of a kind the kernel may
-    have to load (_sockets_the_kernel_has)."""
+    unshare refused with any CLONE_NEW* flag, unshare with CLONE_FILES, and clone of a thread
+    without it; every change of RLIMIT_CORE (_core_limit_kept); and sockets of a kind the
+    kernel may have to load (_sockets_the_kernel_has)."""
     deny, no_such = _ERRNO | _EPERM, _ERRNO | _ENOSYS
     return _this_abi(arch) + _refusing(refused) + _core_limit_kept(setrlimit, prlimit64) + \
         _sockets_the_kernel_has(socket, socketpair) + (screened or []) + [

@@ -712,7 +712,7 @@ def _candidate_frame(grading: _Part, index: int, probe: str, args: dict[str, Any
     ended = None
     try:
         hello = next_frame(child, left, idle, grading.alive)
-        if hello is None or hello["kind"] in ("import_error", "import_refused"):
+        if hello is None or hello["kind"] in IMPORT_FAILED:
             return None
         child.release()
         frame = next_frame(child, left, idle, grading.alive)
@@ -852,7 +852,7 @@ def _imported(grading: _Part, child: Child, index: int) -> tuple[str | None, int
         child.end(kill=True)
         return None, grading.not_run(index, f"{FILES_FULL.format(file=part.file)}:\n"
                                      f"{hello['message']}", status="undecided")
-    if hello is None or hello["kind"] in ("import_error", "import_refused"):
+    if hello is None or hello["kind"] in IMPORT_FAILED:
         ended = child.end(kill=True)
         if child.setup.before_the_code and ended.machine:
             return None, _not_set_up(grading, index, began, ended.machine)
@@ -1079,7 +1079,7 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
             if hello is not None and refused_a_file(hello):
                 child.end(kill=True)
                 return starved_frame(hello["message"], FILES_FULL.format(file=part.file))
-            if hello is None or hello["kind"] in ("import_error", "import_refused"):
+            if hello is None or hello["kind"] in IMPORT_FAILED:
                 ended = child.end(kill=True)
                 return dict(probe_frame("error", message=hello["message"] if hello
                                         else _machine_first(ended, f"the process importing "
@@ -1096,6 +1096,11 @@ def probe_once(request: Request, round_: Round, part: Part, plan: Plan, spawn: S
         return dict(probe_frame("error", message=_machine_first(
             ended, f"the process running your code {ended.how}")))
     return _with_baseline(frame, baseline)
+
+
+IMPORT_FAILED = ("import_error", "import_refused")
+"""The kinds of a child's first frame after its setup that say the part's import failed: by
+the code's doing, or (import_refused) for want of a file, believed only by refused_a_file."""
 
 
 def refused_a_file(hello: dict[str, Any]) -> bool:
