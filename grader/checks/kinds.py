@@ -337,11 +337,11 @@ def _wrong(cases: Sequence[Case], observed: Sequence[Observation],
     return wrong
 
 
-Differential = Callable[[Sequence[tuple[Case, Any]], dict[str, Any] | None],
+Differential = Callable[[Sequence[tuple[Case, Any]], dict[str, Any] | None, Sequence[Case]],
                        Diagnosis | None]
 """Given the wrong (case, result) pairs no known mistake explained, or the one case whose valid
-input made the candidate's code raise and what it raised, how to look for the slip among the
-reference's mutants (grader.checks.mutants.diagnosis)."""
+input made the candidate's code raise and what it raised (and the other cases it raised on),
+how to look for the slip among the reference's mutants (grader.checks.mutants.diagnosis)."""
 
 
 def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observation],
@@ -367,8 +367,10 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
                 answered = mutants.chosen_cases([
                     (c, o["value"]) for c, o in zip(cases, observed, strict=False)
                     if o["raised"] is None])
+                raised_too = [c for c, o in zip(cases, observed, strict=False)
+                              if o["raised"] is not None and c is not case]
                 return replace(verdict, diagnosis=differential([(case, None), *answered],
-                                                               obs["raised"]))
+                                                               obs["raised"], raised_too))
             return verdict
         expected = truth(case)
         actual = obs["value"]
@@ -380,14 +382,14 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
                              hint=_reshaped_hint(reshaped, name, shape_hint))
             if differential is None:
                 return verdict
-            return replace(verdict, diagnosis=differential([(case, actual)], None))
+            return replace(verdict, diagnosis=differential([(case, actual)], None, ()))
         difference = tree_difference(actual, expected, case.dtype, name)
         if difference is not None:
             wrong = _wrong(cases, observed, truth)
             named = diagnose(wrong, mistakes)
             verdict = failed(f"{case.describe()}: {difference} ({ctx.reproduce()})",
                              hint=named or _known(cases, observed, wrong, truth, name, hint))
-            second = differential(wrong, None) if differential is not None else None
+            second = differential(wrong, None, ()) if differential is not None else None
             if second is not None and named is not None:
                 second = replace(second, keep_hint=True)
             return replace(verdict, diagnosis=second)
@@ -486,10 +488,10 @@ def correctness(spec: Spec) -> PlanFactory:
         cases = _cases(maker, ctx)
         truth_of = _once_per_case(truth)
 
-        def differential(wrong: Sequence[tuple[Case, Any]],
-                         raised: dict[str, Any] | None) -> Diagnosis | None:
+        def differential(wrong: Sequence[tuple[Case, Any]], raised: dict[str, Any] | None,
+                         raised_too: Sequence[Case]) -> Diagnosis | None:
             return mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, call, wrong, name,
-                                     raised, ctx.workspace, truth_of)
+                                     raised, ctx.workspace, truth_of, raised_too=raised_too)
 
         def judge(observed: list[Observation]) -> Verdict:
             verdict = judge_cases(ctx, cases, observed, truth_of, name, mistakes, hint,

@@ -39,9 +39,9 @@ from grader.engine.state import regular_file_bytes
 from grader.probes.library import MUTANTS_CPU_S, OUT_OF_TIME
 
 TEMPLATES_FILE = Path(__file__).with_name("mutations.toml")
-MAX_MUTANTS = 1300
+MAX_MUTANTS = 1400
 """Enough for every slip of every part's reference (the longest, a scan or a batchnorm of a few
-dozen lines, make about 1250, most of them another variable read: at 400 those were cut, and
+dozen lines, make about 1250 to 1320, most of them another variable read: at 400 those were cut, and
 a slip such as `dy` read for `dxhat` went unnamed); a bound on the child's work should a
 round's reference be far longer."""
 MAX_CASES = 3
@@ -92,12 +92,14 @@ class Scope:
     one of its functions (None where it imports neither), the members the function reads
     from each of its names (_read_members), for operators that read a sibling, and the
     functions and classes the module defines, whose arguments (a class's: its methods')
-    an operator may pass in another order."""
+    an operator may pass in another order, and the names the function assigns more than once
+    (a running total set up, then added to), where an overwrite may be an accumulation."""
 
     names: tuple[str, ...]
     arrays: str | None
     members: dict[tuple[str, str], tuple[str, ...]]
     defined: frozenset[str] = frozenset()
+    reassigned: frozenset[str] = frozenset()
 
 
 def _expr(text: str) -> ast.expr:
@@ -298,7 +300,8 @@ def _with_part(node: ast.Subscript, position: int, part: ast.expr) -> ast.Subscr
 
 
 def accumulation(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """Overwriting where the reference accumulates, and accumulating where it overwrites."""
+    """Overwriting where the reference accumulates, and accumulating where it overwrites (a
+    slot, or a name the function sets more than once: a total set up and then overwritten)."""
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Sub):
         yield Edit("assign_for_accumulate", ast.Assign([node.target], node.value))
     elif isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -306,7 +309,8 @@ def accumulation(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) \
                 and ast.dump(value.left) == ast.dump(_as_load(target)):
             yield Edit("assign_for_accumulate", ast.Assign([target], value.right))
-        elif isinstance(target, ast.Subscript):
+        elif isinstance(target, ast.Subscript) or isinstance(target, ast.Name) \
+                and target.id in scope.reassigned:
             yield Edit("accumulate_for_assign", ast.AugAssign(target, ast.Add(), value))
 
 
@@ -320,9 +324,11 @@ def _as_load(node: ast.expr) -> ast.expr:
 
 def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A sign flipped (`+` for `-` and back, a negation dropped); a product for a quotient (and
-    back) by a variable; a constant factor or divisor dropped or doubled (`size // 4` for
-    `size // 2`); a floor division for a true one and back (_division). `x + 1` and `x - 1`
-    are an index's arithmetic, which off_by_one shifts instead."""
+    back) by a variable; a constant factor or divisor dropped, doubled (`size // 4` for
+    `size // 2`) or, where even, halved; a floor division for a true one and back
+    (_division); a number passed to a call with its sign flipped (`np.roll(x, -1)` for
+    `np.roll(x, 1)`; an axis is dimensions' and reductions'). `x + 1` and `x - 1` are an
+    index's arithmetic, which off_by_one shifts instead."""
     if isinstance(node, ast.BinOp) and not (isinstance(node.right, ast.Constant)
                                             and isinstance(node.op, ast.Add | ast.Sub)):
         if isinstance(node.op, ast.Add):
@@ -345,6 +351,15 @@ def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                     else:
                         doubled.right = doubled_factor
                     yield Edit("double_factor", doubled)
+                    if factor.value % 2 == 0:
+                        halved = copy.copy(node)
+                        halved_factor = ast.Constant(factor.value // 2 if isinstance(
+                            factor.value, int) else factor.value / 2)
+                        if factor is node.left:
+                            halved.left = halved_factor
+                        else:
+                            halved.right = halved_factor
+                        yield Edit("halve_factor", halved)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
             and not isinstance(node.operand, ast.Constant):
         yield Edit("flip_sign", node.operand)
@@ -352,6 +367,43 @@ def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         flipped = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
         yield Edit("flip_sign", ast.AugAssign(node.target, flipped, node.value))
     yield from _division(node)
+    yield from _signed_arguments(node)
+
+
+AXIS_KEYWORDS = frozenset({"axis", "dim", "axes", "dims"})
+
+
+def _signed_arguments(node: ast.AST) -> Iterator[Edit]:
+    """Each number a call is given (`-1`, `2`, not 0 and no axis), with its sign flipped: a
+    shift, a step or a scale the wrong way."""
+    if not isinstance(node, ast.Call):
+        return
+    for position, argument in enumerate(node.args):
+        flipped = _negated(argument)
+        if flipped is not None:
+            args = [*node.args[:position], flipped, *node.args[position + 1:]]
+            yield Edit("flip_sign", ast.Call(node.func, args, node.keywords))
+    for position, keyword in enumerate(node.keywords):
+        flipped = _negated(keyword.value)
+        if flipped is not None and keyword.arg not in AXIS_KEYWORDS:
+            keywords = list(node.keywords)
+            keywords[position] = ast.keyword(arg=keyword.arg, value=flipped)
+            yield Edit("flip_sign", ast.Call(node.func, node.args, keywords))
+
+
+def _negated(node: ast.expr) -> ast.expr | None:
+    """A number written in the source with the other sign (`-1` for `1` and back); None for
+    anything else, and for 0."""
+    value = _int_constant(node)
+    if value is None and isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) is float:
+        return node.operand
+    if value is None and isinstance(node, ast.Constant) and type(node.value) is float \
+            and node.value:
+        return ast.UnaryOp(ast.USub(), ast.Constant(node.value))
+    if not value:
+        return None
+    return ast.Constant(-value) if value < 0 else ast.UnaryOp(ast.USub(), ast.Constant(value))
 
 
 def _division(node: ast.AST) -> Iterator[Edit]:
@@ -459,7 +511,8 @@ JOINS = ("concatenate", "cat", "concat", "stack", "hstack", "vstack", "column_st
 def joins(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """Two pieces joined in the wrong order: sequences added (`shape + (1,) * k` for `(1,) * k
     + shape`: `+` on tuples and lists does not commute) or neighbouring arrays of a
-    concatenation or a stack (`np.concatenate([b, a])`)."""
+    concatenation or a stack (`np.concatenate([b, a])`); and joined along the wrong axis, a
+    concatenation for a stack and back (_other_join)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
             and (_sequence(node.left) or _sequence(node.right)):
         yield Edit("swap_joined", ast.BinOp(node.right, ast.Add(), node.left))
@@ -474,6 +527,23 @@ def joins(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 joined = type(node.args[0])(swapped, ast.Load())
                 yield Edit("swap_joined", ast.Call(node.func, [joined, *node.args[1:]],
                                                    node.keywords))
+    other = _other_join(node)
+    if other is not None:
+        yield Edit("other_join", other)
+
+
+def _other_join(node: ast.AST) -> ast.Call | None:
+    """A stack for a concatenation and back (`torch.cat(out)` for `torch.stack(out)`): one joins
+    along an axis the pieces have, the other along a new one."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in ARRAY_MODULES):
+        return None
+    torch = node.func.value.id == "torch"
+    other = {"cat": "stack", "concat": "stack", "concatenate": "stack",
+             "stack": "cat" if torch else "concatenate"}.get(node.func.attr)
+    if other is None:
+        return None
+    return ast.Call(ast.Attribute(node.func.value, other, ast.Load()), node.args, node.keywords)
 
 
 def _sequence(node: ast.expr) -> bool:
@@ -566,8 +636,8 @@ REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin", "logsumexp", 
 
 
 def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """A sum for a mean and back; a reduction over another axis, over every axis, or with its
-    kept dimension dropped."""
+    """A sum for a mean and back; a reduction over another axis, over every axis, with its
+    kept dimension dropped, or with the axis it drops kept."""
     yield from _loss_reduction(node)
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in REDUCTIONS):
@@ -594,6 +664,33 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 and keyword.value.value is True:
             keywords = [k for k in node.keywords if k is not keyword]
             yield Edit("drop_keepdims", ast.Call(node.func, node.args, keywords))
+    keeps = _keeps_dimension(node, scope)
+    if keeps is not None:
+        yield Edit("add_keepdims", ast.Call(node.func, node.args, [
+            *node.keywords, ast.keyword(arg=keeps, value=ast.Constant(True))]))
+
+
+def _keeps_dimension(node: ast.Call, scope: Scope) -> str | None:
+    """The keyword that would keep the axis a reduction over one axis drops (`keepdims` in
+    numpy, `keepdim` in torch), or None where the call keeps it already, reduces over every
+    axis, or cannot keep one."""
+    if not isinstance(node.func, ast.Attribute) or node.func.attr not in (
+            "sum", "mean", "max", "min", "prod", "amax", "amin", "logsumexp", "norm", "var",
+            "std", "argmax", "argmin", "all", "any"):
+        return None
+    given = {k.arg for k in node.keywords}
+    if given & {"keepdims", "keepdim"}:
+        return None
+    if "axis" in given:
+        return "keepdims"
+    if "dim" in given:
+        return "keepdim"
+    module = node.func.value
+    on_module = isinstance(module, ast.Name) and module.id in ARRAY_MODULES
+    if len(node.args) != (2 if on_module else 1) or _int_constant(node.args[-1]) is None:
+        return None
+    library = module.id if on_module and isinstance(module, ast.Name) else scope.arrays
+    return "keepdim" if library == "torch" else "keepdims"
 
 
 def _loss_reduction(node: ast.AST) -> Iterator[Edit]:
@@ -964,12 +1061,13 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpos
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis",
             "other_dimension", "boundary", "reversed_comparison", "sign_for_indicator",
             "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims",
+            "add_keepdims", "other_join",
             "sibling_function", "lower_precision", "default_dtype", "other_initial_value",
             "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments", "swap_calls",
             "swap_joined",
             "flip_sign", "break_for_continue", "continue_for_break", "add_detach", "drop_detach",
             "drop_new_axis",
-            "drop_factor", "double_factor", "inverted_operator", "floor_division",
+            "drop_factor", "double_factor", "halve_factor", "inverted_operator", "floor_division",
             "true_division", "reverse_difference",
             "reverse_ratio", "drop_call", "moved_call", "drop_term", "drop_operand",
             "drop_condition",
@@ -1049,6 +1147,14 @@ def _bound_names(function: ast.FunctionDef) -> tuple[str, ...]:
     return tuple(name for name in found if name != "_")
 
 
+def _reassigned(function: ast.FunctionDef) -> frozenset[str]:
+    """The plain names the function assigns in more than one statement (`dB = zeros(...)`, then
+    `dB = dB + ...` or `dB = outer(...)` in a loop)."""
+    counts = Counter(target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+                     for target in node.targets if isinstance(target, ast.Name))
+    return frozenset(name for name, count in counts.items() if count > 1)
+
+
 ARRAY_METHODS = frozenset({*REDUCTIONS, *UNARY, *LOWER_PRECISION, *LOWER_PRECISION.values(),
                            "reshape", "view", "transpose", "swapaxes", "pow", "detach", "clone",
                            "item", "numpy", "t", "unsqueeze", "squeeze", "flatten", "size",
@@ -1101,7 +1207,8 @@ def mutants(source: str) -> tuple[Mutant, ...]:
                         if isinstance(node, ast.FunctionDef | ast.ClassDef)) \
         | _imported_from_siblings(tree)
     for base, function in functions:
-        scope = Scope(_bound_names(function), arrays, _read_members(function, arrays), defined)
+        scope = Scope(_bound_names(function), arrays, _read_members(function, arrays), defined,
+                      _reassigned(function))
         nodes = list(_walk_body(function, base))
         for operator in OPERATORS:
             for path, node in nodes:
@@ -1499,7 +1606,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
               raised: dict[str, Any] | None = None,
               workspace: str | None = None,
               truth: Callable[[Case], Any] | None = None,
-              compared: Callable[[Any], Any] = lambda value: value) -> Diagnosis | None:
+              compared: Callable[[Any], Any] = lambda value: value,
+              raised_too: Sequence[Case] = ()) -> Diagnosis | None:
     """The second look of a check whose wrong results no known mistake explained: the
     reference part's mutants, run on the smallest wrong cases in children with no candidate
     code (in stages, likeliest first: see FIRST_STAGE, and by_evidence where the candidate's
@@ -1509,7 +1617,9 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     that raises alike and answers alike (raising_alike) instead. None when the round has no
     reference for this flavor to mutate. With the cases' `truth` and the candidate's file, the
     last look is a Repair of that file (repair), a variant's result and the truth each taken
-    through `compared` (the fields a check compares) first."""
+    through `compared` (the fields a check compares) first: a change that makes the call that
+    raised answer right, with the other cases it raised on (`raised_too`) and those it answered
+    wrong, names a crash's cause as it names a wrong value's."""
     part = round_.part(part_id)
     path = round_.reference_dir(flavor) / part.file
     try:
@@ -1545,9 +1655,29 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
 
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME,
-                     repair=repair(source, reference, call, chosen, truth, what, compared)
-                     if truth is not None and raised is None else None,
+                     repair=repair(source, reference, call,
+                                   _wrong_after_a_raise(chosen, raised_too, truth, compared)
+                                   if raised else chosen, truth, what, compared)
+                     if truth is not None else None,
                      unsettled=unquoted.get)
+
+
+def _wrong_after_a_raise(chosen: Sequence[tuple[Case, Any]], raised_too: Sequence[Case],
+                        truth: Callable[[Case], Any],
+                        compared: Callable[[Any], Any]) -> list[tuple[Case, Any]]:
+    """The cases a repair of code that raised is run on: the one it raised on, then, chosen as
+    any wrong cases are, the others it raised on and those it answered wrong, then as many of
+    those it answered right as make MAX_CASES (the fix must keep them right); none where there
+    are fewer, since on one case alone a change that cannot be the fix (a maximum of one
+    operand for a maximum of two) may answer right by chance."""
+    raised, *answered = chosen
+    answers_right = [_right(value, compared(truth(case)), case, compared)
+                     for case, value in answered]
+    right = [pair for pair, ok in zip(answered, answers_right, strict=True) if ok]
+    wrong = [pair for pair, ok in zip(answered, answers_right, strict=True) if not ok]
+    cases = [raised, *chosen_cases([*wrong, *((case, None) for case in raised_too)])]
+    cases += right[:max(0, MAX_CASES - len(cases))]
+    return cases if len(cases) >= MAX_CASES else []
 
 
 REPAIRABLE_CHARS = 16 * 1024
@@ -1580,8 +1710,12 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
             return ()
 
     def stages() -> tuple[dict[str, Any], ...]:
+        # The cases the code answers right already (a raise's guards): there a variant that
+        # answers as the code does is right.
+        right = [i for i, (case, value) in enumerate(chosen) if value is not None
+                 and _right(value, compared(truth(case)), case, compared)]
         return _stages({**call, "cases": [c.data() for c, _ in chosen], "reference": [],
-                        "original": text}, found())
+                        "original": text, "right": right}, found())
 
     def name(observations: list[Any]) -> str | None:
         outputs = [output for observation in observations if isinstance(observation, list)
@@ -1730,7 +1864,8 @@ def _order(mutant: Mutant, held_lines: tuple[str | None, ...]) -> int:
 def chosen_cases(wrong: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:
     """The wrong cases to run the mutants on: the smallest of each structure (the number of
     dimensions of each input), smallest first, up to MAX_STRUCTURES of them, then the smallest
-    of the rest until there are MAX_CASES. A slip can show alike on every input of one
+    of the rest until there are MAX_CASES, and the smallest full one (_full) where none of
+    those is. A slip can show alike on every input of one
     structure and differently on another: a difference of dimensions reversed (len(shape) -
     grad.ndim) agrees with a bound off by one wherever the difference is 0 or 1, and only an
     input two dimensions short tells them apart."""
@@ -1742,7 +1877,18 @@ def chosen_cases(wrong: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:
         structure = tuple(sorted((name, np.ndim(v)) for name, v in pair[0].inputs.items()))
         (rest if structure in seen or len(first) == MAX_STRUCTURES else first).append(pair)
         seen.add(structure)
-    return first + rest[:max(0, MAX_CASES - len(first))]
+    chosen = first + rest[:max(0, MAX_CASES - len(first))]
+    if not any(_full(case) for case, _ in chosen):
+        chosen += [pair for pair in rest if _full(pair[0])][:1]
+    return chosen
+
+
+def _full(case: Case) -> bool:
+    """Whether every axis of every input has two entries or more. On an axis of one entry
+    different code agrees (a stack of one matrix concatenated is that matrix; a sum over it
+    is a squeeze), so a slip named on such inputs alone may be another: the cases a mutant
+    or a repair is run on hold a full one where a wrong case is full."""
+    return all(size >= 2 for value in case.inputs.values() for size in np.shape(value))
 
 
 FIRST_STAGE = 16

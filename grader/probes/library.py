@@ -796,7 +796,8 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                  function: str | None, cases: Sequence[CaseData], call: str | None = None,
                  args: Sequence[str] = (), read: str | None = None, run: str | None = None,
                  returns: str = "array", budget_s: float = MUTANTS_CPU_S,
-                 original: str | None = None) -> list[list[dict[str, Any] | str | None]]:
+                 original: str | None = None,
+                 right: Sequence[int] = ()) -> list[list[dict[str, Any] | str | None]]:
     """Each mutated source of the reference's part module (grader.checks.mutants), run on the
     cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
     "raised": the exception's type name, "message": its message, "where": its line}; None on
@@ -848,12 +849,14 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
             if statements is None or not statements.load(source, module.__dict__):
                 exec(compile(source, filename, "exec"), module.__dict__)
             values: list[dict[str, Any] | str | None] = []
-            for case, own in zip(cases, unmutated, strict=True):
+            for number, (case, own) in enumerate(zip(cases, unmutated, strict=True)):
                 seen = one_call(mutant, function, case, call, args, read, run, returns)
                 raised = seen["raised"]
-                if not reference and (raised or _same_tree(seen["value"], own["value"])):
+                if not reference and (raised or number not in right
+                                      and _same_tree(seen["value"], own["value"])):
                     # A variant of the candidate's code that raises, or answers as the code
-                    # does, on a case the code gets wrong cannot be right on them all.
+                    # does on a case the code gets wrong (all but those in `right`), cannot
+                    # be right on them all.
                     values += [NOT_RIGHT] * (len(cases) - len(values))
                     break
                 values.append({"value": None if raised else seen["value"],

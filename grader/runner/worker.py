@@ -660,8 +660,10 @@ def name_by_repairs(grading: _Part) -> None:
         if named == NOT_NAMED:
             result.hint = " ".join(filter(None, (result.hint, NOT_NAMED)))
         elif named:
-            said = (before, named) if known else (named, before)
-            result.hint = " ".join(filter(None, said))
+            # `before` is the verdict's hint as the table wrote it, for every flavor.
+            said = (for_flavor(before, grading.contexts[index].flavor) if before else None,
+                    named)
+            result.hint = " ".join(filter(None, said if known else reversed(said)))
 
 
 def _repaired(grading: _Part, index: int, repair: Repair) -> str | None:
