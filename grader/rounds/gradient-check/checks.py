@@ -207,17 +207,25 @@ def fragile(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def restore_cases(rng: np.random.Generator) -> list[Case]:
+    """A vector, a transposed view, a scalar, float32, and a rank-3 x (where a loop over fewer
+    axes than x has nudges a slab at once)."""
     quad = _made("quadratic", rng, (6,))[0]
     square = _made("quadratic", rng, (3, 2))[0]
     view = VIEWS[0][2]
     return [case_of(quad, fragile(rng, (6,))),
             case_of(square, fragile(rng, (2, 3)), view=view, name="transposed"),
             case_of(_made("quadratic", rng, ())[0], fragile(rng, ())),
-            make("quadratic", rng, (5,), "float32", eps=1e-3)]
+            make("quadratic", rng, (5,), "float32", eps=1e-3),
+            make("quadratic", rng, (2, 2, 2))]
 
 
 def call_cases(rng: np.random.Generator) -> list[Case]:
-    return [make("quadratic", rng, shape) for shape in ((), (3,), (2, 3), (0,), (2, 0))]
+    """Every rank up to three: a loop over fewer axes than x has is seen on any x of more. The
+    rank-3 shape's counts of entries each loop that misses some would reach (the first axis,
+    the first two, all but the last index of each, all but one) differ, so the counts tell
+    those loops apart."""
+    return [make("quadratic", rng, shape)
+            for shape in ((), (3,), (2, 3), (0,), (2, 0), (2, 4, 3))]
 
 
 def result_cases(rng: np.random.Generator) -> list[Case]:
@@ -311,12 +319,22 @@ def _restore_verdict(case: Case, row: dict[str, Any], params: dict[str, str]) ->
     view = case.extra.get("view")
     x0 = np.array(FUNCTIONS.apply_view(original, view)) if view else original
     eps = _eps(case)
+    earlier: set[tuple[int, ...]] = set()
     for call, seen in enumerate(row["seen"], start=1):
         if seen.shape != x0.shape or seen.dtype != x0.dtype:
             return failed(f"{where}: call {call} of f got an array of shape {seen.shape} and "
                           f"dtype {seen.dtype}; x has shape {x0.shape} and dtype {x0.dtype}",
                           hint=params["argument_hint"])
         changed = _differ(seen, x0)
+        fresh = [i for i in changed if i not in earlier]
+        earlier = set(changed)
+        if len(fresh) > 1:
+            # An entry left over from an earlier one was changed in the call before too; two
+            # or more changed here that were not were nudged together, by one write.
+            return failed(f"{where}: call {call} of f saw {len(fresh)} entries of x nudged "
+                          f"together ({', '.join(map(str, fresh[:3]))}"
+                          f"{', ...' if len(fresh) > 3 else ''}): each call must see one entry "
+                          "changed", hint=params["together_hint"])
         if len(changed) > 1:
             # The entry nudged for this call is one of them; the one left over from an earlier
             # entry is the one closest to its original (a rounding, or a nudge left in place).
@@ -363,6 +381,8 @@ _MISSED: tuple[tuple[str, Callable[[int, tuple[int, ...]], bool]], ...] = (
      lambda reached, shape: reached == math.prod(n - 1 for n in shape)),
     ("the entries past the first axis: a loop over x.shape[0] alone",
      lambda reached, shape: reached == (shape[0] if shape else 1)),
+    ("the entries along the axes no loop walks: loops over fewer axes than x has",
+     lambda reached, shape: reached in {math.prod(shape[:k]) for k in range(1, len(shape))}),
 )
 """What a loop that calls f twice for only some entries missed, each with the count of entries
 it reaches on an x of a shape: the first that fits every case with a wrong count is said."""
@@ -374,11 +394,13 @@ def _calls_hint(wrong: list[tuple[int, tuple[int, ...]]], params: dict[str, str]
     entry; a pair of calls for only some entries, and which ones), before the rule. One case
     cannot tell them apart (three calls for three entries: one each, or a pair each for one
     and a half?); every case has to fit."""
-    calls, shape = wrong[0]
+    # An empty x shows a loop's reach too (one over x.shape[0] calls f for an x of shape
+    # (2, 0)), but the counts are said of an x with entries.
+    calls, shape = next((w for w in wrong if math.prod(w[1])), wrong[0])
     size = math.prod(shape)
     if all(c in (math.prod(s), math.prod(s) + 1) and math.prod(s) > 1 for c, s in wrong):
         return params["one_sided_hint"]
-    if all(c < 2 * math.prod(s) and c % 2 == 0 for c, s in wrong):
+    if all(c % 2 == 0 and (c < 2 * math.prod(s) or not math.prod(s)) for c, s in wrong):
         missed = next((what for what, fits in _MISSED
                        if all(fits(c // 2, s) for c, s in wrong)),
                       f"{size - calls // 2} of them")
