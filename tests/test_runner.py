@@ -2006,15 +2006,15 @@ def test_the_gradcheck_a_probe_calls_is_bound_before_the_candidates_code_runs(
 
 @pytest.mark.parametrize(("frame", "known", "hint"), [
     # a variant whose results are the truth: its sentence before what holds
-    ({"kind": "observation", "data": [["right"]]}, False, "FIXED. What holds."),
+    ({"kind": "observation", "data": [["right"]]}, False, "FIXED. What holds: np.var(h)."),
     # after a hint that names a known mistake already
-    ({"kind": "observation", "data": [["right"]]}, True, "What holds. FIXED."),
+    ({"kind": "observation", "data": [["right"]]}, True, "What holds: np.var(h). FIXED."),
     # none right: the hint as it was
-    ({"kind": "observation", "data": [["wrong"]]}, False, "What holds."),
+    ({"kind": "observation", "data": [["wrong"]]}, False, "What holds: np.var(h)."),
     # the child hung or died: the hint as it was
-    (None, False, "What holds."),
+    (None, False, "What holds: np.var(h)."),
     # an answer no comparison can read (a forged value): the hint as it was, no error
-    ({"kind": "observation", "data": [["raise"]]}, False, "What holds."),
+    ({"kind": "observation", "data": [["raise"]]}, False, "What holds: np.var(h)."),
 ])
 def test_a_repair_puts_the_line_it_finds_beside_the_hint_and_a_starved_one_says_so(
         monkeypatch: pytest.MonkeyPatch, frame: dict[str, Any] | None, known: bool,
@@ -2022,7 +2022,8 @@ def test_a_repair_puts_the_line_it_finds_beside_the_hint_and_a_starved_one_says_
     """name_by_repairs over a failure left unnamed: the repair's name where a stage finds one
     (in front of what holds, after a known mistake's hint), nothing where none does or the
     child could not answer, and the words of a starved diagnosis where the machine stopped
-    the child (what a quieter run would name is unknown: the hint says so)."""
+    the child (what a quieter run would name is unknown: the hint says so). The hint kept
+    beside a repair, written for every flavor, is read in the part's."""
     from types import SimpleNamespace
 
     from grader.checks.base import Repair
@@ -2036,19 +2037,21 @@ def test_a_repair_puts_the_line_it_finds_beside_the_hint_and_a_starved_one_says_
     monkeypatch.setattr(worker, "_candidate_frame", lambda *args: frame)
     monkeypatch.setattr(worker, "frame_timeout", lambda *args: 1.0)
     result = CheckResult(id="part1.values", title="", status="failed", score=0.0,
-                         max_score=1.0, hint="What holds.")
+                         max_score=1.0, hint="What holds: np.var(h).")
     repair = Repair("mutant_calls", lambda: ({},), named)
+    written = "What holds: {{numpy: np.var(h) | torch: h.var(unbiased=False)}}."
     grading = SimpleNamespace(checks=[SimpleNamespace(id="part1.values")], results=[result],
+                              contexts=[SimpleNamespace(flavor="numpy")],
                               request=None, plans=[None], ready=False,
-                              repairs=[("part1.values", repair, "What holds.", known)])
+                              repairs=[("part1.values", repair, written, known)])
     worker.name_by_repairs(grading)  # type: ignore[arg-type]
     assert result.hint == hint
 
     monkeypatch.setattr(worker, "_candidate_frame",
                         lambda *args: worker.starved_frame("the process stopped"))
-    result.hint = "What holds."
+    result.hint = "What holds: np.var(h)."
     worker.name_by_repairs(grading)  # type: ignore[arg-type]
-    assert result.hint == f"What holds. {worker.NOT_NAMED}"
+    assert result.hint == f"What holds: np.var(h). {worker.NOT_NAMED}"
 
 
 @pytest.mark.parametrize("code", [23, 24], ids=["ENFILE", "EMFILE"])

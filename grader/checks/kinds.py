@@ -229,9 +229,11 @@ def known_error_hint(raised: dict[str, Any]) -> str | None:
 
 
 def raised_verdict(where: str, raised: dict[str, Any], hint: str | None = None) -> Verdict:
-    """The verdict for candidate code that raised where it should have returned."""
+    """The verdict for candidate code that raised where it should have returned, with a hint
+    always: the known error's, else `hint`, else that the input was valid and where the code
+    failed (a failure without a word of why is no help)."""
     return failed(f"{where}: raised {format_raised(raised)}",
-                  hint=known_error_hint(raised) or hint)
+                  hint=known_error_hint(raised) or hint or VALID_INPUT_HINT)
 
 
 def first_line(message: str, limit: int = 300) -> str:
