@@ -428,6 +428,20 @@ def test_tiny_results_match_a_mutant_only_at_its_own_scale(size: float) -> None:
                             [(_case(), pair)]) == []
 
 
+@pytest.mark.parametrize("nan", [float("nan"), np.array([np.nan, np.inf]),
+                                 {"loss": float("nan"), "grad": np.full(2, np.nan)}])
+def test_results_with_no_finite_number_name_no_slip(nan: object) -> None:
+    """NaN (a 0 / 0, a log of 0) comes of many slips alike: a mutant that makes NaN where the
+    candidate's results are nothing else names none of them; one finite number anywhere in
+    the results, and it may."""
+    made = mutants.Mutant("opposite_extreme", "a", "b", "")
+    assert mutants.matching([made], [_ran(nan)], [(_case(), nan)]) == []
+    some = np.array([np.nan, 2.0])
+    assert mutants.matching([made], [[{"value": nan, "raised": None},
+                                      {"value": some.copy(), "raised": None}]],
+                            [(_case(), nan), (_case(), some)]) == [made]
+
+
 def test_a_mutant_that_raised_or_ran_too_long_matches_no_result() -> None:
     made = mutants.Mutant("flip_sign", "a", "b", "")
     actual = np.ones(3)

@@ -339,11 +339,12 @@ def _wrong(cases: Sequence[Case], observed: Sequence[Observation],
     return wrong
 
 
-Differential = Callable[[Sequence[tuple[Case, Any]], dict[str, Any] | None, Sequence[Case]],
-                       Diagnosis | None]
+Differential = Callable[[Sequence[tuple[Case, Any]], dict[str, Any] | None,
+                        Sequence[tuple[Case, Any]]], Diagnosis | None]
 """Given the wrong (case, result) pairs no known mistake explained, or the one case whose valid
-input made the candidate's code raise and what it raised (and the other cases it raised on),
-how to look for the slip among the reference's mutants (grader.checks.mutants.diagnosis)."""
+input made the candidate's code raise and what it raised, and the code's other cases (each with
+its result, None where it raised), how to look for the slip among the reference's mutants
+(grader.checks.mutants.diagnosis)."""
 
 
 def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observation],
@@ -369,7 +370,7 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
                 answered = mutants.chosen_cases([
                     (c, o["value"]) for c, o in zip(cases, observed, strict=False)
                     if o["raised"] is None])
-                raised_too = [c for c, o in zip(cases, observed, strict=False)
+                raised_too = [(c, None) for c, o in zip(cases, observed, strict=False)
                               if o["raised"] is not None and c is not case]
                 return replace(verdict, diagnosis=differential([(case, None), *answered],
                                                                obs["raised"], raised_too))
@@ -391,7 +392,11 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
             named = diagnose(wrong, mistakes)
             verdict = failed(f"{case.describe()}: {difference} ({ctx.reproduce()})",
                              hint=named or _known(cases, observed, wrong, truth, name, hint))
-            second = differential(wrong, None, ()) if differential is not None else None
+            # The cases the code answers right: a slip that explains the wrong ones must
+            # answer those as the code does too.
+            elsewhere = [(c, o["value"]) for c, o in zip(cases, observed, strict=False)
+                         if o["raised"] is None and all(c is not w for w, _ in wrong)]
+            second = differential(wrong, None, elsewhere) if differential is not None else None
             if second is not None and named is not None:
                 second = replace(second, keep_hint=True)
             return replace(verdict, diagnosis=second)
@@ -491,9 +496,9 @@ def correctness(spec: Spec) -> PlanFactory:
         truth_of = _once_per_case(truth)
 
         def differential(wrong: Sequence[tuple[Case, Any]], raised: dict[str, Any] | None,
-                         raised_too: Sequence[Case]) -> Diagnosis | None:
+                         elsewhere: Sequence[tuple[Case, Any]]) -> Diagnosis | None:
             return mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, call, wrong, name,
-                                     raised, ctx.workspace, truth_of, raised_too=raised_too)
+                                     raised, ctx.workspace, truth_of, elsewhere=elsewhere)
 
         def judge(observed: list[Observation]) -> Verdict:
             verdict = judge_cases(ctx, cases, observed, truth_of, name, mistakes, hint,

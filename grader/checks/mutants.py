@@ -1455,7 +1455,11 @@ def matching(candidates: Sequence[Mutant], outputs: Sequence[Any],
              wrong: Sequence[tuple[Case, Any]]) -> list[Mutant]:
     """The mutants whose outputs equal the candidate's on every one of the (up to MAX_CASES)
     wrong cases they ran on; `outputs[k][j]` is mutant k's {"value", "raised"} on case j
-    (grader.probes.library.mutant_calls), no dict where the mutant did not run."""
+    (grader.probes.library.mutant_calls), no dict where the mutant did not run. None where
+    the candidate's results hold no finite number in any case: NaN (0 / 0, a log of 0) comes
+    of many slips alike, so a mutant that makes it too names no one slip."""
+    if wrong and not any(_finite_anywhere(actual) for _, actual in wrong):
+        return []
     found = []
     for mutant, runs in zip(candidates, outputs, strict=True):
         if isinstance(runs, list) and len(runs) == len(wrong) and all(
@@ -1566,6 +1570,19 @@ def _same(actual: Any, value: Any, case: Case) -> bool:
         return False
 
 
+def _finite_anywhere(tree: Any) -> bool:
+    """Whether a result holds a finite number (arrays, numbers, and lists, tuples and dicts of
+    them; anything else counts as holding one)."""
+    if isinstance(tree, dict):
+        return any(_finite_anywhere(v) for v in tree.values())
+    if isinstance(tree, list | tuple):
+        return any(_finite_anywhere(v) for v in tree)
+    if isinstance(tree, np.ndarray | float) and not isinstance(tree, bool):
+        values = np.asarray(tree)
+        return values.dtype.kind not in "fc" or bool(np.isfinite(values).any())
+    return True
+
+
 def _largest(tree: Any) -> float:
     """The largest finite magnitude among a result's numbers (0 for none)."""
     if isinstance(tree, dict):
@@ -1607,7 +1624,7 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
               workspace: str | None = None,
               truth: Callable[[Case], Any] | None = None,
               compared: Callable[[Any], Any] = lambda value: value,
-              raised_too: Sequence[Case] = ()) -> Diagnosis | None:
+              elsewhere: Sequence[tuple[Case, Any]] = ()) -> Diagnosis | None:
     """The second look of a check whose wrong results no known mistake explained: the
     reference part's mutants, run on the smallest wrong cases in children with no candidate
     code (in stages, likeliest first: see FIRST_STAGE, and by_evidence where the candidate's
@@ -1618,8 +1635,11 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     reference for this flavor to mutate. With the cases' `truth` and the candidate's file, the
     last look is a Repair of that file (repair), a variant's result and the truth each taken
     through `compared` (the fields a check compares) first: a change that makes the call that
-    raised answer right, with the other cases it raised on (`raised_too`) and those it answered
-    wrong, names a crash's cause as it names a wrong value's."""
+    raised answer right, with the other cases it raised on and those it answered wrong, names a
+    crash's cause as it names a wrong value's. `elsewhere`: the code's other cases, each with
+    its result (None where it raised); of those it answers right, one (_guard) is run with the
+    wrong ones, and a slip or a change must answer it right too: a slip that explains the
+    wrong results but not the right ones (a NaN made another way) is not the code's."""
     part = round_.part(part_id)
     path = round_.reference_dir(flavor) / part.file
     try:
@@ -1632,7 +1652,9 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     if not found or not wrong:
         return None
     # With `raised`, the raising case comes first and the caller chose the cases after it.
-    chosen = list(wrong) if raised else chosen_cases(wrong)
+    right = [(case, value) for case, value in elsewhere if value is not None
+             and truth is not None and _right(value, compared(truth(case)), case, compared)]
+    chosen = list(wrong) if raised else [*chosen_cases(wrong), *_guard(right)]
     stages = _stages({**call, "cases": [c.data() for c, _ in chosen],
                       "reference": [str(round_.folder), part_id], "original": reference}, found)
 
@@ -1656,10 +1678,23 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME,
                      repair=repair(source, reference, call,
-                                   _wrong_after_a_raise(chosen, raised_too, truth, compared)
-                                   if raised else chosen, truth, what, compared)
+                                   _wrong_after_a_raise(
+                                       chosen, [c for c, v in elsewhere if v is None], truth,
+                                       compared) if raised else chosen, truth, what, compared)
                      if truth is not None else None,
                      unsettled=unquoted.get)
+
+
+def _guard(right: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:
+    """The case the code answers right that a slip named must answer right too: the smallest
+    full one (_full), else the largest, since an input of one row or an empty one tells few
+    slips apart; none where the code answers none right."""
+    if not right:
+        return []
+    def size(pair: tuple[Case, Any]) -> int:
+        return sum(int(np.size(v)) for v in pair[0].inputs.values())
+    full = [pair for pair in right if _full(pair[0])]
+    return [min(full, key=size) if full else max(right, key=size)]
 
 
 def _wrong_after_a_raise(chosen: Sequence[tuple[Case, Any]], raised_too: Sequence[Case],

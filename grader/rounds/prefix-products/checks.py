@@ -640,7 +640,7 @@ def scan_backward(ctx: Context, params: dict[str, Any]) -> Plan:
     stages = {"forward": {"prefix": params["forward_raised"], "hint": "Fix part4.forward first."}}
 
     def differential(wrong: Sequence[tuple[Case, Any]], raised: dict[str, Any] | None,
-                     raised_too: Sequence[Case]) -> Diagnosis | None:
+                     elsewhere: Sequence[tuple[Case, Any]]) -> Diagnosis | None:
         return mutant_diagnosis(ROUND, ctx.part_id, ctx.flavor,
                                  {"function": None, "run": "scan_gradient"}, wrong, "dW", raised,
                                  ctx.workspace)
