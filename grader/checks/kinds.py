@@ -981,19 +981,22 @@ def needs_input_grad(spec: Spec) -> PlanFactory:
 
 def _gated_by_another(args: Sequence[str], rows: Sequence[Observation]) -> str | None:
     """The gradient that comes back exactly when another input alone requires grad, and not
-    when its own does (`dB ... if ctx.needs_input_grad[0]`, or the flags unpacked in the wrong
-    order), said as such; None when every row returned a tuple and none is so crossed. `rows[k]`
-    is the backward with only args[k] requiring grad."""
+    when its own does (`dB ... if ctx.needs_input_grad[0]`, the flags unpacked in the wrong
+    order, or its own flag negated), said as such; None when every row returned a tuple and
+    none is so crossed. `rows[k]` is the backward with only args[k] requiring grad."""
     if len(rows) != len(args) or any(r["raised"] or r["returned"] is None for r in rows):
         return None
     for j, name in enumerate(args):
         when = [k for k, row in enumerate(rows) if row["returned"][j] is not None]
         if when and j not in when:
             other = when[0]
+            # An own flag read the wrong way round (`if not ctx.needs_input_grad[j]`) comes
+            # back for the others alike: the rows, one input each, cannot tell the two apart.
             return (f"d{name} comes back when only {args[other]} requires grad, and not when "
                     f"{name} does: its condition reads {args[other]}'s flag "
                     f"(ctx.needs_input_grad[{other}]) where it should read its own "
-                    f"(ctx.needs_input_grad[{j}])")
+                    f"(ctx.needs_input_grad[{j}]), or reads its own the wrong way round "
+                    f"(`not ctx.needs_input_grad[{j}]`)")
     return None
 
 

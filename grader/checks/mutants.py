@@ -636,8 +636,9 @@ REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin", "logsumexp", 
 
 
 def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
-    """A sum for a mean and back; a reduction over another axis, over every axis, with its
-    kept dimension dropped, or with the axis it drops kept."""
+    """A sum for a mean and back; a reduction over another axis (given by keyword or by
+    position), over every axis, with its kept dimension dropped, or with the axis it drops
+    kept."""
     yield from _loss_reduction(node)
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr in REDUCTIONS):
@@ -647,6 +648,7 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         yield Edit("sum_for_mean" if other == "sum" else "mean_for_sum",
                    ast.Call(ast.Attribute(node.func.value, other, ast.Load()), node.args,
                             node.keywords))
+    yield from _positional_axis(node)
     for position, keyword in enumerate(node.keywords):
         if keyword.arg in ("axis", "dim"):
             value = _int_constant(keyword.value)
@@ -668,6 +670,20 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     if keeps is not None:
         yield Edit("add_keepdims", ast.Call(node.func, node.args, [
             *node.keywords, ast.keyword(arg=keeps, value=ast.Constant(True))]))
+
+
+def _positional_axis(node: ast.Call) -> Iterator[Edit]:
+    """The axis of a reduction given by position (`x.sum(0)`, `np.sum(x, 1)`,
+    `torch.softmax(z, 0)`) read as another."""
+    assert isinstance(node.func, ast.Attribute)
+    module = node.func.value
+    at = 1 if isinstance(module, ast.Name) and module.id in ARRAY_MODULES else 0
+    axis = _int_constant(node.args[at]) if len(node.args) > at else None
+    if axis is None:
+        return
+    for other in sorted({0, 1, -1, -2} - {axis}):
+        args = [*node.args[:at], ast.Constant(other), *node.args[at + 1:]]
+        yield Edit("wrong_axis", ast.Call(node.func, args, node.keywords))
 
 
 def _keeps_dimension(node: ast.Call, scope: Scope) -> str | None:
@@ -742,6 +758,28 @@ def siblings(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 REVERSED: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+
+
+NEGATED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In,
+           ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
+
+
+def negations(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A branch's or a loop's condition turned into its opposite: `if not ready` for `if
+    ready` and back, `is not None` for `is None`, `!=` for `==`, `not in` for `in` (an
+    ordering's opposite is comparisons' boundary and turn)."""
+    if not isinstance(node, ast.If | ast.While | ast.IfExp):
+        return
+    test = node.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        opposite = test.operand
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in NEGATED:
+        opposite = ast.Compare(test.left, [NEGATED[type(test.ops[0])]()], test.comparators)
+    else:
+        opposite = ast.UnaryOp(ast.Not(), test)
+    made = copy.copy(node)
+    made.test = opposite
+    yield Edit("negated_condition", made)
 
 
 def comparisons(node: ast.AST, scope: Scope) -> Iterator[Edit]:
@@ -1050,7 +1088,8 @@ def _called(node: ast.Call) -> str:
 
 
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
-                                   dimensions, index_arrays, comparisons, reductions, siblings,
+                                   dimensions, index_arrays, comparisons, negations, reductions,
+                                   siblings,
                                    precision, initial_values, arithmetic, left_out, conditions,
                                    calls, moved_calls, joins,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
@@ -1059,7 +1098,8 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpos
             "full_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis",
-            "other_dimension", "boundary", "reversed_comparison", "sign_for_indicator",
+            "other_dimension", "boundary", "reversed_comparison", "negated_condition",
+            "sign_for_indicator",
             "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims",
             "add_keepdims", "other_join",
             "sibling_function", "lower_precision", "default_dtype", "other_initial_value",

@@ -1,0 +1,39 @@
+"""Part 2, fixed (torch): the update runs in place under torch.no_grad()."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+
+# In a few sentences: what was wrong, what symptom it causes, and what the fix is.
+EXPLANATION = (
+    "The parameters are leaf tensors that require grad, and `p -= ...` outside torch.no_grad() "
+    "asks autograd to record an in-place operation on such a leaf. Autograd refuses with "
+    "'a leaf Variable that requires grad is being used in an in-place operation': recording "
+    "the update in the graph would turn the parameter into the output of an operation, and "
+    "its .grad would no longer be the gradient at the values it holds. The fix: do the "
+    "update under torch.no_grad(), still in place (p.sub_(lr * p.grad)), so the same tensors "
+    "in the same memory change and nothing is recorded. Not through .data: that silences "
+    "the error but hides the write from the version counter, so a graph that saved the old "
+    "values would silently compute a wrong gradient instead of raising."
+)
+
+
+def sgd_update(params: Iterable[torch.Tensor], lr: float) -> None:
+    """One plain SGD step, p <- p - lr * p.grad, for every p in `params` that has a gradient
+    (a p whose .grad is None is left alone).
+
+    `params` are leaf tensors that require grad, e.g. model.parameters() after backward. Update
+    them in place: the same tensor objects in the same memory (the model and any optimizer
+    hold references to them), still leaves that require grad, with no graph attached, the
+    write seen by autograd's version counter as any in-place write is, and their .grad left as
+    it is. Raises ValueError when lr <= 0.
+    """
+    if not lr > 0:
+        raise ValueError(f"sgd_update needs lr > 0, got {lr}")
+    with torch.no_grad():
+        for p in params:
+            if p.grad is not None:
+                continue
+            p.sub_(p.grad * lr)
