@@ -9,7 +9,8 @@
   or a check's own text, a mutant of the reference, what holds of the result); a caught
   solution that pins no hint (a fresh mistake) is listed with its first hint, for a reader to
   judge;
-- false failures: solutions that claim full marks and lost a check that applies here.
+- false failures: solutions that claim full marks and lost a check that applies here (one
+  left undecided, by a machine too busy to judge it, holds its points back: listed apart).
 
 The solutions: DIR/<round>/<case>/ in the format of tests/solutions (the default; see
 tests/helpers.py), each graded in every flavor it names on one warm worker, without timed rounds
@@ -76,10 +77,16 @@ def score(tally: Tally, solution: Solution, flavor: str, result: object) -> None
     name = f"{solution.key}[{flavor}]"
     if solution.full_marks:
         tally.correct += 1
-        lost = [c.id for c in checks.values() if c.status != "passed" and not c.not_applicable]
+        # An undecided check holds its points back (the machine was too busy to judge it): no
+        # failure, but listed, with its message, for a reader to judge.
+        lost = [f"{c.id} ({c.status}: {c.message})" for c in checks.values()
+                if c.status not in ("passed", "undecided") and not c.not_applicable]
+        held = [f"{c.id} ({c.message})" for c in checks.values() if c.status == "undecided"]
         if lost:
             tally.false_failures += 1
-            tally.misses.append(f"false failure {name}: {', '.join(lost)}")
+            tally.misses.append(f"false failure {name}: {'; '.join(lost)}")
+        if held:
+            tally.misses.append(f"undecided {name}: {'; '.join(held)}")
         return
     tally.buggy += 1
     expected = [e for e in solution.expect if flavor in e.flavors]
