@@ -549,16 +549,22 @@ def test_memory_never_written_is_told_apart_from_every_slip_of_arithmetic() -> N
 
 
 def test_right_values_whose_shape_differs_in_axes_of_size_one_are_said_to_be_so() -> None:
-    """A keepdims dropped or kept, or a size-1 axis re-added at the other end, keeps every
-    value: that is what holds. Other shapes, or other values, say nothing of it."""
-    moved = "holds the expected values in shape (1, 3, 2, 2) where (3, 1, 2, 2) is expected"
+    """A keepdims dropped or kept, a squeeze(), or a size-1 axis re-added at the other end,
+    keeps every value: that is what holds, with what makes such a shape in the direction it
+    differs. Other shapes, or other values, say nothing of it."""
+    moved = ("holds the expected values in shape (1, 3, 2, 2) where (3, 1, 2, 2) is expected: "
+             "only axes of size 1 differ (an axis of size 1 at the other end)")
     batched = E.reshape(3, 1, 2, 2)
     assert moved in symptoms.describe({"dA": E, "dB": E.reshape(1, 3, 2, 2)},
                                       {"dA": E, "dB": batched}, "float64", "grads")
     assert symptoms.describe(E[0, 0][None], E[0, 0], "float64", "mean") == (
         "your mean holds the expected values in shape (1, 2) where (2,) is expected: only axes "
-        "of size 1 differ (a keepdims dropped, kept, or an axis of size 1 added at the other "
-        "end).")
+        "of size 1 differ (axes of size 1 too many: a keepdims kept, or an axis of size 1 "
+        "added).")
+    assert symptoms.describe(E[0, :1], E[0, :1].reshape(1, 1, 2), "float64", "h") == (
+        "your h holds the expected values in shape (1, 2) where (1, 1, 2) is expected: only "
+        "axes of size 1 differ (axes of size 1 lost: a keepdims dropped, or a squeeze() that "
+        "removes every axis of size 1, a batch of one's too).")
     assert symptoms.describe(2 * E.reshape(1, 3, 2, 2), batched, "float64", "dB") is None
     assert symptoms.describe(E.reshape(3, 4), E, "float64", "dB") is None
 

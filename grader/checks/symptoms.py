@@ -117,14 +117,18 @@ def _grouped(said: Sequence[tuple[str, str]]) -> list[str]:
 
 def size_one_axes_moved(label: str, a: np.ndarray, e: np.ndarray, dtype: str) -> str | None:
     """Where a result of another shape holds the expected values, in order, and the two shapes
-    differ only in axes of size 1 (a keepdims dropped, or re-added at the other end), what
-    holds; None otherwise."""
+    differ only in axes of size 1, what holds, and what makes such a shape in the direction
+    it differs (axes lost: a keepdims dropped, a squeeze(); too many: a keepdims kept; as many:
+    one moved); None otherwise."""
     if a.size != e.size or [n for n in a.shape if n != 1] != [n for n in e.shape if n != 1] \
             or not tree_matches(a.reshape(e.shape), e, dtype):
         return None
+    how = ("axes of size 1 lost: a keepdims dropped, or a squeeze() that removes every axis "
+           "of size 1, a batch of one's too" if a.ndim < e.ndim else
+           "axes of size 1 too many: a keepdims kept, or an axis of size 1 added"
+           if a.ndim > e.ndim else "an axis of size 1 at the other end")
     return (f"your {label} holds the expected values in shape {tuple(a.shape)} where "
-            f"{tuple(e.shape)} is expected: only axes of size 1 differ (a keepdims dropped, "
-            f"kept, or an axis of size 1 added at the other end)")
+            f"{tuple(e.shape)} is expected: only axes of size 1 differ ({how})")
 
 
 def listed(labels: Sequence[str]) -> str:
