@@ -344,22 +344,11 @@ def arithmetic(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 if isinstance(factor, ast.Constant) and isinstance(factor.value, int | float) \
                         and factor.value not in (0, 1):
                     yield Edit("drop_factor", kept)
-                    doubled = copy.copy(node)
-                    doubled_factor = ast.Constant(factor.value * 2)
-                    if factor is node.left:
-                        doubled.left = doubled_factor
-                    else:
-                        doubled.right = doubled_factor
-                    yield Edit("double_factor", doubled)
+                    yield Edit("double_factor", _with_factor(node, factor, factor.value * 2))
                     if factor.value % 2 == 0:
-                        halved = copy.copy(node)
-                        halved_factor = ast.Constant(factor.value // 2 if isinstance(
-                            factor.value, int) else factor.value / 2)
-                        if factor is node.left:
-                            halved.left = halved_factor
-                        else:
-                            halved.right = halved_factor
-                        yield Edit("halve_factor", halved)
+                        half = factor.value // 2 if isinstance(factor.value, int) \
+                            else factor.value / 2
+                        yield Edit("halve_factor", _with_factor(node, factor, half))
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
             and not isinstance(node.operand, ast.Constant):
         yield Edit("flip_sign", node.operand)
@@ -404,6 +393,16 @@ def _negated(node: ast.expr) -> ast.expr | None:
     if not value:
         return None
     return ast.Constant(-value) if value < 0 else ast.UnaryOp(ast.USub(), ast.Constant(value))
+
+
+def _with_factor(node: ast.BinOp, factor: ast.Constant, value: float) -> ast.BinOp:
+    """`node` with its constant operand `factor` (its left or its right) made `value`."""
+    made = copy.copy(node)
+    if factor is node.left:
+        made.left = ast.Constant(value)
+    else:
+        made.right = ast.Constant(value)
+    return made
 
 
 def _division(node: ast.AST) -> Iterator[Edit]:
@@ -635,6 +634,10 @@ REDUCTIONS = ("sum", "mean", "max", "min", "prod", "amax", "amin", "logsumexp", 
               "log_softmax", "norm", "var", "std", "argmax", "argmin", "cumsum", "cumprod")
 
 
+SHAPE_KEEPING = frozenset({"softmax", "log_softmax", "cumsum", "cumprod"})
+"""The REDUCTIONS that keep every axis: none to reduce over every axis, none to keep."""
+
+
 def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A sum for a mean and back; a reduction over another axis (given by keyword or by
     position), over every axis, with its kept dimension dropped, or with the axis it drops
@@ -658,7 +661,7 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 keywords = list(node.keywords)
                 keywords[position] = ast.keyword(arg=keyword.arg, value=ast.Constant(axis))
                 yield Edit("wrong_axis", ast.Call(node.func, node.args, keywords))
-            if node.func.attr not in ("softmax", "log_softmax", "cumsum", "cumprod"):
+            if node.func.attr not in SHAPE_KEEPING:
                 keywords = [k for k in node.keywords if k.arg not in ("axis", "dim",
                                                                          "keepdims", "keepdim")]
                 yield Edit("every_axis", ast.Call(node.func, node.args, keywords))
@@ -672,12 +675,17 @@ def reductions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             *node.keywords, ast.keyword(arg=keeps, value=ast.Constant(True))]))
 
 
+def _axis_at(node: ast.Call) -> int:
+    """Where a reduction's axis stands among its positional arguments: after the array of a
+    module's function (`np.sum(x, 1)`), first for a method (`x.sum(1)`)."""
+    module = node.func.value if isinstance(node.func, ast.Attribute) else None
+    return 1 if isinstance(module, ast.Name) and module.id in ARRAY_MODULES else 0
+
+
 def _positional_axis(node: ast.Call) -> Iterator[Edit]:
     """The axis of a reduction given by position (`x.sum(0)`, `np.sum(x, 1)`,
     `torch.softmax(z, 0)`) read as another."""
-    assert isinstance(node.func, ast.Attribute)
-    module = node.func.value
-    at = 1 if isinstance(module, ast.Name) and module.id in ARRAY_MODULES else 0
+    at = _axis_at(node)
     axis = _int_constant(node.args[at]) if len(node.args) > at else None
     if axis is None:
         return
@@ -687,25 +695,22 @@ def _positional_axis(node: ast.Call) -> Iterator[Edit]:
 
 
 def _keeps_dimension(node: ast.Call, scope: Scope) -> str | None:
-    """The keyword that would keep the axis a reduction over one axis drops (`keepdims` in
-    numpy, `keepdim` in torch), or None where the call keeps it already, reduces over every
-    axis, or cannot keep one."""
-    if not isinstance(node.func, ast.Attribute) or node.func.attr not in (
-            "sum", "mean", "max", "min", "prod", "amax", "amin", "logsumexp", "norm", "var",
-            "std", "argmax", "argmin", "all", "any"):
-        return None
+    """The keyword that would keep the axis a reduction (one of REDUCTIONS) over one axis
+    drops (`keepdims` in numpy, `keepdim` in torch), or None where the call keeps it already,
+    reduces over every axis, or cannot keep one."""
+    assert isinstance(node.func, ast.Attribute)
     given = {k.arg for k in node.keywords}
-    if given & {"keepdims", "keepdim"}:
+    if node.func.attr in SHAPE_KEEPING or given & {"keepdims", "keepdim"}:
         return None
     if "axis" in given:
         return "keepdims"
     if "dim" in given:
         return "keepdim"
-    module = node.func.value
-    on_module = isinstance(module, ast.Name) and module.id in ARRAY_MODULES
-    if len(node.args) != (2 if on_module else 1) or _int_constant(node.args[-1]) is None:
+    at = _axis_at(node)
+    if len(node.args) != at + 1 or _int_constant(node.args[at]) is None:
         return None
-    library = module.id if on_module and isinstance(module, ast.Name) else scope.arrays
+    module = node.func.value
+    library = module.id if at and isinstance(module, ast.Name) else scope.arrays
     return "keepdim" if library == "torch" else "keepdims"
 
 
@@ -1692,8 +1697,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     if not found or not wrong:
         return None
     # With `raised`, the raising case comes first and the caller chose the cases after it.
-    right = [(case, value) for case, value in elsewhere if value is not None
-             and truth is not None and _right(value, compared(truth(case)), case, compared)]
+    right = [(case, value) for case, value in elsewhere
+             if truth is not None and _answers_right(case, value, truth, compared)]
     chosen = list(wrong) if raised else [*chosen_cases(wrong), *_guard(right)]
     stages = _stages({**call, "cases": [c.data() for c, _ in chosen],
                       "reference": [str(round_.folder), part_id], "original": reference}, found)
@@ -1725,6 +1730,12 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
                      unsettled=unquoted.get)
 
 
+def _answers_right(case: Case, value: Any, truth: Callable[[Case], Any],
+                   compared: Callable[[Any], Any]) -> bool:
+    """Whether the code's result on `case` (None where it raised) passes as the truth does."""
+    return value is not None and _right(value, compared(truth(case)), case, compared)
+
+
 def _guard(right: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:
     """The case the code answers right that a slip named must answer right too: the smallest
     full one (_full), else the largest, since an input of one row or an empty one tells few
@@ -1746,8 +1757,7 @@ def _wrong_after_a_raise(chosen: Sequence[tuple[Case, Any]], raised_too: Sequenc
     are fewer, since on one case alone a change that cannot be the fix (a maximum of one
     operand for a maximum of two) may answer right by chance."""
     raised, *answered = chosen
-    answers_right = [_right(value, compared(truth(case)), case, compared)
-                     for case, value in answered]
+    answers_right = [_answers_right(case, value, truth, compared) for case, value in answered]
     right = [pair for pair, ok in zip(answered, answers_right, strict=True) if ok]
     wrong = [pair for pair, ok in zip(answered, answers_right, strict=True) if not ok]
     cases = [raised, *chosen_cases([*wrong, *((case, None) for case in raised_too)])]
@@ -1787,8 +1797,8 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
     def stages() -> tuple[dict[str, Any], ...]:
         # The cases the code answers right already (a raise's guards): there a variant that
         # answers as the code does is right.
-        right = [i for i, (case, value) in enumerate(chosen) if value is not None
-                 and _right(value, compared(truth(case)), case, compared)]
+        right = [i for i, (case, value) in enumerate(chosen)
+                 if _answers_right(case, value, truth, compared)]
         return _stages({**call, "cases": [c.data() for c, _ in chosen], "reference": [],
                         "original": text, "right": right}, found())
 
