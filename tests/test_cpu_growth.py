@@ -770,3 +770,29 @@ def test_a_cost_below_zero_within_noise_reads_as_none() -> None:
 
     assert [_times(r) for r in (-0.4, 0.0, 2.34, None)] == [
         "0.0x", "0.0x", "2.3x", "an unmeasurable share of"]
+
+
+def _timed_case_makers() -> list[tuple[str, Any]]:
+    """(round and check, the check's case maker) of every cpu_growth row of every round."""
+    import tomllib
+
+    from grader.engine.rounds import installed, load_module
+
+    found = []
+    for round_ in installed().values():
+        table = tomllib.loads((round_.folder / "checks.toml").read_text())
+        judge = load_module(round_, "checks")
+        found += [(f"{round_.id} {row['id']}", getattr(judge, row["cases"]))
+                  for row in table.get("check", []) if row.get("kind") == "cpu_growth"]
+    return found
+
+
+@pytest.mark.parametrize(("check", "maker"), _timed_case_makers())
+def test_the_sizes_a_timed_check_holds_still_cannot_be_told_from_their_numbers(
+        check: str, maker: Any) -> None:
+    """Every size of a timed run is drawn from the run's seed, those held still as the others
+    grow too (held_size): the smallest run's shapes, where only those vary, differ from seed
+    to seed, so code cannot run one algorithm where it is measured and another elsewhere."""
+    shapes = {tuple(np.shape(v) for v in maker(np.random.default_rng(seed))[0].inputs.values())
+              for seed in range(16)}
+    assert len(shapes) >= 3, (check, shapes)

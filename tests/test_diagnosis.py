@@ -944,6 +944,62 @@ def test_a_fix_that_reads_a_name_the_file_never_binds_is_not_shown() -> None:
                                                         "s = a[t] * h0 + b[t]")
 
 
+def test_a_fix_is_not_shown_with_a_name_of_the_references_the_file_lacks() -> None:
+    """A slip that reads another variable: the file's line maps the slip's names onto its own,
+    but the name the slip replaced appears nowhere in that line, so the fix would keep the
+    reference's name (`dlogits`), which the file never binds: not a fix that runs, not shown.
+    Where the file binds it, the same fix is shown."""
+    reference = ("def f(logits, y):\n    rows = np.arange(len(y))\n"
+                 "    log_probs = logits - 1\n    dlogits = np.exp(log_probs)\n"
+                 "    dlogits[rows, y] -= 1\n    return dlogits\n")
+    slip = mutants.Mutant("other_variable", "dlogits[rows, y] -= 1", "log_probs[rows, y] -= 1",
+                          "", line_before="dlogits[rows, y] -= 1",
+                          line_after="log_probs[rows, y] -= 1")
+    own = ("def f(logits, y):\n    idx = np.arange(len(y))\n    d = np.exp(logits - 1)\n"
+           "    d[y, idx] -= 1\n    return d\n")
+    assert mutants.quote(slip, own, reference) is None
+    binds_it = own.replace("d = np.exp", "d = dlogits = np.exp")
+    assert mutants.quote(slip, binds_it, reference) == ("dlogits[y, idx] -= 1", "d[y, idx] -= 1")
+
+
+def test_an_update_in_place_is_made_a_new_array_bound_to_the_name() -> None:
+    """`x *= y` and torch's `x.mul_(y)` as a new array bound to `x` alone (out_of_place):
+    what differs wherever another name shares the array; a slot's update (`P[i] += 1`) is
+    left to the accumulation's slips."""
+    source = ("def f(g, h, P):\n    da = g\n    da *= h\n    g.add_(h, alpha=2)\n"
+              "    P[0] += 1\n    return da\n")
+    made = {m.after for m in mutants.mutants(source) if m.operator == "out_of_place"}
+    assert made == {"da = da * h", "g = g.add(h, alpha=2)"}
+
+
+def test_a_reversed_array_is_left_in_its_own_order() -> None:
+    """A flip as a method, a function of the library or a reversing slice, left out."""
+    source = ("import numpy as np\nimport torch\ndef f(a, dh):\n    g = scan(a[::-1], dh)\n"
+              "    h = np.flip(a, 0) + dh.flip(0) + torch.flip(a, (0,))\n    return g + h\n")
+    made = {m.after for m in mutants.mutants(source) if m.operator == "unreversed"}
+    assert made == {"g = scan(a, dh)", "h = a + dh.flip(0) + torch.flip(a, (0,))",
+                    "h = np.flip(a, 0) + dh + torch.flip(a, (0,))",
+                    "h = np.flip(a, 0) + dh.flip(0) + a"}
+
+
+def test_an_iterable_two_steps_pass_over_is_made_a_list_before_the_first() -> None:
+    """Once, before the first of the steps that iterate it (a loop or a comprehension), for a
+    name a later step of the same block iterates too; not for one iterated once."""
+    source = ("def f(params, xs):\n    if all(p.grad is None for p in params):\n        return\n"
+              "    for x in xs:\n        print(x)\n    for p in params:\n        p.zero_()\n")
+    made = [m.after for m in mutants.mutants(source) if m.operator == "listed_once"]
+    assert made == ["params = list(params)"]
+
+
+def test_two_indices_of_a_subscript_are_swapped_where_they_differ() -> None:
+    """Neighbouring indices in the other order, a slip of its own (a row read for a column, the
+    labels for the rows); none made where the two are the same expression."""
+    source = ("def f(x, rows, y):\n    x[rows, y] -= 1\n    a = x[:, 0]\n"
+              "    b = x[..., 1, 2]\n    c = x[rows, rows]\n    return a + b + c\n")
+    made = {m.after for m in mutants.mutants(source) if m.operator == "swap_indices"}
+    assert made == {"x[y, rows] -= 1", "a = x[0, :]", "b = x[1, ..., 2]", "b = x[..., 2, 1]"}
+
+
 def _raised(attempt: Any) -> dict[str, str]:
     try:
         attempt()

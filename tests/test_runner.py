@@ -1387,7 +1387,8 @@ def test_a_childs_cpu_counts_the_work_of_the_orphans_it_left(tmp_path: Path) -> 
 
 def test_a_hint_that_sends_the_candidate_only_to_checks_that_passed_is_dropped() -> None:
     """"See part3.gradients" is evidence only while part3.gradients failed: pointing at a
-    check that passed blames what is right, so the message speaks alone."""
+    check that passed blames what is right, so that sentence goes; the rest of the hint (a
+    line a repair found) stays, and where nothing is left the message speaks alone."""
     from grader.runner.worker import drop_hints_to_passed_checks
 
     def result(check_id: str, status: str, hint: str | None = None) -> CheckResult:
@@ -1399,11 +1400,14 @@ def test_a_hint_that_sends_the_candidate_only_to_checks_that_passed_is_dropped()
                result("part3.b", "failed", "Fix part3.forward first."),
                result("part3.c", "failed", "Fix part3.forward and part3.gradients first."),
                result("part3.d", "failed", "Sum over the batch axes."),
-               result("part3.e", "failed", "As part3.e says: sum the batch axes.")]
+               result("part3.e", "failed", "As part3.e says: sum the batch axes."),
+               result("part3.f", "failed", "Fix the forward first (part3.gradients names its "
+                      "slip). Your dW is right once your `g = x.sum(1)` reads `g = x.sum(0)`.")]
     drop_hints_to_passed_checks(results)
     assert [r.hint for r in results[2:]] == [
         None, "Fix part3.forward first.", "Fix part3.forward and part3.gradients first.",
-        "Sum over the batch axes.", "As part3.e says: sum the batch axes."]
+        "Sum over the batch axes.", "As part3.e says: sum the batch axes.",
+        "Your dW is right once your `g = x.sum(1)` reads `g = x.sum(0)`."]
 
 
 GOOD_REQUEST = {"id": "r", "root": "/ws", "round": "prefix-products", "flavor": "torch",

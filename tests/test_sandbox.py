@@ -1099,3 +1099,36 @@ def test_a_machine_short_of_files_processes_or_memory_for_a_moment_is_no_lasting
     assert strays.machine_short(f"the sandbox did not start: bwrap: {said}")
     assert not strays.machine_short("bwrap: No permissions to create new namespace")
     assert not strays.machine_short("libfoo.so: cannot open shared object file: Error 230")
+
+
+def test_a_wipe_empties_a_tree_of_any_depth_and_mode_and_follows_no_link(tmp_path: Path) -> None:
+    """What a child leaves in a writable place is removed before the next child starts, however
+    it was laid out: a chain of folders deeper than a recursion can walk, folders made
+    unreadable and unwritable, a folder of hundreds of folders; a link to a folder elsewhere is
+    removed, never what it points at."""
+    from grader.runner.executor import _wipe
+
+    place, elsewhere = tmp_path / "tmp", tmp_path / "elsewhere"
+    place.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "kept").write_text("not the sandbox's")
+    here = os.open(place, os.O_RDONLY)
+    for level in range(1500):  # deeper than the interpreter's recursion limit
+        os.mkdir("d", dir_fd=here)
+        down = os.open("d", os.O_RDONLY, dir_fd=here)
+        os.close(here)
+        here = down
+        if level % 500 == 0:
+            os.close(os.open("answer", os.O_CREAT | os.O_WRONLY, dir_fd=here))
+    os.close(here)
+    for k in range(300):
+        (place / "wide" / str(k)).mkdir(parents=True)
+    (place / "shut" / "inner").mkdir(parents=True)
+    (place / "shut" / "inner" / "answer").write_text("42")
+    (place / "shut" / "inner").chmod(0)
+    (place / "shut").chmod(0o500)
+    (place / "link").symlink_to(elsewhere, target_is_directory=True)
+    (place / "note").write_text("for the next child")
+    _wipe({str(place): 0o1777})
+    assert os.listdir(place) == []
+    assert (elsewhere / "kept").read_text() == "not the sandbox's"

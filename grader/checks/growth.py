@@ -97,6 +97,15 @@ def compare(yours: Timings, reference: Timings, expected: float) -> Growth | Non
     return Growth(mine_large / mine_middle, growth)
 
 
+def held_size(rng: np.random.Generator, near: int) -> int:
+    """A size a cpu_growth check holds still while another grows (a matrix's side, a number of
+    classes), drawn from the run's seed within an eighth of `near`: like the sizes that grow,
+    it cannot be told from its number, so code cannot run one algorithm where it is measured
+    and another everywhere else (`if D == 32:`)."""
+    spread = max(1, near // 8)
+    return int(rng.integers(near - spread, near + spread + 1))
+
+
 def backward_sizes(rng: np.random.Generator, smallest: int = 1) -> tuple[int, int, int]:
     """The three sizes of a cpu_growth check on a backward whose work grows like one axis (a
     batch, a hidden width, a row count): `smallest` (what every run pays whatever the size; a

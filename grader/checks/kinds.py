@@ -370,8 +370,11 @@ def judge_cases(ctx: Context, cases: Sequence[Case], observed: Sequence[Observat
                 answered = mutants.chosen_cases([
                     (c, o["value"]) for c, o in zip(cases, observed, strict=False)
                     if o["raised"] is None])
+                # The cases after it never ran (a probe stops at a raise): like those that
+                # raised, a change that fixes the code must answer them right.
                 raised_too = [(c, None) for c, o in zip(cases, observed, strict=False)
                               if o["raised"] is not None and c is not case]
+                raised_too += [(c, None) for c in cases[len(observed):]]
                 return replace(verdict, diagnosis=differential([(case, None), *answered],
                                                                obs["raised"], raised_too))
             return verdict

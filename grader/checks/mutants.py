@@ -18,6 +18,7 @@ that never hold candidate code.
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import functools
 import itertools
@@ -301,7 +302,23 @@ def _with_part(node: ast.Subscript, position: int, part: ast.expr) -> ast.Subscr
 
 def accumulation(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """Overwriting where the reference accumulates, and accumulating where it overwrites (a
-    slot, or a name the function sets more than once: a total set up and then overwritten)."""
+    slot, or a name the function sets more than once: a total set up and then overwritten);
+    an update in place made a new array bound to the name (`x = x * y` for `x *= y`,
+    `x = x.mul(y)` for `x.mul_(y)`), which differs wherever another name shares the array:
+    the write no longer reaches it. Tried in a candidate's file, the same change repairs an
+    update that should not have reached an alias (`da = g; db = g; da *= h` scales db too)."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        name = node.target.id
+        yield Edit("out_of_place", ast.Assign([ast.Name(name, ast.Store())],
+                                              ast.BinOp(ast.Name(name, ast.Load()), node.op,
+                                                        node.value)))
+    elif isinstance(node, ast.Expr) and isinstance(call := node.value, ast.Call) \
+            and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+            and call.func.attr in IN_PLACE:
+        name = call.func.value.id
+        yield Edit("out_of_place", ast.Assign([ast.Name(name, ast.Store())], ast.Call(
+            ast.Attribute(ast.Name(name, ast.Load()), call.func.attr[:-1], ast.Load()),
+            call.args, call.keywords)))
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Sub):
         yield Edit("assign_for_accumulate", ast.Assign([node.target], node.value))
     elif isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -312,6 +329,11 @@ def accumulation(node: ast.AST, scope: Scope) -> Iterator[Edit]:
         elif isinstance(target, ast.Subscript) or isinstance(target, ast.Name) \
                 and target.id in scope.reassigned:
             yield Edit("accumulate_for_assign", ast.AugAssign(target, ast.Add(), value))
+
+
+IN_PLACE = ("add_", "sub_", "mul_", "div_", "neg_", "clamp_", "pow_", "sqrt_", "exp_",
+            "masked_fill_", "addmm_", "baddbmm_")
+"""torch's in-place methods whose out-of-place twin is the same name without the underscore."""
 
 
 def _as_load(node: ast.expr) -> ast.expr:
@@ -501,6 +523,27 @@ def calls(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                          node.keywords)
         yield Edit("swap_calls", ast.Call(ast.Attribute(first, inner.func.attr, ast.Load()),
                                           inner.args, inner.keywords))
+
+
+REVERSALS = ("flip", "flipud", "fliplr")
+"""What reverses an array's order along an axis, as a method (`x.flip(0)`) or a function of the
+library (`np.flip(x, 0)`, `torch.flip(x, (0,))`)."""
+
+
+def reversals(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """An array left in its own order where it should be reversed: `dh` for `dh.flip(0)`,
+    `np.flip(dh, 0)` or `dh[::-1]` (a backward scan's coefficients reversed and its upstream
+    gradients not)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in REVERSALS:
+        if _a_value(node.func.value, scope):
+            yield Edit("unreversed", node.func.value)
+        elif node.args and not isinstance(node.args[0], ast.Starred):
+            yield Edit("unreversed", node.args[0])
+    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) \
+            and node.slice.lower is None and node.slice.upper is None \
+            and node.slice.step is not None and _int_constant(node.slice.step) == -1:
+        yield Edit("unreversed", node.value)
 
 
 JOINS = ("concatenate", "cat", "concat", "stack", "hstack", "vstack", "column_stack")
@@ -837,13 +880,21 @@ def initial_values(node: ast.AST, scope: Scope) -> Iterator[Edit]:
 
 def index_arrays(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """One of the indices of a subscript that pairs several (`log_probs[rows, y]`: one entry
-    per row) taken as the whole axis (`log_probs[:, y]`: every row's entries at each label)."""
+    per row) taken as the whole axis (`log_probs[:, y]`: every row's entries at each label);
+    two neighbouring indices of a subscript in the other order (`dlogits[y, rows]`, `W[j, i]`,
+    `x[0, :]` for `x[:, 0]`: a row read for a column)."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
-        paired = [i for i, part in enumerate(node.slice.elts)
-                  if isinstance(part, ast.Name | ast.Call)]
+        parts = node.slice.elts
+        paired = [i for i, part in enumerate(parts) if isinstance(part, ast.Name | ast.Call)]
         if len(paired) >= 2:
             for position in paired:
                 yield Edit("whole_axis", _with_part(node, position, ast.Slice()))
+        for i in range(len(parts) - 1):
+            if ast.dump(parts[i]) != ast.dump(parts[i + 1]) \
+                    and not any(isinstance(p, ast.Starred) for p in parts[i:i + 2]):
+                swapped = [*parts[:i], parts[i + 1], parts[i], *parts[i + 2:]]
+                yield Edit("swap_indices", ast.Subscript(node.value, ast.Tuple(swapped, ast.Load()),
+                                                         node.ctx))
 
 
 def _int_constant(node: ast.AST) -> int | None:
@@ -1096,13 +1147,14 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    dimensions, index_arrays, comparisons, negations, reductions,
                                    siblings,
                                    precision, initial_values, arithmetic, left_out, conditions,
-                                   calls, moved_calls, joins,
+                                   calls, moved_calls, joins, reversals,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
                                    einsum_subscripts, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpose",
             "full_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
-            "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis",
+            "unreversed",
+            "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis", "swap_indices",
             "other_dimension", "boundary", "reversed_comparison", "negated_condition",
             "sign_for_indicator",
             "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims",
@@ -1116,9 +1168,10 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpos
             "true_division", "reverse_difference",
             "reverse_ratio", "drop_call", "moved_call", "drop_term", "drop_operand",
             "drop_condition",
-            "swap_steps", "hoisted_step", "return_in_loop", "drop_step", "unentered_with",
+            "listed_once", "swap_steps", "hoisted_step", "return_in_loop", "drop_step",
+            "unentered_with",
             "add_column_axis",
-            "other_member", "other_variable")
+            "out_of_place", "other_member", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
@@ -1127,8 +1180,18 @@ def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
     """Block-level slips: two neighbouring steps in the other order, a step left out, a step
     of a loop hoisted before it, the return that follows a loop indented into it (the loop
     stops after its first pass), a context manager called as a statement of its own instead
-    of entered with `with`."""
+    of entered with `with`; and, tried in a candidate's file, an iterable that two steps pass
+    over made a list before the first (`params = list(params)`): a one-shot iterator, such as
+    model.parameters(), is used up by the first pass."""
+    listed: set[str] = set()
     for i, statement in enumerate(body):
+        for name in sorted(_iterated(statement) - listed):
+            if any(name in _iterated(later) for later in body[i + 1:]):
+                listed.add(name)
+                yield i, Edit("listed_once", [ast.Assign(
+                    [ast.Name(name, ast.Store())],
+                    ast.Call(ast.Name("list", ast.Load()), [ast.Name(name, ast.Load())], [])),
+                    statement])
         if _is_guard(statement) or isinstance(statement, ast.Return):
             continue
         if i + 1 < len(body) and not isinstance(body[i + 1], ast.Return) \
@@ -1148,6 +1211,12 @@ def _statement_edits(body: list[ast.stmt]) -> Iterator[tuple[int, Edit]]:
             yield i, Edit("unentered_with", [*(ast.Expr(item.context_expr)
                                                for item in statement.items), *statement.body],
                           governed)
+
+
+def _iterated(statement: ast.stmt) -> set[str]:
+    """The names a statement passes over: a `for` loop's or a comprehension's iterable."""
+    return {node.iter.id for node in ast.walk(statement)
+            if isinstance(node, ast.For | ast.comprehension) and isinstance(node.iter, ast.Name)}
 
 
 def _hoisted(loop: ast.stmt) -> Iterator[Edit]:
@@ -1427,6 +1496,8 @@ def _shown(edit: Edit) -> str:
     if edit.operator == "unentered_with":  # the bare calls alone: the steps are unchanged
         parts = [p for p in parts if isinstance(p, ast.Expr) and isinstance(p.value, ast.Call)]
         parts = parts[:1]
+    if edit.operator == "listed_once":  # the list made: the step after it is unchanged
+        parts = parts[:1]
     return " ; ".join(_unparse(p) for p in parts)
 
 
@@ -1694,7 +1765,7 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
         return None
     source = source_text(Path(workspace) / "exercises" / part.file) if workspace else None
     found = by_evidence(found, source, reference)
-    if not found or not wrong:
+    if not wrong:
         return None
     # With `raised`, the raising case comes first and the caller chose the cases after it.
     right = [(case, value) for case, value in elsewhere
@@ -1720,13 +1791,15 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
             unquoted[said] = describe(matched[0], what, False)
         return said
 
+    fix = repair(source, reference, call,
+                 _wrong_after_a_raise(chosen, [c for c, v in elsewhere if v is None], truth,
+                                      compared) if raised else chosen, truth, what, compared) \
+        if truth is not None else None
+    if not found and fix is None:
+        return None
+    # With every slip ruled out by the file (by_evidence), no stage runs: the repair alone.
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
-                     lasting=lambda answer: answer != OUT_OF_TIME,
-                     repair=repair(source, reference, call,
-                                   _wrong_after_a_raise(
-                                       chosen, [c for c, v in elsewhere if v is None], truth,
-                                       compared) if raised else chosen, truth, what, compared)
-                     if truth is not None else None,
+                     lasting=lambda answer: answer != OUT_OF_TIME, repair=fix,
                      unsettled=unquoted.get)
 
 
@@ -1795,10 +1868,12 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
             return ()
 
     def stages() -> tuple[dict[str, Any], ...]:
-        # The cases the code answers right already (a raise's guards): there a variant that
-        # answers as the code does is right.
+        # The cases the code is not known to answer wrong: those it answers right already (a
+        # raise's guards), where a variant that answers as the code does is right, and those
+        # it raised on or never reached (a probe stops at the first raise), where the code's
+        # own answer in the child may well be right.
         right = [i for i, (case, value) in enumerate(chosen)
-                 if _answers_right(case, value, truth, compared)]
+                 if value is None or _answers_right(case, value, truth, compared)]
         return _stages({**call, "cases": [c.data() for c, _ in chosen], "reference": [],
                         "original": text, "right": right}, found())
 
@@ -1808,8 +1883,8 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
         said = templates()
         expected = [compared(truth(case)) for case, _ in chosen]
         for variant, runs in zip(found(), outputs, strict=False):
-            sentence = f"repair_{variant.operator}" if variant.operator in MOVES | {
-                "drop_step"} else "repair"
+            own = f"repair_{variant.operator}"
+            sentence = own if own in said else "repair"
             if sentence in said and isinstance(runs, list) and len(runs) == len(chosen) and all(
                     isinstance(run, dict) and run.get("raised") is None
                     and _right(run.get("value"), want, case, compared)
@@ -1949,23 +2024,34 @@ def _order(mutant: Mutant, held_lines: tuple[str | None, ...]) -> int:
 def chosen_cases(wrong: Sequence[tuple[Case, Any]]) -> list[tuple[Case, Any]]:
     """The wrong cases to run the mutants on: the smallest of each structure (the number of
     dimensions of each input), smallest first, up to MAX_STRUCTURES of them, then the smallest
-    of the rest until there are MAX_CASES, and the smallest full one (_full) where none of
-    those is. A slip can show alike on every input of one
-    structure and differently on another: a difference of dimensions reversed (len(shape) -
-    grad.ndim) agrees with a bound off by one wherever the difference is 0 or 1, and only an
-    input two dimensions short tells them apart."""
+    of the rest until there are MAX_CASES, and for each of those structures the smallest full
+    one (_full) where none of those is (else the smallest full one of any). A slip can show
+    alike on every input of one structure and differently on another: a difference of
+    dimensions reversed (len(shape) - grad.ndim) agrees with a bound off by one wherever the
+    difference is 0 or 1, and only an input two dimensions short tells them apart; and on an
+    axis of one entry a reduction over it is no reduction (a max over the rows of a (3, 1)
+    error, then a mean, is the max)."""
     by_size = sorted(wrong, key=lambda pair: sum(np.size(v) for v in pair[0].inputs.values()))
     seen: set[tuple[tuple[str, int], ...]] = set()
     first: list[tuple[Case, Any]] = []
     rest: list[tuple[Case, Any]] = []
     for pair in by_size:
-        structure = tuple(sorted((name, np.ndim(v)) for name, v in pair[0].inputs.items()))
-        (rest if structure in seen or len(first) == MAX_STRUCTURES else first).append(pair)
-        seen.add(structure)
+        (rest if _structure(pair[0]) in seen or len(first) == MAX_STRUCTURES
+         else first).append(pair)
+        seen.add(_structure(pair[0]))
     chosen = first + rest[:max(0, MAX_CASES - len(first))]
+    for case, _ in first:
+        if not any(_full(c) and _structure(c) == _structure(case) for c, _ in chosen):
+            chosen += [pair for pair in rest
+                       if _structure(pair[0]) == _structure(case) and _full(pair[0])][:1]
     if not any(_full(case) for case, _ in chosen):
         chosen += [pair for pair in rest if _full(pair[0])][:1]
     return chosen
+
+
+def _structure(case: Case) -> tuple[tuple[str, int], ...]:
+    """The number of dimensions of each input, by name."""
+    return tuple(sorted((name, np.ndim(v)) for name, v in case.inputs.items()))
 
 
 def _full(case: Case) -> bool:
@@ -2012,10 +2098,13 @@ def describe(mutant: Mutant, what: str,
     """The hint that names a mutant's slip, from its operator's sentence ("Your {what} {is}": a
     result named "the gradients" reads as "Your gradients are"). `quoted`: the (before, after)
     to show (see quote), True for the mutant's own, None for none (see QUOTED), False for the
-    slip's kind alone, no statement at all (said beside a line a repair found)."""
+    slip's kind alone, no statement at all (said beside a line a repair found; nothing for a
+    sentence that names its slip by the statements alone, as drop_step's does)."""
     what = what.removeprefix("the ")
     sentence = templates()[mutant.operator]
-    if not quoted and QUOTED not in sentence:
+    if quoted is False and QUOTED not in sentence:
+        return ""  # a sentence of its own shape names the slip by its statements alone
+    if quoted is None and QUOTED not in sentence:
         quoted = True  # a sentence of its own shape: it shows the statements as the slip has them
     before, after = (mutant.before, mutant.after) if quoted is True else quoted or ("", "")
     if quoted is False:
@@ -2050,7 +2139,8 @@ def quote(mutant: Mutant, source: str | None, reference: str) -> tuple[str, str]
 def _reads_unbound(fix: str, own: str, source: str) -> bool:
     """Whether the statement `fix`, put in place of the file's `own`, would read a name the
     file binds nowhere but in `own` itself (`new = a * new + b` where only that line binds
-    `new`): a fix that cannot run, so no fix to show."""
+    `new`), or one it binds nowhere at all that `own` does not read either (the reference's
+    `dlogits` in a file that calls it `d`): a fix that cannot run, so no fix to show."""
     def loads_and_stores(text: str) -> tuple[set[str], set[str]]:
         tree = parse_line(text)
         names = [n for n in ast.walk(tree) if isinstance(n, ast.Name)] if tree else []
@@ -2058,13 +2148,14 @@ def _reads_unbound(fix: str, own: str, source: str) -> bool:
                 {n.id for n in names if isinstance(n.ctx, ast.Store)})
 
     reads, _ = loads_and_stores(fix)
-    _, binds_here = loads_and_stores(own)
+    read_here, binds_here = loads_and_stores(own)
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     bound = bindings(tree)
-    return any(bound[name] <= 1 for name in reads & binds_here)
+    return any(bound[name] <= 1 for name in reads & binds_here) or any(
+        not bound[name] and not hasattr(builtins, name) for name in reads - read_here)
 
 
 def bindings(tree: ast.AST, imports: bool = True) -> Counter[str]:

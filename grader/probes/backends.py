@@ -56,6 +56,15 @@ class Backend(Protocol):
     def extra_memory(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, int]: ...
 
 
+def _real(array: np.ndarray, what: str) -> np.ndarray:
+    """The array, unless it holds complex numbers: every comparison reads a result as float64,
+    which would keep a complex number's real part alone and pass whatever its imaginary part
+    holds."""
+    if array.dtype.kind == "c":
+        raise CandidateFault(f"{what} holds complex numbers ({array.dtype}); expected real ones")
+    return array
+
+
 def _describe_type(x: Any) -> str:
     return type(x).__module__.split(".")[0] + "." + type(x).__qualname__
 
@@ -70,7 +79,7 @@ class NumpyBackend:
         """A copy of an array; a numpy scalar (what x.sum() returns) is a 0-d array."""
         if not isinstance(x, np.ndarray | np.generic):
             raise CandidateFault(f"{what} is a {_describe_type(x)}; expected a numpy.ndarray")
-        return np.array(x, copy=True)
+        return _real(np.array(x, copy=True), what)
 
     def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any:
         return np.full(shape, np.nan, dtype=dtype, order="C" if contiguous else "F")
@@ -319,7 +328,7 @@ class TorchBackend:
     def to_numpy(self, x: Any, what: str = "the result") -> np.ndarray:
         if not isinstance(x, self.torch.Tensor):
             raise CandidateFault(f"{what} is a {_describe_type(x)}; expected a torch.Tensor")
-        return x.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
+        return _real(x.detach().cpu().resolve_conj().resolve_neg().numpy().copy(), what)
 
     def nan_buffer(self, shape: tuple[int, ...], dtype: str, contiguous: bool = True) -> Any:
         torch_dtype = getattr(self.torch, dtype)

@@ -87,18 +87,21 @@ def build_args(api: Api, case: CaseData, call: str | None, args: Sequence[str]) 
 
 def one_call(api: Api, function: str | None, case: CaseData, call: str | None = None,
              args: Sequence[str] = (), read: str | None = None, run: str | None = None,
-             returns: str = "array") -> Observation:
+             returns: str = "array", watch_inputs: bool = False) -> Observation:
     """Call the candidate once on a case: {"value": what to judge, "raised": ...}.
 
     The value is read by the `read` helper, else as one array (`returns = "array"`: anything
     else is a fault naming what came back), as a tree of arrays (`returns = "tree"`), or not
-    at all (`returns = "nothing"`: a validation's replay, where only a raise counts)."""
-    return _one_call_kept(api, function, case, call, args, read, run, returns)[0]
+    at all (`returns = "nothing"`: a validation's replay, where only a raise counts). With
+    `watch_inputs`, "wrote_inputs": whether the call changed an input it was handed (the
+    case's `args`, given as they are: not through a `call` helper)."""
+    return _one_call_kept(api, function, case, call, args, read, run, returns,
+                          watch_inputs)[0]
 
 
 def _one_call_kept(api: Api, function: str | None, case: CaseData, call: str | None,
                    args: Sequence[str], read: str | None, run: str | None,
-                   returns: str) -> tuple[Observation, Any]:
+                   returns: str, watch_inputs: bool = False) -> tuple[Observation, Any]:
     """one_call's observation, and the value the call returned (None after a `run` helper or
     a raise)."""
     if run:
@@ -106,6 +109,27 @@ def _one_call_kept(api: Api, function: str | None, case: CaseData, call: str | N
         return observed, None
     built = build_args(api, case, call, args)
     value, raised = api.call(api.function(function or ""), *built)
+    if watch_inputs and not call:
+        wrote = _wrote_inputs(api, case, args, built)
+        observation, kept = _one_call_read(api, built, value, raised, read, returns)
+        return {**observation, "wrote_inputs": wrote}, kept
+    return _one_call_read(api, built, value, raised, read, returns)
+
+
+def _wrote_inputs(api: Api, case: CaseData, args: Sequence[str], built: Sequence[Any]) -> bool:
+    """Whether any of the arrays a call was handed no longer holds the case's input (one that
+    cannot be read back counts as changed)."""
+    try:
+        return not all(np.array_equal(api.backend.to_numpy(given, name),
+                                      np.asarray(case["inputs"][name]), equal_nan=True)
+                       for name, given in zip(args, built, strict=True))
+    except Exception:  # noqa: BLE001 - whatever the call left there
+        return True
+
+
+def _one_call_read(api: Api, built: Sequence[Any], value: Any, raised: Any, read: str | None,
+                   returns: str) -> tuple[Observation, Any]:
+    """The observation of a call that returned `value` or raised."""
     if raised is not None:
         return {"value": None, "raised": raised.as_dict()}, None
     if read:
@@ -824,8 +848,8 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
 
     signal.signal(signal.SIGVTALRM, overran)
     began = time.process_time()
-    unmutated = [one_call(base, function, case, call, args, read, run, returns)
-                 for case in cases]
+    unmutated = [one_call(base, function, case, call, args, read, run, returns,
+                          watch_inputs=not reference) for case in cases]
     allowed = min(MUTANT_CPU_S, max(MUTANT_FLOOR_S,
                                     MUTANT_SLOWDOWN * (time.process_time() - began)))
     began = time.process_time()
@@ -850,13 +874,16 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                 exec(compile(source, filename, "exec"), module.__dict__)
             values: list[dict[str, Any] | str | None] = []
             for number, (case, own) in enumerate(zip(cases, unmutated, strict=True)):
-                seen = one_call(mutant, function, case, call, args, read, run, returns)
+                seen = one_call(mutant, function, case, call, args, read, run, returns,
+                                watch_inputs=not reference)
                 raised = seen["raised"]
                 if not reference and (raised or number not in right
-                                      and _same_tree(seen["value"], own["value"])):
+                                      and _same_tree(seen["value"], own["value"])
+                                      or seen.get("wrote_inputs") and not own.get("wrote_inputs")):
                     # A variant of the candidate's code that raises, or answers as the code
-                    # does on a case the code gets wrong (all but those in `right`), cannot
-                    # be right on them all.
+                    # does on a case the code is known to get wrong (all but those in
+                    # `right`), cannot be right on them all; nor is one that writes into
+                    # its inputs where the code does not (`out=a`) a fix.
                     values += [NOT_RIGHT] * (len(cases) - len(values))
                     break
                 values.append({"value": None if raised else seen["value"],

@@ -15,7 +15,7 @@ from grader.checks.base import (
 from grader.checks.cases import Case, drawn_sizes, mismatched_inputs, mismatched_shapes, span
 from grader.checks.compare import find_mismatch, matches, tree_difference, tree_matches
 from grader.checks.followups import unavailable
-from grader.checks.growth import backward_sizes
+from grader.checks.growth import backward_sizes, held_size
 from grader.checks.kinds import (
     central_differences,
     explain_error,
@@ -36,7 +36,7 @@ from grader.probes.backends import TorchBackend
 
 __all__ = [
     "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake", "Plan", "Round",
-    "TorchBackend", "Verdict", "backward_sizes",
+    "TorchBackend", "Verdict", "backward_sizes", "held_size",
     "central_differences", "diagnose", "drawn_sizes", "error_topic", "explain_error",
     "failed", "fill",
     "find_mismatch", "first_line", "followups", "format_raised", "judge_cases",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -20,6 +21,7 @@ import socket
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -406,7 +408,48 @@ def _prepare(fd: int, memory_mb: int, flavor: str, worker_pid: int | None,
         import torch
 
         torch.set_num_threads(1)
+    _unwritten_reads_nan()
     return capture
+
+
+def _unwritten_reads_nan() -> None:
+    """Arrays made without values (np.empty, np.empty_like, torch.empty, torch.empty_like,
+    Tensor.new_empty) hold NaN here where they hold floating-point numbers: code that reads an
+    entry it never wrote reads the same in every run and every process, instead of what an
+    earlier array left in memory handed back, which now and then is the right answer (a check,
+    or a change tried to name a slip, would then pass by luck)."""
+    import numpy as np
+
+    def fill_array(made: Any) -> None:
+        if isinstance(made, np.ndarray) and made.dtype.kind in "fc":
+            made.fill(np.nan)
+
+    for name in ("empty", "empty_like"):
+        setattr(np, name, _filled(getattr(np, name), fill_array))
+    torch: Any = sys.modules.get("torch")
+    if torch is None:
+        return
+
+    def fill_tensor(made: Any) -> None:
+        if isinstance(made, torch.Tensor) and made.is_floating_point() \
+                and made.device.type != "meta":
+            with torch.no_grad():
+                made.fill_(float("nan"))
+
+    for name in ("empty", "empty_like"):
+        setattr(torch, name, _filled(getattr(torch, name), fill_tensor))
+    torch.Tensor.new_empty = _filled(torch.Tensor.new_empty, fill_tensor)
+
+
+def _filled(make: Callable[..., Any], fill: Callable[[Any], None]) -> Callable[..., Any]:
+    """`make`, with `fill` applied to what it returns."""
+    @functools.wraps(make)
+    def made(*args: Any, **kwargs: Any) -> Any:
+        result = make(*args, **kwargs)
+        fill(result)
+        return result
+
+    return made
 
 
 def _held_to_one_thread() -> None:

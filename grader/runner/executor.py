@@ -38,7 +38,6 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
-import shutil
 import socket
 import stat
 import sys
@@ -161,15 +160,54 @@ def _wipe(folders: dict[str, int]) -> None:
     (_as_made): its mode, times and extended attributes could carry a message too."""
     for folder, mode in folders.items():
         _as_made(folder, mode)
-        for entry in Path(folder).iterdir():
-            try:
-                if entry.is_dir() and not entry.is_symlink():
-                    _open_up(entry)
-                    shutil.rmtree(entry)
-                else:
-                    entry.unlink(missing_ok=True)
-            except OSError:
-                pass  # what cannot be removed stays; the sandbox dies with the submission
+        try:
+            _empty(folder)
+        except OSError:
+            pass  # what cannot be removed stays; the sandbox dies with the submission
+
+
+def _empty(folder: str) -> None:
+    """Remove everything below `folder`, whatever its depth and whatever modes the child set:
+    a walk that goes down one folder at a time (each opened up first: made its owner's to
+    read, write and search), removes the files of each folder it enters, and on the way back
+    up (through `..`) removes each folder it emptied. It holds one folder open and names none
+    by a path longer than one name, so neither a tree thousands of folders deep nor paths
+    longer than the system allows stop it (shutil.rmtree recurses once per level)."""
+    here = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    left = [_files_removed(here)]  # per folder from `folder` down to `here`: folders to enter
+    below: list[str] = []  # the names walked down from `folder` to `here`
+    try:
+        while True:
+            if left[-1]:
+                inner = left[-1].pop()
+                os.chmod(inner, 0o700, dir_fd=here)
+                down = os.open(inner, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=here)
+                os.close(here)
+                here = down
+                below.append(inner)
+                left.append(_files_removed(here))
+                continue
+            left.pop()
+            if not below:
+                return
+            up = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = up
+            os.rmdir(below.pop(), dir_fd=here)
+    finally:
+        os.close(here)
+
+
+def _files_removed(folder: int) -> list[str]:
+    """Remove every entry of the open folder that is not a folder (links are not followed):
+    the names of the folders it holds."""
+    inner = []
+    for entry in list(os.scandir(folder)):
+        if entry.is_dir(follow_symlinks=False):
+            inner.append(entry.name)
+        else:
+            os.unlink(entry.name, dir_fd=folder)
+    return inner
 
 
 def _as_made(folder: str, mode: int) -> None:
@@ -183,15 +221,6 @@ def _as_made(folder: str, mode: int) -> None:
         os.utime(folder, ns=(0, 0))
     except OSError:
         pass  # what cannot be reset stays; the sandbox dies with the submission
-
-
-def _open_up(folder: Path) -> None:
-    """Every folder below `folder`, and it, made readable, writable and searchable by its
-    owner (links are not followed)."""
-    os.chmod(folder, 0o700)
-    for entry in folder.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            _open_up(entry)
 
 
 def _start(sock: socket.socket, spec: ChildSpec, fds: list[int],

@@ -523,15 +523,26 @@ def show_lines_apart(grading: _Part) -> None:
 CHECK_ID = re.compile(r"\bpart\d+\.\w+")
 
 
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(`])")
+
+
 def drop_hints_to_passed_checks(results: list[CheckResult]) -> None:
-    """A hint that sends the candidate to other checks of the part ("See part3.gradients for
-    the evidence", "Fix part3.forward first") when every one of them passed points nowhere,
-    and blames what is right: it is dropped, and the check's own message speaks."""
+    """A sentence of a hint that sends the candidate to other checks of the part ("See
+    part3.gradients for the evidence", "Fix part3.forward first") when every one of them
+    passed points nowhere, and blames what is right: it is dropped, and what the rest of the
+    hint says stands (the line a repair found, say); where nothing is left, the check's own
+    message speaks."""
     passed_ids = {r.id for r in results if r.status == "passed"}
+
+    def misleads(sentence: str, own: str) -> bool:
+        named = set(CHECK_ID.findall(sentence)) - {own}
+        return bool(named) and named <= passed_ids
+
     for result in results:
-        named = set(CHECK_ID.findall(result.hint or "")) - {result.id}
-        if result.status != "passed" and named and named <= passed_ids:
-            result.hint = None
+        if result.status == "passed" or not result.hint:
+            continue
+        kept = [s for s in SENTENCE_END.split(result.hint) if not misleads(s, result.id)]
+        result.hint = " ".join(kept) or None
 
 
 def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:

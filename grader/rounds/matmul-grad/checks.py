@@ -26,6 +26,7 @@ from grader.round_api.judge import (
     explain_error,
     failed,
     format_raised,
+    held_size,
     load_reference_part,
     matches,
     mismatched_inputs,
@@ -180,25 +181,26 @@ def growing_batch(rng: np.random.Generator) -> list[Case]:
 
 
 CPU_GROWTH_KN = 64
-"""K and N of part1.by_hand's runs: each row of a product then does thousands of
-multiply-adds, so that the backward's work at the middle size stands well above a process's
-noise."""
+"""About K and N of part1.by_hand's runs (held_size draws each near it): each row of a product then
+does thousands of multiply-adds, so that the backward's work at the middle size stands well above a
+process's noise."""
 CPU_GROWTH_MKN = 16
-"""M, K and N of part2.by_hand's runs, whose size is the batch."""
+"""About M, K and N of part2.by_hand's runs (held_size draws each near it), whose size is the
+batch."""
 
 
 def cpu_sizes(rng: np.random.Generator) -> list[Case]:
     """part1.by_hand's sizes, one process each (backward_sizes): M = 1, then a middle and a
-    large M, with K = N = CPU_GROWTH_KN."""
-    return [make_case(rng, (m, CPU_GROWTH_KN), (CPU_GROWTH_KN, CPU_GROWTH_KN))
-            for m in backward_sizes(rng)]
+    large M, with K and N near CPU_GROWTH_KN."""
+    k, n = held_size(rng, CPU_GROWTH_KN), held_size(rng, CPU_GROWTH_KN)
+    return [make_case(rng, (m, k), (k, n)) for m in backward_sizes(rng)]
 
 
 def cpu_batches(rng: np.random.Generator) -> list[Case]:
     """part2.by_hand's sizes, one process each (backward_sizes): a batch of S = 1, then a
-    middle and a large S, each (CPU_GROWTH_MKN x CPU_GROWTH_MKN) @ (... x CPU_GROWTH_MKN)."""
-    side = CPU_GROWTH_MKN
-    return [make_case(rng, (s, side, side), (s, side, side), dims=(("S", s),))
+    middle and a large S, each (M x K) @ (K x N), the three near CPU_GROWTH_MKN."""
+    m, k, n = (held_size(rng, CPU_GROWTH_MKN) for _ in range(3))
+    return [make_case(rng, (s, m, k), (s, k, n), dims=(("S", s),))
             for s in backward_sizes(rng)]
 
 

@@ -23,6 +23,7 @@ from grader.round_api.judge import (
     backward_sizes,
     drawn_sizes,
     failed,
+    held_size,
     mismatched_inputs,
     passed,
     raised_verdict,
@@ -156,23 +157,24 @@ def one_loss_float32(rng: np.random.Generator) -> Case:
 
 
 CPU_GROWTH_C = 64
-"""part2.by_hand's classes: each row's softmax then does enough work to stand above a
-process's noise at the middle batch."""
+"""About part2.by_hand's classes (held_size draws them near it): each row's softmax then does enough
+work to stand above a process's noise at the middle batch."""
 CPU_GROWTH_NETWORK = {"B": 64, "D": 64, "C": 16}
-"""part3.by_hand's batch, input width and classes, about as many multiply-adds per hidden unit
-as a small layer of a real network."""
+"""About part3.by_hand's batch, input width and classes (held_size draws each near it), about as
+many multiply-adds per hidden unit as a small layer of a real network."""
 
 
 def cpu_batches(rng: np.random.Generator) -> list[Case]:
     """part2.by_hand's sizes, one process each (backward_sizes): a batch of B = 1, then a middle
     and a large B, of CPU_GROWTH_C classes."""
-    return [loss_case(rng, b, CPU_GROWTH_C) for b in backward_sizes(rng)]
+    classes = held_size(rng, CPU_GROWTH_C)
+    return [loss_case(rng, b, classes) for b in backward_sizes(rng)]
 
 
 def cpu_widths(rng: np.random.Generator) -> list[Case]:
     """part3.by_hand's sizes, one process each (backward_sizes): a hidden width of H = 1, then
     a middle and a large H, the rest CPU_GROWTH_NETWORK."""
-    shape = CPU_GROWTH_NETWORK
+    shape = {name: held_size(rng, near) for name, near in CPU_GROWTH_NETWORK.items()}
     return [network_case(rng, shape["B"], shape["D"], h, shape["C"])
             for h in backward_sizes(rng)]
 

@@ -25,6 +25,7 @@ from grader.round_api.judge import (
     diagnose,
     drawn_sizes,
     failed,
+    held_size,
     mismatched_inputs,
     passed,
     raised_verdict,
@@ -553,14 +554,15 @@ def _normalise(x: np.ndarray, axis: int, eps: float, ddof: int = 0,
 
 
 CPU_GROWTH_D = 64
-"""The features of the by_hand checks' runs: each row's normalisation then does enough work to
-stand above a process's noise at the middle batch."""
+"""About the features of the by_hand checks' runs (held_size draws them near it): each row's
+normalisation then does enough work to stand above a process's noise at the middle batch."""
 
 
 def cpu_layernorms(rng: np.random.Generator) -> list[Case]:
     """part2.by_hand's sizes, one process each (backward_sizes): B = 1, then a middle and a
     large B, of CPU_GROWTH_D features."""
-    return [layer_case(rng, (b, CPU_GROWTH_D), 1e-5) for b in backward_sizes(rng)]
+    features = held_size(rng, CPU_GROWTH_D)
+    return [layer_case(rng, (b, features), 1e-5) for b in backward_sizes(rng)]
 
 
 def _layer(case: Case, *, axis: int = -1, ddof: int = 0, eps_outside: bool = False,
@@ -669,7 +671,8 @@ def batch_case(rng: np.random.Generator, n: int, d: int, momentum: float, eps: f
 def cpu_trainings(rng: np.random.Generator) -> list[Case]:
     """part3.by_hand's sizes, one process each (backward_sizes): a training batch of N = 2 (the
     fewest a batch's variance needs), then a middle and a large N, of CPU_GROWTH_D features."""
-    return [batch_case(rng, n, CPU_GROWTH_D, 0.1, 1e-5, True)
+    features = held_size(rng, CPU_GROWTH_D)
+    return [batch_case(rng, n, features, 0.1, 1e-5, True)
             for n in backward_sizes(rng, smallest=2)]
 
 

@@ -25,6 +25,7 @@ from grader.round_api.judge import (
     Verdict,
     failed,
     format_raised,
+    held_size,
     judge_cases,
     load_reference_part,
     matches,
@@ -95,10 +96,10 @@ LEVEL_SIZES = (1, 2, 3, 4, 5, 8, 9, 16, 17, 33)
 COMPLEXITY_SIZES = (16, 64)
 COMPLEXITY_D = 4
 CPU_GROWTH_D = 32
-"""part3.complexity's D: large enough that a D x D product's arithmetic, not the call that
-starts it, is the cost of a step. At D = 4 a call costs about as much as its product, and an
-O(N^2 * D^3) closed form batched into a few hundred calls grew little faster than the
-reference's O(N) calls; at D = 32 its N^2 products show."""
+"""About part3.complexity's D (held_size draws it near it, per run): large enough that a D x D
+product's arithmetic, not the call that starts it, is the cost of a step. At D = 4 a call costs
+about as much as its product, and an O(N^2 * D^3) closed form batched into a few hundred calls grew
+little faster than the reference's O(N) calls; at D = 32 its N^2 products show."""
 
 
 def random_orthogonal(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
@@ -192,15 +193,16 @@ depth_sizes = sizes((16, 2), (128, 2))
 def cpu_sizes(rng: np.random.Generator) -> list[Case]:
     """part3.complexity's sizes, one process each: N = 1 (what every run pays whatever the
     size), then a middle and a large N drawn from the run's seed (7 to 9, 250 to 300), so that
-    code cannot tell the measured sizes from their numbers (and pad one of them); D =
-    CPU_GROWTH_D. The large N is over 30 times the middle one: the closed form's growth (N^2)
-    then exceeds the reference's several times, honest code's 0.8 to 1.3 times, against the 2x
-    allowed. Padding the smaller sizes to flatten that growth leaves the large size's cost: the
-    closed form's is over 12 times the reference's work per call there, honest code's at most
-    about 3 times (7 for a numpy product spelled as a broadcast multiply-and-sum), against the
-    6x allowed."""
+    code cannot tell the measured sizes from their numbers (and pad one of them), nor the
+    measured D (near CPU_GROWTH_D: held_size). The large N is over 30 times the middle one: the
+    closed form's growth (N^2) then exceeds the reference's several times, honest code's 0.8 to
+    1.3 times, against the 2x allowed. Padding the smaller sizes to flatten that growth leaves
+    the large size's cost: the closed form's is over 12 times the reference's work per call
+    there, honest code's at most about 3 times (7 for a numpy product spelled as a broadcast
+    multiply-and-sum), against the 6x allowed."""
     middle, large = int(rng.integers(7, 10)), int(rng.integers(250, 301))
-    return [make_case(rng, n, CPU_GROWTH_D) for n in (1, middle, large)]
+    d = held_size(rng, CPU_GROWTH_D)
+    return [make_case(rng, n, d) for n in (1, middle, large)]
 
 
 def with_levels(case: Case) -> Case:
