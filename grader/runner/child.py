@@ -431,10 +431,11 @@ def _unwritten_reads_nan() -> None:
         return
 
     def fill_tensor(made: Any) -> None:
+        # Through .data: the tensor's own version counter, which autograd's errors quote,
+        # stays where a tensor just made starts.
         if isinstance(made, torch.Tensor) and made.is_floating_point() \
                 and made.device.type != "meta":
-            with torch.no_grad():
-                made.fill_(float("nan"))
+            made.data.fill_(float("nan"))
 
     for name in ("empty", "empty_like"):
         setattr(torch, name, _filled(getattr(torch, name), fill_tensor))
