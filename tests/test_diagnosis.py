@@ -991,6 +991,30 @@ def test_an_iterable_two_steps_pass_over_is_made_a_list_before_the_first() -> No
     assert made == ["params = list(params)"]
 
 
+def test_a_validations_fix_rejects_by_a_raise_of_the_files_and_accepts_the_rest() -> None:
+    """A repair of a validation: the malformed case must be rejected with the error by a
+    `raise` of the candidate's file (a library call that broke is no validation), and the
+    well-formed one answered without a raise; the first variant doing both is named."""
+    source = ("import numpy as np\ndef f(a):\n    if a.ndim < 1:\n"
+              "        raise ValueError('a must be a matrix')\n    return a @ a.T\n")
+    malformed, valid = Case({"a": np.ones(3)}, label="a vector"), Case({"a": np.ones((2, 2))})
+    fix = mutants.repair(source, "", {}, [(malformed, None), (valid, None)], lambda case: None,
+                         "f()", raising=[0])
+    assert fix is not None
+    stage = fix.stages()[0]
+    assert (stage["raising"], stage["right"], stage["error"]) == ([0], [1], "ValueError")
+    variants = stage["sources"]
+    broke = [{"value": None, "raised": "ValueError",
+              "where": "exercises/p.py, line 5: return a @ a.T"}, {"value": None, "raised": None}]
+    raised = [{"value": None, "raised": "ValueError",
+               "where": "exercises/p.py, line 4: raise ValueError('a must be a matrix')"},
+              {"value": None, "raised": None}]
+    rejects_both = [raised[0], {"value": None, "raised": "ValueError"}]
+    assert fix.name([[broke, rejects_both] + [broke] * (len(variants) - 2)]) is None
+    named = fix.name([[broke, rejects_both, raised] + [broke] * (len(variants) - 3)])
+    assert named is not None and named.startswith("Your f() is right in every failing case once")
+
+
 def test_two_indices_of_a_subscript_are_swapped_where_they_differ() -> None:
     """Neighbouring indices in the other order, a slip of its own (a row read for a column, the
     labels for the rows); none made where the two are the same expression."""

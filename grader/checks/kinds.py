@@ -265,20 +265,32 @@ def validation(spec: Spec) -> PlanFactory:
     hint, error = spec.text("hint", VALIDATION_HINT), spec.text("error", "ValueError")
     valid = spec.maker("valid", None)
 
-    def judge_with(ctx: Context, valid_cases: list[Case]
+    def judge_with(ctx: Context, malformed_cases: list[Case], valid_cases: list[Case]
                    ) -> Callable[[list[Observation]], Verdict]:
         count = len(valid_cases)
+        replayed = {**PLAIN_CALL, "function": function, "call": call, "args": args}
+
+        def fixing(first: Case) -> Diagnosis | None:
+            """No slip of the reference's validation to run (none is made there): the one
+            change to the candidate's own file that makes it reject what it should."""
+            fix = mutants.validation_repair(spec.round, ctx.part_id, ctx.flavor, replayed, first,
+                                            malformed_cases, valid_cases, f"{function}()",
+                                            ctx.workspace, error)
+            return None if fix is None else Diagnosis(
+                "mutant_calls", (), ("sources", "cases"), lambda observations: None,
+                repair=fix)
 
         def judge(rows: list[Observation]) -> Verdict:
             malformed, accepted = rows[:len(rows) - count], rows[len(rows) - count:]
-            for row in malformed:
+            for case, row in zip(malformed_cases, malformed, strict=True):
                 raised = row["raised"]
                 if raised is None:
-                    return failed(f"{row['case']}: returned normally; expected {error}",
-                                  hint=hint)
+                    return replace(failed(f"{row['case']}: returned normally; expected {error}",
+                                          hint=hint), diagnosis=fixing(case))
                 if error not in raised["bases"]:
-                    return failed(f"{row['case']}: raised {format_raised(raised)}; expected "
-                                  f"{error}", hint=hint)
+                    return replace(failed(f"{row['case']}: raised {format_raised(raised)}; "
+                                          f"expected {error}", hint=hint),
+                                   diagnosis=fixing(case))
             rejected = [(case, row) for case, row in zip(valid_cases, accepted, strict=True)
                         if row["raised"] is not None]
             if rejected:
@@ -293,11 +305,14 @@ def validation(spec: Spec) -> PlanFactory:
                 verdict = failed(f"{row['case']}: {why} raised {format_raised(row['raised'])}",
                                  hint=own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
                 # The reference's slips that reject this input as the candidate's code does
-                # (a bound one step too tight, a condition left out) name the one made.
-                return replace(verdict, diagnosis=mutants.diagnosis(
-                    spec.round, ctx.part_id, ctx.flavor, {**PLAIN_CALL, "function": function,
-                                                          "call": call, "args": args},
-                    [(case, None)], f"{function}()", row["raised"], ctx.workspace))
+                # (a bound one step too tight, a condition left out) name the one made; else
+                # the one change to the candidate's file that accepts it.
+                slips = mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, replayed,
+                                          [(case, None)], f"{function}()", row["raised"],
+                                          ctx.workspace)
+                fix = fixing(case)
+                return replace(verdict, diagnosis=fix if slips is None else replace(
+                    slips, repair=slips.repair or (fix.repair if fix else None)))
             return passed(f"{error} for all {len(malformed)} malformed inputs"
                           + (f", and none for {_well_formed(count)}" if count else ""))
 
@@ -305,10 +320,10 @@ def validation(spec: Spec) -> PlanFactory:
 
     def plan(ctx: Context) -> Plan:
         accepted = _cases(valid, ctx) if valid else []
-        cases = _cases(maker, ctx) + accepted
+        malformed = _cases(maker, ctx)
         return Plan("raises_each", {"function": function, "call": call, "args": args,
-                                    "cases": [c.data() for c in cases]},
-                    judge_with(ctx, accepted))
+                                    "cases": [c.data() for c in malformed + accepted]},
+                    judge_with(ctx, malformed, accepted))
 
     return plan
 

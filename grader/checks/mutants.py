@@ -1756,14 +1756,14 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     its result (None where it raised); of those it answers right, one (_guard) is run with the
     wrong ones, and a slip or a change must answer it right too: a slip that explains the
     wrong results but not the right ones (a NaN made another way) is not the code's."""
-    part = round_.part(part_id)
-    path = round_.reference_dir(flavor) / part.file
-    try:
-        reference = path.read_text()
-        found = mutants(reference)
-    except (OSError, SyntaxError, ValueError):
+    texts = _part_texts(round_, part_id, flavor, workspace)
+    if texts is None:
         return None
-    source = source_text(Path(workspace) / "exercises" / part.file) if workspace else None
+    source, reference = texts
+    try:
+        found = mutants(reference)
+    except (SyntaxError, ValueError):
+        return None
     found = by_evidence(found, source, reference)
     if not wrong:
         return None
@@ -1801,6 +1801,43 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     return Diagnosis("mutant_calls", stages, ("sources", "cases"), name,
                      lasting=lambda answer: answer != OUT_OF_TIME, repair=fix,
                      unsettled=unquoted.get)
+
+
+def _part_texts(round_: Round, part_id: str, flavor: str,
+                workspace: str | None) -> tuple[str | None, str] | None:
+    """(the candidate's file of the part, None without a workspace or a readable file; the
+    reference's), or None where the round has no reference for this flavor."""
+    part = round_.part(part_id)
+    try:
+        reference = (round_.reference_dir(flavor) / part.file).read_text()
+    except OSError:
+        return None
+    return (source_text(Path(workspace) / "exercises" / part.file) if workspace else None,
+            reference)
+
+
+VALIDATION_CASES = 3
+"""Of a validation's malformed inputs, and of its well-formed ones, how many a fix is tried on
+besides the one the code got wrong."""
+
+
+def validation_repair(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
+                      first: Case, malformed: Sequence[Case], valid: Sequence[Case],
+                      what: str, workspace: str | None, error: str) -> Repair | None:
+    """The Repair of a validation the candidate's file gets wrong: `first` (a malformed input
+    let through, or a well-formed one rejected) and a few of each kind, a fix rejecting every
+    malformed one with `error` and none of the well-formed ones. None without well-formed
+    inputs, where a change that rejects everything would pass."""
+    texts = _part_texts(round_, part_id, flavor, workspace)
+    if texts is None or not valid:
+        return None
+    source, reference = texts
+    bad = [c for c in malformed if c is not first][:VALIDATION_CASES]
+    good = [c for c in valid if c is not first][:VALIDATION_CASES]
+    chosen = [first, *bad, *good]
+    raising = [i for i, case in enumerate(chosen) if any(case is c for c in malformed)]
+    return repair(source, reference, call, [(case, None) for case in chosen],
+                  lambda case: None, what, raising=raising, error=error)
 
 
 def _answers_right(case: Case, value: Any, truth: Callable[[Case], Any],
@@ -1845,7 +1882,8 @@ making the variants of a file costs the judge time in proportion to it."""
 
 def repair(source: str | None, reference: str, call: dict[str, Any],
            chosen: Sequence[tuple[Case, Any]], truth: Callable[[Case], Any],
-           what: str, compared: Callable[[Any], Any] = lambda value: value) -> Repair | None:
+           what: str, compared: Callable[[Any], Any] = lambda value: value,
+           raising: Sequence[int] = (), error: str = "ValueError") -> Repair | None:
     """The candidate's own file, each one-change variant the operators make of it, run on the
     `chosen` wrong cases (in stages, likeliest first), and the sentence that names the first
     whose results are the truth on every one of them: the line the candidate wrote and the
@@ -1854,10 +1892,15 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
     candidate's own lines; a change that moves a step, or leaves one out, in a sentence that
     says so (mutations.toml's repair_*), and one that moves a step into or out of a loop or a
     block not named at all (no sentence says it in the candidate's terms). None without a
-    file, for one the reference itself, or one too long; no stages for one not parseable."""
+    file, for one the reference itself, or one too long; no stages for one not parseable.
+    `raising`: the chosen cases a fix must reject with `error`, raised by a `raise` statement
+    of the file's (a validation's malformed inputs; numpy's own ValueError from a broken
+    matmul is no validation), where the others it must answer without a raise, their values
+    unread (a truth of None)."""
     if source is None or source == reference or len(source) > REPAIRABLE_CHARS or not chosen:
         return None
     text = source
+    rejected = frozenset(raising)
 
     @functools.cache
     def found() -> tuple[Mutant, ...]:
@@ -1872,10 +1915,23 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
         # raise's guards), where a variant that answers as the code does is right, and those
         # it raised on or never reached (a probe stops at the first raise), where the code's
         # own answer in the child may well be right.
+        # Where only a raise is read, every case a fix must not reject is one where the
+        # code's own answer (no raise) may be right.
         right = [i for i, (case, value) in enumerate(chosen)
-                 if value is None or _answers_right(case, value, truth, compared)]
+                 if i not in rejected and (rejected or value is None
+                                           or _answers_right(case, value, truth, compared))]
+        expects = {"raising": sorted(rejected), "error": error} if rejected else {}
         return _stages({**call, "cases": [c.data() for c, _ in chosen], "reference": [],
-                        "original": text, "right": right}, found())
+                        "original": text, "right": right, **expects}, found())
+
+    def fixed(index: int, run: Any, want: Any, case: Case) -> bool:
+        if not isinstance(run, dict):
+            return False
+        if index in rejected:  # by a `raise` of the file's, not a library call that broke
+            _, statement = raise_site(str(run.get("where", "")))
+            return run.get("raised") is not None and statement.startswith("raise")
+        return run.get("raised") is None and (want is None
+                                              or _right(run.get("value"), want, case, compared))
 
     def name(observations: list[Any]) -> str | None:
         outputs = [output for observation in observations if isinstance(observation, list)
@@ -1886,9 +1942,8 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
             own = f"repair_{variant.operator}"
             sentence = own if own in said else "repair"
             if sentence in said and isinstance(runs, list) and len(runs) == len(chosen) and all(
-                    isinstance(run, dict) and run.get("raised") is None
-                    and _right(run.get("value"), want, case, compared)
-                    for (case, _), run, want in zip(chosen, runs, expected, strict=True)):
+                    fixed(i, run, want, case) for i, ((case, _), run, want)
+                    in enumerate(zip(chosen, runs, expected, strict=True))):
                 return describe(Mutant(sentence, variant.before, variant.after, ""), what)
         return None
 

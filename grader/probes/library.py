@@ -820,8 +820,9 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                  function: str | None, cases: Sequence[CaseData], call: str | None = None,
                  args: Sequence[str] = (), read: str | None = None, run: str | None = None,
                  returns: str = "array", budget_s: float = MUTANTS_CPU_S,
-                 original: str | None = None,
-                 right: Sequence[int] = ()) -> list[list[dict[str, Any] | str | None]]:
+                 original: str | None = None, right: Sequence[int] = (),
+                 raising: Sequence[int] = (),
+                 error: str = "ValueError") -> list[list[dict[str, Any] | str | None]]:
     """Each mutated source of the reference's part module (grader.checks.mutants), run on the
     cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
     "raised": the exception's type name, "message": its message, "where": its line}; None on
@@ -834,7 +835,9 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
     the module this child imported (grader.checks.mutants.repair), in a child that runs
     candidate code. `original`: the source the mutants were made of, where the caller gives
     it: each mutant then compiles only the statement of the module it changed (Statements),
-    which is most of what a mutant cost."""
+    which is most of what a mutant cost. In a repair, `raising`: the cases a fix must reject
+    with `error` (a validation's malformed inputs): a variant that raises it there is right
+    there, one that does not cannot be right on them all."""
     import importlib
     import linecache
     import signal
@@ -877,6 +880,13 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                 seen = one_call(mutant, function, case, call, args, read, run, returns,
                                 watch_inputs=not reference)
                 raised = seen["raised"]
+                if not reference and number in raising:
+                    if raised is None or error not in raised["bases"]:
+                        values += [NOT_RIGHT] * (len(cases) - len(values))
+                        break
+                    values.append({"value": None, "raised": raised["type"],
+                                   "where": raised["where"]})
+                    continue
                 if not reference and (raised or number not in right
                                       and _same_tree(seen["value"], own["value"])
                                       or seen.get("wrote_inputs") and not own.get("wrote_inputs")):
