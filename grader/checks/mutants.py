@@ -1816,9 +1816,11 @@ def _part_texts(round_: Round, part_id: str, flavor: str,
             reference)
 
 
-VALIDATION_CASES = 3
+VALIDATION_CASES = 16
 """Of a validation's malformed inputs, and of its well-formed ones, how many a fix is tried on
-besides the one the code got wrong."""
+besides the one the code got wrong: as many as a validation has, or nearly (they are small,
+and a fix must reject each for its own reason: on three, a guard reading `eps` for `momentum`
+rejected them by another guard's doing and passed for the fix)."""
 
 
 def validation_repair(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
@@ -1837,7 +1839,15 @@ def validation_repair(round_: Round, part_id: str, flavor: str, call: dict[str, 
     chosen = [first, *bad, *good]
     raising = [i for i, case in enumerate(chosen) if any(case is c for c in malformed)]
     return repair(source, reference, call, [(case, None) for case in chosen],
-                  lambda case: None, what, raising=raising, error=error)
+                  lambda case: None, what, raising=raising, error=error, keep=_in_a_test)
+
+
+def _in_a_test(variant: Mutant) -> bool:
+    """Whether a variant changes a test (an `if`, `elif`, `while` or `assert` line, or the
+    expression of a conditional): where a validation decides what it rejects, and the few
+    variants a validation's repair tries of the hundreds a file makes."""
+    head = variant.line_before.lstrip()
+    return head.startswith(("if ", "elif ", "while ", "assert ")) or " if " in head
 
 
 def _answers_right(case: Case, value: Any, truth: Callable[[Case], Any],
@@ -1883,7 +1893,8 @@ making the variants of a file costs the judge time in proportion to it."""
 def repair(source: str | None, reference: str, call: dict[str, Any],
            chosen: Sequence[tuple[Case, Any]], truth: Callable[[Case], Any],
            what: str, compared: Callable[[Any], Any] = lambda value: value,
-           raising: Sequence[int] = (), error: str = "ValueError") -> Repair | None:
+           raising: Sequence[int] = (), error: str = "ValueError",
+           keep: Callable[[Mutant], bool] = lambda variant: True) -> Repair | None:
     """The candidate's own file, each one-change variant the operators make of it, run on the
     `chosen` wrong cases (in stages, likeliest first), and the sentence that names the first
     whose results are the truth on every one of them: the line the candidate wrote and the
@@ -1896,7 +1907,7 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
     `raising`: the chosen cases a fix must reject with `error`, raised by a `raise` statement
     of the file's (a validation's malformed inputs; numpy's own ValueError from a broken
     matmul is no validation), where the others it must answer without a raise, their values
-    unread (a truth of None)."""
+    unread (a truth of None). `keep`: which variants to try."""
     if source is None or source == reference or len(source) > REPAIRABLE_CHARS or not chosen:
         return None
     text = source
@@ -1906,7 +1917,7 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
     def found() -> tuple[Mutant, ...]:
         """The variants, made only where the repair is run: most failures are named before."""
         try:
-            return mutants(text)
+            return tuple(variant for variant in mutants(text) if keep(variant))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return ()
 
