@@ -35,6 +35,7 @@ starts outlives that child.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import resource
@@ -180,8 +181,12 @@ def _empty(folder: str) -> None:
         while True:
             if left[-1]:
                 inner = left[-1].pop()
-                os.chmod(inner, 0o700, dir_fd=here)
-                down = os.open(inner, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=here)
+                try:
+                    os.chmod(inner, 0o700, dir_fd=here)
+                    down = os.open(inner, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                   dir_fd=here)
+                except OSError:
+                    continue  # what cannot be entered stays; the rest is still removed
                 os.close(here)
                 here = down
                 below.append(inner)
@@ -193,7 +198,8 @@ def _empty(folder: str) -> None:
             up = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
             os.close(here)
             here = up
-            os.rmdir(below.pop(), dir_fd=here)
+            with contextlib.suppress(OSError):  # a folder something stayed in
+                os.rmdir(below.pop(), dir_fd=here)
     finally:
         os.close(here)
 
@@ -206,7 +212,8 @@ def _files_removed(folder: int) -> list[str]:
         if entry.is_dir(follow_symlinks=False):
             inner.append(entry.name)
         else:
-            os.unlink(entry.name, dir_fd=folder)
+            with contextlib.suppress(OSError):  # what cannot be removed stays, alone
+                os.unlink(entry.name, dir_fd=folder)
     return inner
 
 

@@ -30,6 +30,7 @@ from typing import Any, TextIO
 
 from grader.checks import apart
 from grader.checks.base import Check, Context, Diagnosis, Plan, Repair, Verdict, skipped
+from grader.checks.kinds import sentences
 from grader.checks.mutants import source_text
 from grader.checks.table import checks_for
 from grader.engine.flavored import for_flavor
@@ -523,9 +524,6 @@ def show_lines_apart(grading: _Part) -> None:
 CHECK_ID = re.compile(r"\bpart\d+\.\w+")
 
 
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(`])")
-
-
 def drop_hints_to_passed_checks(results: list[CheckResult]) -> None:
     """A sentence of a hint that sends the candidate to other checks of the part ("See
     part3.gradients for the evidence", "Fix part3.forward first") when every one of them
@@ -541,8 +539,10 @@ def drop_hints_to_passed_checks(results: list[CheckResult]) -> None:
     for result in results:
         if result.status == "passed" or not result.hint:
             continue
-        kept = [s for s in SENTENCE_END.split(result.hint) if not misleads(s, result.id)]
-        result.hint = " ".join(kept) or None
+        said = sentences(result.hint)
+        kept = [s for s in said if not misleads(s, result.id)]
+        if len(kept) < len(said):
+            result.hint = " ".join(kept) or None
 
 
 def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:
