@@ -141,10 +141,40 @@ def test_the_complexity_kind_fails_operations_that_grow_at_exponent_zero() -> No
     plan = complexity(_spec({"measure": "operations", "exponent": 0}))(
         Context(seed=1, flavor="numpy", check_id="part1.loop"))
     assert plan.probe == "cost_counts" and plan.args["measure"] == "operations"
-    assert plan.judge({"counts": [9, 9]}).status == "passed"
-    grown = plan.judge({"counts": [9, 70]})
+    right = {"counts": [9, 9], "projections": [[1.0, 2.0], [3.0, 4.0]]}
+    assert plan.judge(_against(right, right)).status == "passed"
+    grown = plan.judge(_against({**right, "counts": [9, 70]}, right))
     assert grown.status == "failed" and "grows with S" in grown.message and grown.hint == "loop"
-    assert plan.judge({"counts": [0, 0]}).status == "skipped"
+    assert plan.judge(_against({**right, "counts": [0, 0]}, right)).status == "skipped"
+
+
+def _against(yours: dict[str, object], reference: dict[str, object] | None) -> dict[str, object]:
+    """A counted plan's observation as the runner hands it to the judge."""
+    return {"yours": yours, "baseline": reference, "baseline_error": ""}
+
+
+def test_a_count_is_judged_on_calls_that_answered_as_the_reference_did() -> None:
+    """Code that tells the counter's calls apart and answers them without the work counts
+    little: the answers are compared with the reference's, in a process of its own."""
+    plan = complexity(_spec({"measure": "operations", "exponent": 0}))(
+        Context(seed=1, flavor="numpy", check_id="part1.loop"))
+    assert plan.baseline is not None
+    probe, args = plan.baseline
+    assert probe == "cost_counts" and args["reference"][1] == "part1"
+    assert {k: v for k, v in args.items() if k not in ("reference", "watch")} == \
+        {k: v for k, v in plan.args.items() if k != "watch"}
+    reference = {"counts": [40, 40], "projections": [[1.0, 2.0], [3.0, 4.0]]}
+    shortcut = {"counts": [1, 1], "projections": [[1.0, 2.0], [0.0, 0.0]]}
+    verdict = plan.judge(_against(shortcut, reference))
+    assert verdict.status == "failed"
+    assert verdict.message == ("S=32, float64: the answer of the call under the counter differs "
+                               "from the reference's on the same inputs, so its count is not the "
+                               "cost of the work")
+    unreadable = plan.judge(_against({**shortcut, "projections": [None, None]}, reference))
+    assert unreadable.status == "failed"
+    near = {"counts": [1, 1], "projections": [[1.0 + 1e-9, 2.0], [3.0, 4.0]]}
+    assert plan.judge(_against(near, reference)).status == "passed"
+    assert plan.judge(_against(shortcut, None)).status == "passed"
 
 
 def test_the_complexity_kind_knows_what_it_can_measure() -> None:

@@ -1415,23 +1415,58 @@ class CountRule:
 
 def complexity(spec: Spec) -> PlanFactory:
     """A count at growing sizes (matmul flops, or array operations): the growth must be that
-    of the expected order."""
+    of the expected order, and every counted call must answer as the reference does on the
+    same case (run in a process of its own as the baseline): code that tells the counter's
+    calls apart (its wrapped arrays, its mode, its stack) and answers them without the work
+    gets its count judged on an answer that is wrong, which fails."""
     maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
     call, rule, watched = spec.helper("call"), CountRule.read(spec), spec.flag("no_autograd")
+    folder = str(spec.round.folder)
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
+        probe_args = {"function": function, "args": args, "call": call,
+                      "measure": rule.measure, "cases": [c.data() for c in cases],
+                      "nonce": int(ctx.rng().integers(2**62))}
 
         def judge(obs: Observation) -> Verdict:
-            if obs.get("autograd"):
+            yours = obs["yours"]
+            if yours.get("autograd"):
                 return autograd_seen("your calls under the counter")
-            return rule.judge(cases[0], cases[-1], obs["counts"][0], obs["counts"][-1])
+            wrong = _unmatched_count(cases, yours, obs["baseline"])
+            if wrong:
+                return failed(wrong, hint=MEASURED_RESULTS_HINT)
+            return rule.judge(cases[0], cases[-1], yours["counts"][0], yours["counts"][-1])
 
-        return Plan("cost_counts", {"function": function, "args": args, "call": call,
-                                    "measure": rule.measure, "cases": [c.data() for c in cases],
-                                    "watch": watched}, judge, watched=watched)
+        return Plan("cost_counts", {**probe_args, "watch": watched}, judge, watched=watched,
+                    baseline=("cost_counts", {**probe_args,
+                                              "reference": [folder, ctx.part_id]}))
 
     return plan
+
+
+MEASURED_RESULTS_HINT = ("A measurement is of the work that gives the right answer, and the "
+                         "answers of the measured calls are checked like every other call's: "
+                         "where the checks of values fail, fix those first; where they pass, "
+                         "your code answers the measured calls some other way than the rest. "
+                         "Compute every result from its inputs, the same way in every call.")
+
+
+def _unmatched_count(cases: Sequence[Case], yours: Observation,
+                     reference: Observation | None) -> str:
+    """What differs between the answers of the candidate's counted calls and the reference's
+    on the same cases; "" where they agree, or where the reference gave none (the counts then
+    decide alone)."""
+    if reference is None:
+        return ""
+    for case, got, expected in zip(cases, yours.get("projections") or [],
+                                   reference.get("projections") or [], strict=False):
+        rtol = TIMED_RTOL["float32" if _has_float32(case) else "float64"]
+        if _projection_differs(got, expected, rtol):
+            return (f"{case.describe()}: the answer of the call under the counter differs "
+                    "from the reference's on the same inputs, so its count is not the cost "
+                    "of the work")
+    return ""
 
 
 def autograd_seen(where: str, at: str = "") -> Verdict:
@@ -1941,9 +1976,7 @@ def _unmatched_call(cases: Sequence[Case], yours: list[dict[str, Any]],
             return (f"{case.describe()}: {len(got)} of the {len(expected)} timed calls gave a "
                     "result")
         for index, (a, b) in enumerate(zip(got, expected, strict=True)):
-            if b is None:
-                continue
-            if a is None or not _close(a[0], b[0], rtol * max(b[1], a[1]) + 1e-12):
+            if _projection_differs(a, b, rtol):
                 which = "the first call" if index == 0 else f"timed call {index + 1}"
                 return (f"{case.describe()}: the result of {which} (on inputs of its own) "
                         "differs from the reference's on the same inputs, so the time it took "
@@ -1957,6 +1990,15 @@ TIMED_RTOL = {"float64": 1e-7, "float32": 2e-3}
 def _has_float32(case: Case) -> bool:
     return case.dtype == "float32" or any(
         getattr(a, "dtype", None) == np.float32 for a in case.inputs.values())
+
+
+def _projection_differs(got: list[float] | None, expected: list[float] | None,
+                        rtol: float) -> bool:
+    """Whether a call's answer (its projection, see probes.library.projection) differs from
+    the reference's; never where the reference's is not one."""
+    if expected is None:
+        return False
+    return got is None or not _close(got[0], expected[0], rtol * max(expected[1], got[1]) + 1e-12)
 
 
 def _close(a: float, b: float, tol: float) -> bool:

@@ -444,23 +444,40 @@ def _counter(api: Api, measure: str) -> Callable[..., tuple[Any, int]]:
 
 @probe
 def cost_counts(api: Api, function: str, cases: Sequence[CaseData], args: Sequence[str] = (),
-                call: str | None = None, measure: str = "flops",
-                watch: bool = False) -> Observation:
-    """What the counter saw in one call per case: matmul flops, or array operations. With
-    `watch`, the calls also under seeing_autograd, and "autograd" says how often it ran (a
-    torch.func transform, which refuses to run under its hooks, counts by its refusal)."""
+                call: str | None = None, measure: str = "flops", watch: bool = False,
+                reference: Sequence[str] | None = None, nonce: int = 0) -> Observation:
+    """What the counter saw in one call per case: matmul flops, or array operations, and each
+    counted call's answer as a projection (see `answer_projection`) that the judge compares
+    with the reference's on the same case: a count is only the cost of work that gave the
+    right answer. With `watch`, the calls also under seeing_autograd, and "autograd" says how
+    often it ran (a torch.func transform, which refuses to run under its hooks, counts by its
+    refusal). With `reference` (a round's folder and a part id), the reference's function
+    instead, in a process with no candidate code."""
+    if reference is not None:
+        api = reference_api(api, *reference)
     fn = api.function(function)
-    count = _counter(api, measure)
+    count, weights = _counter(api, measure), Weights(nonce)
     counts: list[int] = []
+    projections: list[list[float] | None] = []
     with seeing_autograd(watch) as seen:
         for case in cases:
+            built = build_args(api, case, call, args)
             try:
-                counts.append(int(count(fn, *build_args(api, case, call, args))[1]))
+                value, counted = count(fn, *built)
             except RuntimeError as exc:
                 if not (watch and HOOKS_REFUSED in str(exc)):
                     raise
-                return {"counts": counts, "autograd": seen() + 1}
-        return {"counts": counts, "autograd": seen()}
+                return {"counts": counts, "autograd": seen() + 1, "projections": projections}
+            counts.append(int(counted))
+            projections.append(answer_projection(api, value, built, weights))
+        return {"counts": counts, "autograd": seen(), "projections": projections}
+
+
+def answer_projection(api: Api, value: Any, built: Sequence[Any],
+                      weights: Weights) -> list[float] | None:
+    """The projection of what a call answered: its result, or where it returned None (a
+    function that writes into a buffer it was handed), the arguments as the call left them."""
+    return projection(api, value if value is not None else list(built), weights)
 
 
 @probe

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from grader.round_api.judge import (
+    MEASURED_RESULTS_HINT,
     Case,
     Context,
     Diagnosis,
@@ -36,6 +37,7 @@ from grader.round_api.judge import (
     skipped,
     spread_out,
     spread_text,
+    tree_difference,
     tree_matches,
     undecided,
 )
@@ -581,11 +583,17 @@ def storage(ctx: Context, params: dict[str, str]) -> Plan:
 
 
 def memory(ctx: Context, params: dict[str, str]) -> Plan:
-    """Extra memory during the call: a D x D temporary, not a copy of the stack."""
+    """Extra memory during the call: a D x D temporary, not a copy of the stack, in a call
+    that filled P right (code that tells the measured call apart answers it wrong)."""
     case = make_case(ctx.rng(), 256, 4)
     stack_bytes = case["W"].nbytes
 
     def judge(obs: dict[str, Any]) -> Verdict:
+        wrong = tree_difference(obs["P"], forward_of(case), case.dtype, "P")
+        if wrong is not None:
+            return failed(f"{case.describe()}: the call whose memory was measured left a wrong "
+                          f"P ({wrong}), so its memory is not that of the work",
+                          hint=MEASURED_RESULTS_HINT)
         extra = obs["extra"]
         summary = f"{case.describe()}: {extra} bytes extra; the whole stack is {stack_bytes}"
         if extra >= stack_bytes // 2:

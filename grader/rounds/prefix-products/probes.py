@@ -183,7 +183,7 @@ def storage(api: Api, case: dict[str, Any]) -> dict[str, Any]:
 def memory(api: Api, case: dict[str, Any]) -> dict[str, Any]:
     W, P = into_nan_buffer(api, case)
     _, extra = api.backend.extra_memory(api.function("prefix_products_out"), W, P)
-    return {"extra": extra}
+    return {"extra": extra, "P": api.backend.to_numpy(P, "P")}
 
 
 def levels(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
