@@ -795,8 +795,8 @@ def test_a_warm_worker_asks_a_child_only_for_the_answers_it_has_not_kept(monkeyp
     monkeypatch.setattr(worker, "_reference_frame", child)
     monkeypatch.setattr(worker, "fork_spawner", lambda round_, sweep: None)
     monkeypatch.setattr(worker, "_answers", worker._Answers(worker.ANSWERS_KEPT_BYTES))
-    grading = SimpleNamespace(round=None, reference_job=lambda index, probe, args, timed:
-                              SimpleNamespace(spec={"probe": probe}, args=(args,)))
+    grading = SimpleNamespace(round=None, reference_job=lambda index, probes: SimpleNamespace(
+        spec={"probe": probes[0][0]}, args=(probes[0][1],)))
     diagnosis = Diagnosis("mutant_calls", (), ("sources", "cases"), lambda seen: None,
                           lasting=lambda a: a != OUT_OF_TIME)
 

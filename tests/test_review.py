@@ -526,6 +526,23 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
         (f"{hostile}exits_when_watched/part3_backward.py", 15, "stack-frames"),
         (f"{hostile}exits_when_watched/part3_backward.py", 17, "stack-frames"),
         (f"{hostile}hangs_before_the_watch/part3_backward.py", 14, "stack-frames"),
+        # The parts that look up their call stack for a check that counts, measures or looks
+        # at the inputs after a call: the frame taken, its name read, the next one taken.
+        *{(f"tests/solutions/{path}", first + step, "stack-frames")
+          for path, first in [
+              ("matmul-grad/hostile_loop_hidden_from_the_counter/numpy/"
+               "part2_batched_backward.py", 31),
+              ("matmul-grad/hostile_loop_hidden_from_the_counter/torch/"
+               "part2_batched_backward.py", 33),
+              ("matmul-grad/hostile_clears_dc_unless_watched/numpy/part1_matmul_backward.py", 9),
+              ("matmul-grad/hostile_clears_dc_unless_watched/torch/part1_matmul_backward.py", 9),
+              ("prefix-products/hostile_scratch_copy_hidden_from_the_measure/numpy/"
+               "part1_inplace.py", 6),
+              ("prefix-products/hostile_scratch_copy_hidden_from_the_measure/torch/"
+               "part1_inplace.py", 6),
+              ("prefix-products/hostile_writes_w_unless_watched/numpy/part2_out_of_place.py", 9),
+              ("mlp-backprop/hostile_relu_in_place_unless_watched/numpy/part1_forward.py", 34)]
+          for step in (0, 2, 4)},
         # The backwards that autograd derived at import, traced into a graph of operations.
         *{(f"tests/solutions/normalization/part2_backward_{name}/part2_layernorm.py", line,
            "graph-tracing")

@@ -83,7 +83,11 @@ class Verdict:
     not pass, the trouble was the values' own and `otherwise` stands for this check instead. A
     failure for any other reason (a stub, an earlier part that raised) voids nothing. `alone`:
     no check the table names in `after` explains this failure (a cost measured, not a value),
-    so the scorecard shows it as a trouble of its own even where they failed too."""
+    so the scorecard shows it as a trouble of its own even where they failed too. `by_values`:
+    the failure stands only where every check of the part's values (rank 2) passed (a watched
+    call that answered wrong, where the values are right elsewhere: code that tells the
+    watched calls apart); where one did not, the wrong answer was the values' own trouble and
+    `otherwise` (what the check found of its property) stands instead."""
 
     status: VerdictStatus
     message: str = ""
@@ -95,6 +99,7 @@ class Verdict:
     voids: bool = False
     otherwise: Verdict | None = None
     alone: bool = False
+    by_values: bool = False
 
 
 def passed(message: str = "") -> Verdict:

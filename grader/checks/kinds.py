@@ -246,6 +246,77 @@ def unchanged(before: np.ndarray, after: np.ndarray) -> bool:
     return before.shape == after.shape and bool(np.array_equal(before, after, equal_nan=True))
 
 
+WATCHED_ANSWERS_HINT = ("What a check watches (a count, the memory, the inputs, the types) is "
+                        "judged on calls whose answers are checked like every other call's: "
+                        "where the checks of values fail, fix those first; where they pass, "
+                        "your code answers the watched calls some other way than the rest. "
+                        "Compute every result from its inputs, the same way in every call.")
+
+
+def answers_baseline(spec: Spec, ctx: Context, probe: str,
+                     args: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The baseline of a check that watches calls for something other than their values: the
+    same probe on the same cases with the reference (probes.library.reference_twice), whose
+    answers the candidate's must match. None with `answers = false`: a function whose right
+    answers are many (a random initialisation), where no one answer can be held to."""
+    if not spec.flag("answers", True):
+        return None
+    return "reference_twice", {"probe": probe, "args": args,
+                               "reference": [str(spec.round.folder), ctx.part_id]}
+
+
+def with_answers(judge: Callable[[Any], Verdict], cases: Sequence[Case], name: str,
+                 key: str = "answer") -> Callable[[Any], Verdict]:
+    """A watching check's judge (`judge`, of the candidate's rows alone), then, where it
+    passes, every watched call's answer (each row's `key`) against the reference's on the same
+    case; a check without the baseline (see answers_baseline) gets its rows alone."""
+    def judged(obs: Any) -> Verdict:
+        if not (isinstance(obs, dict) and "yours" in obs):
+            return judge(obs)
+        verdict = judge(obs["yours"])
+        if verdict.status != "passed" or obs["baseline"] is None:
+            return verdict
+        for case, mine, theirs in zip(cases, obs["yours"], obs["baseline"], strict=False):
+            expected = theirs.get(key)
+            if expected is None or mine.get("raised"):
+                continue
+            wrong = tree_difference(*_in_one_form(mine.get(key), expected), case.dtype, name,
+                                    alike=True)
+            if wrong is not None:
+                return replace(failed(
+                    f"{case.describe()}: a call this check watched answered otherwise than the "
+                    f"reference on the same inputs ({wrong}), so what it saw is not what the "
+                    "work does", hint=WATCHED_ANSWERS_HINT), by_values=True, otherwise=verdict)
+        return verdict
+
+    return judged
+
+
+def _in_one_form(mine: Any, theirs: Any) -> tuple[Any, Any]:
+    """Two readings of one answer in the same form, where their forms differ only as the
+    contract allows: a number and a 0-d array, a list of numbers or arrays and the array they
+    stack into, are one answer."""
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        keyed = {k: _in_one_form(mine[k], theirs[k]) for k in theirs if k in mine}
+        return ({**mine, **{k: a for k, (a, _) in keyed.items()}},
+                {**theirs, **{k: b for k, (_, b) in keyed.items()}})
+    if isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+        pairs = [_in_one_form(a, b) for a, b in zip(mine, theirs, strict=True)]
+        return [a for a, _ in pairs], [b for _, b in pairs]
+    return _as_array(mine), _as_array(theirs)
+
+
+def _as_array(reading: Any) -> Any:
+    """A number, or a list that stacks into one array, as that array; else the reading."""
+    if isinstance(reading, float | int) or isinstance(reading, list) and reading and all(
+            isinstance(x, float | int | np.ndarray) for x in reading):
+        try:
+            return np.asarray(reading, dtype=np.float64)
+        except ValueError:  # arrays of several shapes stack into no one array
+            return reading
+    return reading
+
+
 def _cases(maker: Callable[[np.random.Generator], Any], ctx: Context) -> list[Case]:
     made = maker(ctx.rng())
     return list(made) if isinstance(made, list | tuple) else [made]
@@ -617,8 +688,10 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
             what = "a fresh result, inputs unchanged" if shared_hint else "inputs unchanged"
             return passed(f"{what} in {len(cases)} cases ({span(cases)})")
 
-        return Plan("inputs_after", {"function": function, "cases": [c.data() for c in cases],
-                                     "args": args, "run": run, "read_result": fresh}, judge)
+        probe_args = {"function": function, "cases": [c.data() for c in cases], "args": args,
+                      "run": run, "read_result": fresh}
+        return Plan("inputs_after", probe_args, with_answers(judge, cases, "the result"),
+                    baseline=answers_baseline(spec, ctx, "inputs_after", probe_args))
 
     return plan
 
@@ -639,8 +712,9 @@ def dtype_device(spec: Spec) -> PlanFactory:
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
-        return Plan("dtype_device", {"function": function, "args": args,
-                                     "cases": [c.data() for c in cases]}, judge)
+        probe_args = {"function": function, "args": args, "cases": [c.data() for c in cases]}
+        return Plan("dtype_device", probe_args, with_answers(judge, cases, "the result"),
+                    baseline=answers_baseline(spec, ctx, "dtype_device", probe_args))
 
     return plan
 
@@ -679,7 +753,9 @@ def keeps_dtype(spec: Spec) -> PlanFactory:
             return _each_case(cases, rows, promoted,
                               f"every result keeps the inputs' dtype ({kept})")
 
-        return Plan("call_each", {**call, "cases": [c.data() for c in cases]}, judge)
+        probe_args = {**call, "cases": [c.data() for c in cases]}
+        return Plan("call_each", probe_args, with_answers(judge, cases, name, key="value"),
+                    baseline=answers_baseline(spec, ctx, "call_each", probe_args))
 
     return plan
 
@@ -716,8 +792,10 @@ def returns_float(spec: Spec) -> PlanFactory:
         def judge(rows: list[Observation]) -> Verdict:
             return _each_case(cases, rows, other_type, f"{name} is a Python float in every case")
 
-        return Plan("result_types", {"function": function, "cases": [c.data() for c in cases],
-                                     "call": call, "args": args}, judge)
+        probe_args = {"function": function, "cases": [c.data() for c in cases], "call": call,
+                      "args": args}
+        return Plan("result_types", probe_args, with_answers(judge, cases, name),
+                    baseline=answers_baseline(spec, ctx, "result_types", probe_args))
 
     return plan
 
@@ -1433,23 +1511,18 @@ def complexity(spec: Spec) -> PlanFactory:
             yours = obs["yours"]
             if yours.get("autograd"):
                 return autograd_seen("your calls under the counter")
+            counted = rule.judge(cases[0], cases[-1], yours["counts"][0], yours["counts"][-1])
             wrong = _unmatched_count(cases, yours, obs["baseline"])
             if wrong:
-                return failed(wrong, hint=MEASURED_RESULTS_HINT)
-            return rule.judge(cases[0], cases[-1], yours["counts"][0], yours["counts"][-1])
+                return replace(failed(wrong, hint=WATCHED_ANSWERS_HINT), by_values=True,
+                               otherwise=counted)
+            return counted
 
         return Plan("cost_counts", {**probe_args, "watch": watched}, judge, watched=watched,
                     baseline=("cost_counts", {**probe_args,
                                               "reference": [folder, ctx.part_id]}))
 
     return plan
-
-
-MEASURED_RESULTS_HINT = ("A measurement is of the work that gives the right answer, and the "
-                         "answers of the measured calls are checked like every other call's: "
-                         "where the checks of values fail, fix those first; where they pass, "
-                         "your code answers the measured calls some other way than the rest. "
-                         "Compute every result from its inputs, the same way in every call.")
 
 
 def _unmatched_count(cases: Sequence[Case], yours: Observation,

@@ -197,17 +197,44 @@ def same_reading(a: Any, b: Any) -> bool:
 def result_types(api: Api, function: str, cases: Sequence[CaseData], call: str | None = None,
                  args: Sequence[str] = ()) -> list[Observation]:
     """For each case, the type of what the call returned and whether it is a Python float
-    (or numpy's float64, a subclass of float that adds nothing); up to and including the first
-    call that raised. A subclass of the candidate's own is not one: it can carry anything."""
+    (or numpy's float64, a subclass of float that adds nothing), and its answer (see
+    `answer`); up to and including the first call that raised. A subclass of the candidate's
+    own is not one: it can carry anything."""
     fn, rows = api.function(function), list[Observation]()
     for case in cases:
         value, raised = api.call(fn, *build_args(api, case, call, args))
         rows.append({"raised": as_dict(raised),
                      "type": f"{type(value).__module__}.{type(value).__qualname__}",
-                     "is_float": type(value) in (float, np.float64)})
+                     "is_float": type(value) in (float, np.float64),
+                     "answer": answer(api, value, raised)})
         if raised is not None:
             break
     return rows
+
+
+def answer(api: Api, value: Any, raised: Any) -> Any:
+    """What a call answered, read whole as arrays and numbers (None after a raise, or where it
+    cannot be read so): the checks that watch a call for something other than its values
+    compare this with the reference's answer on the same inputs (`reference_twice`), so code
+    that tells a watched call apart cannot answer it without the work."""
+    return None if raised is not None or value is None else _whole_reading(api, value)
+
+
+@probe
+def reference_twice(api: Api, probe: str, args: dict[str, Any],
+                    reference: Sequence[str]) -> Any:
+    """The baseline of a check that compares answers: the probe `probe` run on `args` with
+    the round's reference (its folder and part) in place of the candidate's code, twice; each
+    row's "answer" (its "value" for call_each) is kept only where both runs gave it bit for bit
+    (a function that draws random numbers answers each call differently, and no answer of the
+    candidate's could be held to one of them)."""
+    api = reference_api(api, *reference)
+    first, second = (resolve(api, probe)(api, **args) for _ in range(2))
+    key = "value" if probe == "call_each" else "answer"
+    for row, again in zip(first, second, strict=False):
+        if not same_reading(row.get(key), again.get(key)):
+            row[key] = None
+    return first
 
 
 @probe
@@ -243,8 +270,9 @@ def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
     Without `run` the function is called on the inputs `args`; `run(api, natives)` (a helper)
     may instead call several functions on the natives and returns what was raised (a Raised)
     or None, or (the last call's result, what was raised). "shared": the inputs a result
-    shares memory with (or is). `read_result`: each result (or each of a tuple or list of
-    them) must read as an array, else the probe reports a fault naming what came back."""
+    shares memory with (or is); "answer": what it returned (see `answer`). `read_result`: each
+    result (or each of a tuple or list of them) must read as an array, else the probe reports
+    a fault naming what came back."""
     rows = []
     for case in cases:
         natives = {name: api.backend.native(np.asarray(a)) for name, a in case["inputs"].items()}
@@ -259,7 +287,8 @@ def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
                 api.backend.to_numpy(out)
         rows.append({"raised": as_dict(raised),
                      "shared": [] if raised else shared_inputs(api, value, natives),
-                     "after": {name: snapshot(api, x) for name, x in natives.items()}})
+                     "after": {name: snapshot(api, x) for name, x in natives.items()},
+                     "answer": answer(api, value, raised)})
         if raised:
             break
     return rows
@@ -283,7 +312,8 @@ def _shares(api: Api, out: Any, x: Any) -> bool:
 @probe
 def dtype_device(api: Api, function: str, cases: Sequence[CaseData],
                  args: Sequence[str]) -> list[Observation]:
-    """The dtype and device of each result against those of the first input."""
+    """The dtype and device of each result against those of the first input, and its answer
+    (see `answer`)."""
     rows: list[Observation] = []
     for case in cases:
         natives = native_args(api, case, args)
@@ -293,7 +323,8 @@ def dtype_device(api: Api, function: str, cases: Sequence[CaseData],
         api.backend.to_numpy(value)
         b = api.backend
         rows.append({"raised": None, "got": [b.dtype_name(value), b.device_name(value)],
-                     "want": [b.dtype_name(natives[0]), b.device_name(natives[0])]})
+                     "want": [b.dtype_name(natives[0]), b.device_name(natives[0])],
+                     "answer": answer(api, value, None)})
     return rows
 
 

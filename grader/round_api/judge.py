@@ -17,7 +17,7 @@ from grader.checks.compare import find_mismatch, matches, tree_difference, tree_
 from grader.checks.followups import unavailable
 from grader.checks.growth import backward_sizes, held_size
 from grader.checks.kinds import (
-    MEASURED_RESULTS_HINT,
+    WATCHED_ANSWERS_HINT,
     central_differences,
     explain_error,
     first_line,
@@ -36,7 +36,7 @@ from grader.probes.api import Api
 from grader.probes.backends import TorchBackend
 
 __all__ = [
-    "MEASURED_RESULTS_HINT", "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake",
+    "WATCHED_ANSWERS_HINT", "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake",
     "Plan", "Round",
     "TorchBackend", "Verdict", "backward_sizes", "held_size",
     "central_differences", "diagnose", "drawn_sizes", "error_topic", "explain_error",

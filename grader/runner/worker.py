@@ -201,6 +201,9 @@ class _Part:
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
         self.voiding: dict[str, Verdict | None] = {}
+        self.unless_values: dict[str, Verdict] = {}
+        """The failures that stand only where the part's values pass (Verdict.by_values),
+        each with the verdict that stands instead."""
         self.cut_short: set[str] = set()
         """The checks not run because the code under test hung in an earlier one."""
         self.advised = 0.0
@@ -245,23 +248,26 @@ class _Part:
         """The job of a child running plan `index`'s baseline, with no candidate code."""
         plan = self.plans[index]
         probe, args = plan.baseline  # type: ignore[misc]
-        return self.reference_job(index, probe, {**args, **(run or {})}, plan.uses_device)
+        return self.reference_job(index, [(probe, {**args, **(run or {})}, plan.uses_device)])
 
-    def reference_job(self, index: int, probe: str, args: dict[str, Any],
-                      uses_device: bool) -> ChildJob:
-        """The job of a child running one probe for plan `index` with no candidate code (a
-        baseline, a diagnosis)."""
+    def reference_job(self, first: int,
+                      probes: list[tuple[str, dict[str, Any], bool]]) -> ChildJob:
+        """The job of a child running probes (name, arguments, whether it uses the device)
+        with no candidate code (baselines, a diagnosis), the first for plan `first`."""
         return _job(self.request, self.round, str(self.round.reference_dir("torch")), None,
-                    [_call(probe, uses_device)], [args], index, self.ready)
+                    [_call(name, device) for name, _, device in probes],
+                    [args for _, args, _ in probes], first, self.ready)
 
     def folded(self, index: int, verdict: Verdict) -> bool:
         """Whether the failure `verdict` of check `index` follows from a failure already
         judged (a check its row names in `after`, unless the verdict stands alone): the
         scorecard folds it under that one (engine.triage), whose hint names the slip, so
         naming this one's (the reference's mutants run again, on this check's own cases,
-        often the larger) would cost seconds that no candidate reads."""
+        often the larger) would cost seconds that no candidate reads. A failure that stands
+        only where the values pass (Verdict.by_values) explains nothing yet."""
         after = () if verdict.alone else self.checks[index].after
-        return follows_from(after, {r.id: r.status for r in self.results}) is not None
+        return follows_from(after, {r.id: r.status for r in self.results
+                                    if r.id not in self.unless_values}) is not None
 
     def result(self, index: int, verdict: Verdict, duration: float, output: str,
                status: Status | None = None) -> None:
@@ -277,6 +283,8 @@ class _Part:
         message = verdict.message + (ADVISORY if advisory and applies else "")
         if verdict.voids and final == "failed":
             self.voiding[check.id] = verdict.otherwise
+        if verdict.by_values and final == "failed" and verdict.otherwise is not None:
+            self.unless_values[check.id] = verdict.otherwise
         hint = verdict.hint and for_flavor(verdict.hint, ctx.flavor)
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
@@ -374,6 +382,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
         except ChildrenLost as lost:
             grading.not_run(len(grading.results), str(lost), status=lost.status)
     void_results(grading.checks, grading.results, grading.voiding, grading.cut_short)
+    explained_by_values(grading.results, grading.unless_values)
     drop_hints_to_passed_checks(grading.results)
     point_folded_failures_at_their_root(grading.results)
     show_lines_apart(grading)
@@ -447,6 +456,22 @@ def void_results(checks: list[Check], results: list[CheckResult],
         done.update(r.id for r in targets)
         for voided in targets:
             _set_aside(voided, "failed", check.void_message, by_id[check.id])
+
+
+def explained_by_values(results: list[CheckResult], unless_values: dict[str, Verdict]) -> None:
+    """Where a check of the part's values (rank 2) did not pass, each failure that stands only
+    where they pass (Verdict.by_values: a watched call answered wrong) gives way to what its
+    check found of its property: an honest slip answers the watched calls wrong as it does
+    the rest, and the values' own checks say so."""
+    if all(r.status == "passed" for r in results if r.rank == 2 and r.max_score > 0):
+        return
+    for result in results:
+        instead = unless_values.get(result.id)
+        if instead is not None and result.status == "failed":
+            result.status, result.message, result.hint = \
+                instead.status, instead.message, instead.hint
+            result.score = result.max_score * (1.0 if instead.status == "passed" else
+                                               instead.fraction)
 
 
 def _not_seen(check: Check, unseen: CheckResult, targets: list[CheckResult]) -> None:
@@ -546,12 +571,19 @@ def drop_hints_to_passed_checks(results: list[CheckResult]) -> None:
 
 
 def run_baselines(grading: _Part) -> dict[int, dict[str, Any]]:
-    """Each plan's baseline probe, run in a child with no candidate code: frame by plan index.
-    A measured plan's baseline runs are taken with its own, round by round (_measure)."""
-    local = fork_spawner(grading.round)
-    return {index: _baseline_frame(grading, local, index, None)
-            for index, plan in enumerate(grading.plans)
-            if plan.baseline is not None and plan.measured is None}
+    """Each plan's baseline probe, frame by plan index, all in one child with no candidate
+    code: a process each would cost a fork and the reference's import per check, for probes
+    whose CPU time nobody reads. A measured plan's baseline runs are taken with its own,
+    round by round (_measure), each in a process of its own."""
+    indices = [index for index, plan in enumerate(grading.plans)
+               if plan.baseline is not None and plan.measured is None]
+    if not indices:
+        return {}
+    job = grading.reference_job(indices[0], [
+        (*grading.plans[i].baseline, grading.plans[i].uses_device)  # type: ignore[misc]
+        for i in indices])
+    frames = _reference_frames(grading, fork_spawner(grading.round), indices, job)
+    return dict(zip(indices, frames, strict=True))
 
 
 def _baseline_frame(grading: _Part, local: Spawn, index: int,
@@ -561,30 +593,43 @@ def _baseline_frame(grading: _Part, local: Spawn, index: int,
 
 def _reference_frame(grading: _Part, local: Spawn, index: int,
                      job: ChildJob) -> dict[str, Any]:
-    """The frame of a child with no candidate code (see reference_job), with the CPU seconds
-    it cost; an error frame when it used up plan `index`'s CPU time or died, a starved_frame
-    when it was kept from running: only the clock's backstop stopped it, or it sat idle
-    through its limit (the grader's own code never waits on anything: a process stopped, frozen
-    or blocked on the disk was the machine's doing)."""
-    request, plan = grading.request, grading.plans[index]
-    child = local(job)
-    child.release()
-    limit = frame_timeout(request, plan, grading.ready)
-    try:
-        frame = next_frame(child, limit, progress=grading.alive)
-    except FrameTimeout as exc:
-        child.end(kill=True)
-        if exc.why in ("wall", "idle"):
-            return starved_frame(f"the process running the reference "
-                                 f"{timeout_words(exc, limit, None)}")
-        return dict(probe_frame("error", message="the reference did not finish in time"))
-    grading.alive()
-    ended = child.end(kill=frame is None)
-    if frame is None:
-        words = f"the process running the reference {ended.how}"
-        return starved_frame(words, ended.machine) if ended.machine \
-            else dict(probe_frame("error", message=words))
-    return {**frame, "cpu_s": ended.cpu_s}
+    """The frame of a child with no candidate code running one call, for plan `index`."""
+    return _reference_frames(grading, local, [index], job)[0]
+
+
+def _reference_frames(grading: _Part, local: Spawn, indices: list[int],
+                      job: ChildJob) -> list[dict[str, Any]]:
+    """The frames of a child with no candidate code (see reference_job) running a call for
+    each plan of `indices`, each with the CPU seconds the child cost in all; an error frame
+    for a call that used up its plan's CPU time or where the child died, a starved_frame where
+    it was kept from running: only the clock's backstop stopped it, or it sat idle through its
+    limit (the grader's own code never waits on anything: a process stopped, frozen or
+    blocked on the disk was the machine's doing). The calls after one that got no frame get
+    the same frame."""
+    request, child = grading.request, local(job)
+    frames: list[dict[str, Any]] = []
+    for index in indices:
+        child.release()
+        limit = frame_timeout(request, grading.plans[index], grading.ready)
+        try:
+            frame = next_frame(child, limit, progress=grading.alive)
+        except FrameTimeout as exc:
+            child.end(kill=True)
+            stopped = starved_frame(f"the process running the reference "
+                                    f"{timeout_words(exc, limit, None)}") \
+                if exc.why in ("wall", "idle") \
+                else dict(probe_frame("error", message="the reference did not finish in time"))
+            return frames + [stopped] * (len(indices) - len(frames))
+        grading.alive()
+        if frame is None:
+            ended = child.end(kill=True)
+            words = f"the process running the reference {ended.how}"
+            died = starved_frame(words, ended.machine) if ended.machine \
+                else dict(probe_frame("error", message=words))
+            return frames + [died] * (len(indices) - len(frames))
+        frames.append(frame)
+    ended = child.end(kill=False)
+    return [{**frame, "cpu_s": ended.cpu_s} for frame in frames]
 
 
 ANSWERS_KEPT_BYTES = 64 << 20
@@ -750,8 +795,8 @@ def _diagnosis_frame(grading: _Part, index: int, diagnosis: Diagnosis,
     shape the hints of those after it."""
     rows_name, columns_name = diagnosis.grid
     rows, columns = args[rows_name], args[columns_name]
-    job = _digest(grading.reference_job(index, diagnosis.probe,
-                                         {**args, rows_name: None, columns_name: None}, False))
+    job = _digest(grading.reference_job(index, [
+        (diagnosis.probe, {**args, rows_name: None, columns_name: None}, False)]))
     row_keys, column_keys = [_digest(r) for r in rows], [_digest(c) for c in columns]
     answers: dict[tuple[int, int], Any] = {}
     for i, row in enumerate(row_keys):
@@ -764,9 +809,9 @@ def _diagnosis_frame(grading: _Part, index: int, diagnosis: Diagnosis,
     if missing_rows:
         missing_columns = [j for j in range(len(columns))
                            if any((i, j) not in answers for i in missing_rows)]
-        asked = grading.reference_job(index, diagnosis.probe, {
+        asked = grading.reference_job(index, [(diagnosis.probe, {
             **args, rows_name: [rows[i] for i in missing_rows],
-            columns_name: [columns[j] for j in missing_columns]}, False)
+            columns_name: [columns[j] for j in missing_columns]}, False)])
         frame = _reference_frame(grading, fork_spawner(grading.round, sweep=False), index,
                                  asked)
         if frame["kind"] != "observation":

@@ -131,21 +131,25 @@ def backward_call(api: Api, case: dict[str, Any]) -> tuple[Any, Any, Any]:
     return params, cache, arrays["dlogits"]
 
 
-def backward_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
-    """Forward then backward on the natives (for inputs_unchanged); what was raised."""
+def backward_on(api: Api, arrays: dict[str, Any]) -> tuple[Any, Raised | None] | Raised:
+    """Forward then backward on the natives (for inputs_unchanged): (the gradients, what the
+    backward raised), or what the forward raised."""
     params = params_from(arrays)
     cache, _, raised = _forward(api, params, arrays["X"])
     if raised is not None:
         return raised
-    return api.call(api.function("mlp_backward"), params, cache, arrays["dlogits"])[1]
+    return api.call(api.function("mlp_backward"), params, cache, arrays["dlogits"])
 
 
-def forward_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
-    return api.call(api.function("mlp_forward"), params_from(arrays), arrays["X"])[1]
+def forward_on(api: Api, arrays: dict[str, Any]) -> tuple[Any, None] | Raised:
+    """The forward on the natives (for inputs_unchanged): (the logits, None), or what was
+    raised; the cache, whose layout is the candidate's own, is no answer."""
+    _, logits, raised = _forward(api, params_from(arrays), arrays["X"])
+    return raised if raised is not None else (logits, None)
 
 
-def loss_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
-    return api.call(api.function("softmax_cross_entropy"), arrays["logits"], arrays["y"])[1]
+def loss_on(api: Api, arrays: dict[str, Any]) -> tuple[Any, Raised | None]:
+    return api.call(api.function("softmax_cross_entropy"), arrays["logits"], arrays["y"])
 
 
 def sgd_call(api: Api, case: dict[str, Any]) -> tuple[Any, Any, float]:

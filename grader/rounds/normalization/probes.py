@@ -174,36 +174,38 @@ def batch_backward_call(api: Api, case: dict[str, Any]) -> tuple[Any, Any]:
 # --- the inputs-unchanged runs (they receive the native arrays alone) -------------------------
 
 
-def variances_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
+def variances_on(api: Api, arrays: dict[str, Any]) -> tuple[Any, Raised | None]:
     weights = [arrays[f"W{i}"] for i in range(sum(k.startswith("W") for k in arrays))]
-    return api.call(api.function("activation_variances"), weights, arrays["x"], "relu")[1]
+    return api.call(api.function("activation_variances"), weights, arrays["x"], "relu")
 
 
-def layer_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
-    """Forward, then backward on its cache."""
+def layer_on(api: Api, arrays: dict[str, Any]) -> tuple[Any, Raised | None] | Raised:
+    """Forward, then backward on its cache: (the backward's gradients, what it raised), or
+    what the forward raised."""
     value, raised = api.call(api.function("layernorm_forward"), arrays["x"], arrays["gamma"],
                              arrays["beta"], UNCHANGED["eps"])
     if raised is not None:
         return raised
     _, cache = tuple_of(value, 2, "layernorm_forward", "y, cache")
-    return api.call(api.function("layernorm_backward"), arrays["dy"], cache)[1]
+    return api.call(api.function("layernorm_backward"), arrays["dy"], cache)
 
 
-def _batch_on(api: Api, arrays: dict[str, Any], training: bool) -> Raised | None:
+def _batch_on(api: Api, arrays: dict[str, Any],
+              training: bool) -> tuple[Any, Raised | None] | Raised:
     value, raised = api.call(api.function("batchnorm_forward"), arrays["x"], arrays["gamma"],
                              arrays["beta"], arrays["running_mean"], arrays["running_var"],
                              UNCHANGED["momentum"], UNCHANGED["eps"], training)
     if raised is not None:
         return raised
     cache = tuple_of(value, 4, "batchnorm_forward", "y, cache, running_mean, running_var")[1]
-    return api.call(api.function("batchnorm_backward"), arrays["dy"], cache)[1]
+    return api.call(api.function("batchnorm_backward"), arrays["dy"], cache)
 
 
-def batch_training_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
+def batch_training_on(api: Api, arrays: dict[str, Any]) -> tuple[Any, Raised | None] | Raised:
     return _batch_on(api, arrays, True)
 
 
-def batch_evaluation_on(api: Api, arrays: dict[str, Any]) -> Raised | None:
+def batch_evaluation_on(api: Api, arrays: dict[str, Any]) -> tuple[Any, Raised | None] | Raised:
     return _batch_on(api, arrays, False)
 
 

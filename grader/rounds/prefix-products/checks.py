@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from grader.round_api.judge import (
-    MEASURED_RESULTS_HINT,
+    WATCHED_ANSWERS_HINT,
     Case,
     Context,
     Diagnosis,
@@ -589,16 +589,16 @@ def memory(ctx: Context, params: dict[str, str]) -> Plan:
     stack_bytes = case["W"].nbytes
 
     def judge(obs: dict[str, Any]) -> Verdict:
-        wrong = tree_difference(obs["P"], forward_of(case), case.dtype, "P")
-        if wrong is not None:
-            return failed(f"{case.describe()}: the call whose memory was measured left a wrong "
-                          f"P ({wrong}), so its memory is not that of the work",
-                          hint=MEASURED_RESULTS_HINT)
         extra = obs["extra"]
         summary = f"{case.describe()}: {extra} bytes extra; the whole stack is {stack_bytes}"
-        if extra >= stack_bytes // 2:
-            return failed(summary, hint=params["hint"])
-        return passed(summary)
+        found = failed(summary, hint=params["hint"]) if extra >= stack_bytes // 2 \
+            else passed(summary)
+        wrong = tree_difference(obs["P"], forward_of(case), case.dtype, "P")
+        if wrong is None:
+            return found
+        return replace(failed(f"{case.describe()}: the call whose memory was measured left a "
+                              f"wrong P ({wrong}), so its memory is not that of the work",
+                              hint=WATCHED_ANSWERS_HINT), by_values=True, otherwise=found)
 
     return Plan("round:memory", {"case": case.data()}, judge)
 

@@ -100,11 +100,12 @@ def _levels_data(api: Api, case: dict[str, Any]) -> list[list[Any]] | None:
         return None
 
 
-def fill_fresh_buffer(api: Api, natives: dict[str, Any]) -> Raised | None:
-    """Part 1 on W and a separate NaN buffer (only W is an input here)."""
+def fill_fresh_buffer(api: Api, natives: dict[str, Any]) -> tuple[Any, Raised | None]:
+    """Part 1 on W and a separate NaN buffer (only W is an input here): (the buffer as the
+    call left it, what it raised)."""
     W = natives["W"]
     P = api.backend.nan_buffer(tuple(W.shape), api.backend.dtype_name(W))
-    return api.call(api.function("prefix_products_out"), W, P)[1]
+    return P, api.call(api.function("prefix_products_out"), W, P)[1]
 
 
 def scan_both(api: Api, natives: dict[str, Any]) -> tuple[Any, Raised | None]:

@@ -29,10 +29,10 @@ def batch_shape(A: torch.Tensor, B: torch.Tensor) -> tuple[int, ...]:
 
 
 def _counted() -> bool:
-    """Whether a caller up the stack counts operations."""
+    """Whether a caller up the stack is the probe that counts operations."""
     frame = sys._getframe(2)
     while frame is not None:
-        if "count" in frame.f_code.co_name or "watch" in frame.f_code.co_name:
+        if frame.f_code.co_name == "cost_counts":
             return True
         frame = frame.f_back
     return False
