@@ -360,7 +360,8 @@ def validation(spec: Spec) -> PlanFactory:
                                           hint=hint), diagnosis=fixing(case))
                 if error not in raised["bases"]:
                     return replace(failed(f"{row['case']}: raised {format_raised(raised)}; "
-                                          f"expected {error}", hint=hint),
+                                          f"expected {error}",
+                                          hint=f"{wrong_error(raised, error)} {hint}".strip()),
                                    diagnosis=fixing(case))
             rejected = [(case, row) for case, row in zip(valid_cases, accepted, strict=True)
                         if row["raised"] is not None]
@@ -401,6 +402,25 @@ def validation(spec: Spec) -> PlanFactory:
 
 PLAIN_CALL = {"read": None, "run": None, "returns": "nothing"}
 """How a validation's call is read, for the mutants that replay it: only what it raises."""
+
+
+OWN_WRONG_ERROR = ("Your `raise` at {line} raises {type}, and the contract asks for {error}: "
+                   "a caller catching {error} would miss it.")
+BROKE_ON_ERROR = ("That {type} is no check of yours: `{code}` at {line} broke on the "
+                  "malformed input before any check rejected it. Reject the input yourself "
+                  "before that line, or catch the {type} there and raise {error} from it.")
+
+
+def wrong_error(raised: dict[str, Any], error: str) -> str:
+    """What a malformed input's exception of the wrong type was: the candidate's own `raise`
+    of another type, or a library's exception let through (torch.broadcast_shapes' RuntimeError
+    where the contract asks for ValueError, an IndexError of an index read before the shapes
+    were checked); "" where the code names no line."""
+    line, code = mutants.raise_site(str(raised.get("where", "")))
+    if not line:
+        return ""
+    said = OWN_WRONG_ERROR if _raised_by_a_raise(raised) else BROKE_ON_ERROR
+    return said.format(line=line, code=code, type=raised["type"], error=error)
 
 
 def _well_formed(count: int) -> str:
