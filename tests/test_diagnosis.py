@@ -1024,6 +1024,18 @@ def test_two_indices_of_a_subscript_are_swapped_where_they_differ() -> None:
     assert made == {"x[y, rows] -= 1", "a = x[0, :]", "b = x[1, ..., 2]", "b = x[..., 2, 1]"}
 
 
+def test_a_formulas_parentheses_move_only_where_the_value_changes() -> None:
+    """Parentheses lost or put around other operands, both ways (a candidate's file gets
+    them back); a regrouping that computes the same (`a + (b - c)`, `a * (b / c)`) is no
+    slip, and `@` is associative."""
+    source = ("def f(a, b, c, n):\n    x = 2 / (a + b)\n    y = a + (b - c)\n"
+              "    z = a - b - c\n    w = a * (b / c)\n    v = (a + b) / n ** 2\n"
+              "    u = a @ (b @ c)\n    return x + y + z + w + v + u\n")
+    made = {m.after for m in mutants.mutants(source) if m.operator == "regrouped"}
+    assert made == {"x = 2 / a + b", "z = a - (b - c)", "v = a + b / n ** 2",
+                    "v = ((a + b) / n) ** 2"}
+
+
 def _raised(attempt: Any) -> dict[str, str]:
     try:
         attempt()

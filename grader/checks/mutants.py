@@ -459,6 +459,33 @@ def left_out(node: ast.AST, scope: Scope) -> Iterator[Edit]:
             yield Edit("reverse_ratio", ast.BinOp(node.right, ast.Div(), node.left))
 
 
+REGROUPED = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow)
+"""The operators whose grouping a hurried hand gets wrong (`@` is associative, and binds as
+`*` does)."""
+SAME_GROUPING = {(ast.Add, ast.Add), (ast.Add, ast.Sub), (ast.Mult, ast.Mult),
+                 (ast.Mult, ast.Div)}
+"""(outer, inner) pairs whose regrouping computes the same value: `a + (b - c)` is
+`(a + b) - c`."""
+
+
+def groupings(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """Parentheses lost, or put around the wrong operands: `2 / (fan_in + fan_out)` written
+    `2 / fan_in + fan_out`, `(x - mean) / std` written `x - mean / std`, `a - (b - c)` written
+    `a - b - c`; tried in a candidate's file, the same regrouping the other way puts them
+    back. Only where the value changes (see SAME_GROUPING)."""
+    if not isinstance(node, ast.BinOp) or not isinstance(node.op, REGROUPED):
+        return
+    right, left = node.right, node.left
+    if isinstance(right, ast.BinOp) and isinstance(right.op, REGROUPED) \
+            and (type(node.op), type(right.op)) not in SAME_GROUPING:
+        yield Edit("regrouped", ast.BinOp(ast.BinOp(left, node.op, right.left), right.op,
+                                          right.right))
+    if isinstance(left, ast.BinOp) and isinstance(left.op, REGROUPED) \
+            and (type(left.op), type(node.op)) not in SAME_GROUPING:
+        yield Edit("regrouped", ast.BinOp(left.left, left.op,
+                                          ast.BinOp(left.right, node.op, right)))
+
+
 def conditions(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """One of the conditions a test joins with `and` or `or` left out: `if training and n < 2`
     written `if n < 2`, which rejects a batch of one in evaluation too."""
@@ -1146,7 +1173,8 @@ def _called(node: ast.Call) -> str:
 OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_one,
                                    dimensions, index_arrays, comparisons, negations, reductions,
                                    siblings,
-                                   precision, initial_values, arithmetic, left_out, conditions,
+                                   precision, initial_values, arithmetic, left_out, groupings,
+                                   conditions,
                                    calls, moved_calls, joins, reversals,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
                                    einsum_subscripts, names)
@@ -1166,7 +1194,8 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpos
             "drop_new_axis",
             "drop_factor", "double_factor", "halve_factor", "inverted_operator", "floor_division",
             "true_division", "reverse_difference",
-            "reverse_ratio", "drop_call", "moved_call", "drop_term", "drop_operand",
+            "reverse_ratio", "regrouped", "drop_call", "moved_call", "drop_term",
+            "drop_operand",
             "drop_condition",
             "listed_once", "swap_steps", "hoisted_step", "return_in_loop", "drop_step",
             "unentered_with",
