@@ -541,7 +541,8 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
               ("prefix-products/hostile_scratch_copy_hidden_from_the_measure/torch/"
                "part1_inplace.py", 6),
               ("prefix-products/hostile_writes_w_unless_watched/numpy/part2_out_of_place.py", 9),
-              ("mlp-backprop/hostile_relu_in_place_unless_watched/numpy/part1_forward.py", 34)]
+              ("mlp-backprop/hostile_relu_in_place_unless_watched/numpy/part1_forward.py", 34),
+              ("prefix-products/hostile_scan_zeros_when_timed/part4_scan.py", 11)]
           for step in (0, 2, 4)},
         # The backwards that autograd derived at import, traced into a graph of operations.
         *{(f"tests/solutions/normalization/part2_backward_{name}/part2_layernorm.py", line,

@@ -268,7 +268,11 @@ def test_without_a_passing_part2_only_the_reference_sequential_forward_is_timed(
 
 
 @pytest.mark.parametrize(("solution_name", "status"), [
-    (None, "passed"), ("part4_python_loop_scan", "failed")])
+    (None, "passed"), ("part4_python_loop_scan", "failed"),
+    # Each timed call gets the matrices in an order of its own: nothing kept answers it.
+    ("hostile_scan_memoised_by_identity", "failed"),
+    # Each timed call's answer is held to the reference's same call.
+    ("hostile_scan_zeros_when_timed", "failed")])
 def test_the_graded_path_runs_end_to_end_on_this_cpu(monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path, solution_name: str | None,
                                                       status: str) -> None:
@@ -283,9 +287,35 @@ def test_the_graded_path_runs_end_to_end_on_this_cpu(monkeypatch: pytest.MonkeyP
     assert timing.status == status, timing.message
     assert timing.max_score > 0
     assert "CPU (cpu), N=512, D=8, float32" in timing.message
+    if solution_name == "hostile_scan_zeros_when_timed":
+        assert timing.message.startswith("call 1 of your scan forward answered otherwise than "
+                                         "the reference's on the same inputs")
+        return
     assert "your scan takes" in timing.message and "x the reference scan's time" in timing.message
     if status == "failed":
         assert timing.hint and "one call" in timing.hint
+
+
+def test_a_timed_call_that_answers_otherwise_fails_on_cuda_and_is_said_on_a_cpu() -> None:
+    """A time is only the cost of work that gave the right answer: each timed call's answer
+    (its projection) against the reference's same call, on the same inputs."""
+    both = observation("cuda", 1.0)
+    both["yours"]["answers"] = {"your scan forward": [[1.0, 2.0], [1.0, 2.0]],
+                                "your scan backward": [[4.0, 9.0], [5.0, 9.0]]}
+    both["baseline"]["answers"] = {"reference scan forward": [[1.0, 2.0], [1.0, 2.0]],
+                                   "reference scan backward": [[4.0, 9.0], [4.0, 9.0], [6.0, 9.0]]}
+    verdict = judge_timing(both)
+    assert verdict.status == "failed" and verdict.message.startswith(
+        "call 2 of your scan backward answered otherwise than the reference's on the same "
+        "inputs, so its time is not the cost of the work\nNVIDIA H200")
+    cpu = observation("cpu", 1.0)
+    cpu["yours"]["answers"], cpu["baseline"]["answers"] = \
+        both["yours"]["answers"], both["baseline"]["answers"]
+    verdict = judge_timing(cpu, device="cpu")
+    assert verdict.status == "skipped" and verdict.message.startswith(
+        "no CUDA device: CPU figures for information (call 2 of your scan backward answered")
+    both["yours"]["answers"]["your scan backward"][1] = [4.0 + 1e-4, 9.0]  # float32 rounding
+    assert judge_timing(both).status == "passed"
 
 
 def test_a_figure_too_noisy_for_a_spread_says_so_instead_of_a_huge_percentage() -> None:

@@ -1555,7 +1555,7 @@ def _unmatched_count(cases: Sequence[Case], yours: Observation,
     for case, got, expected in zip(cases, yours.get("projections") or [],
                                    reference.get("projections") or [], strict=False):
         rtol = TIMED_RTOL["float32" if _has_float32(case) else "float64"]
-        if _projection_differs(got, expected, rtol):
+        if projection_differs(got, expected, rtol):
             return (f"{case.describe()}: the answer of the call under the counter differs "
                     "from the reference's on the same inputs, so its count is not the cost "
                     "of the work")
@@ -2069,7 +2069,7 @@ def _unmatched_call(cases: Sequence[Case], yours: list[dict[str, Any]],
             return (f"{case.describe()}: {len(got)} of the {len(expected)} timed calls gave a "
                     "result")
         for index, (a, b) in enumerate(zip(got, expected, strict=True)):
-            if _projection_differs(a, b, rtol):
+            if projection_differs(a, b, rtol):
                 which = "the first call" if index == 0 else f"timed call {index + 1}"
                 return (f"{case.describe()}: the result of {which} (on inputs of its own) "
                         "differs from the reference's on the same inputs, so the time it took "
@@ -2085,7 +2085,7 @@ def _has_float32(case: Case) -> bool:
         getattr(a, "dtype", None) == np.float32 for a in case.inputs.values())
 
 
-def _projection_differs(got: list[float] | None, expected: list[float] | None,
+def projection_differs(got: list[float] | None, expected: list[float] | None,
                         rtol: float) -> bool:
     """Whether a call's answer (its projection, see probes.library.projection) differs from
     the reference's; never where the reference's is not one."""

@@ -17,12 +17,14 @@ from grader.checks.compare import find_mismatch, matches, tree_difference, tree_
 from grader.checks.followups import unavailable
 from grader.checks.growth import backward_sizes, held_size
 from grader.checks.kinds import (
+    TIMED_RTOL,
     WATCHED_ANSWERS_HINT,
     central_differences,
     explain_error,
     first_line,
     format_raised,
     judge_cases,
+    projection_differs,
     raised_verdict,
 )
 from grader.checks.mistakes import Mistake, diagnose
@@ -36,15 +38,15 @@ from grader.probes.api import Api
 from grader.probes.backends import TorchBackend
 
 __all__ = [
-    "WATCHED_ANSWERS_HINT", "Api", "Case", "Context", "Diagnosis", "Measured", "Mistake",
-    "Plan", "Round",
+    "TIMED_RTOL", "WATCHED_ANSWERS_HINT", "Api", "Case", "Context", "Diagnosis", "Measured",
+    "Mistake", "Plan", "Round",
     "TorchBackend", "Verdict", "backward_sizes", "held_size",
     "central_differences", "diagnose", "drawn_sizes", "error_topic", "explain_error",
     "failed", "fill",
     "find_mismatch", "first_line", "followups", "format_raised", "judge_cases",
     "load_module", "load_reference_part", "matches", "mismatched_inputs", "mismatched_shapes",
     "mutant_diagnosis",
-    "passed",
+    "passed", "projection_differs",
     "raised_verdict", "settled", "skipped", "span", "spread_out", "spread_text",
     "tree_difference",
     "tree_matches", "unavailable", "undecided",

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from grader.round_api.judge import (
+    TIMED_RTOL,
     WATCHED_ANSWERS_HINT,
     Case,
     Context,
@@ -32,6 +33,7 @@ from grader.round_api.judge import (
     matches,
     mutant_diagnosis,
     passed,
+    projection_differs,
     raised_verdict,
     settled,
     skipped,
@@ -697,9 +699,12 @@ def timing(ctx: Context, params: dict[str, Any]) -> Plan:
     settings = {"W": W, "dP": dP, "device": ctx.device, "repeat_s": params["repeat_s"][device],
                 "budget_s": params["budget_share"] * ctx.timeout_s,
                 "call_limit_s": params["call_limit_share"] * ctx.timeout_s,
-                "time_sequential": sequential,
+                "time_sequential": sequential, "order_seed": int(rng.integers(2**62)),
                 "sequential_module": ROUND.part("part2").module, "sequential_note": note}
-    rounds = tuple(({"settings": settings},) for _ in range(TIMING_ROUNDS))
+    # Each round's calls get inputs of their own (the reference's process of the round the
+    # same): nothing one process kept, in memory or in a file, answers another's.
+    rounds = tuple(({"settings": {**settings, "order_seed": int(rng.integers(2**62))}},)
+                   for _ in range(TIMING_ROUNDS))
     return Plan("round:time_scan", {"settings": settings},
                 timing_judge(params, settings["budget_s"], device), uses_device=True,
                 baseline=("round:time_reference", {"settings": settings}),
@@ -751,6 +756,25 @@ def _ratio(figures: dict[str, Any]) -> float | None:
     return yours / sum(figures[name]["median"] for name in REFERENCE_FIGURES)
 
 
+TIMED_PAIRS = tuple(zip((*SCAN_FIGURES, "your sequential forward"),
+                        (*REFERENCE_FIGURES, "reference sequential forward"), strict=True))
+"""Each function the candidate's process times, with the reference's it is compared with."""
+
+
+def _unmatched_answers(rounds: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    """Which timed call of the candidate's answered otherwise than the reference's same call
+    (the same inputs: see probes._Bench), in words; "" where every call both made agrees."""
+    for mine, theirs in rounds:
+        for yours, reference in TIMED_PAIRS:
+            got = mine.get("answers", {}).get(yours, [])
+            expected = theirs.get("answers", {}).get(reference, [])
+            for call, (a, b) in enumerate(zip(got, expected, strict=False)):
+                if projection_differs(a, b, TIMED_RTOL["float32"]):
+                    return (f"call {call + 1} of {yours} answered otherwise than the reference's "
+                            "on the same inputs, so its time is not the cost of the work")
+    return ""
+
+
 def timing_judge(params: dict[str, Any], budget_s: float,
                  device: str) -> Callable[[dict[str, Any]], Verdict]:
     """The verdict of part4.timing. `device` is the judge's own finding of where the timing
@@ -771,8 +795,11 @@ def timing_judge(params: dict[str, Any], budget_s: float,
             return skipped("\n".join([
                 f"this machine has CUDA, but your scan's process reported "
                 f"{obs['why_not_cuda']}: not timed, so no points", *lines]))
+        wrong = _unmatched_answers(rounds)
         if obs["why_not_cuda"] is not None:
             note = f"{obs['why_not_cuda']}: CPU figures for information"
+            if wrong:
+                note += f" ({wrong})"
             if raised:
                 note += f" (stopped early: {format_raised(raised)})"
             ratio = _ratio(figures)
@@ -789,6 +816,8 @@ def timing_judge(params: dict[str, Any], budget_s: float,
             return failed("\n".join([f"your scan returned {' and '.join(strays)} for inputs on "
                                       f"{obs['device']}: part of it ran elsewhere", *lines]),
                           hint=params["device_hint"])
+        if wrong:
+            return failed("\n".join([wrong, *lines]), hint=WATCHED_ANSWERS_HINT)
         missing = [name for name in (*REFERENCE_FIGURES, *SCAN_FIGURES) if name not in figures]
         if missing:
             return failed("\n".join([f"your scan was too slow to time within the "

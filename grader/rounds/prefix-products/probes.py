@@ -225,8 +225,19 @@ def resolve_device(requested: str, flavor: str) -> tuple[str, str | None]:
     return "cuda", None
 
 
+TIMED_WARMUP, TIMED_REPEATS = 2, 50
+"""The calls a timed function gets at most: its warm-up calls, then its timed repeats."""
+
+
 class _Bench:
-    """One child's timing session: the device, the inputs, the stopwatch and the budget."""
+    """One child's timing session: the device, the inputs, the stopwatch and the budget.
+
+    Each call of a timed function gets inputs of its own: the stack's matrices (and dP's) in
+    an order drawn for that call from the run's seed, the same in the reference's process, so
+    no call can be answered from an earlier one; and each call's answer is projected on the
+    run's random weights (its dot product with them, and the sum of their absolute products
+    as its scale), which the judge compares with the reference's answer to the same call: a
+    time is only the cost of work that gave the right answer."""
 
     def __init__(self, settings: dict[str, Any], flavor: str) -> None:
         import torch
@@ -243,28 +254,67 @@ class _Bench:
             steady_host_allocator()
             self.stopwatch = Stopwatch(clock=time.process_time)
         self.figures: dict[str, Any] = {}
+        self.answers: dict[str, list[list[float]]] = {}
         self.untimed: list[str] = []
         self.deadline = 0.0
+        rng = np.random.default_rng(settings["order_seed"])
+        self.orders = [rng.permutation(self.n) for _ in range(TIMED_WARMUP + TIMED_REPEATS)]
+        weights = rng.standard_normal(self.W.shape)
+        self.weights = torch.from_numpy(weights).to(self.device)
+        self.numpy_weights = weights
+
+    def variants(self, x: Any) -> list[Any]:
+        """x (W or dP, on the timing device) in each call's order of its matrices."""
+        import torch
+
+        if isinstance(x, np.ndarray):
+            return [x[order] for order in self.orders]
+        return [x[torch.from_numpy(order).to(x.device)] for order in self.orders]
+
+    def project(self, x: Any) -> Any:
+        """A call's answer as [its dot product with the weights, its scale]: on the device,
+        unsynchronised, for a tensor; NaN for an answer of another shape or kind."""
+        import torch
+
+        if isinstance(x, np.ndarray) and x.shape == self.numpy_weights.shape:
+            product = x.astype(np.float64) * self.numpy_weights
+            return [float(product.sum()), float(np.abs(product).sum())]
+        if isinstance(x, torch.Tensor) and tuple(x.shape) == tuple(self.weights.shape):
+            product = x.detach().to(self.weights.device, torch.float64) * self.weights
+            return [product.sum(), product.abs().sum()]
+        return [float("nan"), float("nan")]
 
     def start_clock(self) -> None:
         self.stopwatch.sync()
         self.deadline = self.stopwatch.clock() + self.settings["budget_s"]
 
-    def timed(self, name: str, fn: Callable[[], Any]) -> None:
+    def timed(self, name: str, call: Callable[[int], Any],
+              answer: Callable[[Any], Any] = lambda value: value) -> None:
+        """Time `call(k)`, k the call's number (its inputs' order), keeping the projection of
+        each call's `answer` (what of its result is judged)."""
         from grader.round_api.probes import measure
 
         if self.stopwatch.clock() >= self.deadline:
             self.untimed.append(name)
             return
-        self.figures[name] = measure(fn, self.stopwatch, budget_s=self.settings["repeat_s"],
+        kept: list[Any] = []
+
+        def once() -> None:
+            kept.append(self.project(answer(call(len(kept)))))
+
+        self.figures[name] = measure(once, self.stopwatch, warmup=TIMED_WARMUP,
+                                     max_repeats=TIMED_REPEATS,
+                                     budget_s=self.settings["repeat_s"],
                                      call_limit_s=self.settings["call_limit_s"],
                                      deadline=self.deadline).as_dict()
+        self.answers[name] = [[float(v) for v in pair] for pair in kept]
 
     def report(self, raised: Any = None, **more: Any) -> dict[str, Any]:
         import torch
 
         return {"device": self.device, "why_not_cuda": self.why_not_cuda, "n": self.n,
-                "d": self.d, "figures": self.figures, "untimed": self.untimed,
+                "d": self.d, "figures": self.figures, "answers": self.answers,
+                "untimed": self.untimed,
                 "device_name": torch.cuda.get_device_name() if self.device == "cuda" else "CPU",
                 "raised": as_dict(raised), **more}
 
@@ -289,11 +339,19 @@ def time_reference(api: Api, settings: dict[str, Any]) -> dict[str, Any]:
     # that neither the budget nor the first figure pays for it.
     levels_ = scan.hillis_steele_scan_forward(W)[1]
     scan.hillis_steele_scan_backward(levels_, dP)
+    Ws, dPs = bench.variants(W), bench.variants(dP)
     bench.start_clock()
-    bench.timed("reference scan forward", lambda: scan.hillis_steele_scan_forward(W))
-    bench.timed("reference scan backward", lambda: scan.hillis_steele_scan_backward(levels_, dP))
-    bench.timed("reference sequential forward", lambda: sequential(W))
+    bench.timed("reference scan forward", lambda k: scan.hillis_steele_scan_forward(Ws[k]),
+                first)
+    bench.timed("reference scan backward",
+                lambda k: scan.hillis_steele_scan_backward(levels_, dPs[k]))
+    bench.timed("reference sequential forward", lambda k: sequential(Ws[k]))
     return bench.report()
+
+
+def first(value: Any) -> Any:
+    """What of a scan's forward is judged: P, not its levels (their layout is the scan's)."""
+    return split_forward(value)[0]
 
 
 def time_scan(api: Api, settings: dict[str, Any]) -> dict[str, Any]:
@@ -311,12 +369,13 @@ def time_scan(api: Api, settings: dict[str, Any]) -> dict[str, Any]:
         P, levels_ = split_forward(fwd(W))
         returned["P"] = _device_of(P)
         returned["dW"] = _device_of(bwd(levels_, dP))
+        Ws, dPs = bench.variants(W), bench.variants(dP)
         bench.start_clock()
-        bench.timed("your scan forward", lambda: fwd(W))
-        bench.timed("your scan backward", lambda: bwd(levels_, dP))
+        bench.timed("your scan forward", lambda k: fwd(Ws[k]), first)
+        bench.timed("your scan backward", lambda k: bwd(levels_, dPs[k]))
         if settings["time_sequential"]:
             sequential = api.other_part(settings["sequential_module"]).prefix_products
-            bench.timed("your sequential forward", lambda: sequential(W))
+            bench.timed("your sequential forward", lambda k: sequential(Ws[k]))
 
     _, raised = api.call(run_all)
     return bench.report(raised, returned=returned, sequential_note=sequential_note)
