@@ -118,3 +118,21 @@ def test_a_wrong_watched_answer_stands_only_where_the_values_pass(values: str,
             ("passed", "inputs unchanged", None, 2.0)
     assert (results[2].status, results[2].message) == \
         ("failed", "watched answered otherwise" if stands else "other")
+
+
+def test_a_watching_row_also_takes_the_inputs_of_the_correctness_row_calling_alike() -> None:
+    """A property kept only on a watching row's own inputs (a dtype cast back at one shape)
+    is watched on inputs like the correctness row's too; a row that calls its function
+    another way (a run helper) keeps its own."""
+    from grader.checks.table import _value_case_rows
+
+    rows = [{"id": "part1.correctness", "kind": "correctness", "function": "f", "cases": "many",
+             "args": ["W"]},
+            {"id": "part1.dtype", "kind": "dtype_device", "function": "f", "cases": "two",
+             "args": ["W"]},
+            {"id": "part1.unchanged", "kind": "inputs_unchanged", "run": "f_on", "case": "one"},
+            {"id": "part1.other", "kind": "keeps_dtype", "function": "f", "cases": "two",
+             "args": ["W", "P"]},
+            {"id": "part2.fresh", "kind": "fresh_result", "function": "f", "cases": "two",
+             "args": ["W"]}]
+    assert _value_case_rows(rows) == {1: "many"}

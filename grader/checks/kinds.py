@@ -44,6 +44,7 @@ from grader.checks.settle import DECIDING_ROUNDS, settled, spread_out
 from grader.checks.signatures import changed_defaults
 from grader.engine.prose import error_topic
 from grader.engine.rounds import Round, RoundError
+from grader.probes.library import unchanged
 
 PlanFactory = Callable[[Context], Plan]
 Observation = dict[str, Any]
@@ -78,14 +79,20 @@ class Spec:
     """One row of checks.toml, read key by key; `finish` rejects the keys nobody read.
 
     `signature_flavors`: the flavors in which this row (a correctness row) also judges its
-    function's signature against the reference's (table._signature_rows)."""
+    function's signature against the reference's (table._signature_rows). `value_cases`: for a
+    row that watches a function's calls for a property, the case maker of the correctness row
+    that calls it the same way (table._value_case_rows): its property is watched on such
+    inputs too, so that code cannot keep it only on inputs of the watching row's own (a dtype
+    cast back only at the one shape a dtype check uses)."""
 
     def __init__(self, table: dict[str, Any], where: str, round_: Round, judge: ModuleType,
                  helpers: ModuleType, mistakes: Callable[[Any, str], tuple[Mistake, ...]],
                  defaults: dict[str, Any] | None = None,
-                 signature_flavors: frozenset[str] = frozenset()) -> None:
+                 signature_flavors: frozenset[str] = frozenset(),
+                 value_cases: str | None = None) -> None:
         self.table = dict(table)
         self.signature_flavors = signature_flavors
+        self.value_cases = value_cases
         self.defaults = defaults or {}
         self.where = where
         self.round = round_
@@ -141,6 +148,23 @@ class Spec:
     def case_maker(self) -> Any:
         """The input maker under `cases` (a list of cases), or `case` (one)."""
         return self.maker("cases") if "cases" in self.table else self.maker("case")
+
+    def watched_cases(self) -> Callable[[np.random.Generator], list[Case]]:
+        """The input maker of a row that watches a function's calls for a property: its own
+        cases (`cases` or `case`), then as many as the correctness row calling the function
+        the same way makes (value_cases), drawn afresh."""
+        own = self.case_maker()
+        extra = getattr(self.judge, self.value_cases) if self.value_cases else None
+
+        def both(rng: np.random.Generator) -> list[Case]:
+            mine = own(rng)
+            made = list(mine) if isinstance(mine, list | tuple) else [mine]
+            if extra is not None:
+                more = extra(rng)
+                made += list(more) if isinstance(more, list | tuple) else [more]
+            return made
+
+        return both
 
     def helper(self, key: str) -> str | None:
         """A function of the round's probes.py, named by `key` (passed to the probe by name)."""
@@ -239,11 +263,6 @@ def raised_verdict(where: str, raised: dict[str, Any], hint: str | None = None) 
 def first_line(message: str, limit: int = 300) -> str:
     line = message.strip().splitlines()[0] if message.strip() else ""
     return line if len(line) <= limit else line[:limit] + " ..."
-
-
-def unchanged(before: np.ndarray, after: np.ndarray) -> bool:
-    """Bit-for-bit equality, NaN included."""
-    return before.shape == after.shape and bool(np.array_equal(before, after, equal_nan=True))
 
 
 WATCHED_ANSWERS_HINT = ("What a check watches (a count, the memory, the inputs, the types) is "
@@ -683,7 +702,7 @@ def _changed_hint(hint: str, changed: Sequence[str], inputs: Sequence[str]) -> s
 
 
 def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
-    maker, function = spec.case_maker(), spec.text("function", REQUIRED if fresh else None)
+    maker, function = spec.watched_cases(), spec.text("function", REQUIRED if fresh else None)
     args, run = spec.names("args"), None if fresh else spec.helper("run")
     changed_hint = spec.text("changed_hint" if fresh else "hint")
     shared_hint = spec.text("shared_hint", REQUIRED if fresh else None)
@@ -702,8 +721,10 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
                 changed = [n for n, after in row["after"].items()
                            if not unchanged(np.asarray(case[n]), after)]
                 if changed:
+                    when = " by a later call, after this one had returned" \
+                        if set(changed) <= set(row.get("later", ())) else ""
                     return failed(f"{case.describe()}: {' and '.join(changed)} "
-                                  f"{'was' if len(changed) == 1 else 'were'} modified",
+                                  f"{'was' if len(changed) == 1 else 'were'} modified{when}",
                                   hint=_changed_hint(changed_hint, changed, list(row["after"])))
             what = "a fresh result, inputs unchanged" if shared_hint else "inputs unchanged"
             return passed(f"{what} in {len(cases)} cases ({span(cases)})")
@@ -718,7 +739,7 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
 
 def dtype_device(spec: Spec) -> PlanFactory:
     """The result keeps the first input's dtype and device."""
-    maker, function, args = spec.maker("cases"), spec.text("function"), spec.names("args")
+    maker, function, args = spec.watched_cases(), spec.text("function"), spec.names("args")
     hint = spec.text("hint")
 
     def judge(rows: list[Observation]) -> Verdict:
@@ -744,7 +765,7 @@ def keeps_dtype(spec: Spec) -> PlanFactory:
     case: for results that are several arrays (a table of gradients, read by `read` or made by
     `run`), where `dtype_device`, which compares one result with the first input, cannot look.
     `fields` are the entries judged (default all); a lone array is named `name`."""
-    call, maker, fields = spec.call(), spec.case_maker(), spec.value("fields", None)
+    call, maker, fields = spec.call(), spec.watched_cases(), spec.value("fields", None)
     name, hint = spec.text("name", "the result"), spec.text("hint")
     if fields is not None:
         spec.names("fields")
@@ -797,7 +818,7 @@ def returns_float(spec: Spec) -> PlanFactory:
     """The call returns a Python float in every case: a 0-d array or tensor has the right
     value yet is not what the contract asks for, and a loss tensor that requires grad keeps
     its whole graph alive in whatever holds it. The result is called `name`."""
-    function, maker = spec.text("function"), spec.case_maker()
+    function, maker = spec.text("function"), spec.watched_cases()
     args, call = spec.names("args"), spec.helper("call")
     name, hint = spec.text("name", "the result"), spec.text("hint")
 

@@ -113,9 +113,33 @@ def _signature_rows(entries: list[Any], round_: Round) -> dict[int, frozenset[st
     return firsts
 
 
+WATCHING_KINDS = frozenset({"inputs_unchanged", "fresh_result", "keeps_dtype", "dtype_device",
+                            "returns_float"})
+"""The kinds that watch a function's calls for a property (Spec.value_cases)."""
+
+
+def _value_case_rows(entries: list[Any]) -> dict[int, str]:
+    """For each row of a watching kind (WATCHING_KINDS) that calls a function, the case maker
+    of its part's first correctness row calling that function the same way (the same `call`
+    helper and `args`), by index (Spec.value_cases)."""
+    def calls(entry: dict[str, Any]) -> tuple[Any, ...]:
+        return (str(entry.get("id", "")).split(".", 1)[0], entry.get("function"),
+                entry.get("call"), tuple(entry.get("args", ())))
+
+    makers: dict[tuple[Any, ...], str] = {}
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("kind") == "correctness" and "run" not in entry \
+                and isinstance(entry.get("function"), str) and isinstance(entry.get("cases"), str):
+            makers.setdefault(calls(entry), entry["cases"])
+    return {index: makers[calls(entry)] for index, entry in enumerate(entries)
+            if isinstance(entry, dict) and entry.get("kind") in WATCHING_KINDS
+            and isinstance(entry.get("function"), str) and calls(entry) in makers}
+
+
 def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
            helpers: ModuleType, book: MistakeBook, defaults: dict[str, Any],
-           where: str, signature_flavors: frozenset[str] = frozenset()) -> Check:
+           where: str, signature_flavors: frozenset[str] = frozenset(),
+           value_cases: str | None = None) -> Check:
     here = f"{where}: check[{index}]"
     for key in ("id", "kind", "title", "points"):
         if key not in entry:
@@ -134,7 +158,7 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
     if needs is not None and needs not in NEEDS:
         raise RoundError(f"{here}: needs must be one of {', '.join(NEEDS)}")
     spec = Spec({k: v for k, v in entry.items() if k not in CHECK_KEYS}, here, round_, judge,
-                helpers, book.expand, defaults, signature_flavors)
+                helpers, book.expand, defaults, signature_flavors, value_cases)
     plan = KINDS[kind](spec)
     spec.finish()
     observed = entry.get("observed", "inside" if kind in OBSERVED_INSIDE else "outside")
@@ -210,9 +234,9 @@ def round_checks(round_: Round) -> tuple[Check, ...]:
     book = MistakeBook(data, judge, str(path))
     defaults = data.get("defaults", {})
     entries = data.get("check", [])
-    firsts = _signature_rows(entries, round_)
+    firsts, linked = _signature_rows(entries, round_), _value_case_rows(entries)
     checks = tuple(_check(entry, i, round_, judge, helpers, book, defaults, str(path),
-                          firsts.get(i, frozenset()))
+                          firsts.get(i, frozenset()), linked.get(i))
                    for i, entry in enumerate(entries))
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):

@@ -270,7 +270,8 @@ def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
     Without `run` the function is called on the inputs `args`; `run(api, natives)` (a helper)
     may instead call several functions on the natives and returns what was raised (a Raised)
     or None, or (the last call's result, what was raised). "shared": the inputs a result
-    shares memory with (or is); "answer": what it returned (see `answer`). `read_result`: each
+    shares memory with (or is); "answer": what it returned (see `answer`); "later": the inputs
+    a later call wrote (see _read_again). `read_result`: each
     result (or each of a tuple or list of them) must read as an array, else the probe reports
     a fault naming what came back."""
     rows = []
@@ -288,10 +289,32 @@ def inputs_after(api: Api, function: str | None, cases: Sequence[CaseData],
         rows.append({"raised": as_dict(raised),
                      "shared": [] if raised else shared_inputs(api, value, natives),
                      "after": {name: snapshot(api, x) for name, x in natives.items()},
-                     "answer": answer(api, value, raised)})
+                     "answer": answer(api, value, raised), "natives": natives})
         if raised:
             break
+    for case, row in zip(cases, rows, strict=False):
+        _read_again(api, case, row)
     return rows
+
+
+def _read_again(api: Api, case: CaseData, row: Observation) -> None:
+    """A row's inputs read again once every call has run: one that held its case's values
+    right after its call and not now was written by a later call (code that clears the last
+    call's arrays when the next one comes), which a caller still holding them reads; "later"
+    names those inputs."""
+    later = []
+    for name, x in row.pop("natives").items():
+        original = np.asarray(case["inputs"][name])
+        now = snapshot(api, x)
+        if unchanged(original, row["after"][name]) and not unchanged(original, now):
+            row["after"][name] = now
+            later.append(name)
+    row["later"] = later
+
+
+def unchanged(before: np.ndarray, after: np.ndarray) -> bool:
+    """Bit-for-bit equality, NaN included."""
+    return before.shape == after.shape and bool(np.array_equal(before, after, equal_nan=True))
 
 
 def shared_inputs(api: Api, value: Any, natives: dict[str, Any]) -> list[str]:
