@@ -141,7 +141,7 @@ def _counted(fn: Callable[..., Any], args: tuple[Any, ...], made: bool = False) 
     wrapped = [a.view(_CountingArray) if isinstance(a, np.ndarray) else a for a in args]
     with _keeping_subclass(made):
         result = fn(*wrapped)
-    return result.view(np.ndarray) if isinstance(result, _CountingArray) else result
+    return np.ndarray.view(result, np.ndarray) if isinstance(result, _CountingArray) else result
 
 
 @contextmanager
@@ -243,10 +243,10 @@ class _CountingArray(np.ndarray):
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         _CountingArray.operations += 1
-        plain = [i.view(np.ndarray) if isinstance(i, _CountingArray) else i for i in inputs]
+        plain = [as_plain(i, _CountingArray) for i in inputs]
         if "out" in kwargs:
             kwargs["out"] = tuple(
-                o.view(np.ndarray) if isinstance(o, _CountingArray) else o
+                as_plain(o, _CountingArray)
                 for o in kwargs["out"]
             )
         if ufunc is np.matmul and method == "__call__" and len(plain) == 2:
@@ -259,6 +259,13 @@ class _CountingArray(np.ndarray):
     def dot(self, b: Any, out: Any = None) -> Any:
         """a.dot(b), which calls numpy's C code without dispatch, as the np.dot it is."""
         return np.dot(self, b, out=out)
+
+    def view(self, *args: Any, **kwargs: Any) -> Any:
+        """A view keeps counting: work done on `x.view(np.ndarray)` of an argument (a plain
+        array, which the counter would not see) is counted as the argument's own."""
+        made = super().view(*args, **kwargs)
+        return np.ndarray.view(made, _CountingArray) \
+            if isinstance(made, np.ndarray) and not isinstance(made, _CountingArray) else made
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         _CountingArray.operations += 1
@@ -279,7 +286,7 @@ def as_plain(value: Any, cls: type[np.ndarray]) -> Any:
     """Arrays of the watching subclass `cls` as plain ndarrays, inside tuples, lists and dicts
     too: what numpy's own function is called on, so that it cannot dispatch back."""
     if isinstance(value, cls):
-        return value.view(np.ndarray)
+        return np.ndarray.view(value, np.ndarray)
     if isinstance(value, tuple | list):
         return type(value)(as_plain(v, cls) for v in value)
     if isinstance(value, dict):

@@ -1,6 +1,7 @@
-"""Right, but it works on plain ndarray views of W and P, which hides the matmuls from the
-counter (np.asarray is seen through; .view(np.ndarray) is not): part1.complexity, which only
-counts, cannot measure the cost and is skipped (and a skip is not a pass)."""
+"""Right, but it works on plain ndarray views of W and P made by ndarray's own view method,
+which hides the matmuls from the counter (np.asarray and W.view(np.ndarray) are seen through;
+np.ndarray.view(W, np.ndarray) is not): part1.complexity, which only counts, cannot measure
+the cost and is skipped (and a skip is not a pass)."""
 
 import numpy as np
 
@@ -15,7 +16,7 @@ the result out of place with torch.stack, or to use a custom autograd Function w
 def prefix_products_out(W, P):
     if W.ndim != 3 or W.shape[1] != W.shape[2] or P.shape != W.shape:
         raise ValueError("W must have shape (N, D, D) and P the same shape")
-    out, W, P = P, W.view(np.ndarray), P.view(np.ndarray)
+    out, W, P = P, np.ndarray.view(W, np.ndarray), np.ndarray.view(P, np.ndarray)
     if len(W):
         P[0] = W[0]
     for i in range(1, len(W)):
