@@ -1036,6 +1036,19 @@ def test_a_formulas_parentheses_move_only_where_the_value_changes() -> None:
                     "v = ((a + b) / n) ** 2"}
 
 
+def test_a_calls_result_is_thrown_away_and_kept_again() -> None:
+    """An update in place written as its out-of-place twin, a statement of its own (the result
+    thrown away); in a candidate's file such a statement gets its result kept, in place or
+    bound to the name, and a module function's bound to its first argument. Calls made for
+    what they do (append, backward) are left alone."""
+    source = ("import numpy as np\ndef f(x, b, out):\n    x.div_(b)\n    b.mul(2)\n"
+              "    np.clip(x, 0, None)\n    out.append(x)\n    x.backward()\n    return x\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)
+            if m.operator in ("discarded_result", "kept_result")}
+    assert made == {("discarded_result", "x.div(b)"), ("kept_result", "b.mul_(2)"),
+                    ("kept_result", "b = b.mul(2)"), ("kept_result", "x = np.clip(x, 0, None)")}
+
+
 def _raised(attempt: Any) -> dict[str, str]:
     try:
         attempt()

@@ -335,6 +335,38 @@ IN_PLACE = ("add_", "sub_", "mul_", "div_", "neg_", "clamp_", "pow_", "sqrt_", "
             "masked_fill_", "addmm_", "baddbmm_")
 """torch's in-place methods whose out-of-place twin is the same name without the underscore."""
 
+SIDE_EFFECTS = frozenset({"append", "extend", "insert", "update", "pop", "remove", "clear",
+                          "sort", "fill", "resize", "put", "itemset", "setflags", "setdefault",
+                          "backward", "step", "zero_grad", "write", "add", "discard", "copyto",
+                          "register_hook", "retain_grad", "warn", "seed", "manual_seed",
+                          "set_printoptions", "fill_diagonal", "add_at", "put_along_axis"})
+"""Methods and functions called for what they do, not what they return: a statement of their
+own is their use."""
+
+
+def discarded(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A call whose result is thrown away where it should be kept: `x.div_(b)` written
+    `x.div(b)`, a statement of its own that makes a new tensor and leaves x as it was; tried
+    in a candidate's file, such a statement with its result kept (`x.div_(b)`, `x = x.div(b)`,
+    `x = np.clip(x, 0, None)` for `np.clip(x, 0, None)`)."""
+    if not (isinstance(node, ast.Expr) and isinstance(call := node.value, ast.Call)
+            and isinstance(func := call.func, ast.Attribute)
+            and isinstance(owner := func.value, ast.Name)):
+        return
+    if owner.id in scope.names:
+        if func.attr in IN_PLACE:
+            yield Edit("discarded_result", ast.Expr(ast.Call(
+                ast.Attribute(owner, func.attr[:-1], ast.Load()), call.args, call.keywords)))
+        elif not func.attr.endswith("_") and func.attr not in SIDE_EFFECTS:
+            if func.attr + "_" in IN_PLACE:
+                yield Edit("kept_result", ast.Expr(ast.Call(
+                    ast.Attribute(owner, func.attr + "_", ast.Load()), call.args,
+                    call.keywords)))
+            yield Edit("kept_result", ast.Assign([ast.Name(owner.id, ast.Store())], call))
+    elif owner.id in ARRAY_MODULES and call.args and isinstance(first := call.args[0], ast.Name) \
+            and first.id in scope.names and func.attr not in SIDE_EFFECTS:
+        yield Edit("kept_result", ast.Assign([ast.Name(first.id, ast.Store())], call))
+
 
 def _as_load(node: ast.expr) -> ast.expr:
     copied = copy.deepcopy(node)
@@ -1174,6 +1206,7 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    dimensions, index_arrays, comparisons, negations, reductions,
                                    siblings,
                                    precision, initial_values, arithmetic, left_out, groupings,
+                                   discarded,
                                    conditions,
                                    calls, moved_calls, joins, reversals,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
@@ -1200,7 +1233,7 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpos
             "listed_once", "swap_steps", "hoisted_step", "return_in_loop", "drop_step",
             "unentered_with",
             "add_column_axis",
-            "out_of_place", "other_member", "other_variable")
+            "out_of_place", "discarded_result", "kept_result", "other_member", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
