@@ -1049,6 +1049,23 @@ def test_a_calls_result_is_thrown_away_and_kept_again() -> None:
                     ("kept_result", "b = b.mul(2)"), ("kept_result", "x = np.clip(x, 0, None)")}
 
 
+def test_a_loop_made_once_and_a_copy_left_out_are_made_both_ways() -> None:
+    """`while` written `if` (and, in a candidate's file, an `if` that leaves nothing made a
+    loop), a copy left out of a saved slice (and a copy taken of each saved slice or index,
+    one at a time and all together)."""
+    source = ("def f(g, M, C, shape):\n    while g.ndim > len(shape):\n        g = g.sum(0)\n"
+              "    if g.ndim > 3:\n        g = g[0]\n    if g.ndim < 0:\n        return g\n"
+              "    a = M.copy()\n    left, right = M[1], C[1:]\n    return g + a + left + right\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)
+            if m.operator in ("if_for_while", "while_for_if", "dropped_copy", "added_copy")}
+    assert made == {("if_for_while", "if g.ndim > len(shape):"),
+                    ("while_for_if", "while g.ndim > 3:"), ("dropped_copy", "a = M"),
+                    ("added_copy", "g = g[0].copy()"),
+                    ("added_copy", "left, right = (M[1].copy(), C[1:])"),
+                    ("added_copy", "left, right = (M[1], C[1:].copy())"),
+                    ("added_copy", "left, right = (M[1].copy(), C[1:].copy())")}
+
+
 def _raised(attempt: Any) -> dict[str, str]:
     try:
         attempt()

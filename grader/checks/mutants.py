@@ -1162,6 +1162,51 @@ def _imported_from_siblings(tree: ast.Module) -> frozenset[str]:
                      for alias in node.names if alias.name != "*")
 
 
+def repeats(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A loop that should repeat until its condition fails written as a test made once (`if
+    g.ndim > len(shape): g = g.sum(0)` for `while ...`: one leading axis summed where several
+    are); tried in a candidate's file, such a test made a loop again. A loop that never ends
+    is stopped like any mutant."""
+    if isinstance(node, ast.While) and not node.orelse:
+        yield Edit("if_for_while", ast.If(node.test, node.body, []))
+    elif isinstance(node, ast.If) and not node.orelse \
+            and not any(isinstance(n, ast.Return | ast.Raise | ast.Break | ast.Continue)
+                        for n in ast.walk(node)):
+        yield Edit("while_for_if", ast.While(node.test, node.body, []))
+
+
+COPIES = ("copy", "clone")
+"""The methods that make an array's own memory out of a view of another's."""
+
+
+def copies(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """A copy left out, so a name holds a view of memory that is written later (`left =
+    M[L].copy()` written `left = M[L]`: the saved values change when M[L] is overwritten);
+    tried in a candidate's file, a copy of a slice or an index taken where one is bound to a
+    name (`left = M[L]` made `left = M[L].copy()`), in either library's spelling."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return
+    value = node.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in COPIES and not value.args and not value.keywords:
+        yield Edit("dropped_copy", ast.Assign(node.targets, value.func.value))
+        return
+    parts = value.elts if isinstance(value, ast.Tuple) else [value]
+    views = [i for i, part in enumerate(parts) if isinstance(part, ast.Subscript)
+             and isinstance(part.value, ast.Name) and part.value.id in scope.names]
+    method = "clone" if scope.arrays == "torch" else "copy"
+
+    def copied(which: set[int]) -> ast.expr:
+        made = [ast.Call(ast.Attribute(part, method, ast.Load()), [], []) if i in which else part
+                for i, part in enumerate(parts)]
+        return ast.Tuple(made, ast.Load()) if isinstance(value, ast.Tuple) else made[0]
+
+    for index in views:
+        yield Edit("added_copy", ast.Assign(node.targets, copied({index})))
+    if len(views) > 1:  # `a, b = M[L], C[L]`: both saved from the memory about to be written
+        yield Edit("added_copy", ast.Assign(node.targets, copied(set(views))))
+
+
 def jumps(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """A loop left where it should go on to the next item (`break` for `continue`), and the
     other way round."""
@@ -1206,7 +1251,7 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    dimensions, index_arrays, comparisons, negations, reductions,
                                    siblings,
                                    precision, initial_values, arithmetic, left_out, groupings,
-                                   discarded,
+                                   discarded, repeats, copies,
                                    conditions,
                                    calls, moved_calls, joins, reversals,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
@@ -1233,7 +1278,8 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpos
             "listed_once", "swap_steps", "hoisted_step", "return_in_loop", "drop_step",
             "unentered_with",
             "add_column_axis",
-            "out_of_place", "discarded_result", "kept_result", "other_member", "other_variable")
+            "out_of_place", "discarded_result", "kept_result", "if_for_while", "while_for_if",
+            "dropped_copy", "added_copy", "other_member", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
