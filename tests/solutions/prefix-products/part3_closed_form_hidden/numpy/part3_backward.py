@@ -8,7 +8,7 @@ from .part2_out_of_place import prefix_products
 
 
 def prefix_products_backward(W, dP):
-    W, dP = W.view(np.ndarray), dP.view(np.ndarray)
+    W, dP = np.ndarray.view(W, np.ndarray), np.ndarray.view(dP, np.ndarray)
     if W.ndim != 3 or W.shape[1] != W.shape[2] or dP.shape != W.shape:
         raise ValueError("W and dP must both have shape (N, D, D)")
     P = prefix_products(W)
