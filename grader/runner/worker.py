@@ -852,8 +852,15 @@ def _judge(plan: Plan, frame: dict[str, Any]) -> tuple[Verdict, Status | None]:
         return Verdict("failed", f"not implemented yet ({frame['message']})",
                        "Fill in the stub, then run the check again.", stub=True), None
     if kind == "fault":
-        return Verdict("failed", frame["message"]), None
+        return Verdict("failed", frame["message"], FAULT_HINT), None
     return Verdict("failed", frame["message"]), "error"
+
+
+FAULT_HINT = ("What your code returned is not of the form the exercise asks for (the line above "
+              "says what came back and what was expected): return exactly what its docstring "
+              "gives, the same types in the same order.")
+"""The hint of a check whose probe could not read what the code returned (a CandidateFault):
+a failure without a word of what to do is no help."""
 
 
 def _time_out(grading: _Part, child: Child, index: int, exc: FrameTimeout, why: str,

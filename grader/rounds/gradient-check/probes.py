@@ -226,6 +226,10 @@ def read_check(value: Any) -> dict[str, Any]:
         raise CandidateFault(f"{CHECK} should return (ok, worst_index, worst_error); it "
                              f"returned {type(value).__name__} {str(value)[:80]}")
     ok, index, error = value
+    if _looks_like_an_error(index) and not _looks_like_an_error(error):
+        raise CandidateFault(f"{CHECK} returned worst_index {str(index)[:40]} and worst_error "
+                             f"{str(error)[:40]}: the two look swapped; the order is (ok, "
+                             "worst_index, worst_error)")
     return {"ok": _flag(ok), "error": _number(error, "worst_error"),
             **_index(index),
             "types": {"ok": isinstance(ok, bool | np.bool_), "index": index is None or (
@@ -247,6 +251,13 @@ def checked(api: Api, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row = {"label": case["label"], "raised": as_dict(raised), "warnings": said}
         rows.append(row | ({} if raised else read_check(value)))
     return rows
+
+
+def _looks_like_an_error(value: Any) -> bool:
+    """Whether a field of check_gradient's result reads as worst_error does: a float (or a
+    float scalar), not an index."""
+    return isinstance(value, float | np.floating) or getattr(value, "ndim", None) == 0 and \
+        "float" in str(getattr(value, "dtype", ""))
 
 
 def check_quadratic(api: Api, natives: dict[str, Any]) -> Any:
