@@ -1066,6 +1066,18 @@ def test_a_loop_made_once_and_a_copy_left_out_are_made_both_ways() -> None:
                     ("added_copy", "left, right = (M[1].copy(), C[1:].copy())")}
 
 
+def test_a_torch_transpose_for_one_matrix_and_for_a_stack_are_made_both_ways() -> None:
+    """In torch, `.mT` written `.t()` (which raises on a stack of matrices), and `.t()` or `.T`
+    made `.mT`; a `.t()` operand is a transpose like the others."""
+    source = ("import torch\ndef f(A, B, dC):\n    dA = dC @ B.mT\n    dB = A.t() @ dC\n"
+              "    return dA, dB\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)
+            if m.operator in ("matrix_only_transpose", "stack_transpose", "drop_transpose")}
+    assert made == {("matrix_only_transpose", "dA = dC @ B.t()"),
+                    ("stack_transpose", "dB = A.mT @ dC"),
+                    ("drop_transpose", "dA = dC @ B"), ("drop_transpose", "dB = A @ dC")}
+
+
 def _raised(attempt: Any) -> dict[str, str]:
     try:
         attempt()

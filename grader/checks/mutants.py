@@ -114,6 +114,9 @@ def _is_transpose(node: ast.AST) -> ast.expr | None:
     if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
         return node.value
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "t" and not node.args and not node.keywords:
+        return node.func.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in ("transpose", "swapaxes", "permute") and not node.keywords:
         owner = node.func.value
         if isinstance(owner, ast.Name) and owner.id in ARRAY_MODULES:
@@ -170,6 +173,13 @@ def _product_edits(left: ast.expr, right: ast.expr, make: Callable[[ast.expr, as
         yield Edit("drop_transpose", with_operand(inner))
         if not (isinstance(operand, ast.Attribute) and operand.attr == "T"):
             yield Edit("full_transpose", with_operand(ast.Attribute(inner, "T", ast.Load())))
+        if not numpy:  # torch: `.t()` takes 2-D tensors alone; `.mT` swaps a stack's last two
+            if not (isinstance(operand, ast.Call) and _called(operand) == "t"):
+                yield Edit("matrix_only_transpose", with_operand(ast.Call(
+                    ast.Attribute(inner, "t", ast.Load()), [], [])))
+            if not (isinstance(operand, ast.Attribute) and operand.attr == "mT"):
+                yield Edit("stack_transpose", with_operand(ast.Attribute(inner, "mT",
+                                                                         ast.Load())))
         yield Edit("leading_transpose", with_operand(ast.Call(
             ast.Attribute(inner, "swapaxes" if numpy else "transpose", ast.Load()),
             [ast.Constant(0), ast.Constant(1)], [])))
@@ -1257,7 +1267,7 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
                                    einsum_subscripts, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpose",
-            "full_transpose",
+            "full_transpose", "matrix_only_transpose", "stack_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
             "unreversed",
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis", "swap_indices",
