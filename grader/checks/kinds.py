@@ -157,12 +157,7 @@ class Spec:
         extra = getattr(self.judge, self.value_cases) if self.value_cases else None
 
         def both(rng: np.random.Generator) -> list[Case]:
-            mine = own(rng)
-            made = list(mine) if isinstance(mine, list | tuple) else [mine]
-            if extra is not None:
-                more = extra(rng)
-                made += list(more) if isinstance(more, list | tuple) else [more]
-            return made
+            return listed(own(rng)) + (listed(extra(rng)) if extra is not None else [])
 
         return both
 
@@ -337,7 +332,11 @@ def _as_array(reading: Any) -> Any:
 
 
 def _cases(maker: Callable[[np.random.Generator], Any], ctx: Context) -> list[Case]:
-    made = maker(ctx.rng())
+    return listed(maker(ctx.rng()))
+
+
+def listed(made: Any) -> list[Case]:
+    """What a case maker made (one case, or a list or tuple of them), as a list."""
     return list(made) if isinstance(made, list | tuple) else [made]
 
 
