@@ -4,6 +4,7 @@ tells a watched call apart (its stack, its probe) cannot answer it without the w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,83 @@ def test_a_watched_call_that_answers_otherwise_fails_and_follows_from_the_values
         "same inputs (first wrong entry the result[1]: yours 0, expected 1; max abs error 4, "
         "max rel error 1), so what it saw is not what the work does")
     assert _judged([mine[0], {"raised": None, "answer": None}], reference).status == "failed"
+
+
+@pytest.mark.parametrize(("plain", "alike"), [
+    ([{"raised": None, "value": np.zeros(5)}], True),            # an honest slip: wrong alike
+    ([{"raised": None, "value": [0.0] * 5}], True),              # the same answer as a list
+    ([{"raised": None, "value": np.zeros(5) + 1e-13}], True),    # rounding apart
+    ([{"raised": None, "value": np.arange(5.0)}], False),        # right when not watched
+    ([{"raised": {"type": "ValueError"}, "value": None}], False),
+    ([], False), ("not rows", False), ([{"value": np.zeros(4)}], False),
+])
+def test_a_wrong_watched_answer_is_held_to_the_same_call_made_plainly(plain: Any,
+                                                                      alike: bool) -> None:
+    """The Recheck of a watched call that answered wrong calls call_each on that case alone,
+    made as the row's plain call, and finds it alike only where it answered the same."""
+    reference = [{"raised": None, "answer": np.arange(3.0)},
+                 {"raised": None, "answer": np.arange(5.0)}]
+    mine = [{"raised": None, "answer": np.arange(3.0)},
+            {"raised": None, "answer": np.zeros(5)}]
+    judge = with_answers(_rows_judge, CASES, "the result",
+                         plain={"function": "f", "args": ["x"], "returns": "tree"})
+    recheck = judge({"yours": mine, "baseline": reference, "baseline_error": ""}).recheck
+    assert recheck is not None
+    assert recheck.probe == "call_each"
+    assert recheck.args["function"] == "f" and recheck.args["returns"] == "tree"
+    assert [c["label"] for c in recheck.args["cases"]] == [CASES[1].data()["label"]]
+    assert recheck.alike(plain) is alike
+    assert _judged(mine, reference).recheck is None  # no plain call: a run helper's
+
+
+def test_every_watched_call_that_answered_wrong_is_held_to_its_plain_call() -> None:
+    """Code wrong alike in one case (an edge failed on purpose) and wrong only when watched in
+    another is not alike: the Recheck takes every wrong watched call, not the first."""
+    reference = [{"raised": None, "answer": np.arange(3.0)},
+                 {"raised": None, "answer": np.arange(5.0)}]
+    mine = [{"raised": None, "answer": np.zeros(3)}, {"raised": None, "answer": np.zeros(5)}]
+    judge = with_answers(_rows_judge, CASES, "the result", plain={"function": "f"})
+    recheck = judge({"yours": mine, "baseline": reference, "baseline_error": ""}).recheck
+    assert recheck is not None and len(recheck.args["cases"]) == 2
+    wrong_alike = {"raised": None, "value": np.zeros(3)}
+    assert recheck.alike([wrong_alike, {"raised": None, "value": np.zeros(5)}])
+    assert not recheck.alike([wrong_alike, {"raised": None, "value": np.arange(5.0)}])
+
+
+@pytest.mark.parametrize(("projection", "alike"), [
+    ([0.5, 1.0], True), ([0.5 + 1e-12, 1.0], True), ([2.0, 1.0], False), (None, False)])
+def test_a_counted_call_that_answered_wrong_is_held_to_its_plain_projection(
+        projection: Any, alike: bool) -> None:
+    from grader.checks.kinds import _recheck_projections
+
+    args = {"function": "f", "args": ["x"], "call": None, "nonce": 7, "measure": "flops"}
+    recheck = _recheck_projections(args, [(CASES[0], [0.5, 1.0]), (CASES[1], [3.0, 2.0])])
+    assert recheck.probe == "plain_projections"
+    assert recheck.args == {"function": "f", "args": ["x"], "call": None, "nonce": 7,
+                            "cases": [CASES[0].data(), CASES[1].data()]}
+    second = {"raised": None, "projection": [3.0, 2.0]}
+    assert recheck.alike([{"raised": None, "projection": projection}, second]) is alike
+    assert recheck.alike([{"raised": {"type": "E"}, "projection": [0.5, 1.0]}, second]) is False
+    assert recheck.alike([second]) is False  # one call of two
+
+
+def test_plain_projections_projects_as_the_counter_does() -> None:
+    """The plain call's projection equals cost_counts' of the same call with the same nonce:
+    a right answer under the counter and outside it are alike."""
+    from pathlib import Path
+    from types import ModuleType
+
+    from grader.probes.api import Api
+    from grader.probes.backends import make_backend
+
+    module = ModuleType("candidate")
+    module.f = lambda x: x * 2.0  # type: ignore[attr-defined]
+    api = Api(module, make_backend("numpy"), Path("."))
+    cases = [c.data() for c in CASES]
+    counted = library.cost_counts(api, "f", cases, args=["x"], measure="operations", nonce=3)
+    plain = library.plain_projections(api, "f", cases, args=["x"], nonce=3)
+    assert [row["projection"] for row in plain] == counted["projections"]
+    assert all(row["raised"] is None for row in plain)
 
 
 @pytest.mark.parametrize(("mine", "theirs"), [
@@ -89,6 +167,11 @@ def test_a_reference_answer_that_changes_from_run_to_run_is_held_to_nothing(
     np.testing.assert_array_equal(rows[0][key], np.ones(2))
 
 
+def _watched(otherwise: Verdict) -> Verdict:
+    """A watched call's failure (no Recheck: none is run here) that gives way to `otherwise`."""
+    return replace(failed("watched answered otherwise"), by_values=True, otherwise=otherwise)
+
+
 def _row(check_id: str, status: str, rank: int) -> Any:
     from grader.engine.results import CheckResult
 
@@ -103,12 +186,15 @@ def test_a_wrong_watched_answer_stands_only_where_the_values_pass(values: str,
     """Code that tells the watched calls apart answers them wrong while its values pass; an
     honest slip answers them wrong as it does the rest, and the values' checks say so: its
     property is then judged as the check found it."""
+    from types import SimpleNamespace
+
     from grader.runner.worker import explained_by_values
 
     results = [_row("part1.correctness", values, 2), _row("part1.inputs_unchanged", "failed", 1),
                _row("part1.validation", "failed", 0)]
-    explained_by_values(results, {"part1.inputs_unchanged": passed("inputs unchanged"),
-                                  "part1.validation": failed("other", hint="x")})
+    explained_by_values(SimpleNamespace(results=results, unless_values={  # type: ignore[arg-type]
+        "part1.inputs_unchanged": _watched(passed("inputs unchanged")),
+        "part1.validation": _watched(failed("other", hint="x"))}))
     watched = results[1]
     if stands:
         assert (watched.status, watched.message, watched.score) == \

@@ -40,6 +40,20 @@ class Repair:
 
 
 @dataclass(frozen=True)
+class Recheck:
+    """A watched call that answered otherwise than the reference, made again the plain way
+    (`probe` with `args`: the same inputs, called as the checks of the values call, in a
+    child of its own), for a failure that would give way to the values' own (Verdict.by_values):
+    `alike(observation)` says whether the plain call answered as the watched one did. An
+    honest slip answers both alike; code that tells a watched call apart does not, and
+    failing a values check on purpose then launders nothing."""
+
+    probe: str
+    args: dict[str, Any]
+    alike: Callable[[Any], bool]
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """A second look a failing verdict asks for when it could not name the mistake: `probe`
     runs in a child that holds no candidate code (the reference's mutants, say), once per
@@ -87,7 +101,8 @@ class Verdict:
     the failure stands only where every check of the part's values (rank 2) passed (a watched
     call that answered wrong, where the values are right elsewhere: code that tells the
     watched calls apart); where one did not, the wrong answer was the values' own trouble and
-    `otherwise` (what the check found of its property) stands instead."""
+    `otherwise` (what the check found of its property) stands instead, unless `recheck` finds
+    that the same call made the plain way answers otherwise than the watched one."""
 
     status: VerdictStatus
     message: str = ""
@@ -100,6 +115,7 @@ class Verdict:
     otherwise: Verdict | None = None
     alone: bool = False
     by_values: bool = False
+    recheck: Recheck | None = None
 
 
 def passed(message: str = "") -> Verdict:

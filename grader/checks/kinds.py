@@ -29,6 +29,7 @@ from grader.checks.base import (
     Diagnosis,
     Measured,
     Plan,
+    Recheck,
     Verdict,
     failed,
     not_started,
@@ -280,30 +281,64 @@ def answers_baseline(spec: Spec, ctx: Context, probe: str,
 
 
 def with_answers(judge: Callable[[Any], Verdict], cases: Sequence[Case], name: str,
-                 key: str = "answer") -> Callable[[Any], Verdict]:
+                 key: str = "answer", plain: dict[str, Any] | None = None
+                 ) -> Callable[[Any], Verdict]:
     """A watching check's judge (`judge`, of the candidate's rows alone), then, where it
     passes, every watched call's answer (each row's `key`) against the reference's on the same
-    case; a check without the baseline (see answers_baseline) gets its rows alone."""
+    case; a check without the baseline (see answers_baseline) gets its rows alone. `plain`:
+    how call_each makes the same call as the checks of the values make it (its arguments but
+    the cases), for the Recheck of a watched call that answered wrong; None where no plain
+    call is the same (a run helper's several calls)."""
     def judged(obs: Any) -> Verdict:
         if not (isinstance(obs, dict) and "yours" in obs):
             return judge(obs)
         verdict = judge(obs["yours"])
         if verdict.status != "passed" or obs["baseline"] is None:
             return verdict
+        wrong: list[tuple[Case, Any, str]] = []
         for case, mine, theirs in zip(cases, obs["yours"], obs["baseline"], strict=False):
             expected = theirs.get(key)
             if expected is None or mine.get("raised"):
                 continue
-            wrong = tree_difference(*_in_one_form(mine.get(key), expected), case.dtype, name,
-                                    alike=True)
-            if wrong is not None:
-                return replace(failed(
-                    f"{case.describe()}: a call this check watched answered otherwise than the "
-                    f"reference on the same inputs ({wrong}), so what it saw is not what the "
-                    "work does", hint=WATCHED_ANSWERS_HINT), by_values=True, otherwise=verdict)
-        return verdict
+            differs = tree_difference(*_in_one_form(mine.get(key), expected), case.dtype, name,
+                                      alike=True)
+            if differs is not None:
+                wrong.append((case, mine.get(key), differs))
+        if not wrong:
+            return verdict
+        case, _, differs = wrong[0]
+        return replace(failed(
+            f"{case.describe()}: a call this check watched answered otherwise than the "
+            f"reference on the same inputs ({differs}), so what it saw is not what the "
+            "work does", hint=WATCHED_ANSWERS_HINT), by_values=True, otherwise=verdict,
+            recheck=None if plain is None else _recheck_answers(
+                plain, [(case, watched) for case, watched, _ in wrong], name))
 
     return judged
+
+
+def _recheck_answers(plain: dict[str, Any], watched: list[tuple[Case, Any]],
+                     name: str) -> Recheck:
+    """The Recheck of the watched calls that answered otherwise than the reference (each case
+    and its answer): call_each on the same inputs (`plain`, see with_answers), each answer
+    held to its watched one within the tolerance of its case's dtype."""
+    def same(case: Case, row: Observation, answer: Any) -> bool:
+        return "value" in row and tree_difference(*_in_one_form(row["value"], answer),
+                                                  case.dtype, name, alike=True) is None
+
+    return _recheck("call_each", plain, watched, same)
+
+
+def _recheck(probe: str, args: dict[str, Any], watched: list[tuple[Case, Any]],
+             same: Callable[[Case, Observation, Any], bool]) -> Recheck:
+    """A Recheck running `probe` with `args` on the watched cases, alike where every row is a
+    plain call's that returned and answered as `same` finds its watched call did."""
+    def alike(rows: Any) -> bool:
+        return isinstance(rows, list) and len(rows) == len(watched) and all(
+            isinstance(row, dict) and not row.get("raised") and same(case, row, answer)
+            for (case, answer), row in zip(watched, rows, strict=True))
+
+    return Recheck(probe, {**args, "cases": [case.data() for case, _ in watched]}, alike)
 
 
 def _in_one_form(mine: Any, theirs: Any) -> tuple[Any, Any]:
@@ -730,7 +765,9 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
 
         probe_args = {"function": function, "cases": [c.data() for c in cases], "args": args,
                       "run": run, "read_result": fresh}
-        return Plan("inputs_after", probe_args, with_answers(judge, cases, "the result"),
+        plain = None if run else {"function": function, "args": args, "returns": "tree"}
+        return Plan("inputs_after", probe_args,
+                    with_answers(judge, cases, "the result", plain=plain),
                     baseline=answers_baseline(spec, ctx, "inputs_after", probe_args))
 
     return plan
@@ -753,7 +790,9 @@ def dtype_device(spec: Spec) -> PlanFactory:
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
         probe_args = {"function": function, "args": args, "cases": [c.data() for c in cases]}
-        return Plan("dtype_device", probe_args, with_answers(judge, cases, "the result"),
+        plain = {"function": function, "args": args, "returns": "tree"}
+        return Plan("dtype_device", probe_args,
+                    with_answers(judge, cases, "the result", plain=plain),
                     baseline=answers_baseline(spec, ctx, "dtype_device", probe_args))
 
     return plan
@@ -794,7 +833,9 @@ def keeps_dtype(spec: Spec) -> PlanFactory:
                               f"every result keeps the inputs' dtype ({kept})")
 
         probe_args = {**call, "cases": [c.data() for c in cases]}
-        return Plan("call_each", probe_args, with_answers(judge, cases, name, key="value"),
+        plain = None if call["run"] else call
+        return Plan("call_each", probe_args,
+                    with_answers(judge, cases, name, key="value", plain=plain),
                     baseline=answers_baseline(spec, ctx, "call_each", probe_args))
 
     return plan
@@ -834,7 +875,8 @@ def returns_float(spec: Spec) -> PlanFactory:
 
         probe_args = {"function": function, "cases": [c.data() for c in cases], "call": call,
                       "args": args}
-        return Plan("result_types", probe_args, with_answers(judge, cases, name),
+        plain = {"function": function, "call": call, "args": args, "returns": "tree"}
+        return Plan("result_types", probe_args, with_answers(judge, cases, name, plain=plain),
                     baseline=answers_baseline(spec, ctx, "result_types", probe_args))
 
     return plan
@@ -1552,11 +1594,15 @@ def complexity(spec: Spec) -> PlanFactory:
             if yours.get("autograd"):
                 return autograd_seen("your calls under the counter")
             counted = rule.judge(cases[0], cases[-1], yours["counts"][0], yours["counts"][-1])
-            wrong = _unmatched_count(cases, yours, obs["baseline"])
-            if wrong:
-                return replace(failed(wrong, hint=WATCHED_ANSWERS_HINT), by_values=True,
-                               otherwise=counted)
-            return counted
+            wrong = _unmatched_counts(cases, yours, obs["baseline"])
+            if not wrong:
+                return counted
+            said = (f"{cases[wrong[0]].describe()}: the answer of the call under the counter "
+                    "differs from the reference's on the same inputs, so its count is not the "
+                    "cost of the work")
+            return replace(failed(said, hint=WATCHED_ANSWERS_HINT), by_values=True,
+                           otherwise=counted, recheck=_recheck_projections(
+                               probe_args, [(cases[i], yours["projections"][i]) for i in wrong]))
 
         return Plan("cost_counts", {**probe_args, "watch": watched}, judge, watched=watched,
                     baseline=("cost_counts", {**probe_args,
@@ -1565,21 +1611,32 @@ def complexity(spec: Spec) -> PlanFactory:
     return plan
 
 
-def _unmatched_count(cases: Sequence[Case], yours: Observation,
-                     reference: Observation | None) -> str:
-    """What differs between the answers of the candidate's counted calls and the reference's
-    on the same cases; "" where they agree, or where the reference gave none (the counts then
-    decide alone)."""
+def _unmatched_counts(cases: Sequence[Case], yours: Observation,
+                      reference: Observation | None) -> list[int]:
+    """The counted calls of the candidate's whose answers differ from the reference's on the
+    same cases, by index; none where the reference gave none (the counts then decide alone)."""
     if reference is None:
-        return ""
-    for case, got, expected in zip(cases, yours.get("projections") or [],
-                                   reference.get("projections") or [], strict=False):
-        rtol = TIMED_RTOL["float32" if _has_float32(case) else "float64"]
-        if projection_differs(got, expected, rtol):
-            return (f"{case.describe()}: the answer of the call under the counter differs "
-                    "from the reference's on the same inputs, so its count is not the cost "
-                    "of the work")
-    return ""
+        return []
+    return [index for index, (case, got, expected) in enumerate(zip(
+            cases, yours.get("projections") or [], reference.get("projections") or [],
+            strict=False)) if projection_differs(got, expected, _projection_rtol(case))]
+
+
+def _projection_rtol(case: Case) -> float:
+    return TIMED_RTOL["float32" if _has_float32(case) else "float64"]
+
+
+def _recheck_projections(probe_args: dict[str, Any],
+                         watched: list[tuple[Case, list[float] | None]]) -> Recheck:
+    """The Recheck of the counted calls that answered otherwise than the reference (each case
+    and its projection): the same calls made the plain way (probes.library.plain_projections),
+    each projection held to its counted one."""
+    def same(case: Case, row: Observation, projection: list[float] | None) -> bool:
+        return projection is not None and not projection_differs(
+            row.get("projection"), projection, _projection_rtol(case))
+
+    args = {key: probe_args[key] for key in ("function", "args", "call", "nonce")}
+    return _recheck("plain_projections", args, watched, same)
 
 
 def autograd_seen(where: str, at: str = "") -> Verdict:
@@ -2082,7 +2139,7 @@ def _unmatched_call(cases: Sequence[Case], yours: list[dict[str, Any]],
     every call matches. A cost is only measured on work that gave the right answers."""
     for index, (mine, theirs) in enumerate(zip(yours, reference, strict=True)):
         case = cases[index % len(cases)]
-        rtol = TIMED_RTOL["float32" if _has_float32(case) else "float64"]
+        rtol = _projection_rtol(case)
         expected = theirs.get("projections") or []
         got = mine.get("projections") or []
         if len(got) != len(expected):

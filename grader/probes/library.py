@@ -527,6 +527,23 @@ def cost_counts(api: Api, function: str, cases: Sequence[CaseData], args: Sequen
         return {"counts": counts, "autograd": seen(), "projections": projections}
 
 
+@probe
+def plain_projections(api: Api, function: str, cases: Sequence[CaseData],
+                      args: Sequence[str] = (), call: str | None = None,
+                      nonce: int = 0) -> list[Observation]:
+    """Each case's call made the plain way (no counter, no watch: as the checks of the values
+    call), its answer projected with cost_counts' weights: a counted call that answered
+    otherwise than the reference is held to it (checks.base.Recheck)."""
+    fn, weights = api.function(function), Weights(nonce)
+    rows: list[Observation] = []
+    for case in cases:
+        built = build_args(api, case, call, args)
+        value, raised = api.call(fn, *built)
+        rows.append({"raised": as_dict(raised), "projection": None if raised is not None
+                     else answer_projection(api, value, built, weights)})
+    return rows
+
+
 def answer_projection(api: Api, value: Any, built: Sequence[Any],
                       weights: Weights) -> list[float] | None:
     """The projection of what a call answered: its result, or where it returned None (a

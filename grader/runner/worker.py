@@ -29,7 +29,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grader.checks import apart
-from grader.checks.base import Check, Context, Diagnosis, Plan, Repair, Verdict, skipped
+from grader.checks.base import (
+    Check,
+    Context,
+    Diagnosis,
+    Plan,
+    Recheck,
+    Repair,
+    Verdict,
+    skipped,
+)
 from grader.checks.kinds import sentences
 from grader.checks.mutants import source_text
 from grader.checks.table import checks_for
@@ -203,7 +212,7 @@ class _Part:
         self.voiding: dict[str, Verdict | None] = {}
         self.unless_values: dict[str, Verdict] = {}
         """The failures that stand only where the part's values pass (Verdict.by_values),
-        each with the verdict that stands instead."""
+        each the failing verdict (its `otherwise` stands instead)."""
         self.cut_short: set[str] = set()
         """The checks not run because the code under test hung in an earlier one."""
         self.advised = 0.0
@@ -284,7 +293,7 @@ class _Part:
         if verdict.voids and final == "failed":
             self.voiding[check.id] = verdict.otherwise
         if verdict.by_values and final == "failed" and verdict.otherwise is not None:
-            self.unless_values[check.id] = verdict.otherwise
+            self.unless_values[check.id] = verdict
         hint = verdict.hint and for_flavor(verdict.hint, ctx.flavor)
         self.results.append(CheckResult(
             id=check.id, title=check.title, status=final, score=score, max_score=max_score,
@@ -381,8 +390,8 @@ def run_part(grading: _Part) -> list[CheckResult]:
             name_by_repairs(grading)
         except ChildrenLost as lost:
             grading.not_run(len(grading.results), str(lost), status=lost.status)
-    void_results(grading.checks, grading.results, grading.voiding, grading.cut_short)
-    explained_by_values(grading.results, grading.unless_values)
+        void_results(grading.checks, grading.results, grading.voiding, grading.cut_short)
+        explained_by_values(grading)
     drop_hints_to_passed_checks(grading.results)
     point_folded_failures_at_their_root(grading.results)
     show_lines_apart(grading)
@@ -458,20 +467,56 @@ def void_results(checks: list[Check], results: list[CheckResult],
             _set_aside(voided, "failed", check.void_message, by_id[check.id])
 
 
-def explained_by_values(results: list[CheckResult], unless_values: dict[str, Verdict]) -> None:
+def explained_by_values(grading: _Part) -> None:
     """Where a check of the part's values (rank 2) did not pass, each failure that stands only
     where they pass (Verdict.by_values: a watched call answered wrong) gives way to what its
     check found of its property: an honest slip answers the watched calls wrong as it does
-    the rest, and the values' own checks say so."""
+    the rest, and the values' own checks say so. Unless its Recheck finds that the same call
+    made the plain way answers otherwise than the watched one did: code that tells a watched
+    call apart, whatever else it fails (a values check failed on purpose hides nothing)."""
+    results = grading.results
     if all(r.status == "passed" for r in results if r.rank == 2 and r.max_score > 0):
         return
     for result in results:
-        instead = unless_values.get(result.id)
-        if instead is not None and result.status == "failed":
-            result.status, result.message, result.hint = \
-                instead.status, instead.message, instead.hint
-            result.score = result.max_score * (1.0 if instead.status == "passed" else
-                                               instead.fraction)
+        failure = grading.unless_values.get(result.id)
+        if failure is None or failure.otherwise is None or result.status != "failed":
+            continue
+        if failure.recheck is not None and not _answers_alike(grading, result.id,
+                                                              failure.recheck):
+            result.message += PLAIN_CALL_DIFFERS
+            continue
+        instead = failure.otherwise
+        result.status, result.message, result.hint = \
+            instead.status, instead.message, instead.hint
+        result.score = result.max_score * (1.0 if instead.status == "passed" else
+                                           instead.fraction)
+
+
+PLAIN_CALL_DIFFERS = ("; the same call made the plain way, as the checks of the values make "
+                      "it, answered otherwise than the watched one, so those checks' failures "
+                      "do not explain it")
+
+
+def _answers_alike(grading: _Part, check_id: str, recheck: Recheck) -> bool:
+    """Whether the plain call of `recheck` answers as the watched call did, in a child beside
+    the candidate's code with the check's own time; True where the machine starved it or no
+    child could be had (what a quieter run would see is unknown: the failure gives way, as
+    without a recheck), False where it hung, died, raised or answered otherwise."""
+    index = next(i for i, check in enumerate(grading.checks) if check.id == check_id)
+    limit = frame_timeout(grading.request, grading.plans[index], grading.ready)
+    try:
+        frame = _candidate_frame(grading, index, recheck.probe, recheck.args,
+                                 IdleBudget(limit), [0.0], limit)
+    except ChildrenLost:
+        return True
+    if starved(frame):
+        return True
+    if frame is None or frame["kind"] != "observation":
+        return False
+    try:
+        return bool(recheck.alike(frame["data"]))
+    except Exception:  # noqa: BLE001 - the observation is candidate code's answer
+        return False
 
 
 def _not_seen(check: Check, unseen: CheckResult, targets: list[CheckResult]) -> None:
