@@ -1078,6 +1078,39 @@ def test_a_torch_transpose_for_one_matrix_and_for_a_stack_are_made_both_ways() -
                     ("drop_transpose", "dA = dC @ B"), ("drop_transpose", "dB = A @ dC")}
 
 
+def test_a_transpose_misread_at_every_product_is_also_made_at_all_of_them_at_once() -> None:
+    """One change leaves the second `.t()` of a batched backward raising: its products are
+    also made `.mT` all at once (`every_stack_transpose`, shown as the first site), and in
+    numpy `.T` is made `swapaxes(-1, -2)`, alone and everywhere; a lone site makes no
+    `every_` variant."""
+    torch_source = ("import torch\ndef f(A, B, dC):\n    dA = torch.matmul(dC, B.t())\n"
+                    "    dB = A.t() @ dC\n    return dA, dB\n")
+    every = [m for m in mutants.mutants(torch_source) if m.operator == "every_stack_transpose"]
+    assert [(m.before, m.after) for m in every] == [("dA = torch.matmul(dC, B.t())",
+                                                     "dA = torch.matmul(dC, B.mT)")]
+    assert every[0].source == ("import torch\ndef f(A, B, dC):\n    dA = torch.matmul(dC, B.mT)\n"
+                               "    dB = A.mT @ dC\n    return dA, dB\n")
+    numpy_source = ("import numpy as np\ndef f(A, B, dC):\n    dA = dC @ B.T\n"
+                    "    dB = np.matmul(A.T, dC)\n    return (dA,\n            dB)\n")
+    made = {(m.operator, m.source.split("\n")[2 if m.after.startswith("dA") else 3].strip())
+            for m in mutants.mutants(numpy_source) if "stack_transpose" in m.operator}
+    assert made == {("stack_transpose", "dA = dC @ B.swapaxes(-1, -2)"),
+                    ("stack_transpose", "dB = np.matmul(A.swapaxes(-1, -2), dC)"),
+                    ("every_stack_transpose", "dA = dC @ B.swapaxes(-1, -2)")}
+    assert "dB = np.matmul(A.swapaxes(-1, -2), dC)" in next(
+        m.source for m in mutants.mutants(numpy_source) if m.operator == "every_stack_transpose")
+    lone = "import torch\ndef f(A, dC):\n    return dC @ A.t()\n"
+    assert not any(m.operator.startswith("every_") for m in mutants.mutants(lone))
+
+
+def test_changes_to_the_same_lines_are_not_merged() -> None:
+    source = "a = 1\nb = 2\nc = 3\n"
+    one, two, same = (mutants.Mutant("x", "", "", text) for text in (
+        "a = 1\nb = 5\nc = 3\n", "a = 1\nb = 2\nc = 7\n", "a = 1\nb = 6\nc = 3\n"))
+    assert mutants._merged(source, [one, two]) == "a = 1\nb = 5\nc = 7\n"
+    assert mutants._merged(source, [one, same]) is None
+
+
 def _raised(attempt: Any) -> dict[str, str]:
     try:
         attempt()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import difflib
 import functools
 import itertools
 import textwrap
@@ -180,6 +181,8 @@ def _product_edits(left: ast.expr, right: ast.expr, make: Callable[[ast.expr, as
             if not (isinstance(operand, ast.Attribute) and operand.attr == "mT"):
                 yield Edit("stack_transpose", with_operand(ast.Attribute(inner, "mT",
                                                                          ast.Load())))
+        elif ast.unparse(operand) != ast.unparse(_transposed(inner)):
+            yield Edit("stack_transpose", with_operand(_transposed(inner)))
         yield Edit("leading_transpose", with_operand(ast.Call(
             ast.Attribute(inner, "swapaxes" if numpy else "transpose", ast.Load()),
             [ast.Constant(0), ast.Constant(1)], [])))
@@ -1267,7 +1270,8 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
                                    einsum_subscripts, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpose",
-            "full_transpose", "matrix_only_transpose", "stack_transpose",
+            "full_transpose", "matrix_only_transpose", "every_matrix_only_transpose",
+            "stack_transpose", "every_stack_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
             "unreversed",
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis", "swap_indices",
@@ -1449,8 +1453,47 @@ def mutants(source: str) -> tuple[Mutant, ...]:
         for path, body in _blocks(function, base, nodes):
             for i, edit in _statement_edits(body):
                 _keep(found, seen, module, (*path, i), body[i], edit)
+    found.extend(_everywhere(source, found))
     found.sort(key=lambda m: PRIORITY.index(m.operator))
     return tuple(found[:MAX_MUTANTS])
+
+
+EVERYWHERE = ("stack_transpose", "matrix_only_transpose")
+"""The slips made at every site alike as readily as at one (an API misread: `.t()` written for
+each product's transpose of a stack), tried also at all their sites at once, as the operator
+`every_<name>`: a crash at the first site hides the second, which one change leaves."""
+
+
+def _everywhere(source: str, found: Sequence[Mutant]) -> Iterator[Mutant]:
+    """For each operator of EVERYWHERE made at two sites or more, the variant with all of
+    them made (shown as its first site), where no two of them change the same lines."""
+    for operator in EVERYWHERE:
+        sites = [m for m in found if m.operator == operator]
+        merged = _merged(source, sites) if len(sites) > 1 else None
+        if merged is not None:
+            first = sites[0]
+            yield Mutant(f"every_{operator}", first.before, first.after, merged,
+                         tuple(e for m in sites for e in m.explains), first.line_before,
+                         first.line_after)
+
+
+def _merged(source: str, variants: Sequence[Mutant]) -> str | None:
+    """`source` with every variant's change made (each replaces a run of its lines), or None
+    where two of them change the same lines."""
+    lines = source.splitlines(keepends=True)
+    changes: list[tuple[int, int, list[str]]] = []
+    for variant in variants:
+        theirs = variant.source.splitlines(keepends=True)
+        matcher = difflib.SequenceMatcher(None, lines, theirs, autojunk=False)
+        changes += [(i1, i2, theirs[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+                    if tag != "equal"]
+    changes.sort(key=lambda change: (change[0], change[1]))
+    if any(later[0] < earlier[1] or later[0] == earlier[0]
+           for earlier, later in itertools.pairwise(changes)):
+        return None
+    for start, end, new in reversed(changes):
+        lines[start:end] = new
+    return "".join(lines)
 
 
 def _array_library(tree: ast.Module) -> str | None:
