@@ -1270,16 +1270,18 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
                                    einsum_subscripts, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpose",
-            "full_transpose", "matrix_only_transpose", "every_matrix_only_transpose",
-            "stack_transpose", "every_stack_transpose",
+            "full_transpose", "every_full_transpose", "matrix_only_transpose",
+            "every_matrix_only_transpose", "stack_transpose", "every_stack_transpose",
             "leading_transpose", "assign_for_accumulate", "accumulate_for_assign", "reverse_loop",
             "unreversed",
             "shift_index", "shift_bound", "shift_range", "other_end", "whole_axis", "swap_indices",
             "other_dimension", "boundary", "reversed_comparison", "negated_condition",
             "sign_for_indicator",
-            "sum_for_mean", "mean_for_sum", "wrong_axis", "every_axis", "drop_keepdims",
-            "add_keepdims", "other_join",
-            "sibling_function", "lower_precision", "default_dtype", "other_initial_value",
+            "sum_for_mean", "mean_for_sum", "wrong_axis", "every_wrong_axis", "every_axis",
+            "drop_keepdims", "every_drop_keepdims", "add_keepdims", "every_add_keepdims",
+            "other_join",
+            "sibling_function", "lower_precision", "every_lower_precision", "default_dtype",
+            "other_initial_value",
             "opposite_extreme", "swap_unpacking", "swap_results", "swap_arguments", "swap_calls",
             "swap_joined",
             "flip_sign", "break_for_continue", "continue_for_break", "add_detach", "drop_detach",
@@ -1458,42 +1460,54 @@ def mutants(source: str) -> tuple[Mutant, ...]:
     return tuple(found[:MAX_MUTANTS])
 
 
-EVERYWHERE = ("stack_transpose", "matrix_only_transpose")
-"""The slips made at every site alike as readily as at one (an API misread: `.t()` written for
-each product's transpose of a stack), tried also at all their sites at once, as the operator
-`every_<name>`: a crash at the first site hides the second, which one change leaves."""
+EVERYWHERE = ("full_transpose", "matrix_only_transpose", "stack_transpose", "wrong_axis",
+              "drop_keepdims", "add_keepdims", "lower_precision")
+"""The slips made at every site alike as readily as at one (a misread API or convention: `.t()`
+for each product's transpose of a stack, every reduction of a softmax over the batch, float32
+throughout), tried also at all their sites at once (the first alternative at each), as the
+operator `every_<name>`: one change leaves the other sites wrong, and a crash at the first
+hides the second."""
 
 
 def _everywhere(source: str, found: Sequence[Mutant]) -> Iterator[Mutant]:
     """For each operator of EVERYWHERE made at two sites or more, the variant with all of
-    them made (shown as its first site), where no two of them change the same lines."""
+    them made, shown as its first site."""
     for operator in EVERYWHERE:
-        sites = [m for m in found if m.operator == operator]
-        merged = _merged(source, sites) if len(sites) > 1 else None
-        if merged is not None:
-            first = sites[0]
+        made = _merged(source, [m for m in found if m.operator == operator])
+        if made is not None:
+            merged, first, sites = made
             yield Mutant(f"every_{operator}", first.before, first.after, merged,
                          tuple(e for m in sites for e in m.explains), first.line_before,
                          first.line_after)
 
 
-def _merged(source: str, variants: Sequence[Mutant]) -> str | None:
-    """`source` with every variant's change made (each replaces a run of its lines), or None
-    where two of them change the same lines."""
+def _merged(source: str, variants: Sequence[Mutant]
+            ) -> tuple[str, Mutant, list[Mutant]] | None:
+    """`source` with the change of each variant made (each replaces a run of its lines; of
+    variants changing the same lines, the first), the first variant and those made; None
+    where fewer than two could be."""
     lines = source.splitlines(keepends=True)
     changes: list[tuple[int, int, list[str]]] = []
+    sites: list[Mutant] = []
     for variant in variants:
         theirs = variant.source.splitlines(keepends=True)
         matcher = difflib.SequenceMatcher(None, lines, theirs, autojunk=False)
-        changes += [(i1, i2, theirs[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-                    if tag != "equal"]
-    changes.sort(key=lambda change: (change[0], change[1]))
-    if any(later[0] < earlier[1] or later[0] == earlier[0]
-           for earlier, later in itertools.pairwise(changes)):
+        own = [(i1, i2, theirs[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+               if tag != "equal"]
+        if own and not any(_overlap(a, b) for a in own for b in changes):
+            changes += own
+            sites.append(variant)
+    if len(sites) < 2:
         return None
-    for start, end, new in reversed(changes):
+    for start, end, new in sorted(changes, key=lambda change: change[:2], reverse=True):
         lines[start:end] = new
-    return "".join(lines)
+    return "".join(lines), sites[0], sites
+
+
+def _overlap(a: tuple[int, int, list[str]], b: tuple[int, int, list[str]]) -> bool:
+    """Whether two changes (a run of lines replaced) touch the same lines, or insert at one
+    place."""
+    return a[0] < b[1] and b[0] < a[1] or a[0] == b[0]
 
 
 def _array_library(tree: ast.Module) -> str | None:
@@ -2112,7 +2126,8 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
         expected = [compared(truth(case)) for case, _ in chosen]
         for variant, runs in zip(found(), outputs, strict=False):
             own = f"repair_{variant.operator}"
-            sentence = own if own in said else "repair"
+            sentence = own if own in said else \
+                "repair_every" if variant.operator.startswith("every_") else "repair"
             if sentence in said and isinstance(runs, list) and len(runs) == len(chosen) and all(
                     fixed(i, run, want, case) for i, ((case, _), run, want)
                     in enumerate(zip(chosen, runs, expected, strict=True))):
