@@ -161,7 +161,8 @@ def test_a_reference_answer_that_changes_from_run_to_run_is_held_to_nothing(
 
     monkeypatch.setattr(library, "reference_api", fake_reference)
     monkeypatch.setattr(library, "resolve", lambda api, name: lambda api, **args: next(runs))
-    rows = library.reference_twice(object(), probe, {}, ["round-folder", "part2"])  # type: ignore[arg-type]
+    rows = library.reference_twice(object(), probe, {}, ["round-folder", "part2"],  # type: ignore[arg-type]
+                                   key)
     assert seen == [("round-folder", ["part2"])]
     assert [row[key] is None for row in rows] == [False, True, True]
     np.testing.assert_array_equal(rows[0][key], np.ones(2))

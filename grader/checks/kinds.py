@@ -268,15 +268,16 @@ WATCHED_ANSWERS_HINT = ("What a check watches (a count, the memory, the inputs, 
                         "Compute every result from its inputs, the same way in every call.")
 
 
-def answers_baseline(spec: Spec, ctx: Context, probe: str,
-                     args: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def answers_baseline(spec: Spec, ctx: Context, probe: str, args: dict[str, Any],
+                     key: str = "answer") -> tuple[str, dict[str, Any]] | None:
     """The baseline of a check that watches calls for something other than their values: the
     same probe on the same cases with the reference (probes.library.reference_twice), whose
-    answers the candidate's must match. None with `answers = false`: a function whose right
-    answers are many (a random initialisation), where no one answer can be held to."""
+    answers (each row's `key`) the candidate's must match. None with `answers = false`: a
+    function whose right answers are many (a random initialisation), where no one answer can
+    be held to."""
     if not spec.flag("answers", True):
         return None
-    return "reference_twice", {"probe": probe, "args": args,
+    return "reference_twice", {"probe": probe, "args": args, "key": key,
                                "reference": [str(spec.round.folder), ctx.part_id]}
 
 
@@ -836,7 +837,7 @@ def keeps_dtype(spec: Spec) -> PlanFactory:
         plain = None if call["run"] else call
         return Plan("call_each", probe_args,
                     with_answers(judge, cases, name, key="value", plain=plain),
-                    baseline=answers_baseline(spec, ctx, "call_each", probe_args))
+                    baseline=answers_baseline(spec, ctx, "call_each", probe_args, "value"))
 
     return plan
 
@@ -2145,12 +2146,12 @@ def _unmatched_call(cases: Sequence[Case], yours: list[dict[str, Any]],
         if len(got) != len(expected):
             return (f"{case.describe()}: {len(got)} of the {len(expected)} timed calls gave a "
                     "result")
-        for index, (a, b) in enumerate(zip(got, expected, strict=True)):
-            if projection_differs(a, b, rtol):
-                which = "the first call" if index == 0 else f"timed call {index + 1}"
-                return (f"{case.describe()}: the result of {which} (on inputs of its own) "
-                        "differs from the reference's on the same inputs, so the time it took "
-                        "is not the cost of the work")
+        call = first_unmatched(got, expected, rtol)
+        if call is not None:
+            which = "the first call" if call == 0 else f"timed call {call + 1}"
+            return (f"{case.describe()}: the result of {which} (on inputs of its own) "
+                    "differs from the reference's on the same inputs, so the time it took "
+                    "is not the cost of the work")
     return ""
 
 
@@ -2169,6 +2170,14 @@ def projection_differs(got: list[float] | None, expected: list[float] | None,
     if expected is None:
         return False
     return got is None or not _close(got[0], expected[0], rtol * max(expected[1], got[1]) + 1e-12)
+
+
+def first_unmatched(got: Sequence[list[float] | None], expected: Sequence[list[float] | None],
+                    rtol: float) -> int | None:
+    """The first of a run of calls whose answer (a projection) differs from the reference's
+    same call (see projection_differs); None where every call both made agrees."""
+    return next((call for call, (a, b) in enumerate(zip(got, expected, strict=False))
+                 if projection_differs(a, b, rtol)), None)
 
 
 def _close(a: float, b: float, tol: float) -> bool:

@@ -221,16 +221,15 @@ def answer(api: Api, value: Any, raised: Any) -> Any:
 
 
 @probe
-def reference_twice(api: Api, probe: str, args: dict[str, Any],
-                    reference: Sequence[str]) -> Any:
+def reference_twice(api: Api, probe: str, args: dict[str, Any], reference: Sequence[str],
+                    key: str = "answer") -> Any:
     """The baseline of a check that compares answers: the probe `probe` run on `args` with
     the round's reference (its folder and part) in place of the candidate's code, twice; each
-    row's "answer" (its "value" for call_each) is kept only where both runs gave it bit for bit
-    (a function that draws random numbers answers each call differently, and no answer of the
-    candidate's could be held to one of them)."""
+    row's answer (its `key`) is kept only where both runs gave it bit for bit (a function that
+    draws random numbers answers each call differently, and no answer of the candidate's could
+    be held to one of them)."""
     api = reference_api(api, *reference)
     first, second = (resolve(api, probe)(api, **args) for _ in range(2))
-    key = "value" if probe == "call_each" else "answer"
     for row, again in zip(first, second, strict=False):
         if not same_reading(row.get(key), again.get(key)):
             row[key] = None

@@ -26,6 +26,7 @@ from grader.round_api.judge import (
     Round,
     Verdict,
     failed,
+    first_unmatched,
     format_raised,
     held_size,
     judge_cases,
@@ -33,7 +34,6 @@ from grader.round_api.judge import (
     matches,
     mutant_diagnosis,
     passed,
-    projection_differs,
     raised_verdict,
     settled,
     skipped,
@@ -766,12 +766,12 @@ def _unmatched_answers(rounds: list[tuple[dict[str, Any], dict[str, Any]]]) -> s
     (the same inputs: see probes._Bench), in words; "" where every call both made agrees."""
     for mine, theirs in rounds:
         for yours, reference in TIMED_PAIRS:
-            got = mine.get("answers", {}).get(yours, [])
-            expected = theirs.get("answers", {}).get(reference, [])
-            for call, (a, b) in enumerate(zip(got, expected, strict=False)):
-                if projection_differs(a, b, TIMED_RTOL["float32"]):
-                    return (f"call {call + 1} of {yours} answered otherwise than the reference's "
-                            "on the same inputs, so its time is not the cost of the work")
+            call = first_unmatched(mine.get("answers", {}).get(yours, []),
+                                   theirs.get("answers", {}).get(reference, []),
+                                   TIMED_RTOL["float32"])
+            if call is not None:
+                return (f"call {call + 1} of {yours} answered otherwise than the reference's "
+                        "on the same inputs, so its time is not the cost of the work")
     return ""
 
 
