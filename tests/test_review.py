@@ -69,6 +69,11 @@ FLAGGED = [
     ("import warnings as w\nwith w.catch_warnings(record=True) as seen:\n"
      "    w.warn('where am I', stacklevel=4)",
      [(2, "stack-frames", "warnings.catch_warnings")]),
+    ("import io, logging\nlog = logging.getLogger('x')\n"
+     "def callers():\n    log.debug('where', stack_info=True)",
+     [(4, "stack-frames", "stack_info=")]),
+    ("import logging\nopts = {'stack_info': True}\nlogging.getLogger('x').debug('w', **opts)",
+     [(2, "stack-frames", "the string 'stack_info'")]),
     ("def caller(code):\n    return code.co_filename, code.co_firstlineno",
      [(2, "stack-frames", ".co_filename")]),
     ("PATH = '/proc/%d/fd' % 1", [(1, "proc", "the string '/proc/%d/fd'")]),
@@ -542,7 +547,9 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
                "part1_inplace.py", 6),
               ("prefix-products/hostile_writes_w_unless_watched/numpy/part2_out_of_place.py", 9),
               ("mlp-backprop/hostile_relu_in_place_unless_watched/numpy/part1_forward.py", 34),
-              ("prefix-products/hostile_scan_zeros_when_timed/part4_scan.py", 11)]
+              ("prefix-products/hostile_scan_zeros_when_timed/part4_scan.py", 11),
+              ("linear-recurrence/hostile_fresh_result_only_when_watched/part1_sequential.py",
+               15)]
           for step in (0, 2, 4)},
         # The backwards that autograd derived at import, traced into a graph of operations.
         *{(f"tests/solutions/normalization/part2_backward_{name}/part2_layernorm.py", line,

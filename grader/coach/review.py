@@ -138,6 +138,7 @@ class Rule:
     settings: tuple[str, ...] = ()
     strings: tuple[str, ...] = ()
     read_attributes: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
 
     @cached_property
     def patterns(self) -> tuple[str, ...]:
@@ -1354,6 +1355,8 @@ class _Scan:
             self.reached(node, path)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             self._read_attribute(node)
+        if isinstance(node, ast.Call):
+            self._keywords(node)
         for kind, what, extra in sorted(events, key=lambda event: ORDER.index(event[0])):
             self._event(node, kind, what, extra)
         if isinstance(node, ast.expr):
@@ -1386,6 +1389,14 @@ class _Scan:
         for rule in rules():
             if node.attr in rule.read_attributes:
                 self.flag(node, rule, f".{node.attr}")
+
+    def _keywords(self, node: ast.Call) -> None:
+        """A keyword argument that some rule names, in any call at all (`stack_info=True`,
+        which has logging format the caller chain into text): the rules' `keywords`."""
+        for keyword in node.keywords:
+            for rule in rules():
+                if keyword.arg is not None and keyword.arg in rule.keywords:
+                    self.flag(node, rule, f"{keyword.arg}=")
 
     def _name(self, node: ast.Name, value: Value) -> None:
         if self.names.builtin(node.id):
