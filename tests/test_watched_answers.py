@@ -222,4 +222,46 @@ def test_a_watching_row_also_takes_the_inputs_of_the_correctness_row_calling_ali
              "args": ["W", "P"]},
             {"id": "part2.fresh", "kind": "fresh_result", "function": "f", "cases": "two",
              "args": ["W"]}]
-    assert _value_case_rows(rows) == {1: "many"}
+    assert _value_case_rows(rows) == {1: ("many", ("part1.correctness",))}
+
+
+def test_every_call_a_check_of_values_makes_keeps_what_the_property_checks_judge() -> None:
+    """call_each reads, in each call that returned, the inputs it changed, those its result
+    shares memory with, the result's dtype and device against the first input's, and whether
+    it is a Python float: a property check borrowing those calls judges calls no code can tell
+    from the ones whose values are judged."""
+    from pathlib import Path
+    from types import ModuleType
+
+    from grader.probes.api import Api
+    from grader.probes.backends import make_backend
+
+    def sloppy(x: np.ndarray) -> Any:
+        if x.size == 1:
+            return float(x[0])
+        x *= 2.0
+        return x.astype(np.float32) if x.size == 3 else x
+
+    module = ModuleType("candidate")
+    module.f = sloppy  # type: ignore[attr-defined]
+    api = Api(module, make_backend("numpy"), Path("."))
+    cases = [{"inputs": {"x": np.ones(n)}, "label": f"n={n}", "extra": {}} for n in (1, 3, 5)]
+    kept = [row["kept"] for row in library.call_each(api, "f", cases, args=["x"], returns="tree")]
+    assert kept[0] == {"wrote": [], "shared": [], "is_float": True, "type": "builtins.float"}
+    assert kept[1] == {"wrote": ["x"], "shared": [], "is_float": False,
+                       "type": "numpy.ndarray", "got": ["float32", "cpu"],
+                       "want": ["float64", "cpu"]}
+    assert (kept[2]["wrote"], kept[2]["shared"], kept[2]["got"]) == \
+        (["x"], ["x"], ["float64", "cpu"])
+
+
+def test_a_property_broken_in_a_borrowed_call_fails_where_the_watched_calls_kept_it() -> None:
+    def kept(label: str, call: dict[str, Any]) -> Verdict | None:
+        return failed(f"{label}: wrote {call['wrote']}") if call["wrote"] else None
+
+    judge = with_answers(_rows_judge, CASES, "the result", kept=kept)
+    held = {"yours": [{"raised": None}], "baseline": None, "baseline_error": ""}
+    assert judge(held).status == "passed"
+    borrowed = [("n=2", {"wrote": []}), ("n=4", {"wrote": ["x"]}), ("n=6", "not a dict")]
+    assert judge({**held, "kept": borrowed}).message == "n=4: wrote ['x']"
+    assert judge({**held, "yours": [{"held": False}], "kept": borrowed}).message == "broke"

@@ -206,6 +206,11 @@ class Plan:
 
     `watched`: the probe runs its calls under the autograd watch (a backward by hand's count,
     depth or timed calls), which sees the calling thread alone.
+
+    `borrows`: the ids of checks of the same part (correctness rows) whose calls the judge
+    also reads, once every check has run, as {"yours": ..., "baseline": ..., "kept": [(case
+    label, what each call kept, see probes.library._kept_properties), ...]}: a property judged
+    on the very calls whose values are judged, which code cannot tell from any other.
     """
 
     probe: str
@@ -216,6 +221,7 @@ class Plan:
     measured: Measured | None = None
     forkless: bool = False
     watched: bool = False
+    borrows: tuple[str, ...] = ()
 
     @property
     def processless(self) -> bool:

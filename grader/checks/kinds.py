@@ -81,19 +81,22 @@ class Spec:
 
     `signature_flavors`: the flavors in which this row (a correctness row) also judges its
     function's signature against the reference's (table._signature_rows). `value_cases`: for a
-    row that watches a function's calls for a property, the case maker of the correctness row
-    that calls it the same way (table._value_case_rows): its property is watched on such
-    inputs too, so that code cannot keep it only on inputs of the watching row's own (a dtype
-    cast back only at the one shape a dtype check uses)."""
+    row that watches a function's calls for a property, the case maker and the id of the
+    correctness row that calls it the same way (table._value_case_rows): its property is
+    watched on such inputs too, so that code cannot keep it only on inputs of the watching
+    row's own (a dtype cast back only at the one shape a dtype check uses), and the ids of
+    every correctness row calling it so, on whose own calls its property is judged too
+    (`value_checks`, Plan.borrows), which no code can tell apart."""
 
     def __init__(self, table: dict[str, Any], where: str, round_: Round, judge: ModuleType,
                  helpers: ModuleType, mistakes: Callable[[Any, str], tuple[Mistake, ...]],
                  defaults: dict[str, Any] | None = None,
                  signature_flavors: frozenset[str] = frozenset(),
-                 value_cases: str | None = None) -> None:
+                 value_cases: tuple[str, tuple[str, ...]] | None = None) -> None:
         self.table = dict(table)
         self.signature_flavors = signature_flavors
-        self.value_cases = value_cases
+        self.value_cases: str | None = value_cases[0] if value_cases else None
+        self.value_checks: tuple[str, ...] = value_cases[1] if value_cases else ()
         self.defaults = defaults or {}
         self.where = where
         self.round = round_
@@ -281,20 +284,34 @@ def answers_baseline(spec: Spec, ctx: Context, probe: str, args: dict[str, Any],
                                "reference": [str(spec.round.folder), ctx.part_id]}
 
 
+KeptJudge = Callable[[str, Observation], Verdict | None]
+"""A watching check's judge of one call of the check of values it borrows (Plan.borrows): the
+call's case label and what the call kept (probes.library._kept_properties); None where the
+property held."""
+
+
 def with_answers(judge: Callable[[Any], Verdict], cases: Sequence[Case], name: str,
-                 key: str = "answer", plain: dict[str, Any] | None = None
-                 ) -> Callable[[Any], Verdict]:
+                 key: str = "answer", plain: dict[str, Any] | None = None,
+                 kept: KeptJudge | None = None) -> Callable[[Any], Verdict]:
     """A watching check's judge (`judge`, of the candidate's rows alone), then, where it
-    passes, every watched call's answer (each row's `key`) against the reference's on the same
-    case; a check without the baseline (see answers_baseline) gets its rows alone. `plain`:
-    how call_each makes the same call as the checks of the values make it (its arguments but
-    the cases), for the Recheck of a watched call that answered wrong; None where no plain
-    call is the same (a run helper's several calls)."""
+    passes, the property in each call the check of values made (`kept`, where the plan
+    borrows that check's calls), then every watched call's answer (each row's `key`) against
+    the reference's on the same case; a check without the baseline (see answers_baseline)
+    gets its rows alone. `plain`: how call_each makes the same call as the checks of the
+    values make it (its arguments but the cases), for the Recheck of a watched call that
+    answered wrong; None where no plain call is the same (a run helper's several calls)."""
     def judged(obs: Any) -> Verdict:
         if not (isinstance(obs, dict) and "yours" in obs):
             return judge(obs)
         verdict = judge(obs["yours"])
-        if verdict.status != "passed" or obs["baseline"] is None:
+        if verdict.status != "passed":
+            return verdict
+        if kept is not None:
+            for label, call in obs.get("kept") or ():
+                broken = kept(label, call) if isinstance(call, dict) else None
+                if broken is not None:
+                    return broken
+        if obs["baseline"] is None:
             return verdict
         wrong: list[tuple[Case, Any, str]] = []
         for case, mine, theirs in zip(cases, obs["yours"], obs["baseline"], strict=False):
@@ -316,6 +333,10 @@ def with_answers(judge: Callable[[Any], Verdict], cases: Sequence[Case], name: s
                 plain, [(case, watched) for case, watched, _ in wrong], name))
 
     return judged
+
+
+IN_A_VALUES_CALL = ", in a call the check of values made"
+"""Said of a property found broken in a call of the check of values (Plan.borrows)."""
 
 
 def _recheck_answers(plain: dict[str, Any], watched: list[tuple[Case, Any]],
@@ -764,12 +785,25 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
             what = "a fresh result, inputs unchanged" if shared_hint else "inputs unchanged"
             return passed(f"{what} in {len(cases)} cases ({span(cases)})")
 
+        def kept(label: str, call: Observation) -> Verdict | None:
+            shared = [str(n) for n in call.get("shared") or ()]
+            if shared_hint and shared:
+                return failed(f"{label}{IN_A_VALUES_CALL}: the result shares memory with "
+                              f"{' and '.join(shared)}", hint=shared_hint)
+            changed = [str(n) for n in call.get("wrote") or ()]
+            if changed:
+                return failed(f"{label}{IN_A_VALUES_CALL}: {' and '.join(changed)} "
+                              f"{'was' if len(changed) == 1 else 'were'} modified",
+                              hint=_changed_hint(changed_hint, changed, args))
+            return None
+
         probe_args = {"function": function, "cases": [c.data() for c in cases], "args": args,
                       "run": run, "read_result": fresh}
         plain = None if run else {"function": function, "args": args, "returns": "tree"}
         return Plan("inputs_after", probe_args,
-                    with_answers(judge, cases, "the result", plain=plain),
-                    baseline=answers_baseline(spec, ctx, "inputs_after", probe_args))
+                    with_answers(judge, cases, "the result", plain=plain, kept=kept),
+                    baseline=answers_baseline(spec, ctx, "inputs_after", probe_args),
+                    borrows=spec.value_checks)
 
     return plan
 
@@ -788,13 +822,21 @@ def dtype_device(spec: Spec) -> PlanFactory:
                               f"{' on '.join(row['got'])}", hint=hint)
         return passed()
 
+    def kept(label: str, call: Observation) -> Verdict | None:
+        got, want = call.get("got"), call.get("want")
+        if not (isinstance(got, list) and isinstance(want, list)) or got == want:
+            return None
+        return failed(f"{label}{IN_A_VALUES_CALL}: {args[0]} was {' on '.join(map(str, want))}; "
+                      f"the result is {' on '.join(map(str, got))}", hint=hint)
+
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
         probe_args = {"function": function, "args": args, "cases": [c.data() for c in cases]}
         plain = {"function": function, "args": args, "returns": "tree"}
         return Plan("dtype_device", probe_args,
-                    with_answers(judge, cases, "the result", plain=plain),
-                    baseline=answers_baseline(spec, ctx, "dtype_device", probe_args))
+                    with_answers(judge, cases, "the result", plain=plain, kept=kept),
+                    baseline=answers_baseline(spec, ctx, "dtype_device", probe_args),
+                    borrows=spec.value_checks)
 
     return plan
 
@@ -874,11 +916,18 @@ def returns_float(spec: Spec) -> PlanFactory:
         def judge(rows: list[Observation]) -> Verdict:
             return _each_case(cases, rows, other_type, f"{name} is a Python float in every case")
 
+        def kept(label: str, row: Observation) -> Verdict | None:
+            return None if row.get("is_float", True) else failed(
+                f"{label}{IN_A_VALUES_CALL}: {name} is of type {row.get('type')}, not a Python "
+                "float", hint=hint)
+
         probe_args = {"function": function, "cases": [c.data() for c in cases], "call": call,
                       "args": args}
         plain = {"function": function, "call": call, "args": args, "returns": "tree"}
-        return Plan("result_types", probe_args, with_answers(judge, cases, name, plain=plain),
-                    baseline=answers_baseline(spec, ctx, "result_types", probe_args))
+        return Plan("result_types", probe_args,
+                    with_answers(judge, cases, name, plain=plain, kept=kept),
+                    baseline=answers_baseline(spec, ctx, "result_types", probe_args),
+                    borrows=spec.value_checks)
 
     return plan
 

@@ -118,20 +118,23 @@ WATCHING_KINDS = frozenset({"inputs_unchanged", "fresh_result", "keeps_dtype", "
 """The kinds that watch a function's calls for a property (Spec.value_cases)."""
 
 
-def _value_case_rows(entries: list[Any]) -> dict[int, str]:
+def _value_case_rows(entries: list[Any]) -> dict[int, tuple[str, tuple[str, ...]]]:
     """For each row of a watching kind (WATCHING_KINDS) that calls a function, the case maker
     of its part's first correctness row calling that function the same way (the same `call`
-    helper and `args`), by index (Spec.value_cases)."""
+    helper and `args`), and the ids of every such row, by index (Spec.value_cases,
+    Spec.value_checks)."""
     def calls(entry: dict[str, Any]) -> tuple[Any, ...]:
         return (str(entry.get("id", "")).split(".", 1)[0], entry.get("function"),
                 entry.get("call"), tuple(entry.get("args", ())))
 
     makers: dict[tuple[Any, ...], str] = {}
+    ids: dict[tuple[Any, ...], tuple[str, ...]] = {}
     for entry in entries:
         if isinstance(entry, dict) and entry.get("kind") == "correctness" and "run" not in entry \
                 and isinstance(entry.get("function"), str) and isinstance(entry.get("cases"), str):
             makers.setdefault(calls(entry), entry["cases"])
-    return {index: makers[calls(entry)] for index, entry in enumerate(entries)
+            ids[calls(entry)] = (*ids.get(calls(entry), ()), str(entry.get("id")))
+    return {index: (makers[calls(entry)], ids[calls(entry)]) for index, entry in enumerate(entries)
             if isinstance(entry, dict) and entry.get("kind") in WATCHING_KINDS
             and isinstance(entry.get("function"), str) and calls(entry) in makers}
 
@@ -139,7 +142,7 @@ def _value_case_rows(entries: list[Any]) -> dict[int, str]:
 def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
            helpers: ModuleType, book: MistakeBook, defaults: dict[str, Any],
            where: str, signature_flavors: frozenset[str] = frozenset(),
-           value_cases: str | None = None) -> Check:
+           value_cases: tuple[str, tuple[str, ...]] | None = None) -> Check:
     here = f"{where}: check[{index}]"
     for key in ("id", "kind", "title", "points"):
         if key not in entry:

@@ -101,30 +101,59 @@ def one_call(api: Api, function: str | None, case: CaseData, call: str | None = 
 
 def _one_call_kept(api: Api, function: str | None, case: CaseData, call: str | None,
                    args: Sequence[str], read: str | None, run: str | None,
-                   returns: str, watch_inputs: bool = False) -> tuple[Observation, Any]:
+                   returns: str, watch_inputs: bool = False,
+                   properties: bool = False) -> tuple[Observation, Any]:
     """one_call's observation, and the value the call returned (None after a `run` helper or
-    a raise)."""
+    a raise); with `properties`, what the call kept of the watched properties ("kept", see
+    _kept_properties)."""
     if run:
         observed: Observation = api.helper(run)(api, case)
         return observed, None
     built = build_args(api, case, call, args)
     value, raised = api.call(api.function(function or ""), *built)
+    observation, kept = _one_call_read(api, built, value, raised, read, returns)
+    if properties and raised is None:
+        observation["kept"] = _kept_properties(api, case, () if call else args, built, value)
     if watch_inputs and not call:
-        wrote = _wrote_inputs(api, case, args, built)
-        observation, kept = _one_call_read(api, built, value, raised, read, returns)
-        return {**observation, "wrote_inputs": wrote}, kept
-    return _one_call_read(api, built, value, raised, read, returns)
+        observation["wrote_inputs"] = bool(_written(api, case, args, built))
+    return observation, kept
 
 
-def _wrote_inputs(api: Api, case: CaseData, args: Sequence[str], built: Sequence[Any]) -> bool:
-    """Whether any of the arrays a call was handed no longer holds the case's input (one that
-    cannot be read back counts as changed)."""
+def _written(api: Api, case: CaseData, args: Sequence[str], built: Sequence[Any]) -> list[str]:
+    """The inputs `args` whose arrays, as the call was handed them, no longer hold the case's
+    values (one that cannot be read back counts as changed)."""
+    changed = []
+    for name, given in zip(args, built, strict=False):
+        try:
+            same = np.array_equal(api.backend.to_numpy(given, name),
+                                  np.asarray(case["inputs"][name]), equal_nan=True)
+        except Exception:  # noqa: BLE001 - whatever the call left there
+            same = False
+        if not same:
+            changed.append(name)
+    return changed
+
+
+def _kept_properties(api: Api, case: CaseData, args: Sequence[str], built: Sequence[Any],
+                     value: Any) -> Observation:
+    """What a call that returned showed of the properties checks watch for, read in every call
+    a check of values makes: a property is then also judged on calls no code can tell from
+    those whose values are judged (kinds.with_answers' `kept`). "wrote": the inputs it
+    changed; "shared": those its result is or shares memory with (both only where the call
+    was handed the inputs `args` as they are); "got" and "want": its result's dtype and device
+    and its first argument's; "is_float": whether it is a Python float, "type" its type."""
+    natives = dict(zip(args, built, strict=False))
+    kept: Observation = {"wrote": _written(api, case, args, built),
+                         "shared": shared_inputs(api, value, natives) if natives else [],
+                         "is_float": type(value) in (float, np.float64),
+                         "type": f"{type(value).__module__}.{type(value).__qualname__}"}
     try:
-        return not all(np.array_equal(api.backend.to_numpy(given, name),
-                                      np.asarray(case["inputs"][name]), equal_nan=True)
-                       for name, given in zip(args, built, strict=True))
-    except Exception:  # noqa: BLE001 - whatever the call left there
-        return True
+        backend = api.backend
+        kept["got"] = [backend.dtype_name(value), backend.device_name(value)]
+        kept["want"] = [backend.dtype_name(built[0]), backend.device_name(built[0])]
+    except Exception:  # noqa: BLE001 - a result that is no array has no dtype to compare
+        pass
+    return kept
 
 
 def _one_call_read(api: Api, built: Sequence[Any], value: Any, raised: Any, read: str | None,
@@ -157,7 +186,7 @@ def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: s
     kept: list[tuple[int, Any, Any]] = []
     for case in cases:
         observation, value = _one_call_kept(api, function, case, call, args, read, run,
-                                             returns)
+                                             returns, properties=True)
         observed.append(observation)
         first = _whole_reading(api, value) if value is not None else None
         if first is not None:

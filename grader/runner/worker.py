@@ -210,6 +210,12 @@ class _Part:
         self.ready = device_ready(request, plans)
         self.results: list[CheckResult] = []
         self.voiding: dict[str, Verdict | None] = {}
+        self.kept: dict[str, list[tuple[str, Any]]] = {}
+        """What each call of a check that a plan borrows (Plan.borrows) kept, by the check's
+        id: its cases' labels, each with the call's "kept"."""
+        self.borrowing: dict[int, dict[str, Any]] = {}
+        """The frames of the plans that borrow another check's calls, by index, judged again
+        once every check has run (judge_borrowed_calls)."""
         self.unless_values: dict[str, Verdict] = {}
         """The failures that stand only where the part's values pass (Verdict.by_values),
         each the failing verdict (its `otherwise` stands instead)."""
@@ -390,6 +396,7 @@ def run_part(grading: _Part) -> list[CheckResult]:
             name_by_repairs(grading)
         except ChildrenLost as lost:
             grading.not_run(len(grading.results), str(lost), status=lost.status)
+        judge_borrowed_calls(grading)
         void_results(grading.checks, grading.results, grading.voiding, grading.cut_short)
         explained_by_values(grading)
     drop_hints_to_passed_checks(grading.results)
@@ -884,6 +891,41 @@ def _with_baseline(frame: dict[str, Any], baseline: dict[str, Any] | None) -> di
                               else None, "baseline_error": "" if ok else baseline["message"]}}
 
 
+def _keep_calls(grading: _Part, index: int, frame: dict[str, Any]) -> None:
+    """Keep what each call of check `index` kept, where a later plan borrows its calls."""
+    check_id = grading.checks[index].id
+    if frame["kind"] != "observation" or not any(check_id in p.borrows for p in grading.plans):
+        return
+    rows, cases = frame["data"], grading.plans[index].args.get("cases")
+    if isinstance(rows, list) and isinstance(cases, list):
+        grading.kept[check_id] = [(str(case.get("label", "")), row.get("kept"))
+                                  for case, row in zip(cases, rows, strict=False)
+                                  if isinstance(case, dict) and isinstance(row, dict)]
+
+
+def judge_borrowed_calls(grading: _Part) -> None:
+    """Each check that passed and borrows another's calls (Plan.borrows: a property also
+    judged in the calls of the check of values, which code cannot tell from any other),
+    judged again with what those calls kept, once every check has run (the check of values
+    may come after it in the table); a property one of them broke fails the check."""
+    for index, frame in grading.borrowing.items():
+        plan, check = grading.plans[index], grading.checks[index]
+        result = next((r for r in grading.results if r.id == check.id), None)
+        kept = [call for borrowed in plan.borrows for call in grading.kept.get(borrowed, [])]
+        if result is None or result.status != "passed" or not kept \
+                or frame["kind"] != "observation":
+            continue
+        data = frame["data"]
+        if not (isinstance(data, dict) and "yours" in data):
+            data = {"yours": data, "baseline": None, "baseline_error": ""}
+        verdict, _ = _judge(plan, {**frame, "data": {**data, "kept": kept}})
+        if verdict.status == "failed":
+            result.status, result.message = "failed", verdict.message
+            result.hint = verdict.hint and for_flavor(verdict.hint,
+                                                      grading.contexts[index].flavor)
+            result.score = result.max_score * verdict.fraction
+
+
 def _judge(plan: Plan, frame: dict[str, Any]) -> tuple[Verdict, Status | None]:
     """Turn a child's frame into a verdict (and a status override for errors)."""
     kind = frame["kind"]
@@ -1024,9 +1066,13 @@ def _collect(grading: _Part, child: Child, index: int, stop: int,
         if frame is None:
             return index
         baseline = baselines.get(index)
+        _keep_calls(grading, index, frame)
+        framed = _with_baseline(frame, baseline)
+        if grading.plans[index].borrows:
+            grading.borrowing[index] = framed
         verdict, status = (Verdict("undecided", baseline["message"]), "undecided") \
             if baseline is not None and starved(baseline) \
-            else _judge(grading.plans[index], _with_baseline(frame, baseline))
+            else _judge(grading.plans[index], framed)
         if verdict.diagnosis is not None:
             verdict = replace(verdict, diagnosis=None) if grading.folded(index, verdict) \
                 else _diagnosed(grading, index, verdict)
