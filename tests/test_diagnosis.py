@@ -1107,6 +1107,16 @@ def test_a_transpose_misread_at_every_product_is_also_made_at_all_of_them_at_onc
     assert not any(m.operator.startswith("every_") for m in mutants.mutants(lone))
 
 
+def test_a_size_is_read_for_another_unpacked_with_it_but_never_for_an_array() -> None:
+    source = ("import numpy as np\ndef f(a, h0):\n    T, D = a.shape\n"
+              "    if h0.shape != (T,):\n        raise ValueError('h0')\n    return a * D\n")
+    made = {(m.operator, m.after) for m in mutants.mutants(source)
+            if m.operator in ("other_size", "other_variable")}
+    assert ("other_size", "if h0.shape != (D,):") in made
+    assert ("other_size", "return a * T") in made
+    assert not any(after.endswith("(a,):") or after == "return a * h0" for _, after in made)
+
+
 def test_of_changes_to_the_same_lines_the_first_is_merged() -> None:
     """Each site keeps its first alternative (`axis=1` or `axis=-1` for `axis=0`); one site
     alone makes no variant of every site."""
@@ -1155,3 +1165,22 @@ def test_the_errors_whose_message_names_the_slip_are_read_from_the_libraries_rea
     assert "`with torch.no_grad():`" in hints["context manager"]
     assert "float() or int()" in hints["float of an array"]
     assert known_error_hint({"type": "ValueError", "message": "W must be 3-D"}) is None
+
+
+@pytest.mark.parametrize(("where", "line", "by_a_raise"), [
+    ('exercises/p.py, line 15: raise ValueError("h0")', "15", True),
+    ("/tmp/ws/exercises/p.py, line 15: raise ValueError('h0')", "15", True),
+    ("exercises/p.py, line 22: logits = h @ W2 + b2", "22", False),
+])
+def test_a_guard_is_held_at_the_same_line_however_a_variant_spells_it(
+        where: str, line: str, by_a_raise: bool) -> None:
+    """A variant's changed function is loaded from unparsed text (its quotes not the file's):
+    the line a raise names is compared as Python reads it, and a `raise` of the file's own
+    holds a guard wherever it is, where a library call that broke on what got through does
+    not (a guard left out, and numpy's matmul raising the same ValueError later)."""
+    from grader.probes.library import _by_a_raise, _line_of
+
+    assert _line_of({"where": where}).split(":")[0] == line
+    assert _by_a_raise({"where": where}) is by_a_raise
+    assert _line_of({"where": 'a.py, line 15: raise ValueError("h0")'}) == \
+        _line_of({"where": "b.py, line 15: raise ValueError('h0')"})

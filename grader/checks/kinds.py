@@ -86,17 +86,21 @@ class Spec:
     watched on such inputs too, so that code cannot keep it only on inputs of the watching
     row's own (a dtype cast back only at the one shape a dtype check uses), and the ids of
     every correctness row calling it so, on whose own calls its property is judged too
-    (`value_checks`, Plan.borrows), which no code can tell apart."""
+    (`value_checks`, Plan.borrows), which no code can tell apart. `malformed`: for a
+    correctness row, the case maker of the validation row calling its function alike and the
+    error it expects (table._malformed_rows), which a repair must still reject."""
 
     def __init__(self, table: dict[str, Any], where: str, round_: Round, judge: ModuleType,
                  helpers: ModuleType, mistakes: Callable[[Any, str], tuple[Mistake, ...]],
                  defaults: dict[str, Any] | None = None,
                  signature_flavors: frozenset[str] = frozenset(),
-                 value_cases: tuple[str, tuple[str, ...]] | None = None) -> None:
+                 value_cases: tuple[str, tuple[str, ...]] | None = None,
+                 malformed: tuple[str, str] | None = None) -> None:
         self.table = dict(table)
         self.signature_flavors = signature_flavors
         self.value_cases: str | None = value_cases[0] if value_cases else None
         self.value_checks: tuple[str, ...] = value_cases[1] if value_cases else ()
+        self.malformed = malformed
         self.defaults = defaults or {}
         self.where = where
         self.round = round_
@@ -667,7 +671,7 @@ def correctness(spec: Spec) -> PlanFactory:
     when given, is shown for every failure instead (a check whose every failure has one
     cause, like P is W)."""
     call, maker, truth = spec.call(), spec.maker("cases"), spec.maker("truth")
-    name, mistakes = spec.text("name", "the result"), spec.mistakes()
+    name, mistakes, malformed = spec.text("name", "the result"), spec.mistakes(), spec.malformed
     failure_hint = spec.text("failure_hint", None)
     hint = spec.text("hint", REQUIRED if failure_hint is None else "")
     raise_hint = spec.text("raise_hint", "Valid input must not raise; " + hint)
@@ -681,8 +685,11 @@ def correctness(spec: Spec) -> PlanFactory:
 
         def differential(wrong: Sequence[tuple[Case, Any]], raised: dict[str, Any] | None,
                          elsewhere: Sequence[tuple[Case, Any]]) -> Diagnosis | None:
+            rejected = (_cases(getattr(spec.judge, malformed[0]), ctx), malformed[1]) \
+                if malformed else None
             return mutants.diagnosis(spec.round, ctx.part_id, ctx.flavor, call, wrong, name,
-                                     raised, ctx.workspace, truth_of, elsewhere=elsewhere)
+                                     raised, ctx.workspace, truth_of, elsewhere=elsewhere,
+                                     rejected=rejected)
 
         def judge(observed: list[Observation]) -> Verdict:
             verdict = judge_cases(ctx, cases, observed, truth_of, name, mistakes, hint,

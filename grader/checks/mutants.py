@@ -95,13 +95,15 @@ class Scope:
     from each of its names (_read_members), for operators that read a sibling, and the
     functions and classes the module defines, whose arguments (a class's: its methods')
     an operator may pass in another order, and the names the function assigns more than once
-    (a running total set up, then added to), where an overwrite may be an accumulation."""
+    (a running total set up, then added to), where an overwrite may be an accumulation, and
+    the sizes it unpacks together (`T, D = a.shape`), for the operator that reads another."""
 
     names: tuple[str, ...]
     arrays: str | None
     members: dict[tuple[str, str], tuple[str, ...]]
     defined: frozenset[str] = frozenset()
     reassigned: frozenset[str] = frozenset()
+    sizes: tuple[tuple[str, ...], ...] = ()
 
 
 def _expr(text: str) -> ast.expr:
@@ -1089,6 +1091,35 @@ def names(node: ast.AST, scope: Scope) -> Iterator[Edit]:
                 yield Edit("other_variable", ast.Name(other, ast.Load()))
 
 
+def sizes(node: ast.AST, scope: Scope) -> Iterator[Edit]:
+    """One size read for another unpacked with it (`(T,)` for `(D,)` after `T, D = a.shape`):
+    sizes are left out of other_variable (a size read for an array is no slip), yet one for
+    its neighbour is a slip made often."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        for together in scope.sizes:
+            if node.id in together:
+                for other in together:
+                    if other != node.id:
+                        yield Edit("other_size", ast.Name(other, ast.Load()))
+
+
+def _unpacked_sizes(function: ast.FunctionDef) -> tuple[tuple[str, ...], ...]:
+    """The names the function unpacks together from one value, once each (`T, D = a.shape`,
+    `B, C = logits.shape`): sizes, most often, one of which may be read for another."""
+    assigned = Counter(target.id for node in ast.walk(function)
+                       if isinstance(node, ast.Assign) for outer in node.targets
+                       for target in ast.walk(outer) if isinstance(target, ast.Name))
+    found = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Tuple):
+            names = [t.id for t in node.targets[0].elts if isinstance(t, ast.Name)]
+            once = tuple(n for n in names if assigned[n] == 1 and n != "_")
+            if len(once) > 1:
+                found.append(once)
+    return tuple(found)
+
+
 def unpacking(node: ast.AST, scope: Scope) -> Iterator[Edit]:
     """Two neighbouring names of a tuple unpacking in the other order (`B, A = saved` for
     `A, B = saved`)."""
@@ -1268,7 +1299,7 @@ OPERATORS: tuple[Operator, ...] = (matmul_operands, accumulation, loops, off_by_
                                    conditions,
                                    calls, moved_calls, joins, reversals,
                                    results, unpacking, jumps, graph_cuts, new_axes, members,
-                                   einsum_subscripts, names)
+                                   einsum_subscripts, sizes, names)
 PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpose",
             "full_transpose", "every_full_transpose", "matrix_only_transpose",
             "every_matrix_only_transpose", "stack_transpose", "every_stack_transpose",
@@ -1295,7 +1326,7 @@ PRIORITY = ("swap_operands", "drop_transpose", "add_transpose", "einsum_transpos
             "unentered_with",
             "add_column_axis",
             "out_of_place", "discarded_result", "kept_result", "if_for_while", "while_for_if",
-            "dropped_copy", "added_copy", "other_member", "other_variable")
+            "dropped_copy", "added_copy", "other_member", "other_size", "other_variable")
 """The order in which slips are tried and a tie is named: the most specific first, the
 broadest (another variable read) last, so a cap on the count drops the broadest."""
 
@@ -1446,7 +1477,7 @@ def mutants(source: str) -> tuple[Mutant, ...]:
         | _imported_from_siblings(tree)
     for base, function in functions:
         scope = Scope(_bound_names(function), arrays, _read_members(function, arrays), defined,
-                      _reassigned(function))
+                      _reassigned(function), _unpacked_sizes(function))
         nodes = list(_walk_body(function, base))
         for operator in OPERATORS:
             for path, node in nodes:
@@ -1915,7 +1946,8 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
               workspace: str | None = None,
               truth: Callable[[Case], Any] | None = None,
               compared: Callable[[Any], Any] = lambda value: value,
-              elsewhere: Sequence[tuple[Case, Any]] = ()) -> Diagnosis | None:
+              elsewhere: Sequence[tuple[Case, Any]] = (),
+              rejected: tuple[Sequence[Case], str] | None = None) -> Diagnosis | None:
     """The second look of a check whose wrong results no known mistake explained: the
     reference part's mutants, run on the smallest wrong cases in children with no candidate
     code (in stages, likeliest first: see FIRST_STAGE, and by_evidence where the candidate's
@@ -1930,7 +1962,10 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     crash's cause as it names a wrong value's. `elsewhere`: the code's other cases, each with
     its result (None where it raised); of those it answers right, one (_guard) is run with the
     wrong ones, and a slip or a change must answer it right too: a slip that explains the
-    wrong results but not the right ones (a NaN made another way) is not the code's."""
+    wrong results but not the right ones (a NaN made another way) is not the code's.
+    `rejected`: malformed inputs (a few of them, see VALIDATION_CASES) and the error the
+    contract asks for, which a change must still reject so: a guard left out, or one that
+    compares a size with itself, lets a valid input through and validates nothing."""
     texts = _part_texts(round_, part_id, flavor, workspace)
     if texts is None:
         return None
@@ -1966,10 +2001,15 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
             unquoted[said] = describe(matched[0], what, False)
         return said
 
-    fix = repair(source, reference, call,
-                 _wrong_after_a_raise(chosen, [c for c, v in elsewhere if v is None], truth,
-                                      compared) if raised else chosen, truth, what, compared) \
-        if truth is not None else None
+    fix = None
+    if truth is not None:
+        fixed = _wrong_after_a_raise(chosen, [c for c, v in elsewhere if v is None], truth,
+                                     compared) if raised else list(chosen)
+        malformed, error = rejected if rejected and fixed else ((), "ValueError")
+        guards = [(case, None) for case in list(malformed)[:VALIDATION_CASES]]
+        kept = range(len(fixed), len(fixed) + len(guards))
+        fix = repair(source, reference, call, [*fixed, *guards], truth, what, compared,
+                     raising=kept, error=error, guarding=kept)
     if not found and fix is None:
         return None
     # With every slip ruled out by the file (by_evidence), no stage runs: the repair alone.
@@ -2069,7 +2109,8 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
            chosen: Sequence[tuple[Case, Any]], truth: Callable[[Case], Any],
            what: str, compared: Callable[[Any], Any] = lambda value: value,
            raising: Sequence[int] = (), error: str = "ValueError",
-           keep: Callable[[Mutant], bool] = lambda variant: True) -> Repair | None:
+           keep: Callable[[Mutant], bool] = lambda variant: True,
+           guarding: Sequence[int] = ()) -> Repair | None:
     """The candidate's own file, each one-change variant the operators make of it, run on the
     `chosen` wrong cases (in stages, likeliest first), and the sentence that names the first
     whose results are the truth on every one of them: the line the candidate wrote and the
@@ -2082,7 +2123,9 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
     `raising`: the chosen cases a fix must reject with `error`, raised by a `raise` statement
     of the file's (a validation's malformed inputs; numpy's own ValueError from a broken
     matmul is no validation), where the others it must answer without a raise, their values
-    unread (a truth of None). `keep`: which variants to try."""
+    unread (a truth of None). `keep`: which variants to try. `guarding`: of the `raising`
+    cases, those a fix must reject only where the code rejects them now (a check of values'
+    repair keeps the guards that work, and needs to fix no other)."""
     if source is None or source == reference or len(source) > REPAIRABLE_CHARS or not chosen:
         return None
     text = source
@@ -2104,15 +2147,18 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
         # Where only a raise is read, every case a fix must not reject is one where the
         # code's own answer (no raise) may be right.
         right = [i for i, (case, value) in enumerate(chosen)
-                 if i not in rejected and (rejected or value is None
+                 if i not in rejected and (value is None
                                            or _answers_right(case, value, truth, compared))]
-        expects = {"raising": sorted(rejected), "error": error} if rejected else {}
+        expects = {"raising": sorted(rejected), "guarding": sorted(guarding),
+                   "error": error} if rejected else {}
         return _stages({**call, "cases": [c.data() for c, _ in chosen], "reference": [],
                         "original": text, "right": right, **expects}, found())
 
     def fixed(index: int, run: Any, want: Any, case: Case) -> bool:
         if not isinstance(run, dict):
             return False
+        if index in guarding:  # rejected where the code rejects it now (or left free)
+            return run.get("guard") in ("free", "held")
         if index in rejected:  # by a `raise` of the file's, not a library call that broke
             _, statement = raise_site(str(run.get("where", "")))
             return run.get("raised") is not None and statement.startswith("raise")
@@ -2123,7 +2169,8 @@ def repair(source: str | None, reference: str, call: dict[str, Any],
         outputs = [output for observation in observations if isinstance(observation, list)
                    for output in observation]
         said = templates()
-        expected = [compared(truth(case)) for case, _ in chosen]
+        expected = [None if i in rejected else compared(truth(case))
+                    for i, (case, _) in enumerate(chosen)]
         for variant, runs in zip(found(), outputs, strict=False):
             own = f"repair_{variant.operator}"
             sentence = own if own in said else \

@@ -139,10 +139,31 @@ def _value_case_rows(entries: list[Any]) -> dict[int, tuple[str, tuple[str, ...]
             and isinstance(entry.get("function"), str) and calls(entry) in makers}
 
 
+def _malformed_rows(entries: list[Any]) -> dict[int, tuple[str, str]]:
+    """For each correctness row that calls a function, the case maker of its part's
+    validation row calling it the same way (the same `call` helper and `args`) and the error
+    it expects, by index (Spec.malformed): a repair that makes a valid input pass must still
+    reject those (a guard left out rejects nothing)."""
+    def calls(entry: dict[str, Any]) -> tuple[Any, ...]:
+        return (str(entry.get("id", "")).split(".", 1)[0], entry.get("function"),
+                entry.get("call"), tuple(entry.get("args", ())))
+
+    makers: dict[tuple[Any, ...], tuple[str, str]] = {}
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("kind") == "validation" \
+                and isinstance(entry.get("cases"), str):
+            makers.setdefault(calls(entry), (entry["cases"],
+                                             str(entry.get("error", "ValueError"))))
+    return {index: makers[calls(entry)] for index, entry in enumerate(entries)
+            if isinstance(entry, dict) and entry.get("kind") == "correctness"
+            and "run" not in entry and calls(entry) in makers}
+
+
 def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
            helpers: ModuleType, book: MistakeBook, defaults: dict[str, Any],
            where: str, signature_flavors: frozenset[str] = frozenset(),
-           value_cases: tuple[str, tuple[str, ...]] | None = None) -> Check:
+           value_cases: tuple[str, tuple[str, ...]] | None = None,
+           malformed: tuple[str, str] | None = None) -> Check:
     here = f"{where}: check[{index}]"
     for key in ("id", "kind", "title", "points"):
         if key not in entry:
@@ -161,7 +182,7 @@ def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
     if needs is not None and needs not in NEEDS:
         raise RoundError(f"{here}: needs must be one of {', '.join(NEEDS)}")
     spec = Spec({k: v for k, v in entry.items() if k not in CHECK_KEYS}, here, round_, judge,
-                helpers, book.expand, defaults, signature_flavors, value_cases)
+                helpers, book.expand, defaults, signature_flavors, value_cases, malformed)
     plan = KINDS[kind](spec)
     spec.finish()
     observed = entry.get("observed", "inside" if kind in OBSERVED_INSIDE else "outside")
@@ -238,8 +259,9 @@ def round_checks(round_: Round) -> tuple[Check, ...]:
     defaults = data.get("defaults", {})
     entries = data.get("check", [])
     firsts, linked = _signature_rows(entries, round_), _value_case_rows(entries)
+    malformed = _malformed_rows(entries)
     checks = tuple(_check(entry, i, round_, judge, helpers, book, defaults, str(path),
-                          firsts.get(i, frozenset()), linked.get(i))
+                          firsts.get(i, frozenset()), linked.get(i), malformed.get(i))
                    for i, entry in enumerate(entries))
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):

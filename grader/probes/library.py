@@ -910,6 +910,31 @@ candidate's code raised or answered exactly as the code does (the repair runs it
 the code gets wrong): the variant is wrong there, and its other cases are not run."""
 
 
+def _line_of(raised: dict[str, Any]) -> str:
+    """The line a raise's `where` names, its number and its code as Python reads it, whatever
+    file name it gives and however its text is spelled: a variant's changed function is
+    loaded from text unparsed (its quotes, spacing and parentheses not the file's)."""
+    number, _, code = str(raised.get("where", "")).rpartition(", line ")[2].partition(": ")
+    try:
+        code = ast.dump(ast.parse(code.strip()))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    return f"{number}: {code}"
+
+
+def _by_a_raise(raised: dict[str, Any]) -> bool:
+    """Whether a raise's `where` names a `raise` statement (a check of the file's own), not
+    a library call that broke on what got through."""
+    return str(raised.get("where", "")).rpartition(", line ")[2].partition(": ")[2] \
+        .lstrip().startswith("raise")
+
+
+def _rejects(seen: Observation, error: str) -> bool:
+    """Whether a call raised `error` (or a subclass of it)."""
+    raised = seen.get("raised")
+    return isinstance(raised, dict) and error in raised.get("bases", ())
+
+
 def _same_tree(a: Any, b: Any) -> bool:
     """Whether two answers, as one_call reads them (arrays, numbers, and lists, tuples and
     dicts of them), are the same to the bit (NaN where NaN is); False where they cannot be
@@ -937,7 +962,7 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                  args: Sequence[str] = (), read: str | None = None, run: str | None = None,
                  returns: str = "array", budget_s: float = MUTANTS_CPU_S,
                  original: str | None = None, right: Sequence[int] = (),
-                 raising: Sequence[int] = (),
+                 raising: Sequence[int] = (), guarding: Sequence[int] = (),
                  error: str = "ValueError") -> list[list[dict[str, Any] | str | None]]:
     """Each mutated source of the reference's part module (grader.checks.mutants), run on the
     cases: per mutant, on each case, {"value": its value, "raised": None} or {"value": None,
@@ -953,7 +978,12 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
     it: each mutant then compiles only the statement of the module it changed (Statements),
     which is most of what a mutant cost. In a repair, `raising`: the cases a fix must reject
     with `error` (a validation's malformed inputs): a variant that raises it there is right
-    there, one that does not cannot be right on them all."""
+    there, one that does not cannot be right on them all; `guarding`: those of them a fix
+    must reject only where the code rejects them now, at the same line or by a `raise` of
+    its own (a fix keeps the checks that work: a guard left out lets a wrong size through to
+    a matmul that raises the same error elsewhere), answered {"value": None, "raised": its
+    type, "guard": "held"}, each of the others {"value": None, "raised": None, "guard":
+    "free"}."""
     import importlib
     import linecache
     import signal
@@ -996,6 +1026,16 @@ def mutant_calls(api: Api, sources: Sequence[str], reference: Sequence[str],
                 seen = one_call(mutant, function, case, call, args, read, run, returns,
                                 watch_inputs=not reference)
                 raised = seen["raised"]
+                if not reference and number in guarding:
+                    if not _rejects(own, error):
+                        values.append({"value": None, "raised": None, "guard": "free"})
+                        continue
+                    if raised is None or _line_of(raised) != _line_of(own["raised"]) \
+                            and not _by_a_raise(raised):
+                        values += [NOT_RIGHT] * (len(cases) - len(values))
+                        break
+                    values.append({"value": None, "raised": raised["type"], "guard": "held"})
+                    continue
                 if not reference and number in raising:
                     if raised is None or error not in raised["bases"]:
                         values += [NOT_RIGHT] * (len(cases) - len(values))
