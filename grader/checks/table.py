@@ -118,25 +118,28 @@ WATCHING_KINDS = frozenset({"inputs_unchanged", "fresh_result", "keeps_dtype", "
 """The kinds that watch a function's calls for a property (Spec.value_cases)."""
 
 
+def _calls(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """How a row calls its function: its part, the function, the `call` helper and `args`."""
+    return (str(entry.get("id", "")).split(".", 1)[0], entry.get("function"),
+            entry.get("call"), tuple(entry.get("args", ())))
+
+
 def _value_case_rows(entries: list[Any]) -> dict[int, tuple[str, tuple[str, ...]]]:
     """For each row of a watching kind (WATCHING_KINDS) that calls a function, the case maker
     of its part's first correctness row calling that function the same way (the same `call`
     helper and `args`), and the ids of every such row, by index (Spec.value_cases,
     Spec.value_checks)."""
-    def calls(entry: dict[str, Any]) -> tuple[Any, ...]:
-        return (str(entry.get("id", "")).split(".", 1)[0], entry.get("function"),
-                entry.get("call"), tuple(entry.get("args", ())))
-
     makers: dict[tuple[Any, ...], str] = {}
     ids: dict[tuple[Any, ...], tuple[str, ...]] = {}
     for entry in entries:
         if isinstance(entry, dict) and entry.get("kind") == "correctness" and "run" not in entry \
                 and isinstance(entry.get("function"), str) and isinstance(entry.get("cases"), str):
-            makers.setdefault(calls(entry), entry["cases"])
-            ids[calls(entry)] = (*ids.get(calls(entry), ()), str(entry.get("id")))
-    return {index: (makers[calls(entry)], ids[calls(entry)]) for index, entry in enumerate(entries)
+            makers.setdefault(_calls(entry), entry["cases"])
+            ids[_calls(entry)] = (*ids.get(_calls(entry), ()), str(entry.get("id")))
+    return {index: (makers[_calls(entry)], ids[_calls(entry)])
+            for index, entry in enumerate(entries)
             if isinstance(entry, dict) and entry.get("kind") in WATCHING_KINDS
-            and isinstance(entry.get("function"), str) and calls(entry) in makers}
+            and isinstance(entry.get("function"), str) and _calls(entry) in makers}
 
 
 def _malformed_rows(entries: list[Any]) -> dict[int, tuple[str, str]]:
@@ -144,19 +147,15 @@ def _malformed_rows(entries: list[Any]) -> dict[int, tuple[str, str]]:
     validation row calling it the same way (the same `call` helper and `args`) and the error
     it expects, by index (Spec.malformed): a repair that makes a valid input pass must still
     reject those (a guard left out rejects nothing)."""
-    def calls(entry: dict[str, Any]) -> tuple[Any, ...]:
-        return (str(entry.get("id", "")).split(".", 1)[0], entry.get("function"),
-                entry.get("call"), tuple(entry.get("args", ())))
-
     makers: dict[tuple[Any, ...], tuple[str, str]] = {}
     for entry in entries:
         if isinstance(entry, dict) and entry.get("kind") == "validation" \
                 and isinstance(entry.get("cases"), str):
-            makers.setdefault(calls(entry), (entry["cases"],
+            makers.setdefault(_calls(entry), (entry["cases"],
                                              str(entry.get("error", "ValueError"))))
-    return {index: makers[calls(entry)] for index, entry in enumerate(entries)
+    return {index: makers[_calls(entry)] for index, entry in enumerate(entries)
             if isinstance(entry, dict) and entry.get("kind") == "correctness"
-            and "run" not in entry and calls(entry) in makers}
+            and "run" not in entry and _calls(entry) in makers}
 
 
 def _check(entry: dict[str, Any], index: int, round_: Round, judge: ModuleType,
