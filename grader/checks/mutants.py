@@ -2005,6 +2005,9 @@ def diagnosis(round_: Round, part_id: str, flavor: str, call: dict[str, Any],
     if truth is not None:
         fixed = _wrong_after_a_raise(chosen, [c for c, v in elsewhere if v is None], truth,
                                      compared) if raised else list(chosen)
+        if fixed:  # then every other case of the check: a fix is right on them all
+            taken = {id(case) for case, _ in fixed}
+            fixed += [pair for pair in elsewhere if id(pair[0]) not in taken][:CONFIRMING]
         malformed, error = rejected if rejected and fixed else ((), "ValueError")
         guards = [(case, None) for case in list(malformed)[:VALIDATION_CASES]]
         kept = range(len(fixed), len(fixed) + len(guards))
@@ -2031,6 +2034,10 @@ def _part_texts(round_: Round, part_id: str, flavor: str,
             reference)
 
 
+CONFIRMING = 48
+"""How many of a check's other cases a repair of its values must also answer right, after the
+wrong ones (a variant that is not right on those stops at the first, so only a fix runs them
+all): a change right on the few cases the repair chose and wrong elsewhere is no fix."""
 VALIDATION_CASES = 16
 """Of a validation's malformed inputs, and of its well-formed ones, how many a fix is tried on
 besides the one the code got wrong: as many as a validation has, or nearly (they are small,

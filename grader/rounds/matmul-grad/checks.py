@@ -95,6 +95,7 @@ BATCHED_SHAPES: tuple[tuple[Shape, Shape], ...] = (
     ((2, 3, 2, 3), (2, 3, 3, 4)),     # 2-D batch on both sides
     ((3, 1, 2, 3), (4, 3, 4)),        # a size-1 dim of A broadcasts, B lacks a dim
     ((1, 2, 3), (5, 3, 4)),           # A's size-1 batch dim broadcasts
+    ((1, 2, 3), (4, 5, 3, 4)),        # A lacks a dim and its size-1 dim broadcasts
     ((2, 1, 2, 3), (1, 3, 3, 4)),     # each broadcast along the other's dim
     ((4, 1, 3), (2, 4, 3, 1)),        # M = 1 and N = 1, A lacks a dim
     ((2, 1, 1, 2, 2), (3, 1, 2, 3)),  # a 3-D batch, size-1 dims on both sides
