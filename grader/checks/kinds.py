@@ -2424,6 +2424,12 @@ REJECTED_AFTER = re.compile(
     r"\bavoid|\bdon't\b|\bdo not\b|\bnever\b|\bsilent|\bdangerous|\bunsafe|\bcorrupt)", re.I)
 """A claim set up to be knocked down: "X seems to work, but it hides the write", "X also
 works, yet it bypasses the counter, so avoid it" (a misconception named to reject it)."""
+WARNED_AFTER = re.compile(
+    r"^\W*(?:would|could|might)\s+(?:\w+\s+)?(?:hid(?:e|es)|bypass|break|corrupt|fool|skip)\w*",
+    re.I)
+"""A mention followed by the harm it would do, a warning ("the fix is no_grad; .data would
+hide the write from the counter"); a bare "X hides the write" or "use X to hide it" still
+states X."""
 NEGATED = re.compile(r"\b(?:not|never|no|without|avoid\w*|instead of|rather than)\b|n't\b",
                      re.I)
 """Any negation: what keeps a sentence from stating a misconception it names ("do not go
@@ -2560,12 +2566,13 @@ class Misconception:
                    None if loses is None else ideas[loses])
 
     def stated(self, sentence: str) -> bool:
-        """Said, and neither negated nor knocked down after it (REJECTED_AFTER)."""
+        """Said, and neither negated, nor knocked down after it (REJECTED_AFTER), nor warned
+        against right after its last mention (WARNED_AFTER)."""
         if not states(sentence, self.says) or denies(sentence, self.says, NEGATED):
             return False
         last = max(m.end() for concept in self.says
                    for m in re.finditer(concept, sentence, re.I))
-        return not REJECTED_AFTER.search(sentence[last:])
+        return not (REJECTED_AFTER.search(sentence[last:]) or WARNED_AFTER.search(sentence[last:]))
 
 
 def explanation(spec: Spec) -> PlanFactory:
