@@ -193,9 +193,10 @@ def test_a_wrong_watched_answer_stands_only_where_the_values_pass(values: str,
 
     results = [_row("part1.correctness", values, 2), _row("part1.inputs_unchanged", "failed", 1),
                _row("part1.validation", "failed", 0)]
-    explained_by_values(SimpleNamespace(results=results, unless_values={  # type: ignore[arg-type]
-        "part1.inputs_unchanged": _watched(passed("inputs unchanged")),
-        "part1.validation": _watched(failed("other", hint="x"))}))
+    explained_by_values(SimpleNamespace(  # type: ignore[arg-type]
+        results=results, request=SimpleNamespace(flavor="torch"), unless_values={
+            "part1.inputs_unchanged": _watched(passed("inputs unchanged")),
+            "part1.validation": _watched(failed("other", hint="{{numpy: x | torch: y}}"))}))
     watched = results[1]
     if stands:
         assert (watched.status, watched.message, watched.score) == \
@@ -205,6 +206,7 @@ def test_a_wrong_watched_answer_stands_only_where_the_values_pass(values: str,
             ("passed", "inputs unchanged", None, 2.0)
     assert (results[2].status, results[2].message) == \
         ("failed", "watched answered otherwise" if stands else "other")
+    assert results[2].hint == ("h" if stands else "y")  # in the candidate's flavor
 
 
 def test_a_watching_row_also_takes_the_inputs_of_the_correctness_row_calling_alike() -> None:

@@ -773,36 +773,38 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
 
+        def broken(where: str, shared: list[str], changed: list[str], inputs: list[str],
+                   when: str = "") -> Verdict | None:
+            """The failure of a call whose result shares memory with `shared` and that
+            changed the inputs `changed` (of `inputs`), where it broke the property."""
+            if shared_hint and shared:
+                return failed(f"{where}: the result shares memory with {' and '.join(shared)}",
+                              hint=shared_hint)
+            if changed:
+                return failed(f"{where}: {' and '.join(changed)} "
+                              f"{'was' if len(changed) == 1 else 'were'} modified{when}",
+                              hint=_changed_hint(changed_hint, changed, inputs))
+            return None
+
         def judge(rows: list[Observation]) -> Verdict:
             for case, row in zip(cases, rows, strict=False):
                 if row["raised"]:
                     return raised_verdict(case.describe(), row["raised"],
                                           own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
-                if shared_hint and row["shared"]:
-                    return failed(f"{case.describe()}: the result shares memory with "
-                                  f"{' and '.join(row['shared'])}", hint=shared_hint)
                 changed = [n for n, after in row["after"].items()
                            if not unchanged(np.asarray(case[n]), after)]
-                if changed:
-                    when = " by a later call, after this one had returned" \
-                        if set(changed) <= set(row.get("later", ())) else ""
-                    return failed(f"{case.describe()}: {' and '.join(changed)} "
-                                  f"{'was' if len(changed) == 1 else 'were'} modified{when}",
-                                  hint=_changed_hint(changed_hint, changed, list(row["after"])))
+                when = " by a later call, after this one had returned" \
+                    if changed and set(changed) <= set(row.get("later", ())) else ""
+                verdict = broken(case.describe(), row["shared"], changed, list(row["after"]),
+                                 when)
+                if verdict is not None:
+                    return verdict
             what = "a fresh result, inputs unchanged" if shared_hint else "inputs unchanged"
             return passed(f"{what} in {len(cases)} cases ({span(cases)})")
 
         def kept(label: str, call: Observation) -> Verdict | None:
-            shared = [str(n) for n in call.get("shared") or ()]
-            if shared_hint and shared:
-                return failed(f"{label}{IN_A_VALUES_CALL}: the result shares memory with "
-                              f"{' and '.join(shared)}", hint=shared_hint)
-            changed = [str(n) for n in call.get("wrote") or ()]
-            if changed:
-                return failed(f"{label}{IN_A_VALUES_CALL}: {' and '.join(changed)} "
-                              f"{'was' if len(changed) == 1 else 'were'} modified",
-                              hint=_changed_hint(changed_hint, changed, args))
-            return None
+            return broken(label + IN_A_VALUES_CALL, [str(n) for n in call.get("shared") or ()],
+                          [str(n) for n in call.get("wrote") or ()], list(args))
 
         probe_args = {"function": function, "cases": [c.data() for c in cases], "args": args,
                       "run": run, "read_result": fresh}
@@ -820,21 +822,27 @@ def dtype_device(spec: Spec) -> PlanFactory:
     maker, function, args = spec.watched_cases(), spec.text("function"), spec.names("args")
     hint = spec.text("hint")
 
+    def moved(want: list[Any], got: list[Any]) -> Verdict | None:
+        """The failure of a call whose result's dtype and device (`got`) are not its first
+        input's (`want`); None where they are."""
+        return None if got == want else failed(
+            f"{args[0]} was {' on '.join(map(str, want))}; the result is "
+            f"{' on '.join(map(str, got))}", hint=hint)
+
     def judge(rows: list[Observation]) -> Verdict:
         for row in rows:
             if row["raised"]:
                 return failed(f"raised {format_raised(row['raised'])}")
-            if row["got"] != row["want"]:
-                return failed(f"{args[0]} was {' on '.join(row['want'])}; the result is "
-                              f"{' on '.join(row['got'])}", hint=hint)
+            verdict = moved(row["want"], row["got"])
+            if verdict is not None:
+                return verdict
         return passed()
 
     def kept(label: str, call: Observation) -> Verdict | None:
         got, want = call.get("got"), call.get("want")
-        if not (isinstance(got, list) and isinstance(want, list)) or got == want:
-            return None
-        return failed(f"{label}{IN_A_VALUES_CALL}: {args[0]} was {' on '.join(map(str, want))}; "
-                      f"the result is {' on '.join(map(str, got))}", hint=hint)
+        verdict = moved(want, got) if isinstance(got, list) and isinstance(want, list) else None
+        return verdict and replace(verdict,
+                                   message=f"{label}{IN_A_VALUES_CALL}: {verdict.message}")
 
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
@@ -915,18 +923,18 @@ def returns_float(spec: Spec) -> PlanFactory:
     def plan(ctx: Context) -> Plan:
         cases = _cases(maker, ctx)
 
-        def other_type(case: Case, row: Observation) -> Verdict | None:
-            return None if row["is_float"] else failed(
-                f"{case.describe()}: {name} is of type {row['type']}, not a Python float",
-                hint=hint)
+        def not_float(where: str, is_float: bool, type_name: Any) -> Verdict | None:
+            return None if is_float else failed(
+                f"{where}: {name} is of type {type_name}, not a Python float", hint=hint)
 
         def judge(rows: list[Observation]) -> Verdict:
-            return _each_case(cases, rows, other_type, f"{name} is a Python float in every case")
+            return _each_case(cases, rows, lambda case, row: not_float(
+                case.describe(), row["is_float"], row["type"]),
+                f"{name} is a Python float in every case")
 
         def kept(label: str, row: Observation) -> Verdict | None:
-            return None if row.get("is_float", True) else failed(
-                f"{label}{IN_A_VALUES_CALL}: {name} is of type {row.get('type')}, not a Python "
-                "float", hint=hint)
+            return not_float(label + IN_A_VALUES_CALL, row.get("is_float", True),
+                             row.get("type"))
 
         probe_args = {"function": function, "cases": [c.data() for c in cases], "call": call,
                       "args": args}

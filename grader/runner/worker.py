@@ -492,11 +492,7 @@ def explained_by_values(grading: _Part) -> None:
                                                               failure.recheck):
             result.message += PLAIN_CALL_DIFFERS
             continue
-        instead = failure.otherwise
-        result.status, result.message, result.hint = \
-            instead.status, instead.message, instead.hint
-        result.score = result.max_score * (1.0 if instead.status == "passed" else
-                                           instead.fraction)
+        _restate(grading, result, failure.otherwise)
 
 
 PLAIN_CALL_DIFFERS = ("; the same call made the plain way, as the checks of the values make "
@@ -920,10 +916,15 @@ def judge_borrowed_calls(grading: _Part) -> None:
             data = {"yours": data, "baseline": None, "baseline_error": ""}
         verdict, _ = _judge(plan, {**frame, "data": {**data, "kept": kept}})
         if verdict.status == "failed":
-            result.status, result.message = "failed", verdict.message
-            result.hint = verdict.hint and for_flavor(verdict.hint,
-                                                      grading.contexts[index].flavor)
-            result.score = result.max_score * verdict.fraction
+            _restate(grading, result, verdict)
+
+
+def _restate(grading: _Part, result: CheckResult, verdict: Verdict) -> None:
+    """A judged check's result told again by another verdict of its own (what its property
+    came to once the part's other checks were seen), its hint in the candidate's flavor."""
+    result.status, result.message = verdict.status, verdict.message
+    result.hint = verdict.hint and for_flavor(verdict.hint, grading.request.flavor)
+    result.score = result.max_score * (1.0 if verdict.status == "passed" else verdict.fraction)
 
 
 def _judge(plan: Plan, frame: dict[str, Any]) -> tuple[Verdict, Status | None]:
