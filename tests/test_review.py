@@ -553,6 +553,8 @@ def test_only_hostile_solutions_and_those_hiding_work_from_the_counter_are_flagg
           for step in (0, 2, 4)},
         ("tests/solutions/matmul-grad/hostile_reuses_dc_unless_watched/numpy/"
          "part1_matmul_backward.py", 14, "stack-frames"),
+        ("tests/solutions/linear-recurrence/hostile_clears_the_last_b_unless_watched/"
+         "part1_sequential.py", 11, "stack-frames"),
         # The backwards that autograd derived at import, traced into a graph of operations.
         *{(f"tests/solutions/normalization/part2_backward_{name}/part2_layernorm.py", line,
            "graph-tracing")

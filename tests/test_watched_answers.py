@@ -267,3 +267,27 @@ def test_a_property_broken_in_a_borrowed_call_fails_where_the_watched_calls_kept
     borrowed = [("n=2", {"wrote": []}), ("n=4", {"wrote": ["x"]}), ("n=6", "not a dict")]
     assert judge({**held, "kept": borrowed}).message == "n=4: wrote ['x']"
     assert judge({**held, "yours": [{"held": False}], "kept": borrowed}).message == "broke"
+
+
+def test_an_input_a_later_call_of_the_check_of_values_writes_is_read_as_written() -> None:
+    from pathlib import Path
+    from types import ModuleType
+
+    from grader.probes.api import Api
+    from grader.probes.backends import make_backend
+
+    handed: list[np.ndarray] = []
+
+    def clears_the_last(x: np.ndarray) -> np.ndarray:
+        for old in handed:
+            old[...] = 0.0
+        handed[:] = [x]
+        return x * 2.0
+
+    module = ModuleType("candidate")
+    module.f = clears_the_last  # type: ignore[attr-defined]
+    api = Api(module, make_backend("numpy"), Path("."))
+    cases = [{"inputs": {"x": np.ones(n)}, "label": f"n={n}", "extra": {}} for n in (2, 3)]
+    kept = [row["kept"] for row in library.call_each(api, "f", cases, args=["x"])]
+    assert (kept[0]["wrote"], kept[0].get("later")) == (["x"], ["x"])
+    assert (kept[1]["wrote"], kept[1].get("later")) == ([], None)

@@ -339,6 +339,9 @@ def with_answers(judge: Callable[[Any], Verdict], cases: Sequence[Case], name: s
     return judged
 
 
+LATER_CALL = " by a later call, after this one had returned"
+"""Said of inputs a call left as they were and a later call wrote (a caller's array cleared
+at the next call)."""
 IN_A_VALUES_CALL = ", in a call the check of values made"
 """Said of a property found broken in a call of the check of values (Plan.borrows)."""
 
@@ -793,8 +796,8 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
                                           own_raise_hint(row["raised"]) or VALID_INPUT_HINT)
                 changed = [n for n, after in row["after"].items()
                            if not unchanged(np.asarray(case[n]), after)]
-                when = " by a later call, after this one had returned" \
-                    if changed and set(changed) <= set(row.get("later", ())) else ""
+                when = LATER_CALL if changed and set(changed) <= set(row.get("later", ())) \
+                    else ""
                 verdict = broken(case.describe(), row["shared"], changed, list(row["after"]),
                                  when)
                 if verdict is not None:
@@ -803,8 +806,10 @@ def _untouched(spec: Spec, fresh: bool) -> PlanFactory:
             return passed(f"{what} in {len(cases)} cases ({span(cases)})")
 
         def kept(label: str, call: Observation) -> Verdict | None:
+            changed = [str(n) for n in call.get("wrote") or ()]
             return broken(label + IN_A_VALUES_CALL, [str(n) for n in call.get("shared") or ()],
-                          [str(n) for n in call.get("wrote") or ()], list(args))
+                          changed, list(args), LATER_CALL if changed and set(changed) <= {
+                              str(n) for n in call.get("later") or ()} else "")
 
         probe_args = {"function": function, "cases": [c.data() for c in cases], "args": args,
                       "run": run, "read_result": fresh}

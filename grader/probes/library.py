@@ -102,18 +102,22 @@ def one_call(api: Api, function: str | None, case: CaseData, call: str | None = 
 def _one_call_kept(api: Api, function: str | None, case: CaseData, call: str | None,
                    args: Sequence[str], read: str | None, run: str | None,
                    returns: str, watch_inputs: bool = False,
-                   properties: bool = False) -> tuple[Observation, Any]:
+                   handed: list[tuple[Observation, CaseData, Sequence[Any]]] | None = None
+                   ) -> tuple[Observation, Any]:
     """one_call's observation, and the value the call returned (None after a `run` helper or
-    a raise); with `properties`, what the call kept of the watched properties ("kept", see
-    _kept_properties)."""
+    a raise); with `handed` (a list), what the call kept of the watched properties ("kept",
+    see _kept_properties), and, where the call was handed the inputs `args` as they are, that
+    "kept", the case and the arrays handed appended to `handed` (read again later)."""
     if run:
         observed: Observation = api.helper(run)(api, case)
         return observed, None
     built = build_args(api, case, call, args)
     value, raised = api.call(api.function(function or ""), *built)
     observation, kept = _one_call_read(api, built, value, raised, read, returns)
-    if properties and raised is None:
+    if handed is not None and raised is None:
         observation["kept"] = _kept_properties(api, case, () if call else args, built, value)
+        if not call:
+            handed.append((observation["kept"], case, built))
     if watch_inputs and not call:
         observation["wrote_inputs"] = bool(_written(api, case, args, built))
     return observation, kept
@@ -181,12 +185,15 @@ def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: s
     What each call returned is read whole (as arrays) when it returns and again once every
     later call has run; a result that changed in between is marked `changed_later`: the
     function hands back memory it keeps and writes again (a module-level buffer or cache), so
-    a caller who holds one result while computing the next reads the wrong numbers."""
+    a caller who holds one result while computing the next reads the wrong numbers. So are
+    the inputs each call was handed: those a later call wrote join its "kept" "wrote", named
+    in its "later" too (a caller's array cleared at the next call)."""
     observed: list[Observation] = []
     kept: list[tuple[int, Any, Any]] = []
+    handed: list[tuple[Observation, CaseData, Sequence[Any]]] = []
     for case in cases:
         observation, value = _one_call_kept(api, function, case, call, args, read, run,
-                                             returns, properties=True)
+                                             returns, handed=handed)
         observed.append(observation)
         first = _whole_reading(api, value) if value is not None else None
         if first is not None:
@@ -196,6 +203,10 @@ def call_each(api: Api, function: str | None, cases: Sequence[CaseData], call: s
     for index, value, first in kept:
         if not same_reading(first, _whole_reading(api, value)):
             observed[index]["changed_later"] = True
+    for facts, case, built in handed:
+        later = [n for n in _written(api, case, args, built) if n not in facts["wrote"]]
+        if later:
+            facts["wrote"], facts["later"] = [*facts["wrote"], *later], later
     return observed
 
 
